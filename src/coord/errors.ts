@@ -1,0 +1,46 @@
+/** Error codes of the coordination layer, named after ZooKeeper's so that both backends speak one language. */
+export type CoordErrorCode =
+  | 'NODE_EXISTS'
+  | 'NO_NODE'
+  | 'BAD_VERSION'
+  | 'NOT_EMPTY'
+  | 'NO_CHILDREN_FOR_EPHEMERALS'
+  | 'CONNECTION_LOSS'
+  | 'SESSION_EXPIRED'
+  | 'OPERATION_TIMEOUT'
+  | 'BAD_ARGUMENTS'
+  | 'CLOSED'
+  | 'SYSTEM_ERROR';
+
+/**
+ * A failed coordination operation. `path` names the znode involved; for a failed
+ * transaction `opIndex` is the index of the operation that caused the failure.
+ */
+export class CoordError extends Error {
+  readonly code: CoordErrorCode;
+  readonly path: string | undefined;
+  readonly opIndex: number | undefined;
+
+  constructor(code: CoordErrorCode, path?: string, opIndex?: number, detail?: string) {
+    const where = path === undefined ? '' : ` at ${path}`;
+    const op = opIndex === undefined ? '' : ` (transaction op ${opIndex})`;
+    super(`${code}${where}${op}${detail ? `: ${detail}` : ''}`);
+    this.name = 'CoordError';
+    this.code = code;
+    this.path = path;
+    this.opIndex = opIndex;
+  }
+}
+
+/** True when `err` is a CoordError with one of the given codes. */
+export function isCoordError(err: unknown, ...codes: CoordErrorCode[]): err is CoordError {
+  return err instanceof CoordError && (codes.length === 0 || codes.includes(err.code));
+}
+
+/**
+ * Connection loss leaves the outcome of a write unknown; session expiry and closing are final.
+ * Recipes retry the former (idempotently) and give up on the latter.
+ */
+export function isRetryable(err: unknown): boolean {
+  return isCoordError(err, 'CONNECTION_LOSS', 'OPERATION_TIMEOUT');
+}

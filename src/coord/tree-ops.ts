@@ -1,0 +1,54 @@
+import { isCoordError } from './errors.js';
+import { joinPath } from './paths.js';
+import type { CoordClient } from './types.js';
+
+/** Creates `path` and any missing ancestors as persistent znodes; existing ones are left alone. */
+export async function mkdirp(client: CoordClient, path: string): Promise<void> {
+  if (path === '/') return;
+  if (await client.exists(path)) return;
+  let current = '';
+  for (const segment of path.slice(1).split('/')) {
+    current += `/${segment}`;
+    try {
+      await client.create(current);
+    } catch (err) {
+      if (!isCoordError(err, 'NODE_EXISTS')) throw err;
+    }
+  }
+}
+
+/** Deletes `path` and everything below it; a znode that vanishes meanwhile is not an error. */
+export async function deleteRecursive(client: CoordClient, path: string): Promise<void> {
+  let children: string[];
+  try {
+    children = await client.getChildren(path);
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) return;
+    throw err;
+  }
+  await Promise.all(children.map((c) => deleteRecursive(client, joinPath(path, c))));
+  try {
+    await client.delete(path);
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) return;
+    if (isCoordError(err, 'NOT_EMPTY')) return deleteRecursive(client, path); // a child appeared meanwhile
+    throw err;
+  }
+}
+
+/** Resolves when the client reaches `state`, or rejects after `timeoutMs`. */
+export function waitForState(client: CoordClient, state: CoordClient['state'], timeoutMs: number): Promise<void> {
+  if (client.state === state) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`session ${client.sessionId} did not become ${state} within ${timeoutMs} ms (now ${client.state})`));
+    }, timeoutMs);
+    const off = client.onState((s) => {
+      if (s !== state) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
+}

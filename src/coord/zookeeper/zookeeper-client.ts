@@ -1,0 +1,361 @@
+import zookeeper from 'node-zookeeper-client';
+import type { Client, Event as LibEvent, Stat as LibStat } from 'node-zookeeper-client';
+import { Emitter } from '../../util/emitter.js';
+import { log } from '../../util/log.js';
+import { CoordError } from '../errors.js';
+import { validatePath } from '../paths.js';
+import type {
+  ClientStats, ConnectOptions, CoordClient, CreateMode, DataResult, Op, OpResult, SessionState, Stat, WatchEvent, Watcher,
+} from '../types.js';
+import { CM_CLOSING, connectionManagerOf, fixLastOpVersion } from './library-internals.js';
+import { OK, RUNTIME_INCONSISTENCY, codeOf, toCoordError } from './zookeeper-errors.js';
+
+const { createClient, CreateMode: LibMode, State, Event } = zookeeper;
+const SESSION_EXPIRED_CODE = -112;
+
+const MODES: Record<CreateMode, number> = {
+  persistent: LibMode.PERSISTENT,
+  ephemeral: LibMode.EPHEMERAL,
+  persistent_sequential: LibMode.PERSISTENT_SEQUENTIAL,
+  ephemeral_sequential: LibMode.EPHEMERAL_SEQUENTIAL,
+};
+
+const EVENT_TYPES: Record<number, WatchEvent['type']> = {
+  [Event.NODE_CREATED]: 'created',
+  [Event.NODE_DELETED]: 'deleted',
+  [Event.NODE_DATA_CHANGED]: 'dataChanged',
+  [Event.NODE_CHILDREN_CHANGED]: 'childrenChanged',
+};
+
+export interface ZooKeeperClientOptions extends ConnectOptions {
+  hosts: Array<{ host: string; port: number }>;
+  /** Path prefix applied to every operation; created on connect when missing. */
+  chroot?: string;
+}
+
+/**
+ * CoordClient on Apache ZooKeeper through node-zookeeper-client, with what that library lacks:
+ * promises and typed errors, a read timeout (a silent connection is dropped after 2/3 of the
+ * session timeout, like the Java client), and local session-expiry detection (a client cut off from
+ * every server declares its session expired once the session timeout has passed since it lost contact).
+ */
+export class ZooKeeperClient implements CoordClient {
+  readonly backend = 'zookeeper' as const;
+  readonly stats: ClientStats = { reads: 0, writes: 0, transactions: 0, failures: 0 };
+
+  private readonly lib: Client;
+  private readonly root: string;
+  private readonly states = new Emitter<{ state: SessionState }>();
+  private currentState: SessionState = 'connecting';
+  private lastReceive = Date.now();
+  private disconnectedAt: number | undefined;
+  private readonly requestedTimeoutMs: number;
+  private watchdog: NodeJS.Timeout | undefined;
+
+  private constructor(opts: ZooKeeperClientOptions) {
+    this.root = opts.chroot ?? '';
+    this.requestedTimeoutMs = opts.sessionTimeoutMs ?? 10_000;
+    const hosts = opts.hosts.map((h) => `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`).join(',');
+    this.lib = createClient(hosts, { sessionTimeout: this.requestedTimeoutMs, spinDelay: 100, retries: 0 });
+    const cm = connectionManagerOf(this.lib);
+    const onData = cm.onSocketData;
+    cm.onSocketData = (buffer: Buffer) => {
+      this.lastReceive = Date.now();
+      onData.call(cm, buffer);
+    };
+    this.lib.on('state', (s) => this.onLibState(s));
+  }
+
+  /** Connects and waits for the session; rejects with CONNECTION_LOSS after `connectTimeoutMs`. */
+  static async connect(opts: ZooKeeperClientOptions): Promise<ZooKeeperClient> {
+    const client = new ZooKeeperClient(opts);
+    await client.start(opts.connectTimeoutMs ?? 15_000);
+    return client;
+  }
+
+  get state(): SessionState {
+    return this.currentState;
+  }
+
+  get sessionId(): string {
+    return this.lib.getSessionId().toString('hex');
+  }
+
+  get sessionTimeoutMs(): number {
+    return this.lib.getSessionTimeout();
+  }
+
+  /** The session password, for tests that expire a session by opening it a second time. */
+  get sessionPassword(): Buffer {
+    return this.lib.getSessionPassword();
+  }
+
+  onState(listener: (state: SessionState) => void): () => void {
+    return this.states.on('state', listener);
+  }
+
+  create(path: string, data?: Uint8Array, mode: CreateMode = 'persistent'): Promise<string> {
+    this.stats.writes++;
+    return this.call<string>(path, (cb) => this.lib.create(this.abs(path), toBuffer(data), MODES[mode], cb)).then((p) => this.rel(p));
+  }
+
+  delete(path: string, version = -1): Promise<void> {
+    this.stats.writes++;
+    return this.call<void>(path, (cb) => this.lib.remove(this.abs(path), version, cb));
+  }
+
+  setData(path: string, data: Uint8Array, version = -1): Promise<Stat> {
+    this.stats.writes++;
+    return this.call<LibStat>(path, (cb) => this.lib.setData(this.abs(path), toBuffer(data), version, cb)).then(toStat);
+  }
+
+  exists(path: string, watcher?: Watcher): Promise<Stat | null> {
+    this.stats.reads++;
+    return this.call<LibStat | null>(path, (cb) =>
+      watcher ? this.lib.exists(this.abs(path), this.wrap(watcher), cb) : this.lib.exists(this.abs(path), cb),
+    ).then((s) => (s ? toStat(s) : null));
+  }
+
+  getData(path: string, watcher?: Watcher): Promise<DataResult> {
+    this.stats.reads++;
+    return this.call<DataResult>(path, (cb) => {
+      const done = (err: unknown, data: Buffer | undefined, stat: LibStat) =>
+        cb(err, err ? (undefined as never) : { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+      if (watcher) this.lib.getData(this.abs(path), this.wrap(watcher), done);
+      else this.lib.getData(this.abs(path), done);
+    });
+  }
+
+  getChildren(path: string, watcher?: Watcher): Promise<string[]> {
+    this.stats.reads++;
+    return this.call<string[]>(path, (cb) =>
+      watcher ? this.lib.getChildren(this.abs(path), this.wrap(watcher), cb) : this.lib.getChildren(this.abs(path), cb),
+    );
+  }
+
+  multi(ops: readonly Op[]): Promise<OpResult[]> {
+    this.stats.writes++;
+    this.stats.transactions++;
+    if (ops.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      try {
+        this.checkUsable(ops[0]!.path);
+        const txn = this.lib.transaction();
+        for (const op of ops) {
+          validatePath(op.path);
+          const p = this.abs(op.path);
+          switch (op.op) {
+            case 'create': txn.create(p, toBuffer(op.data), MODES[op.mode ?? 'persistent']); break;
+            case 'delete': txn.remove(p, op.version ?? -1); fixLastOpVersion(txn, op.version ?? -1); break;
+            case 'setData': txn.setData(p, toBuffer(op.data), op.version ?? -1); fixLastOpVersion(txn, op.version ?? -1); break;
+            case 'check': txn.check(p, op.version); fixLastOpVersion(txn, op.version); break;
+          }
+        }
+        txn.commit((err, results: Array<{ type: number; err?: number; path?: string; stat?: LibStat }> | undefined) => {
+          if (!err) {
+            resolve(ops.map((op, i) => this.toOpResult(op, results?.[i])));
+            return;
+          }
+          // A failed multi returns one result per op: OK before the culprit, RUNTIME_INCONSISTENCY after it.
+          const index = results?.findIndex((r) => r.err !== undefined && r.err !== OK && r.err !== RUNTIME_INCONSISTENCY) ?? -1;
+          if (index >= 0) {
+            this.stats.failures++;
+            reject(new CoordError(codeOf(results![index]!.err!), ops[index]!.path, index));
+          } else {
+            this.fail(reject, err, ops[0]!.path);
+          }
+        });
+      } catch (err) {
+        this.fail(reject, err, ops[0]?.path);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.currentState === 'closed') return;
+    const wasLive = this.currentState === 'connected';
+    this.stopWatchdog();
+    if (wasLive) {
+      // Ask the server to end the session (so ephemerals go at once), but never wait long for it.
+      await new Promise<void>((resolve) => {
+        const done = () => { clearTimeout(timer); resolve(); };
+        const timer = setTimeout(done, 2_000);
+        this.lib.once('disconnected', done);
+        this.lib.close();
+      });
+    }
+    this.abandon(-4);
+    this.setState('closed');
+  }
+
+  // ---- internals ---------------------------------------------------------------------
+
+  private async start(connectTimeoutMs: number): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        this.abandon(-4);
+        this.currentState = 'closed';
+        reject(new CoordError('CONNECTION_LOSS', undefined, undefined, `no ZooKeeper server answered within ${connectTimeoutMs} ms`));
+      }, connectTimeoutMs);
+      const off = this.onState((s) => {
+        if (s !== 'connected') return;
+        clearTimeout(timer);
+        off();
+        resolve();
+      });
+      this.lib.connect();
+    });
+    this.startWatchdog();
+    if (this.root !== '') await this.ensureRoot();
+  }
+
+  private async ensureRoot(): Promise<void> {
+    let path = '';
+    for (const segment of this.root.slice(1).split('/')) {
+      path += `/${segment}`;
+      await new Promise<void>((resolve, reject) =>
+        this.lib.create(path, (err: unknown) => (err && toCoordError(err).code !== 'NODE_EXISTS' ? reject(toCoordError(err, path)) : resolve())),
+      );
+    }
+  }
+
+  /**
+   * Every third of the session timeout: drop a connection that has been silent for 2/3 of it
+   * (the library pings when idle, so silence means a dead link), and declare the session expired
+   * once we have been cut off for a whole session timeout.
+   */
+  private startWatchdog(): void {
+    const period = Math.max(50, Math.floor(this.sessionTimeoutMs / 6));
+    this.watchdog = setInterval(() => {
+      const now = Date.now();
+      if (this.currentState === 'connected' && now - this.lastReceive > (this.sessionTimeoutMs * 2) / 3) {
+        log.debug('zookeeper', 'connection silent, reconnecting', { sessionId: this.sessionId });
+        connectionManagerOf(this.lib).socket?.destroy();
+      } else if (this.currentState === 'disconnected' && this.disconnectedAt !== undefined && now - this.disconnectedAt >= this.sessionTimeoutMs) {
+        log.info('zookeeper', 'session expired while cut off from the ensemble', { sessionId: this.sessionId });
+        this.expireLocally();
+      }
+    }, period);
+    this.watchdog.unref();
+  }
+
+  private stopWatchdog(): void {
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
+  }
+
+  private onLibState(s: unknown): void {
+    if (s === State.SYNC_CONNECTED) {
+      this.lastReceive = Date.now();
+      this.disconnectedAt = undefined;
+      this.setState('connected');
+    } else if (s === State.DISCONNECTED) {
+      if (this.currentState === 'connected') this.disconnectedAt = Date.now();
+      this.setState('disconnected');
+    } else if (s === State.EXPIRED) {
+      this.expireLocally();
+    }
+  }
+
+  private expireLocally(): void {
+    if (this.currentState === 'expired' || this.currentState === 'closed') return;
+    this.stopWatchdog();
+    this.abandon(SESSION_EXPIRED_CODE);
+    this.setState('expired');
+  }
+
+  /** Stops the library for good: no reconnects, every queued request fails with `code`. */
+  private abandon(code: number): void {
+    const cm = connectionManagerOf(this.lib);
+    cm.connect = () => undefined;
+    cm.state = CM_CLOSING;
+    cm.socket?.destroy();
+    cm.cleanupPendingQueue(code);
+    for (let p = cm.packetQueue.shift(); p; p = cm.packetQueue.shift()) p.callback?.(libException(code));
+  }
+
+  private setState(state: SessionState): void {
+    if (this.currentState === state) return;
+    if (this.currentState === 'expired' || this.currentState === 'closed') return;
+    this.currentState = state;
+    this.states.emit('state', state);
+  }
+
+  private wrap(watcher: Watcher): (event: LibEvent) => void {
+    return (event) => {
+      const type = EVENT_TYPES[event.getType()];
+      if (!type) return;
+      try {
+        watcher({ type, path: this.rel(event.getPath()) });
+      } catch (err) {
+        log.error('coord', 'a watcher threw', err);
+      }
+    };
+  }
+
+  private call<T>(path: string, start: (cb: (err: unknown, value: T) => void) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      try {
+        validatePath(path);
+        this.checkUsable(path);
+        start((err, value) => (err ? this.fail(reject, err, path) : resolve(value)));
+      } catch (err) {
+        this.fail(reject, err, path);
+      }
+    });
+  }
+
+  private checkUsable(path: string | undefined): void {
+    if (this.currentState === 'closed') throw new CoordError('CLOSED', path);
+    if (this.currentState === 'expired') throw new CoordError('SESSION_EXPIRED', path);
+  }
+
+  private fail(reject: (err: unknown) => void, err: unknown, path?: string): void {
+    this.stats.failures++;
+    reject(toCoordError(err, path));
+  }
+
+  private toOpResult(op: Op, r: { path?: string; stat?: LibStat } | undefined): OpResult {
+    switch (op.op) {
+      case 'create': return { op: 'create', path: this.rel(r?.path ?? this.abs(op.path)) };
+      case 'delete': return { op: 'delete' };
+      case 'setData': return { op: 'setData', stat: toStat(r!.stat!) };
+      case 'check': return { op: 'check' };
+    }
+  }
+
+  private abs(path: string): string {
+    return this.root === '' ? path : path === '/' ? this.root : this.root + path;
+  }
+
+  private rel(path: string): string {
+    if (this.root === '' || !path.startsWith(this.root)) return path;
+    return path.slice(this.root.length) || '/';
+  }
+}
+
+function toBuffer(data: Uint8Array | undefined): Buffer {
+  if (data === undefined) return Buffer.alloc(0);
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** The library's own exception object, so its internal callbacks see the shape they expect. */
+function libException(code: number): unknown {
+  return (zookeeper.Exception as unknown as { create(code: number): unknown }).create(code);
+}
+
+function toStat(s: LibStat): Stat {
+  const owner = s.ephemeralOwner.readBigUInt64BE(0);
+  return {
+    version: s.version,
+    cversion: s.cversion,
+    numChildren: s.numChildren,
+    dataLength: s.dataLength,
+    ephemeralOwner: owner === 0n ? null : s.ephemeralOwner.toString('hex'),
+    czxid: s.czxid.readBigUInt64BE(0),
+    mzxid: s.mzxid.readBigUInt64BE(0),
+    ctime: Number(s.ctime.readBigInt64BE(0)),
+    mtime: Number(s.mtime.readBigInt64BE(0)),
+  };
+}

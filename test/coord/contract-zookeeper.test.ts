@@ -1,0 +1,4 @@
+import { contractSuite } from './contract.js';
+import { zookeeperBackend } from './backends.js';
+
+contractSuite('zookeeper (3-server ensemble)', () => zookeeperBackend());

@@ -1,0 +1,265 @@
+/**
+ * The coordination contract: every backend must pass these tests unchanged.
+ * Each test works under its own fresh root path.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { CoordError } from '../../src/coord/errors.js';
+import { Transaction } from '../../src/coord/transaction.js';
+import { mkdirp, waitForState } from '../../src/coord/tree-ops.js';
+import type { CoordClient, WatchEvent } from '../../src/coord/types.js';
+import { watchChildren, watchData } from '../../src/coord/watch.js';
+import { deferred, waitFor, withDeadline } from '../support/wait.js';
+import type { Backend } from './backends.js';
+
+const T = { timeout: 60_000 };
+
+async function rejectsWith(p: Promise<unknown>, code: string, opIndex?: number): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof CoordError, `expected CoordError, got ${String(err)}`);
+    assert.equal(err.code, code);
+    if (opIndex !== undefined) assert.equal(err.opIndex, opIndex);
+    return true;
+  });
+}
+
+export function contractSuite(name: string, makeBackend: () => Promise<Backend>): void {
+  describe(`coordination contract: ${name}`, () => {
+    let backend: Backend;
+    const clients: CoordClient[] = [];
+    const open = async (sessionTimeoutMs?: number) => {
+      const c = await backend.connect(sessionTimeoutMs ? { sessionTimeoutMs } : undefined);
+      clients.push(c);
+      return c;
+    };
+    const freshRoot = async (c: CoordClient) => {
+      const root = `/contract/${randomUUID()}`;
+      await mkdirp(c, root);
+      return root;
+    };
+
+    before(async () => {
+      backend = await makeBackend();
+    });
+    after(async () => {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      await backend.close();
+    });
+
+    it('creates, reads, updates and deletes znodes with versions', T, async () => {
+      const c = await open();
+      const root = await freshRoot(c);
+      const bytes = Buffer.from([0, 1, 2, 255, 254]);
+      assert.equal(await c.create(`${root}/a`, bytes), `${root}/a`);
+      const got = await c.getData(`${root}/a`);
+      assert.deepEqual([...got.data], [...bytes]);
+      assert.equal(got.stat.version, 0);
+      assert.equal(got.stat.ephemeralOwner, null);
+      const stat = await c.setData(`${root}/a`, Buffer.from('v1'), 0);
+      assert.equal(stat.version, 1);
+      assert.equal((await c.getData(`${root}/a`)).data.toString(), 'v1');
+      assert.equal((await c.exists(`${root}/a`))?.version, 1);
+      assert.equal(await c.exists(`${root}/missing`), null);
+      await c.create(`${root}/a/child`);
+      assert.deepEqual(await c.getChildren(`${root}/a`), ['child']);
+      assert.equal((await c.exists(`${root}/a`))?.numChildren, 1);
+      await c.delete(`${root}/a/child`);
+      await c.delete(`${root}/a`, 1);
+      assert.equal(await c.exists(`${root}/a`), null);
+    });
+
+    it('reports typed errors naming the path', T, async () => {
+      const c = await open();
+      const root = await freshRoot(c);
+      await c.create(`${root}/x`);
+      await rejectsWith(c.create(`${root}/x`), 'NODE_EXISTS');
+      await rejectsWith(c.create(`${root}/nope/y`), 'NO_NODE');
+      await rejectsWith(c.getData(`${root}/nope`), 'NO_NODE');
+      await rejectsWith(c.getChildren(`${root}/nope`), 'NO_NODE');
+      await rejectsWith(c.delete(`${root}/nope`), 'NO_NODE');
+      await rejectsWith(c.setData(`${root}/x`, Buffer.from('a'), 7), 'BAD_VERSION');
+      await rejectsWith(c.delete(`${root}/x`, 3), 'BAD_VERSION');
+      await c.create(`${root}/x/y`);
+      await rejectsWith(c.delete(`${root}/x`), 'NOT_EMPTY');
+      await c.create(`${root}/e`, undefined, 'ephemeral');
+      await rejectsWith(c.create(`${root}/e/child`), 'NO_CHILDREN_FOR_EPHEMERALS');
+      await rejectsWith(c.create('relative/path'), 'BAD_ARGUMENTS');
+      await rejectsWith(c.getData(`${root}/trailing/`), 'BAD_ARGUMENTS');
+      const err = await c.getData(`${root}/nope`).catch((e: unknown) => e);
+      assert.ok(err instanceof CoordError && err.path === `${root}/nope`, 'error names the path');
+    });
+
+    it('numbers sequential znodes in creation order with ten digits', T, async () => {
+      const c = await open();
+      const root = await freshRoot(c);
+      const made: string[] = [];
+      for (let i = 0; i < 5; i++) made.push(await c.create(`${root}/s-`, undefined, i % 2 ? 'ephemeral_sequential' : 'persistent_sequential'));
+      for (const p of made) assert.match(p, new RegExp(`^${root}/s-\\d{10}$`));
+      const numbers = made.map((p) => Number(p.slice(-10)));
+      assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b));
+      assert.equal(new Set(numbers).size, 5);
+    });
+
+    it('binds ephemeral znodes to their session', T, async () => {
+      const a = await open();
+      const b = await open();
+      const root = await freshRoot(a);
+      await a.create(`${root}/eph`, Buffer.from('a'), 'ephemeral');
+      assert.equal((await b.exists(`${root}/eph`))?.ephemeralOwner, a.sessionId);
+      const gone = deferred<WatchEvent>();
+      assert.ok(await b.exists(`${root}/eph`, (e) => gone.resolve(e)));
+      await a.close();
+      assert.equal((await withDeadline(gone.promise, 'ephemeral deletion event')).type, 'deleted');
+      assert.equal(await b.exists(`${root}/eph`), null);
+      await rejectsWith(a.getData('/'), 'CLOSED');
+    });
+
+    it('fires one-shot data, existence and child watches', T, async () => {
+      const a = await open();
+      const b = await open();
+      const root = await freshRoot(a);
+      const events: WatchEvent[] = [];
+      const created = deferred();
+      assert.equal(await a.exists(`${root}/w`, (e) => { events.push(e); created.resolve(); }), null);
+      await b.create(`${root}/w`, Buffer.from('0'));
+      await withDeadline(created.promise, 'created event');
+      const changed = deferred();
+      await a.getData(`${root}/w`, (e) => { events.push(e); changed.resolve(); });
+      const childEvent = deferred();
+      await a.getChildren(root, (e) => { events.push(e); childEvent.resolve(); });
+      await b.setData(`${root}/w`, Buffer.from('1'));
+      await b.setData(`${root}/w`, Buffer.from('2')); // one-shot: no second event
+      await withDeadline(changed.promise, 'data event');
+      await b.create(`${root}/w2`);
+      await withDeadline(childEvent.promise, 'child event');
+      const deleted = deferred();
+      await a.getData(`${root}/w`, (e) => { events.push(e); deleted.resolve(); });
+      await b.delete(`${root}/w`);
+      await withDeadline(deleted.promise, 'delete event');
+      // A round trip after the last change: any extra event would have been delivered by now.
+      await a.exists('/');
+      assert.deepEqual(events.map((e) => `${e.type} ${e.path.slice(root.length)}`), [
+        'created /w', 'dataChanged /w', 'childrenChanged ', 'deleted /w',
+      ].map((s) => s.replace('childrenChanged ', 'childrenChanged ')));
+    });
+
+    it('delivers a watch event before the reply of a later read that shows the change', T, async () => {
+      const a = await open();
+      const b = await open();
+      const root = await freshRoot(a);
+      await a.create(`${root}/o`, Buffer.from('old'));
+      const order: string[] = [];
+      await a.getData(`${root}/o`, () => order.push('event'));
+      await b.setData(`${root}/o`, Buffer.from('new'));
+      // Wait until a can see the new value, then check the event came first.
+      await waitFor(async () => {
+        const { data } = await a.getData(`${root}/o`);
+        if (data.toString() !== 'new') return false;
+        order.push('read-new');
+        return true;
+      }, 'new value visible');
+      assert.deepEqual(order, ['event', 'read-new']);
+    });
+
+    it('keeps re-armed watches without missing the final state', T, async () => {
+      const a = await open();
+      const b = await open();
+      const root = await freshRoot(a);
+      await a.create(`${root}/counter`, Buffer.from('0'));
+      let lastData = '';
+      let lastChildren: string[] | null = null;
+      const dw = watchData(a, `${root}/counter`, (d) => { lastData = d ? d.data.toString() : 'gone'; });
+      const cw = watchChildren(a, `${root}/kids`, (kids) => { lastChildren = kids; });
+      await Promise.all([dw.ready, cw.ready]);
+      assert.equal(lastChildren, null, 'missing znode reported as null');
+      for (let i = 1; i <= 50; i++) await b.setData(`${root}/counter`, Buffer.from(String(i)));
+      await b.create(`${root}/kids`);
+      for (let i = 0; i < 20; i++) await b.create(`${root}/kids/k${i}`);
+      for (let i = 0; i < 20; i += 2) await b.delete(`${root}/kids/k${i}`);
+      await waitFor(() => lastData === '50', `data watch to reach 50 (at ${lastData})`);
+      await waitFor(() => lastChildren?.length === 10, 'children watch to see 10 kids');
+      assert.deepEqual([...(lastChildren ?? [])].sort(), Array.from({ length: 10 }, (_, i) => `k${2 * i + 1}`).sort());
+      dw.close();
+      cw.close();
+    });
+
+    it('applies transactions atomically and names the failing op', T, async () => {
+      const c = await open();
+      const root = await freshRoot(c);
+      await c.create(`${root}/v`, Buffer.from('a'));
+      await rejectsWith(c.multi([
+        { op: 'create', path: `${root}/new1` },
+        { op: 'setData', path: `${root}/v`, data: Buffer.from('b') },
+        { op: 'create', path: `${root}/v` },
+      ]), 'NODE_EXISTS', 2);
+      assert.equal(await c.exists(`${root}/new1`), null, 'nothing of a failed transaction is applied');
+      assert.equal((await c.getData(`${root}/v`)).data.toString(), 'a');
+      // Version 0 must be honoured as a real condition (node-zookeeper-client turns it into -1).
+      await c.setData(`${root}/v`, Buffer.from('a1'));
+      await rejectsWith(c.multi([{ op: 'check', path: `${root}/v`, version: 0 }, { op: 'create', path: `${root}/new2` }]), 'BAD_VERSION', 0);
+      await rejectsWith(c.multi([{ op: 'setData', path: `${root}/v`, data: Buffer.from('x'), version: 0 }]), 'BAD_VERSION', 0);
+      await c.create(`${root}/d`);
+      await c.setData(`${root}/d`, Buffer.from('1'));
+      await rejectsWith(c.multi([{ op: 'delete', path: `${root}/d`, version: 0 }]), 'BAD_VERSION', 0);
+      const results = await new Transaction(c)
+        .check(`${root}/v`, 1)
+        .create(`${root}/seq-`, Buffer.from('s'), 'persistent_sequential')
+        .setData(`${root}/v`, Buffer.from('c'), 1)
+        .delete(`${root}/d`, 1)
+        .commit();
+      assert.equal(results.length, 4);
+      assert.equal(results[0]!.op, 'check');
+      assert.match((results[1] as { path: string }).path, new RegExp(`^${root}/seq-\\d{10}$`));
+      assert.equal((results[2] as { stat: { version: number } }).stat.version, 2);
+      assert.equal(await c.exists(`${root}/d`), null);
+      assert.deepEqual(await c.multi([]), []);
+    });
+
+    it('survives a connection loss with its session, ephemerals and watches', T, async () => {
+      const a = await open();
+      const b = await open();
+      const root = await freshRoot(a);
+      await a.create(`${root}/mine`, undefined, 'ephemeral');
+      const states: string[] = [];
+      a.onState((s) => states.push(s));
+      const event = deferred<WatchEvent>();
+      await a.exists(`${root}/later`, (e) => event.resolve(e));
+      await backend.interrupt(a);
+      await waitFor(() => states.includes('disconnected') && a.state === 'connected', 'disconnect and reconnect');
+      assert.ok(await b.exists(`${root}/mine`), 'ephemeral survives a connection loss');
+      await b.create(`${root}/later`);
+      assert.equal((await withDeadline(event.promise, 'watch after reconnect')).type, 'created');
+      assert.equal((await a.getChildren(root)).length, 2);
+    });
+
+    it('expires a session: state event, ephemerals gone for others, operations fail', T, async () => {
+      const a = await open();
+      const b = await open();
+      const root = await freshRoot(a);
+      await a.create(`${root}/member`, undefined, 'ephemeral');
+      const gone = deferred();
+      await b.exists(`${root}/member`, (e) => e.type === 'deleted' && gone.resolve());
+      const expired = waitForState(a, 'expired', 30_000);
+      await backend.expire(a);
+      await expired;
+      await withDeadline(gone.promise, 'ephemeral removal seen by another session', 30_000);
+      await rejectsWith(a.getData('/'), 'SESSION_EXPIRED');
+    });
+
+    it('detects expiry of a client cut off from the cluster', T, async () => {
+      const a = await open(1_500);
+      const b = await open();
+      const root = await freshRoot(a);
+      await a.create(`${root}/cut`, undefined, 'ephemeral');
+      const cut = await backend.partition(a);
+      try {
+        await waitForState(a, 'expired', 20_000);
+        await waitFor(async () => (await b.exists(`${root}/cut`)) === null, 'ephemeral of the cut-off session to vanish', 20_000);
+      } finally {
+        cut.heal();
+      }
+      await rejectsWith(a.exists('/'), 'SESSION_EXPIRED');
+    });
+  });
+}
