@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// Runs the test suite on node's built-in runner (through tsx) so that its summary line is printed.
+// ZooKeeper is installed first when missing (tests start their own ensembles on loopback).
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const skipZk = args.includes('--no-zookeeper');
+const only = args.filter((a) => !a.startsWith('--'));
+
+function find(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...find(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+let files = only.length > 0 ? only : find('test');
+if (skipZk) files = files.filter((f) => !/zookeeper|zk-/.test(f));
+
+if (!skipZk) {
+  const ensure = spawnSync('bash', ['scripts/ensure-zookeeper.sh'], { stdio: 'inherit' });
+  if (ensure.status !== 0) {
+    console.error('error: ZooKeeper is required for the tests and could not be installed (see above)');
+    process.exit(2);
+  }
+}
+
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=1', ...files],
+  { stdio: 'inherit', env: { ...process.env, TIDEPOOL_LOG: process.env.TIDEPOOL_LOG ?? 'error' } },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { it } from 'node:test';
+import { GlobalVariables } from '../../../src/coord/recipes/global-variables.js';
+import { TaskTracker, TerminationCoordinator, isTerminated, togglesOf } from '../../../src/coord/recipes/termination-detection.js';
+import type { CoordClient } from '../../../src/coord/types.js';
+import { Rng } from '../../support/rng.js';
+import { waitFor, withDeadline } from '../../support/wait.js';
+
+const T = { timeout: 60_000 };
+
+export function variablesAndTerminationTests(open: (timeoutMs?: number) => Promise<CoordClient>): void {
+  it('global variables: concurrent min updates converge on the best value everywhere', T, async () => {
+    const base = `/recipes/${randomUUID()}/vars`;
+    const sessions = await Promise.all([open(), open(), open()]);
+    const vars = sessions.map((c) => new GlobalVariables(c, base));
+    await Promise.all(vars.map((v) => v.define<number>('bound', { rule: 'min' })));
+    const rng = new Rng(7);
+    const proposals = vars.map(() => Array.from({ length: 30 }, () => rng.int(1, 1_000_000)));
+    const best = Math.min(...proposals.flat());
+    // All members write at once; every write is conditional, so none can overwrite a better value.
+    await Promise.all(vars.map((v, i) => Promise.all(proposals[i]!.map((p) => v.setVar('bound', p)))));
+    for (const v of vars) await waitFor(() => v.getVar<number>('bound') === best, `every member to see ${best}`);
+    assert.equal(await vars[0]!.setVar('bound', best + 1), best, 'a worse proposal leaves the global value alone');
+    assert.ok(vars.every((v) => v.stats.writes > 0 && v.stats.reads > 0), 'stats count reads and writes');
+    vars.forEach((v) => v.stop());
+  });
+
+  it('global variables: a custom monotone rule (set union) loses no element under contention', T, async () => {
+    const base = `/recipes/${randomUUID()}/vars`;
+    const sessions = await Promise.all([open(), open()]);
+    const vars = sessions.map((c) => new GlobalVariables(c, base));
+    const union = (a: number[], b: number[]) => [...new Set([...a, ...b])].sort((x, y) => x - y);
+    await Promise.all(vars.map((v) => v.define<number[]>('seen', { rule: union })));
+    await Promise.all(vars.map((v, i) => Promise.all(Array.from({ length: 20 }, (_, k) => v.setVar('seen', [i * 100 + k])))));
+    const expected = [...Array.from({ length: 20 }, (_, k) => k), ...Array.from({ length: 20 }, (_, k) => 100 + k)];
+    for (const v of vars) await waitFor(() => JSON.stringify(v.getVar('seen')) === JSON.stringify(expected), 'union of all elements');
+    assert.equal(vars[0]!.getVar('never-set'), undefined);
+    await assert.rejects(vars[0]!.setVar('undefined-var', 1), /not defined/);
+    vars.forEach((v) => v.stop());
+  });
+
+  it('termination: fires once, only after the last task of a tree completes', T, async () => {
+    const base = `/recipes/${randomUUID()}/termination`;
+    const [coordSession, w1, w2] = await Promise.all([open(), open(), open()]);
+    const coordinator = new TerminationCoordinator(coordSession, base);
+    assert.equal(await coordinator.init('root'), true);
+    assert.equal(await coordinator.init('root'), false, 'a second init (e.g. after failover) attaches, it does not restart');
+    let fired = 0;
+    coordinator.on('terminated', () => fired++);
+    coordinator.start();
+    const trackers = [new TaskTracker(w1, base, { maxBatch: 1 }), new TaskTracker(w2, base, { maxBatch: 8 })];
+    // root splits a, b; a splits a1; children complete before their parents.
+    await trackers[0]!.completed('a1');
+    await trackers[1]!.completed('b');
+    await trackers[0]!.completed('a', ['a1']);
+    assert.equal(await isTerminated(coordSession, base), false);
+    assert.deepEqual(await coordSession.getChildren(`${base}/tasks`).then((c) => c.sort()), ['a', 'b', 'root']);
+    assert.equal(fired, 0);
+    await trackers[1]!.completed('root', ['a', 'b']);
+    await withDeadline(coordinator.finished(), 'termination');
+    assert.equal(fired, 1);
+    assert.equal(await isTerminated(w1, base), true);
+    // A coordinator that takes over later sees the computation finished but does not fire again.
+    const late = new TerminationCoordinator(w2, base);
+    let lateFired = 0;
+    late.on('terminated', () => lateFired++);
+    await withDeadline(late.finished(), 'late coordinator sees termination');
+    assert.equal(lateFired, 0);
+    assert.equal(fired, 1);
+  });
+
+  it('termination: toggles cancel within a batch', () => {
+    assert.deepEqual(togglesOf([{ id: 'c', children: [] }, { id: 'p', children: ['c', 'd'] }]), ['p', 'd']);
+    assert.deepEqual(togglesOf([{ id: 'x', children: [] }, { id: 'x', children: [] }]), []);
+  });
+}

@@ -1,0 +1,36 @@
+/** A small seeded PRNG (mulberry32) so randomized tests are reproducible from their seed. */
+export class Rng {
+  private state: number;
+
+  constructor(readonly seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  /** Uniform in [0, 1). */
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /** Integer in [lo, hi]. */
+  int(lo: number, hi: number): number {
+    return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.next() * items.length)]!;
+  }
+
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+}
+
+/** Seeds for randomized tests: TIDEPOOL_SEED pins one (to reproduce a failure), else a fixed list. */
+export function testSeeds(defaults: number[]): number[] {
+  const pinned = process.env.TIDEPOOL_SEED;
+  return pinned ? [Number(pinned)] : defaults;
+}
