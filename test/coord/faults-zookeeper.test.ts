@@ -1,0 +1,131 @@
+/**
+ * Fault tests on a real 3-server ZooKeeper ensemble: a follower stops, the leader stops, and a
+ * client's TCP connection is cut while its termination transactions are in flight. Recipes keep
+ * working and termination fires exactly once, after the last task.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { GlobalVariables } from '../../src/coord/recipes/global-variables.js';
+import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
+import { LeaderElection } from '../../src/coord/recipes/leader-election.js';
+import { waitForState } from '../../src/coord/tree-ops.js';
+import type { CoordClient } from '../../src/coord/types.js';
+import { Rng } from '../support/rng.js';
+import { waitFor, withDeadline } from '../support/wait.js';
+import { zookeeperBackend, type Backend } from './backends.js';
+import { runTerminationProperty } from './termination-property.js';
+import type { ZkEnsemble } from '../support/zk-ensemble.js';
+
+const T = { timeout: 180_000 };
+
+describe('ZooKeeper ensemble faults', () => {
+  let backend: Backend & { ensemble: ZkEnsemble };
+  const sessions: CoordClient[] = [];
+  const open = async () => {
+    const c = await backend.connect({ sessionTimeoutMs: 10_000 });
+    sessions.push(c);
+    return c;
+  };
+
+  before(async () => {
+    backend = await zookeeperBackend();
+  });
+  after(async () => {
+    await Promise.all(sessions.map((c) => c.close().catch(() => undefined)));
+    await backend.close();
+  });
+
+  it('a follower stops mid-run: work continues and termination is exact', T, async () => {
+    const zk = backend.ensemble;
+    const leader = await zk.leader();
+    const follower = zk.servers.find((s) => s !== leader)!;
+    const clients = await Promise.all([open(), open(), open()]);
+    const coordinatorClient = await open();
+    await runTerminationProperty({
+      seed: 21, size: 1500, clients, coordinatorClient, maxBatch: 8, timeoutMs: 120_000,
+      onCompletionIssued: async (count) => {
+        if (count === 400) await follower.stop();
+      },
+    });
+    assert.equal(follower.running, false);
+    await follower.start();
+    await zk.waitForQuorum();
+  });
+
+  it('the leader stops mid-run: clients reconnect, recipes recover, termination is exact', T, async () => {
+    const zk = backend.ensemble;
+    const clients = await Promise.all([open(), open(), open()]);
+    const coordinatorClient = await open();
+    const group = `/faults/${randomUUID()}`;
+    const members = clients.map((c) => new GroupMembership(c, `${group}/members`));
+    await Promise.all(members.map((m, i) => m.join(`n${i}`, { workers: 1 })));
+    await Promise.all(members.map((m) => m.watch()));
+    const elections = clients.map((c, i) => new LeaderElection(c, `${group}/election`, { id: `n${i}`, data: null }));
+    for (const e of elections) await e.start();
+    await elections[0]!.whenElected();
+    const vars = clients.map((c) => new GlobalVariables(c, `${group}/vars`));
+    await Promise.all(vars.map((v) => v.define<number>('best', { rule: 'min' })));
+    await vars[0]!.setVar('best', 1000);
+
+    const oldLeader = await zk.leader();
+    await runTerminationProperty({
+      seed: 22, size: 1500, clients, coordinatorClient, maxBatch: 1, timeoutMs: 120_000,
+      onCompletionIssued: async (count) => {
+        if (count === 300) await oldLeader.stop();
+      },
+    });
+    await zk.waitForQuorum();
+    const newLeader = await zk.leader();
+    assert.notEqual(newLeader.id, oldLeader.id, 'a new ZooKeeper leader was elected');
+    // Sessions survived the failover: membership and the elected leader are unchanged.
+    for (const m of members) await waitFor(() => m.view().size === 3, 'all members still present');
+    assert.equal(elections[0]!.isLeader, true);
+    assert.equal(elections.filter((e) => e.isLeader).length, 1);
+    // Writes work again and propagate.
+    await vars[2]!.setVar('best', 17);
+    for (const v of vars) await waitFor(() => v.getVar<number>('best') === 17, 'variable update after failover');
+    await oldLeader.start();
+    await zk.waitForQuorum();
+    members.forEach((m) => m.stop());
+    vars.forEach((v) => v.stop());
+  });
+
+  it('connections cut while termination transactions are in flight: exact, exactly once', T, async () => {
+    const rng = new Rng(23);
+    const raw = await Promise.all([open(), open(), open()]);
+    let cuts = 0;
+    // Each multi has a 10% chance of having its connection cut right after it is sent, so some
+    // commit with the reply lost and some never reach the server: the cases Algorithm 2 guards.
+    const clients = raw.map((c) => new Proxy(c, {
+      get(target, prop, receiver) {
+        if (prop !== 'multi') return Reflect.get(target, prop, receiver) as unknown;
+        return (ops: Parameters<CoordClient['multi']>[0]) => {
+          const result = target.multi(ops);
+          if (rng.chance(0.1)) {
+            cuts++;
+            setImmediate(() => void backend.interrupt(target));
+          }
+          return result;
+        };
+      },
+    }));
+    const coordinatorClient = await open();
+    const result = await runTerminationProperty({ seed: 23, size: 1500, clients, coordinatorClient, maxBatch: 1, timeoutMs: 120_000 });
+    assert.ok(cuts > 10, `connections were cut mid-transaction (${cuts})`);
+    assert.ok(result.retries > 0, 'some transactions had to be retried');
+  });
+
+  it('an expired session leaves every other member view (expiry forced by the ensemble)', T, async () => {
+    const [a, b, c] = await Promise.all([open(), open(), open()]);
+    const path = `/faults/${randomUUID()}/members`;
+    const views = [a, b, c].map((s) => new GroupMembership(s, path));
+    await Promise.all(views.map((v, i) => v.join(`m${i}`)));
+    await Promise.all(views.map((v) => v.watch()));
+    await Promise.all(views.map((v) => waitFor(() => v.view().size === 3, 'full view')));
+    await backend.expire(b);
+    await withDeadline(Promise.all([0, 2].map((i) => waitFor(() => !views[i]!.view().has('m1'), 'm1 to leave', 30_000))), 'views to update', 40_000);
+    await waitForState(b, 'expired', 20_000); // the expired client learns it when it reconnects
+    views.forEach((v) => v.stop());
+  });
+});
