@@ -54,12 +54,10 @@ function rearming<T>(client: CoordClient, path: string, opts: WatchOptions, read
   let generation = 0;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
-  let offState: (() => void) | undefined;
-
   const stop = (): boolean => {
     if (closed) return false;
     closed = true;
-    offState?.();
+    offState();
     markReady();
     return true;
   };
@@ -90,7 +88,7 @@ function rearming<T>(client: CoordClient, path: string, opts: WatchOptions, read
     );
   };
 
-  offState = client.onState((state) => {
+  const offState = client.onState((state) => {
     if (state === 'connected') arm();
     else if (state === 'expired') end('expired');
     else if (state === 'closed') end('closed');
