@@ -1,0 +1,18 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+it('examples/coordination.ts runs on the embedded backend and reports the recipes at work', { timeout: 60_000 }, async () => {
+  const script = fileURLToPath(new URL('../../examples/coordination.ts', import.meta.url));
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script], { timeout: 50_000 });
+  const out = JSON.parse(stdout) as { members: string[]; coordinator: string; terminated: boolean; bound: number; terminationStats: { transactions: number } };
+  assert.deepEqual(out.members, ['node-0', 'node-1', 'node-2', 'node-3']);
+  assert.match(out.coordinator, /^node-[0-3]$/);
+  assert.equal(out.terminated, true);
+  assert.equal(out.bound, Math.min(100, 93, 86, 79));
+  assert.ok(out.terminationStats.transactions > 0);
+});
