@@ -11,7 +11,7 @@ import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
 import { LeaderElection } from '../../src/coord/recipes/leader-election.js';
 import { waitForState } from '../../src/coord/tree-ops.js';
 import type { CoordClient } from '../../src/coord/types.js';
-import { Rng } from '../support/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { zookeeperBackend, type Backend } from './backends.js';
 import { runTerminationProperty } from './termination-property.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
-import { Rng, testSeeds } from '../support/rng.js';
+import { Rng } from '../../src/util/rng.js';
+import { testSeeds } from '../support/seeds.js';
 import { runTerminationProperty } from './termination-property.js';
 
 describe('termination detection property (embedded, injected connection losses)', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CoordClient } from '../../src/coord/types.js';
-import { testSeeds } from '../support/rng.js';
+import { testSeeds } from '../support/seeds.js';
 import { zookeeperBackend, type Backend } from './backends.js';
 import { runTerminationProperty } from './termination-property.js';
 

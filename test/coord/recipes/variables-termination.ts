@@ -4,7 +4,7 @@ import { it } from 'node:test';
 import { GlobalVariables } from '../../../src/coord/recipes/global-variables.js';
 import { TaskTracker, TerminationCoordinator, isTerminated, togglesOf } from '../../../src/coord/recipes/termination-detection.js';
 import type { CoordClient } from '../../../src/coord/types.js';
-import { Rng } from '../../support/rng.js';
+import { Rng } from '../../../src/util/rng.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 
 const T = { timeout: 60_000 };
