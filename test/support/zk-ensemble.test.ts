@@ -111,11 +111,11 @@ describe('ZooKeeper ensemble', { timeout: 240_000 }, () => {
 
   after(() => ensemble?.stop());
 
-  it('starts three servers that all answer ruok', { timeout: 90_000 }, async () => {
+  it('starts three servers that all answer ruok', { timeout: 90_000 }, async (t) => {
     const started = Date.now();
     ensemble = await startEnsemble();
     recordPids();
-    console.error(`# ensemble of 3 started in ${Date.now() - started} ms`);
+    t.diagnostic(`ensemble of 3 started in ${Date.now() - started} ms`);
     assert.equal(ensemble.servers.length, 3);
     assert.match(ensemble.connectionString, /^zk:\/\/127\.0\.0\.1:\d+,127\.0\.0\.1:\d+,127\.0\.0\.1:\d+$/);
     assert.equal(ensemble.connectionString, `zk://${ensemble.hosts}`);
@@ -182,13 +182,20 @@ describe('ZooKeeper ensemble cleanup on process exit', { timeout: 120_000 }, () 
       const args = ['--import', 'tsx', '--input-type=module', '-e', script, ...(linger ? ['--', '--linger'] : [])];
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
       const exited = eventWithin(child, 'exit', 55_000);
-      const out = new Received(child.stdout);
-      await out.waitFor(']', 50_000);
-      const childPids = JSON.parse(out.text) as number[];
-      assert.equal(childPids.length, 1);
-      if (linger) child.kill('SIGTERM');
-      await exited;
-      await waitFor('the orphaned JVM to die', 10_000, () => (childPids.every(isDead) ? true : undefined));
+      let childPids: number[] = [];
+      try {
+        const out = new Received(child.stdout);
+        await out.waitFor(']', 50_000);
+        childPids = JSON.parse(out.text) as number[];
+        assert.equal(childPids.length, 1);
+        if (linger) child.kill('SIGTERM');
+        await exited;
+        await waitFor('the orphaned JVM to die', 10_000, () => (childPids.every(isDead) ? true : undefined));
+      } finally {
+        // Whatever failed above, leave nothing running that would keep this test file alive.
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        for (const pid of childPids) if (!isDead(pid)) process.kill(pid, 'SIGKILL');
+      }
     });
   }
 });

@@ -104,11 +104,11 @@ function killEverythingNow(): void {
 function installCleanup(): void {
   if (cleanupInstalled) return;
   cleanupInstalled = true;
-  // disabled
+  process.on('exit', killEverythingNow);
   // A signal's default action skips 'exit' handlers: clean up, then re-raise it unless
   // someone else (e.g. the test runner) handles the signal.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal as never, () => { return;
+    process.once(signal, () => {
       killEverythingNow();
       if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
     });
