@@ -52,8 +52,11 @@ export class TerminationCoordinator {
 
   constructor(private readonly client: CoordClient, readonly base: string) {}
 
-  /** Creates the list holding `rootTaskId` unless this computation was initialised before. Returns true if it did. */
-  async init(rootTaskId: string): Promise<boolean> {
+  /**
+   * Creates the list holding `rootTaskId` (with optional data, e.g. the root task's state) unless
+   * this computation was initialised before. Returns true if it did.
+   */
+  async init(rootTaskId: string, rootData?: Uint8Array): Promise<boolean> {
     validateTaskId(rootTaskId);
     const p = paths(this.base);
     await mkdirp(this.client, parentOf(this.base));
@@ -61,7 +64,7 @@ export class TerminationCoordinator {
       { op: 'create', path: this.base },
       { op: 'create', path: p.tasks },
       { op: 'create', path: p.txns },
-      { op: 'create', path: joinPath(p.tasks, rootTaskId) },
+      { op: 'create', path: joinPath(p.tasks, rootTaskId), ...(rootData ? { data: rootData } : {}) },
     ];
     for (;;) {
       this.stats.writes++;

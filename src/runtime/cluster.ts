@@ -1,0 +1,166 @@
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { connect, embeddedServer } from '../coord/connect.js';
+import { GroupMembership } from '../coord/recipes/group-membership.js';
+import type { CoordClient } from '../coord/types.js';
+import { InProcessNetwork, InProcessTransport } from '../transport/in-process-transport.js';
+import { Emitter } from '../util/emitter.js';
+import { clusterPaths } from './job-paths.js';
+import { awaitOutcome, drainNode, listNodes, scaleJob, submitJob, type NodeInfo } from './job-control.js';
+import type { JobOutcome } from './job-spec.js';
+import type { NodeEvent } from './node-events.js';
+import { TidepoolNode } from './node.js';
+import type { StealPlannerOptions } from './steal-planner.js';
+import type { TaskRef } from './task.js';
+
+export type ClusterEvent = NodeEvent | { type: 'node-joined'; node: string } | { type: 'node-left'; node: string };
+
+export interface EmbeddedClusterOptions {
+  /** Nodes to start with (default 1). */
+  nodes?: number;
+  /** Worker threads per node (default: cores / nodes, at least 1). */
+  workers?: number;
+  steal?: StealPlannerOptions;
+  seed?: number;
+}
+
+export interface JobHandle {
+  id: string;
+  /** Resolves with the job's result (rejects if the job failed). */
+  result<R = unknown>(): Promise<R>;
+  outcome(): Promise<JobOutcome>;
+}
+
+/**
+ * A tidepool cluster as seen from a program: submit jobs, scale them, drain nodes, watch events.
+ * `Cluster.embedded()` runs every node in this process on the embedded coordination backend
+ * (no external service); `Cluster.connect()` attaches to nodes registered on ZooKeeper.
+ */
+export class Cluster {
+  readonly events = new Emitter<{ event: ClusterEvent }>();
+  private readonly local = new Map<string, { node: TidepoolNode; client: CoordClient }>();
+  private readonly members: GroupMembership;
+  private readonly network: InProcessNetwork | undefined;
+  private readonly embeddedName: string | undefined;
+
+  private constructor(
+    private readonly client: CoordClient,
+    private readonly opts: EmbeddedClusterOptions & { embeddedName?: string },
+  ) {
+    this.embeddedName = opts.embeddedName;
+    this.network = opts.embeddedName ? InProcessNetwork.get(opts.embeddedName) : undefined;
+    this.members = new GroupMembership(client, clusterPaths().nodes);
+    this.members.on('joined', (m) => this.events.emit('event', { type: 'node-joined', node: m.id }));
+    this.members.on('left', (m) => this.events.emit('event', { type: 'node-left', node: m.id }));
+  }
+
+  /** Starts an in-process cluster of `nodes` nodes. */
+  static async embedded(opts: EmbeddedClusterOptions = {}): Promise<Cluster> {
+    const name = `cluster-${randomBytes(4).toString('hex')}`;
+    const client = await connect(`embedded:${name}`);
+    const cluster = new Cluster(client, { ...opts, embeddedName: name });
+    await cluster.members.watch();
+    await cluster.addNodes(opts.nodes ?? 1);
+    return cluster;
+  }
+
+  /** Attaches to a cluster whose nodes run elsewhere (e.g. `zk://…`). */
+  static async connect(connection: string): Promise<Cluster> {
+    const client = await connect(connection);
+    const cluster = new Cluster(client, {});
+    await cluster.members.watch();
+    return cluster;
+  }
+
+  get coordination(): CoordClient {
+    return this.client;
+  }
+
+  on(listener: (event: ClusterEvent) => void): () => void {
+    return this.events.on('event', listener);
+  }
+
+  /** Starts `count` more in-process nodes (embedded clusters only). */
+  async addNodes(count: number): Promise<string[]> {
+    if (!this.embeddedName || !this.network) throw new Error('addNodes() needs an embedded cluster');
+    const workers = this.opts.workers ?? Math.max(1, Math.floor(os.availableParallelism() / Math.max(1, this.opts.nodes ?? 1)));
+    const started = await Promise.all(Array.from({ length: count }, async () => {
+      const client = await connect(`embedded:${this.embeddedName}`);
+      const id = `n-${randomBytes(3).toString('hex')}`;
+      const node = await TidepoolNode.start({
+        client, transport: new InProcessTransport(id, this.network), workers, nodeId: id,
+        ...(this.opts.steal ? { steal: this.opts.steal } : {}),
+        ...(this.opts.seed !== undefined ? { seed: this.opts.seed + this.local.size } : {}),
+      });
+      node.on((e) => this.events.emit('event', e));
+      this.local.set(node.id, { node, client });
+      return node.id;
+    }));
+    return started;
+  }
+
+  /** Submits a job and assigns it `nodes` nodes (default: every idle node). */
+  async submit(ref: TaskRef, root: unknown, opts: { nodes?: number } = {}): Promise<JobHandle> {
+    const idle = (await this.nodes()).filter((n) => n.assignment === '').length;
+    const spec = await submitJob(this.client, { ref, root, nodes: opts.nodes ?? Math.max(1, idle) });
+    const outcome = awaitOutcome(this.client, spec.id);
+    outcome.catch(() => undefined);
+    return {
+      id: spec.id,
+      outcome: () => outcome,
+      result: async <R>() => {
+        const o = await outcome;
+        if (o.status === 'done') return o.value as R;
+        throw new Error(o.status === 'failed' ? `job ${spec.id} failed: ${o.error}` : `job ${spec.id} was cancelled`);
+      },
+    };
+  }
+
+  /** Sets the job's node count (idle nodes join; surplus nodes drain). */
+  scale(jobId: string, nodes: number) {
+    return scaleJob(this.client, jobId, nodes);
+  }
+
+  /** Drains one node out of its job. */
+  drain(nodeId: string): Promise<boolean> {
+    return drainNode(this.client, nodeId);
+  }
+
+  nodes(): Promise<NodeInfo[]> {
+    return listNodes(this.client);
+  }
+
+  /** The in-process node objects (embedded clusters). */
+  localNodes(): TidepoolNode[] {
+    return [...this.local.values()].map((l) => l.node);
+  }
+
+  /** Simulates kill -9 of an in-process node: no drain; its session ends, so the cluster sees it vanish. */
+  async crashNode(nodeId: string): Promise<void> {
+    const entry = this.local.get(nodeId);
+    if (!entry) throw new Error(`no local node ${nodeId}`);
+    this.local.delete(nodeId);
+    await entry.node.crash();
+    if (this.embeddedName) embeddedServer(this.embeddedName).expire(entry.client.sessionId);
+    else await entry.client.close();
+  }
+
+  /** Stops a node gracefully (drain, then leave). */
+  async stopNode(nodeId: string): Promise<void> {
+    const entry = this.local.get(nodeId);
+    if (!entry) throw new Error(`no local node ${nodeId}`);
+    this.local.delete(nodeId);
+    await entry.node.shutdown();
+    await entry.client.close();
+  }
+
+  async close(): Promise<void> {
+    this.members.stop();
+    await Promise.all([...this.local.values()].map(async ({ node, client }) => {
+      await node.crash();
+      await client.close();
+    }));
+    this.local.clear();
+    await this.client.close();
+  }
+}

@@ -1,0 +1,101 @@
+import { isCoordError } from '../coord/errors.js';
+import { joinPath } from '../coord/paths.js';
+import type { GroupMembership } from '../coord/recipes/group-membership.js';
+import { TerminationCoordinator } from '../coord/recipes/termination-detection.js';
+import type { CoordClient } from '../coord/types.js';
+import { log } from '../util/log.js';
+import { decode, encode } from './codec.js';
+import type { JobOutcome } from './job-spec.js';
+import type { JobPaths } from './job-paths.js';
+import type { Ledger } from './ledger.js';
+import type { ResultReducer } from './task.js';
+import type { TaskRecord, TaskSnapshot } from './task-record.js';
+
+/**
+ * The duties of a job's elected leader: watch the ledger for termination (seed 000, Alg. 1),
+ * fold the committed result contributions into the job's result exactly once, and recover the
+ * tasks of members that vanished (crash, expired session) by claiming their records.
+ */
+export class JobCoordinator {
+  private readonly termination: TerminationCoordinator;
+  private stopped = false;
+  private recovering = Promise.resolve();
+
+  constructor(
+    private readonly client: CoordClient,
+    private readonly paths: JobPaths,
+    private readonly ledger: Ledger,
+    private readonly members: GroupMembership,
+    private readonly reducer: ResultReducer<unknown>,
+    /** Hands a recovered (now owned) task to the local runner. */
+    private readonly adopt: (snapshot: TaskSnapshot) => void,
+  ) {
+    this.termination = new TerminationCoordinator(client, paths.termination);
+  }
+
+  start(): void {
+    this.termination.on('terminated', () => {
+      this.collect().catch((err: unknown) => log.error('job', 'collecting the result failed', err));
+    });
+    this.termination.start();
+    this.members.on('left', () => this.recover());
+    this.recover();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.termination.stop();
+  }
+
+  /** Claims every task whose owner is not a live member (the unowned root included). */
+  recover(): void {
+    this.recovering = this.recovering.then(() => this.recoverOnce()).catch((err: unknown) => log.warn('job', 'recovery scan failed', err));
+  }
+
+  private async recoverOnce(): Promise<void> {
+    if (this.stopped) return;
+    const live = new Set(this.members.view().keys());
+    const ids = await this.ledger.list();
+    for (const id of ids) {
+      if (this.stopped) return;
+      const entry = await this.ledger.read(id);
+      if (!entry || live.has(entry.record.owner)) continue;
+      const snapshot: TaskSnapshot = { id, state: entry.record.state, partial: entry.record.partial, version: entry.version };
+      if (await this.ledger.claim(snapshot)) {
+        if (entry.record.owner !== '') log.info('job', `recovered task ${id} from ${entry.record.owner}`);
+        this.adopt({ ...snapshot, version: snapshot.version + 1 });
+      }
+    }
+  }
+
+  /** Folds every committed contribution (in the transaction markers) and publishes the result. */
+  private async collect(): Promise<void> {
+    const txns = await this.client.getChildren(this.paths.txns);
+    let value = this.reducer.initial();
+    let completions = 0;
+    for (let i = 0; i < txns.length; i += 64) {
+      const chunk = await Promise.all(txns.slice(i, i + 64).map((t) => this.client.getData(joinPath(this.paths.txns, t))));
+      for (const { data } of chunk) {
+        const marker = decode<{ results: unknown[] }>(data);
+        for (const r of marker.results) {
+          completions++;
+          if (r !== undefined) value = this.reducer.combine(value, r);
+        }
+      }
+    }
+    await publishOutcome(this.client, this.paths, { status: 'done', value, finishedAt: Date.now(), completions });
+  }
+}
+
+/** Writes the job's outcome once; a later writer (a failure after success, say) changes nothing. */
+export async function publishOutcome(client: CoordClient, paths: JobPaths, outcome: JobOutcome): Promise<boolean> {
+  try {
+    await client.create(paths.result, encode(outcome));
+    return true;
+  } catch (err) {
+    if (isCoordError(err, 'NODE_EXISTS')) return false;
+    throw err;
+  }
+}
+
+export type { TaskRecord };

@@ -1,0 +1,32 @@
+import { joinPath } from '../coord/paths.js';
+
+/** Where a cluster keeps its state in the coordination service. */
+export const DEFAULT_ROOT = '/tidepool';
+
+export function clusterPaths(root = DEFAULT_ROOT) {
+  return {
+    root,
+    nodes: joinPath(root, 'nodes'),
+    assignments: joinPath(root, 'assign'),
+    jobs: joinPath(root, 'jobs'),
+  };
+}
+
+/** A job's znodes: spec, members, election, ledger (termination list + txns), vars, result. */
+export function jobPaths(jobId: string, root = DEFAULT_ROOT) {
+  const base = joinPath(root, 'jobs', jobId);
+  const termination = joinPath(base, 'termination');
+  return {
+    base,
+    spec: joinPath(base, 'spec'),
+    members: joinPath(base, 'members'),
+    election: joinPath(base, 'election'),
+    termination,
+    tasks: joinPath(termination, 'tasks'),
+    txns: joinPath(termination, 'txns'),
+    vars: joinPath(base, 'vars'),
+    result: joinPath(base, 'result'),
+  };
+}
+
+export type JobPaths = ReturnType<typeof jobPaths>;

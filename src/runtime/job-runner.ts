@@ -1,0 +1,445 @@
+import { log } from '../util/log.js';
+import type { Rng } from '../util/rng.js';
+import { LostOwnership, type Ledger } from './ledger.js';
+import type { RuntimeMessage } from './messages.js';
+import { StealPlanner, type StealPlannerOptions } from './steal-planner.js';
+import type { TaskRef } from './task.js';
+import { TaskIds, type TaskSnapshot } from './task-record.js';
+import type { WorkerEvent, WorkerPool } from './worker/worker-pool.js';
+
+export type RunnerEvent =
+  | { type: 'steal'; from: string; to: string; taskId: string }
+  | { type: 'migration'; from: string; to: string; taskId: string }
+  | { type: 'task-done'; taskId: string }
+  | { type: 'failed'; error: string };
+
+export interface JobRunnerDeps {
+  nodeId: string;
+  jobId: string;
+  ref: TaskRef;
+  ledger: Ledger;
+  workers: WorkerPool;
+  /** The job's variable board (shared with workers), if its task type declares vars. */
+  board: SharedArrayBuffer | undefined;
+  varNames: string[];
+  /** Sends a runtime message to another node of the job. */
+  send(to: string, message: RuntimeMessage): Promise<void>;
+  /** The other live members of the job. */
+  peers(): string[];
+  setVar(name: string, value: unknown): void;
+  onEvent(event: RunnerEvent): void;
+  rng: Rng;
+  steal?: StealPlannerOptions;
+  /** How long a steal request may wait for a running task to split (ms). */
+  stealWaitMs?: number;
+}
+
+interface PendingSteal {
+  thief: string;
+  requestId: number;
+  deadline: number;
+}
+
+interface Outgoing {
+  snapshot: TaskSnapshot;
+  to: string;
+  requestId: number | undefined;
+  kind: 'steal' | 'migration';
+}
+
+/**
+ * One node's part in one job: its local task pool, its running tasks, the thief and victim sides
+ * of work stealing, potential splitting, and the migration of its tasks when it drains.
+ * Every task it holds is owned in the ledger; ownership moves only through a claim there, so
+ * a task runs on exactly one node at a time whatever messages are lost.
+ */
+export class JobRunner {
+  readonly stats = { tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0 };
+  private readonly pool: TaskSnapshot[] = [];
+  private readonly running = new Map<string, number>(); // task -> worker slot
+  private readonly pendingSteals: PendingSteal[] = [];
+  private readonly outgoing = new Map<string, Outgoing>();
+  private readonly planner: StealPlanner;
+  private readonly ids: TaskIds;
+  private inFlight = 0; // ledger writes whose outcome decides where a task goes
+  private draining = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = 0;
+  private drainWaiters: Array<() => void> = [];
+  private migrateCursor = 0;
+
+  constructor(private readonly d: JobRunnerDeps) {
+    this.planner = new StealPlanner(d.rng, d.steal);
+    this.ids = new TaskIds(d.nodeId);
+  }
+
+  /** Tasks held here: queued, running, or being handed over. */
+  get load(): { pooled: number; running: number; outgoing: number } {
+    return { pooled: this.pool.length, running: this.running.size, outgoing: this.outgoing.size };
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  get stealStats() {
+    return this.planner.stats;
+  }
+
+  /** A task this node now owns (claimed in the ledger): run it or queue it. */
+  adopt(snapshot: TaskSnapshot): void {
+    if (this.stopped) return;
+    this.place(snapshot);
+    this.schedule();
+  }
+
+  /** Events from the worker pool about this job's tasks. */
+  onWorker(ev: WorkerEvent): void {
+    switch (ev.type) {
+      case 'child': return this.onChild(ev.taskId, ev.childState, ev.checkpoint);
+      case 'done': return this.onDone(ev.taskId, ev.partial);
+      case 'migrated': return this.onMigrated(ev.taskId, ev.state, ev.partial);
+      case 'cancelled':
+        this.running.delete(ev.taskId);
+        return this.schedule();
+      case 'failed':
+        this.running.delete(ev.taskId);
+        this.d.onEvent({ type: 'failed', error: `task ${ev.taskId} failed: ${ev.error}` });
+        return;
+      case 'setVar': return this.d.setVar(ev.name, ev.value);
+      case 'ready': return;
+    }
+  }
+
+  /** Messages from other nodes of this job. */
+  onMessage(from: string, m: RuntimeMessage): void {
+    switch (m.type) {
+      case 'steal': return this.onStealRequest(from, m.requestId);
+      case 'steal-empty':
+        this.planner.answered(m.requestId, false, Date.now());
+        return this.schedule();
+      case 'offer': return void this.onOffer(from, m.task, m.requestId);
+      case 'offer-ack': return void this.onOfferAck(from, m.taskId, m.claimed);
+    }
+  }
+
+  /** Another member left the job: forget requests to it, take back tasks it never claimed. */
+  peerLeft(nodeId: string): void {
+    this.planner.memberLeft(nodeId, Date.now());
+    for (let i = this.pendingSteals.length - 1; i >= 0; i--) if (this.pendingSteals[i]!.thief === nodeId) this.pendingSteals.splice(i, 1);
+    for (const [id, out] of this.outgoing) if (out.to === nodeId) void this.takeBack(id);
+    this.schedule();
+  }
+
+  peersJoined(): void {
+    this.planner.membersJoined(Date.now());
+    this.schedule();
+  }
+
+  /**
+   * Graceful scale-in: stop answering steals, stop running tasks at their next shouldMigrate(),
+   * hand every task to the remaining members, and resolve once nothing is left here.
+   */
+  drain(): Promise<void> {
+    this.draining = true;
+    for (const p of this.pendingSteals.splice(0)) void this.sendSafe(p.thief, { type: 'steal-empty', job: this.d.jobId, requestId: p.requestId });
+    for (const slot of this.running.values()) this.d.workers.requestMigrate(slot);
+    this.schedule();
+    return new Promise((resolve) => {
+      this.drainWaiters.push(resolve);
+      this.checkDrained();
+    });
+  }
+
+  /** The job ended (or this node left it): cancel what runs, drop what is queued. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    for (const slot of this.running.values()) this.d.workers.cancel(slot);
+    this.pool.length = 0;
+    this.pendingSteals.length = 0;
+    this.checkDrained();
+  }
+
+  get idle(): boolean {
+    return this.running.size === 0 && this.pool.length === 0 && this.outgoing.size === 0 && this.inFlight === 0;
+  }
+
+  // ---- worker events -----------------------------------------------------------------
+
+  private onChild(parentId: string, childState: unknown, checkpoint: { state: unknown; partial: unknown }): void {
+    const childId = this.ids.fresh();
+    this.inFlight++;
+    this.stats.splits++;
+    this.d.ledger.split(parentId, checkpoint, childId, childState).then(
+      () => {
+        this.inFlight--;
+        this.place({ id: childId, state: childState, partial: undefined, version: 0 });
+        this.schedule();
+      },
+      (err: unknown) => {
+        this.inFlight--;
+        this.lost(parentId, err);
+      },
+    );
+  }
+
+  private onDone(taskId: string, partial: unknown): void {
+    this.running.delete(taskId);
+    this.inFlight++;
+    this.d.ledger.complete(taskId, partial).then(
+      () => {
+        this.inFlight--;
+        this.stats.tasksDone++;
+        this.d.onEvent({ type: 'task-done', taskId });
+        this.schedule();
+      },
+      (err: unknown) => {
+        this.inFlight--;
+        this.lost(taskId, err);
+      },
+    );
+    this.schedule();
+  }
+
+  private onMigrated(taskId: string, state: unknown, partial: unknown): void {
+    this.running.delete(taskId);
+    this.inFlight++;
+    this.d.ledger.checkpoint(taskId, state, partial).then(
+      () => {
+        this.inFlight--;
+        const version = this.d.ledger.versionOf(taskId) ?? 0;
+        this.place({ id: taskId, state, partial, version });
+        this.schedule();
+      },
+      (err: unknown) => {
+        this.inFlight--;
+        this.lost(taskId, err);
+      },
+    );
+  }
+
+  /** A ledger write failed: if ownership was lost the task is someone else's now; drop it. */
+  private lost(taskId: string, err: unknown): void {
+    if (err instanceof LostOwnership) {
+      log.info('runtime', `task ${taskId} was taken over elsewhere; dropping the local copy`);
+      const slot = this.running.get(taskId);
+      if (slot !== undefined) this.d.workers.cancel(slot);
+    } else if (!this.stopped) {
+      this.d.onEvent({ type: 'failed', error: `ledger write for task ${taskId} failed: ${err instanceof Error ? err.message : String(err)}` });
+    }
+    this.schedule();
+  }
+
+  // ---- scheduling --------------------------------------------------------------------
+
+  /** Puts an owned task where it is wanted: an idle worker, a waiting thief, or the pool. */
+  private place(snapshot: TaskSnapshot): void {
+    if (this.stopped) return;
+    if (!this.draining) {
+      const idle = this.freeSlot();
+      if (idle !== undefined) return this.start(idle, snapshot);
+      const thief = this.pendingSteals.shift();
+      if (thief) return this.transfer(snapshot, thief.thief, thief.requestId, 'steal');
+    }
+    this.pool.push(snapshot);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    if (this.draining) {
+      this.migratePool();
+      this.checkDrained();
+      return;
+    }
+    // Local workers first (newest task: depth-first, good locality), thieves get the oldest.
+    for (let slot = this.freeSlot(); slot !== undefined && this.pool.length > 0; slot = this.freeSlot()) this.start(slot, this.pool.pop()!);
+    while (this.pendingSteals.length > 0 && this.pool.length > 0) {
+      const p = this.pendingSteals.shift()!;
+      this.transfer(this.pool.shift()!, p.thief, p.requestId, 'steal');
+    }
+    this.expireSteals(now);
+    // Potential splitting: ask running tasks for as many new tasks as there are takers.
+    let wanted = this.idleSlots().length + this.pendingSteals.length;
+    for (const slot of this.running.values()) {
+      if (wanted <= 0) break;
+      if (this.d.workers.splitRequested(slot)) {
+        wanted--;
+        continue;
+      }
+      this.d.workers.requestSplit(slot);
+      wanted--;
+    }
+    if (wanted <= 0 || this.pendingSteals.length === 0) {
+      // Withdraw split requests nobody needs any more.
+      if (this.idleSlots().length === 0 && this.pendingSteals.length === 0) for (const slot of this.running.values()) this.d.workers.clearSplit(slot);
+    }
+    this.steal(now);
+  }
+
+  /** The thief side: an idle node asks a random peer for work. */
+  private steal(now: number): void {
+    const needWork = this.idleSlots().length > 0 && this.pool.length === 0 && this.running.size === 0 && this.inFlight === 0;
+    const action = this.planner.next(now, needWork, this.d.peers());
+    if (action.kind === 'send') {
+      this.d.send(action.victim, { type: 'steal', job: this.d.jobId, requestId: action.requestId }).catch(() => {
+        this.planner.undeliverable(action.requestId, Date.now());
+        this.schedule();
+      });
+      this.arm(this.planner.requestTimeoutMs);
+    } else if (action.kind === 'wait') {
+      this.arm(action.ms);
+    }
+  }
+
+  private onStealRequest(thief: string, requestId: number): void {
+    if (this.stopped || this.draining) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
+    const task = this.pool.shift();
+    if (task) return this.transfer(task, thief, requestId, 'steal');
+    if (this.running.size === 0) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
+    this.pendingSteals.push({ thief, requestId, deadline: Date.now() + (this.d.stealWaitMs ?? 25) });
+    this.schedule();
+  }
+
+  private expireSteals(now: number): void {
+    let next = Infinity;
+    for (let i = this.pendingSteals.length - 1; i >= 0; i--) {
+      const p = this.pendingSteals[i]!;
+      if (p.deadline <= now) {
+        this.pendingSteals.splice(i, 1);
+        void this.sendSafe(p.thief, { type: 'steal-empty', job: this.d.jobId, requestId: p.requestId });
+      } else {
+        next = Math.min(next, p.deadline - now);
+      }
+    }
+    if (next !== Infinity) this.arm(next);
+  }
+
+  // ---- transfers (steal answers and migrations) --------------------------------------
+
+  private transfer(snapshot: TaskSnapshot, to: string, requestId: number | undefined, kind: 'steal' | 'migration'): void {
+    this.outgoing.set(snapshot.id, { snapshot, to, requestId, kind });
+    const msg: RuntimeMessage = requestId === undefined
+      ? { type: 'offer', job: this.d.jobId, task: snapshot }
+      : { type: 'offer', job: this.d.jobId, requestId, task: snapshot };
+    this.d.send(to, msg).catch(() => void this.takeBack(snapshot.id));
+  }
+
+  /** The receiver's answer to an offer: it owns the task now, or we take it back. */
+  private async onOfferAck(from: string, taskId: string, claimed: boolean): Promise<void> {
+    const out = this.outgoing.get(taskId);
+    if (!out || out.to !== from) return;
+    if (!claimed) return this.takeBack(taskId);
+    this.outgoing.delete(taskId);
+    this.d.ledger.release(taskId);
+    if (out.kind === 'steal') this.stats.stealsOut++;
+    else this.stats.migrationsOut++;
+    this.d.onEvent({ type: out.kind === 'steal' ? 'steal' : 'migration', from: this.d.nodeId, to: from, taskId });
+    this.schedule();
+  }
+
+  /**
+   * An offer failed (not delivered, refused, or the receiver left). Re-claiming the record at the
+   * version we handed out fences any late claim by the receiver; if the receiver claimed first,
+   * the task is theirs (and recovered from them if they are gone).
+   */
+  private async takeBack(taskId: string): Promise<void> {
+    const out = this.outgoing.get(taskId);
+    if (!out) return;
+    this.outgoing.delete(taskId);
+    this.d.ledger.release(taskId);
+    this.inFlight++;
+    try {
+      const mine = await this.d.ledger.claim(out.snapshot);
+      if (mine) this.place({ ...out.snapshot, version: out.snapshot.version + 1 });
+    } catch (err) {
+      log.warn('runtime', `could not take back task ${taskId}`, err);
+    } finally {
+      this.inFlight--;
+      this.schedule();
+    }
+  }
+
+  /** The receiving side of an offer: claim the task in the ledger, then run it. */
+  private async onOffer(from: string, snapshot: TaskSnapshot, requestId: number | undefined): Promise<void> {
+    const refuse = () => this.sendSafe(from, { type: 'offer-ack', job: this.d.jobId, taskId: snapshot.id, claimed: false });
+    if (this.stopped || this.draining) {
+      if (requestId !== undefined) this.planner.answered(requestId, false, Date.now());
+      return refuse();
+    }
+    this.inFlight++;
+    let claimed = false;
+    try {
+      claimed = await this.d.ledger.claim(snapshot);
+    } catch (err) {
+      log.warn('runtime', `claiming task ${snapshot.id} failed`, err);
+    }
+    this.inFlight--;
+    await this.sendSafe(from, { type: 'offer-ack', job: this.d.jobId, taskId: snapshot.id, claimed });
+    if (requestId !== undefined) this.planner.answered(requestId, claimed, Date.now());
+    if (claimed) {
+      if (requestId !== undefined) this.stats.stealsIn++;
+      else this.stats.migrationsIn++;
+      this.place({ ...snapshot, version: snapshot.version + 1 });
+    }
+    this.schedule();
+  }
+
+  private migratePool(): void {
+    const peers = this.d.peers();
+    if (peers.length === 0) return; // nobody to hand over to yet: wait for a member
+    while (this.pool.length > 0) {
+      const task = this.pool.shift()!;
+      const to = peers[this.migrateCursor++ % peers.length]!;
+      this.transfer(task, to, undefined, 'migration');
+    }
+  }
+
+  private checkDrained(): void {
+    if (!this.draining && !this.stopped) return;
+    if (!this.stopped && !this.idle) return;
+    for (const resolve of this.drainWaiters.splice(0)) resolve();
+  }
+
+  // ---- helpers -----------------------------------------------------------------------
+
+  private start(slot: number, snapshot: TaskSnapshot): void {
+    this.running.set(snapshot.id, slot);
+    this.stats.tasksRun++;
+    this.d.workers.run(slot, {
+      taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: snapshot.state, partial: snapshot.partial,
+      board: this.d.board, varNames: this.d.varNames,
+    });
+  }
+
+  private idleSlots(): number[] {
+    return this.d.workers.idleSlots();
+  }
+
+  private freeSlot(): number | undefined {
+    return this.idleSlots()[0];
+  }
+
+  /** Wakes the scheduler after `ms` (the earliest of all pending wake-ups wins). */
+  private arm(ms: number): void {
+    const at = Date.now() + Math.max(1, Math.ceil(ms));
+    if (this.timer && this.timerAt <= at) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.schedule();
+    }, at - Date.now());
+    this.timer.unref();
+  }
+
+  private async sendSafe(to: string, message: RuntimeMessage): Promise<void> {
+    try {
+      await this.d.send(to, message);
+    } catch (err) {
+      log.debug('runtime', `could not send ${message.type} to ${to}`, err);
+    }
+  }
+}

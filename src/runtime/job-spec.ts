@@ -1,0 +1,25 @@
+import { randomBytes } from 'node:crypto';
+import type { TaskRef } from './task.js';
+
+/** What a job is: its task type (by module), root state, and how many nodes it wants. */
+export interface JobSpec {
+  id: string;
+  ref: TaskRef;
+  /** Names of the global variables the task type declares. */
+  varNames: string[];
+  createdAt: number;
+  /** Requested number of nodes. */
+  nodes: number;
+}
+
+/** How a job ended, as stored in its `result` znode. */
+export type JobOutcome =
+  | { status: 'done'; value: unknown; finishedAt: number; completions: number }
+  | { status: 'failed'; error: string; finishedAt: number }
+  | { status: 'cancelled'; finishedAt: number };
+
+export const ROOT_TASK_ID = 'root';
+
+export function newJobId(): string {
+  return `j-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}

@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import { isCoordError, isRetryable } from '../coord/errors.js';
+import { joinPath } from '../coord/paths.js';
+import { waitForState } from '../coord/tree-ops.js';
+import type { CoordClient, Op } from '../coord/types.js';
+import { emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
+import { decode, encode } from './codec.js';
+import type { TaskRecord, TaskSnapshot } from './task-record.js';
+
+/** The node no longer owns the task: another node claimed it (a transfer or crash recovery won). */
+export class LostOwnership extends Error {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} is owned by another node now`);
+    this.name = 'LostOwnership';
+  }
+}
+
+/** One task event: its ops commit together or not at all. */
+interface Group {
+  taskId: string;
+  build: () => Op[];
+  /** Result contribution committed with this group (completions). */
+  result?: unknown;
+  applied: () => void;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface LedgerPaths {
+  tasks: string;
+  txns: string;
+}
+
+/**
+ * A node's writes to its job's ledger, batched into multi transactions and committed in order.
+ *
+ * - a split creates the child's record and checkpoints the parent in one group;
+ * - a completion deletes the record, and its result contribution rides in the data of the
+ *   transaction's `txns/<id>` marker, so results and termination commit atomically;
+ * - every op on a record the node owns is conditional on the version the node last wrote, so a
+ *   node whose task was taken over (recovery, transfer) can never commit for it again;
+ * - after a connection loss the marker tells whether the transaction committed (seed 000, Alg. 2).
+ */
+export class Ledger {
+  readonly stats: RecipeStats = emptyStats();
+  private readonly versions = new Map<string, number>();
+  private queue: Group[] = [];
+  private pumping = false;
+
+  constructor(
+    private readonly client: CoordClient,
+    readonly paths: LedgerPaths,
+    readonly nodeId: string,
+    private readonly maxBatch = 64,
+  ) {}
+
+  /** Records a new child split off (or spawned) by `parentId`, with the parent's checkpoint. */
+  split(parentId: string, checkpoint: { state: unknown; partial: unknown }, childId: string, childState: unknown): Promise<void> {
+    return this.enqueue(parentId, () => [
+      { op: 'setData', path: this.taskPath(parentId), data: this.recordBytes(checkpoint.state, checkpoint.partial), version: this.version(parentId) },
+      { op: 'create', path: this.taskPath(childId), data: this.recordBytes(childState, undefined) },
+    ], () => {
+      this.versions.set(parentId, this.version(parentId) + 1);
+      this.versions.set(childId, 0);
+    });
+  }
+
+  /** Records that `taskId` completed with result contribution `partial`. */
+  complete(taskId: string, partial: unknown): Promise<void> {
+    return this.enqueue(taskId, () => [{ op: 'delete', path: this.taskPath(taskId), version: this.version(taskId) }], () => {
+      this.versions.delete(taskId);
+    }, { value: partial });
+  }
+
+  /** Saves a task's state and partial result (before it migrates). */
+  checkpoint(taskId: string, state: unknown, partial: unknown): Promise<void> {
+    return this.enqueue(taskId, () => [
+      { op: 'setData', path: this.taskPath(taskId), data: this.recordBytes(state, partial), version: this.version(taskId) },
+    ], () => this.versions.set(taskId, this.version(taskId) + 1));
+  }
+
+  /**
+   * Takes ownership of a task whose record is at `snapshot.version` (a stolen or migrated task,
+   * or one recovered from a failed node). Resolves false if someone else changed it first.
+   */
+  async claim(snapshot: TaskSnapshot): Promise<boolean> {
+    try {
+      await this.enqueue(snapshot.id, () => [
+        { op: 'setData', path: this.taskPath(snapshot.id), data: this.recordBytes(snapshot.state, snapshot.partial), version: snapshot.version },
+      ], () => this.versions.set(snapshot.id, snapshot.version + 1));
+      return true;
+    } catch (err) {
+      if (err instanceof LostOwnership) return false;
+      throw err;
+    }
+  }
+
+  /** Forgets a task handed to another node (it is theirs once they claimed it). */
+  release(taskId: string): void {
+    this.versions.delete(taskId);
+  }
+
+  /** The version of an owned record, as this node last wrote it. */
+  versionOf(taskId: string): number | undefined {
+    return this.versions.get(taskId);
+  }
+
+  /** Reads one record (or null). */
+  async read(taskId: string): Promise<{ record: TaskRecord; version: number } | null> {
+    try {
+      this.stats.reads++;
+      const { data, stat } = await this.client.getData(this.taskPath(taskId));
+      return { record: decode<TaskRecord>(data), version: stat.version };
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return null;
+      throw err;
+    }
+  }
+
+  /** Ids of every live task of the job. */
+  async list(): Promise<string[]> {
+    this.stats.reads++;
+    return this.client.getChildren(this.paths.tasks);
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  // ---- batching ----------------------------------------------------------------------
+
+  private enqueue(taskId: string, build: () => Op[], applied: () => void, result?: { value: unknown }): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ taskId, build, applied, resolve, reject, ...(result ? { result: result.value } : {}) });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0) {
+        let batch = this.queue.splice(0, this.maxBatch);
+        const txnPath = joinPath(this.paths.txns, randomUUID());
+        for (let attempt = 0; batch.length > 0; attempt++) {
+          if (attempt > 0) this.stats.retries++;
+          const outcome = await this.commit(batch, txnPath);
+          if (outcome === 'committed') {
+            for (const g of batch) {
+              g.applied();
+              g.resolve();
+            }
+            batch = [];
+          } else if (outcome instanceof Error) {
+            for (const g of batch) g.reject(outcome);
+            batch = [];
+          } else {
+            // The group at `outcome` lost its record: reject it, retry the rest.
+            const failed = batch[outcome]!;
+            failed.reject(new LostOwnership(failed.taskId));
+            batch = batch.filter((_, i) => i !== outcome);
+          }
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** One attempt: 'committed', the index of a group whose condition failed, or a fatal error. */
+  private async commit(batch: Group[], txnPath: string): Promise<'committed' | number | Error> {
+    const ops: Op[] = [];
+    const owner: number[] = []; // op index -> group index
+    const results: unknown[] = [];
+    for (const [gi, g] of batch.entries()) {
+      let built: Op[];
+      try {
+        built = g.build();
+      } catch (err) {
+        if (err instanceof LostOwnership) return gi;
+        throw err;
+      }
+      for (const op of built) {
+        ops.push(op);
+        owner.push(gi);
+      }
+      if ('result' in g) results.push(g.result);
+    }
+    ops.push({ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results }) });
+    for (;;) {
+      try {
+        this.stats.writes++;
+        this.stats.transactions++;
+        await this.client.multi(ops);
+        return 'committed';
+      } catch (err) {
+        if (isRetryable(err)) {
+          try {
+            await waitForState(this.client, 'connected', this.client.sessionTimeoutMs * 2);
+            if (await this.exists(txnPath)) return 'committed';
+          } catch (waitErr) {
+            return waitErr instanceof Error ? waitErr : new Error(String(waitErr));
+          }
+          this.stats.retries++;
+          continue;
+        }
+        if (isCoordError(err, 'BAD_VERSION', 'NO_NODE', 'NODE_EXISTS') && err.opIndex !== undefined) {
+          if (err.opIndex === ops.length - 1) return 'committed'; // our marker exists: an earlier attempt went through
+          return owner[err.opIndex]!;
+        }
+        return err instanceof Error ? err : new Error(String(err));
+      }
+    }
+  }
+
+  private async exists(path: string): Promise<boolean> {
+    this.stats.reads++;
+    return (await this.client.exists(path)) !== null;
+  }
+
+  private version(taskId: string): number {
+    const v = this.versions.get(taskId);
+    if (v === undefined) throw new LostOwnership(taskId);
+    return v;
+  }
+
+  private taskPath(taskId: string): string {
+    return joinPath(this.paths.tasks, taskId);
+  }
+
+  private recordBytes(state: unknown, partial: unknown): Buffer {
+    const record: TaskRecord = { owner: this.nodeId, state, partial };
+    return encode(record);
+  }
+}

@@ -1,0 +1,312 @@
+import { randomBytes } from 'node:crypto';
+import { isCoordError } from '../coord/errors.js';
+import { joinPath } from '../coord/paths.js';
+import { GlobalVariables } from '../coord/recipes/global-variables.js';
+import { GroupMembership } from '../coord/recipes/group-membership.js';
+import { LeaderElection } from '../coord/recipes/leader-election.js';
+import { mkdirp } from '../coord/tree-ops.js';
+import type { CoordClient } from '../coord/types.js';
+import { watchData, type WatchHandle } from '../coord/watch.js';
+import type { Transport } from '../transport/types.js';
+import { Emitter } from '../util/emitter.js';
+import { log } from '../util/log.js';
+import { Rng } from '../util/rng.js';
+import { decode } from './codec.js';
+import { JobCoordinator, publishOutcome } from './job-coordinator.js';
+import { clusterPaths, jobPaths, type JobPaths } from './job-paths.js';
+import { JobRunner, type RunnerEvent } from './job-runner.js';
+import type { JobSpec } from './job-spec.js';
+import { Ledger } from './ledger.js';
+import type { RuntimeMessage } from './messages.js';
+import type { NodeEvent } from './node-events.js';
+import type { StealPlannerOptions } from './steal-planner.js';
+import { loadTaskType, reducerOf, type TaskType } from './task.js';
+import { VarBoard } from './worker/var-board.js';
+import { WorkerPool, type WorkerEvent } from './worker/worker-pool.js';
+
+export interface NodeOptions {
+  client: CoordClient;
+  transport: Transport;
+  /** Worker threads (default: one per core). */
+  workers: number;
+  nodeId?: string;
+  /** Root path of the cluster in the coordination service. */
+  root?: string;
+  steal?: StealPlannerOptions;
+  /** Seed for the node's random choices (victims), for reproducible tests. */
+  seed?: number;
+}
+
+interface Participation {
+  spec: JobSpec;
+  paths: JobPaths;
+  type: TaskType<unknown, unknown>;
+  runner: JobRunner;
+  ledger: Ledger;
+  vars: GlobalVariables;
+  members: GroupMembership;
+  election: LeaderElection;
+  coordinator: JobCoordinator | undefined;
+  resultWatch: WatchHandle;
+  leaving: Promise<void> | undefined;
+}
+
+export function newNodeId(): string {
+  return `n-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * A tidepool node: a process (or, embedded, an object) with worker threads that registers in the
+ * cluster, follows its job assignment, and takes part in one job at a time through a JobRunner.
+ */
+export class TidepoolNode {
+  readonly id: string;
+  readonly events = new Emitter<{ event: NodeEvent }>();
+  private readonly client: CoordClient;
+  private readonly transport: Transport;
+  private readonly paths: ReturnType<typeof clusterPaths>;
+  private readonly workers: WorkerPool;
+  private readonly cluster: GroupMembership;
+  private readonly rng: Rng;
+  private job: Participation | undefined;
+  private assignmentWatch: WatchHandle | undefined;
+  private assignmentQueue = Promise.resolve();
+  private closed = false;
+
+  private constructor(private readonly opts: NodeOptions) {
+    this.id = opts.nodeId ?? newNodeId();
+    this.client = opts.client;
+    this.transport = opts.transport;
+    this.paths = clusterPaths(opts.root);
+    this.rng = new Rng(opts.seed ?? (Math.random() * 2 ** 32) >>> 0);
+    this.workers = new WorkerPool(opts.workers, (ev) => this.onWorkerEvent(ev));
+    this.cluster = new GroupMembership(this.client, this.paths.nodes);
+  }
+
+  /** Starts the workers and the transport, registers in the cluster, and follows the assignment. */
+  static async start(opts: NodeOptions): Promise<TidepoolNode> {
+    const node = new TidepoolNode(opts);
+    await node.init();
+    return node;
+  }
+
+  get currentJob(): string | undefined {
+    return this.job?.spec.id;
+  }
+
+  get isLeader(): boolean {
+    return this.job?.election.isLeader ?? false;
+  }
+
+  get workerCount(): number {
+    return this.workers.size;
+  }
+
+  /** Queue depth and running tasks of the current job (for status and the dashboard). */
+  load() {
+    return this.job ? { job: this.job.spec.id, ...this.job.runner.load, stats: { ...this.job.runner.stats } } : undefined;
+  }
+
+  on(listener: (event: NodeEvent) => void): () => void {
+    return this.events.on('event', listener);
+  }
+
+  /** Leaves the current job gracefully: every task moves to the remaining members first. */
+  async drain(): Promise<void> {
+    const job = this.job;
+    if (!job) return;
+    await this.leave(job, 'drained');
+  }
+
+  /** Drains, then leaves the cluster and stops. */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    await this.drain();
+    this.closed = true;
+    this.assignmentWatch?.close();
+    this.cluster.stop();
+    await this.cluster.leave().catch(() => undefined);
+    await this.workers.close();
+    await this.transport.close();
+  }
+
+  /**
+   * Stops abruptly, as kill -9 would: no drain, no goodbye. The caller closes or expires the
+   * session so that the rest of the cluster notices (tests use this for crash scenarios).
+   */
+  async crash(): Promise<void> {
+    this.closed = true;
+    this.job?.runner.stop();
+    this.assignmentWatch?.close();
+    await this.workers.close();
+    await this.transport.close();
+  }
+
+  // ---- setup -------------------------------------------------------------------------
+
+  private async init(): Promise<void> {
+    await this.workers.start();
+    this.transport.onMessage((from, m) => this.onMessage(from, m as unknown as RuntimeMessage));
+    await this.transport.start();
+    await mkdirp(this.client, this.paths.assignments);
+    await this.cluster.join(this.id, { address: this.transport.address, workers: this.workers.size, job: null });
+    await this.cluster.watch();
+    const assignment = joinPath(this.paths.assignments, this.id);
+    try {
+      await this.client.create(assignment, Buffer.alloc(0));
+    } catch (err) {
+      if (!isCoordError(err, 'NODE_EXISTS')) throw err;
+    }
+    this.assignmentWatch = watchData(this.client, assignment, (data) => {
+      const jobId = data ? data.data.toString('utf8') : '';
+      this.assignmentQueue = this.assignmentQueue.then(() => this.follow(jobId)).catch((err: unknown) => {
+        log.error('node', `could not follow assignment to "${jobId}"`, err);
+      });
+    });
+    await this.assignmentWatch.ready;
+  }
+
+  /** Joins or leaves jobs to match the assignment. */
+  private async follow(jobId: string): Promise<void> {
+    if (this.closed) return;
+    if (this.job && this.job.spec.id !== jobId) await this.leave(this.job, 'drained');
+    if (jobId !== '' && !this.job) await this.join(jobId);
+  }
+
+  private async join(jobId: string): Promise<void> {
+    const paths = jobPaths(jobId, this.paths.root);
+    let spec: JobSpec;
+    try {
+      spec = decode<JobSpec>((await this.client.getData(paths.spec)).data);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return log.warn('node', `assigned to unknown job ${jobId}`);
+      throw err;
+    }
+    if (await this.client.exists(paths.result)) return; // already over
+    const type = await loadTaskType(spec.ref);
+    const ledger = new Ledger(this.client, { tasks: paths.tasks, txns: paths.txns }, this.id);
+    const vars = new GlobalVariables(this.client, paths.vars);
+    const board = spec.varNames.length > 0 ? VarBoard.allocate(spec.varNames) : undefined;
+    const boardView = board ? new VarBoard(board, spec.varNames) : undefined;
+    const members = new GroupMembership(this.client, paths.members);
+    const runner: JobRunner = new JobRunner({
+      nodeId: this.id,
+      jobId,
+      ref: spec.ref,
+      ledger,
+      workers: this.workers,
+      board,
+      varNames: spec.varNames,
+      send: (to, message) => this.send(to, message),
+      peers: () => [...members.view().keys()].filter((id) => id !== this.id),
+      setVar: (name, value) => {
+        vars.setVar(name, value).catch((err: unknown) => log.warn('node', `setVar ${name} failed`, err));
+      },
+      onEvent: (e) => this.onRunnerEvent(jobId, e),
+      rng: this.rng,
+      ...(this.opts.steal ? { steal: this.opts.steal } : {}),
+    });
+    const election = new LeaderElection(this.client, paths.election, { id: this.id, data: null });
+    const job: Participation = {
+      spec, paths, type, runner, ledger, vars, members, election, coordinator: undefined,
+      resultWatch: undefined as unknown as WatchHandle, leaving: undefined,
+    };
+    this.job = job;
+    vars.on('change', ({ name, value }) => boardView?.write(name, value));
+    for (const name of spec.varNames) {
+      const rule = type.vars?.[name] ?? 'replace';
+      await vars.define(name, { rule: rule as never });
+    }
+    members.on('joined', () => runner.peersJoined());
+    members.on('left', (m) => runner.peerLeft(m.id));
+    await members.join(this.id, { address: this.transport.address, workers: this.workers.size });
+    await members.watch();
+    election.on('elected', () => {
+      if (this.job !== job || job.leaving) return;
+      job.coordinator = new JobCoordinator(this.client, paths, ledger, members, reducerOf(type), (s) => runner.adopt(s));
+      job.coordinator.start();
+      this.emit({ type: 'leader', node: this.id, job: jobId });
+    });
+    await election.start();
+    job.resultWatch = watchData(this.client, paths.result, (data) => {
+      if (data && this.job === job) void this.leave(job, 'finished');
+    });
+    await this.cluster.update({ address: this.transport.address, workers: this.workers.size, job: jobId });
+    this.emit({ type: 'job-joined', node: this.id, job: jobId });
+    runner.peersJoined();
+  }
+
+  /** Leaves a job: drained (tasks handed over first) or finished (nothing left to hand over). */
+  private leave(job: Participation, reason: 'drained' | 'finished' | 'failed'): Promise<void> {
+    if (job.leaving) return job.leaving;
+    job.leaving = (async () => {
+      if (reason === 'drained') await job.runner.drain();
+      job.runner.stop();
+      job.coordinator?.stop();
+      job.resultWatch?.close();
+      job.vars.stop();
+      job.members.stop();
+      await job.election.resign().catch(() => undefined);
+      await job.members.leave().catch(() => undefined);
+      if (this.job === job) this.job = undefined;
+      if (!this.closed) {
+        await this.cluster.update({ address: this.transport.address, workers: this.workers.size, job: null }).catch(() => undefined);
+        if (reason !== 'drained') await this.clearAssignment(job.spec.id);
+      }
+      this.emit({ type: 'job-left', node: this.id, job: job.spec.id, reason });
+    })();
+    return job.leaving;
+  }
+
+  /** A finished job releases its nodes: clear the assignment if it still names that job. */
+  private async clearAssignment(jobId: string): Promise<void> {
+    const path = joinPath(this.paths.assignments, this.id);
+    try {
+      const { data, stat } = await this.client.getData(path);
+      if (data.toString('utf8') === jobId) await this.client.setData(path, Buffer.alloc(0), stat.version);
+    } catch (err) {
+      if (!isCoordError(err, 'BAD_VERSION', 'NO_NODE')) log.warn('node', 'could not clear the assignment', err);
+    }
+  }
+
+  // ---- messages ----------------------------------------------------------------------
+
+  private onWorkerEvent(ev: WorkerEvent): void {
+    if (this.job) this.job.runner.onWorker(ev);
+  }
+
+  private onMessage(from: string, m: RuntimeMessage): void {
+    const job = this.job;
+    if (job && m.job === job.spec.id && !job.leaving) return job.runner.onMessage(from, m);
+    if (job && m.job === job.spec.id && m.type !== 'steal' && m.type !== 'offer') return job.runner.onMessage(from, m);
+    // Not (or no longer) in that job: refuse politely so the sender does not wait.
+    if (m.type === 'steal') void this.send(from, { type: 'steal-empty', job: m.job, requestId: m.requestId }).catch(() => undefined);
+    if (m.type === 'offer') void this.send(from, { type: 'offer-ack', job: m.job, taskId: m.task.id, claimed: false }).catch(() => undefined);
+  }
+
+  private onRunnerEvent(jobId: string, e: RunnerEvent): void {
+    switch (e.type) {
+      case 'steal': return this.emit({ type: 'steal', job: jobId, from: e.from, to: e.to, taskId: e.taskId });
+      case 'migration': return this.emit({ type: 'migration', job: jobId, from: e.from, to: e.to, taskId: e.taskId });
+      case 'task-done': return this.emit({ type: 'task-done', job: jobId, node: this.id, taskId: e.taskId });
+      case 'failed': {
+        this.emit({ type: 'failed', job: jobId, node: this.id, error: e.error });
+        const job = this.job;
+        if (job?.spec.id === jobId) {
+          publishOutcome(this.client, job.paths, { status: 'failed', error: e.error, finishedAt: Date.now() })
+            .catch((err: unknown) => log.error('node', 'could not publish the job failure', err));
+        }
+      }
+    }
+  }
+
+  private async send(to: string, message: RuntimeMessage): Promise<void> {
+    const member = this.cluster.view().get(to);
+    if (!member?.meta.address) throw new Error(`node ${to} is not in the cluster`);
+    await this.transport.send({ nodeId: to, address: member.meta.address }, message as never);
+  }
+
+  private emit(event: NodeEvent): void {
+    this.events.emit('event', event);
+  }
+}

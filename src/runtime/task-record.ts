@@ -1,0 +1,32 @@
+/**
+ * A task's durable record in its job's ledger (the termination list of seed 000 §3.5, where
+ * each entry also carries the task's latest checkpoint). A record exists from the moment its
+ * parent split it off until it completes, and names the node that owns (runs) it.
+ */
+export interface TaskRecord {
+  /** Owning node id; '' while unowned (the root before any node claimed it). */
+  owner: string;
+  /** The task's state at its latest checkpoint (creation, a split, a migration). */
+  state: unknown;
+  /** Its result contribution up to that checkpoint (undefined: nothing yet). */
+  partial: unknown;
+}
+
+/** A task as it moves between nodes: its record plus the ledger version the sender last saw. */
+export interface TaskSnapshot {
+  id: string;
+  state: unknown;
+  partial: unknown;
+  version: number;
+}
+
+/** Task ids: `<node id>.<counter>`, unique in the cluster and valid znode names. */
+export class TaskIds {
+  private next = 0;
+
+  constructor(private readonly nodeId: string) {}
+
+  fresh(): string {
+    return `${this.nodeId}.${(this.next++).toString(36)}`;
+  }
+}

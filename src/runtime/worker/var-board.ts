@@ -1,0 +1,65 @@
+/**
+ * A node's global-variable values in shared memory: the node's main thread writes, every worker
+ * reads without a message, so a long-running task sees a better bound at its next getVar.
+ * Each slot is a seqlock: the version is odd while a write is in progress; a reader retries
+ * until it sees the same even version before and after copying the bytes.
+ */
+const SLOT_BYTES = 16 * 1024;
+const HEADER_INTS = 2; // version, length
+
+export class VarBoard {
+  private readonly names: string[];
+  private readonly cache = new Map<string, { version: number; value: unknown }>();
+
+  constructor(readonly buffer: SharedArrayBuffer, names: readonly string[]) {
+    this.names = [...names].sort();
+    if (buffer.byteLength < this.names.length * (SLOT_BYTES + HEADER_INTS * 4)) throw new Error('var board buffer too small');
+  }
+
+  static allocate(names: readonly string[]): SharedArrayBuffer {
+    return new SharedArrayBuffer(Math.max(1, names.length) * (SLOT_BYTES + HEADER_INTS * 4));
+  }
+
+  has(name: string): boolean {
+    return this.names.includes(name);
+  }
+
+  /** Writes a value (main thread only: one writer per board). */
+  write(name: string, value: unknown): void {
+    const { header, bytes } = this.slot(name);
+    const encoded = Buffer.from(JSON.stringify(value ?? null));
+    if (encoded.length > SLOT_BYTES) throw new Error(`global variable "${name}" is ${encoded.length} bytes as JSON; the limit is ${SLOT_BYTES}`);
+    Atomics.add(header, 0, 1); // odd: writing
+    bytes.set(encoded);
+    Atomics.store(header, 1, encoded.length);
+    Atomics.add(header, 0, 1); // even: stable
+  }
+
+  /** Reads a value; decodes only when it changed since the last read. */
+  read(name: string): unknown {
+    const { header, bytes } = this.slot(name);
+    for (;;) {
+      const before = Atomics.load(header, 0);
+      if (before === 0) return undefined; // never written
+      if (before % 2 === 1) continue;
+      const cached = this.cache.get(name);
+      if (cached && cached.version === before) return cached.value;
+      const length = Atomics.load(header, 1);
+      const copy = Buffer.from(bytes.subarray(0, length));
+      if (Atomics.load(header, 0) !== before) continue;
+      const value: unknown = JSON.parse(copy.toString('utf8'));
+      this.cache.set(name, { version: before, value });
+      return value;
+    }
+  }
+
+  private slot(name: string): { header: Int32Array; bytes: Uint8Array } {
+    const index = this.names.indexOf(name);
+    if (index < 0) throw new Error(`global variable "${name}" is not declared in the task type's vars`);
+    const offset = index * (SLOT_BYTES + HEADER_INTS * 4);
+    return {
+      header: new Int32Array(this.buffer, offset, HEADER_INTS),
+      bytes: new Uint8Array(this.buffer, offset + HEADER_INTS * 4, SLOT_BYTES),
+    };
+  }
+}

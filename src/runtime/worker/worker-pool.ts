@@ -1,0 +1,125 @@
+import { Worker } from 'node:worker_threads';
+import { log } from '../../util/log.js';
+import { CANCEL, ControlFlags, MIGRATE, WANT_SPLIT } from './control-flags.js';
+import type { FromWorker, RunRequest, ToWorker } from './messages.js';
+
+/** The worker entry next to this file: .ts when running from sources (tsx), .js when built. */
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const ENTRY = new URL(`./worker-main${FROM_SOURCES ? '.ts' : '.js'}`, import.meta.url);
+/**
+ * From sources (tests, examples run with tsx), a worker must register the TypeScript loader itself
+ * before loading its entry: Node 20 does not apply the parent's --import hooks to workers.
+ */
+const BOOTSTRAP = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); })`;
+
+function createWorker(workerData: unknown): Worker {
+  return FROM_SOURCES ? new Worker(BOOTSTRAP, { eval: true, workerData }) : new Worker(ENTRY, { workerData });
+}
+
+interface Slot {
+  worker: Worker;
+  flags: ControlFlags;
+  taskId: string | undefined;
+}
+
+export type WorkerEvent = { slot: number } & FromWorker;
+
+/**
+ * A node's worker threads. Each slot runs one task at a time; control words in shared memory
+ * let the node ask a running task to split, migrate or stop without a message.
+ */
+export class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly controlBuffer: SharedArrayBuffer;
+  private closed = false;
+
+  constructor(readonly size: number, private readonly onEvent: (event: WorkerEvent) => void) {
+    if (!Number.isInteger(size) || size < 1) throw new Error(`workers must be a positive whole number, got ${size}`);
+    this.controlBuffer = ControlFlags.allocate(size);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(Array.from({ length: this.size }, (_, i) => this.spawn(i)));
+  }
+
+  /** Slots not running a task. */
+  idleSlots(): number[] {
+    return this.slots.flatMap((s, i) => (s.taskId === undefined ? [i] : []));
+  }
+
+  runningSlots(): number[] {
+    return this.slots.flatMap((s, i) => (s.taskId === undefined ? [] : [i]));
+  }
+
+  taskOf(slot: number): string | undefined {
+    return this.slots[slot]?.taskId;
+  }
+
+  run(slot: number, req: RunRequest): void {
+    const s = this.slots[slot];
+    if (!s || s.taskId !== undefined) throw new Error(`worker ${slot} is not idle`);
+    s.taskId = req.taskId;
+    s.flags.reset();
+    const msg: ToWorker = { type: 'run', run: req };
+    s.worker.postMessage(msg);
+  }
+
+  /** Asks the task on `slot` to split off one task at its next potential split point. */
+  requestSplit(slot: number): void {
+    const s = this.slots[slot];
+    if (s?.taskId !== undefined && s.flags.get(WANT_SPLIT) <= 0) s.flags.set(WANT_SPLIT, 1);
+  }
+
+  /** Withdraws an unserved split request (the work went elsewhere). */
+  clearSplit(slot: number): void {
+    this.slots[slot]?.flags.set(WANT_SPLIT, 0);
+  }
+
+  splitRequested(slot: number): boolean {
+    return (this.slots[slot]?.flags.get(WANT_SPLIT) ?? 0) > 0;
+  }
+
+  requestMigrate(slot: number): void {
+    this.slots[slot]?.flags.set(MIGRATE, 1);
+  }
+
+  cancel(slot: number): void {
+    this.slots[slot]?.flags.set(CANCEL, 1);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+
+  private spawn(index: number): Promise<void> {
+    const worker = createWorker({ controlBuffer: this.controlBuffer, slot: index });
+    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), taskId: undefined };
+    this.slots[index] = slot;
+    return new Promise((resolve, reject) => {
+      let ready = false;
+      worker.on('message', (msg: FromWorker) => {
+        if (msg.type === 'ready') {
+          ready = true;
+          resolve();
+          return;
+        }
+        if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') slot.taskId = undefined;
+        this.onEvent({ slot: index, ...msg });
+      });
+      worker.on('error', (err) => {
+        if (!ready) return reject(err);
+        log.error('worker', `worker ${index} crashed`, err);
+      });
+      worker.on('exit', (code) => {
+        if (this.closed) return;
+        const taskId = slot.taskId;
+        slot.taskId = undefined;
+        if (taskId !== undefined) this.onEvent({ slot: index, type: 'failed', taskId, error: `worker thread exited with code ${code}` });
+        // Replace the lost thread so the node keeps its capacity.
+        this.spawn(index).catch((err: unknown) => log.error('worker', `could not restart worker ${index}`, err));
+      });
+    });
+  }
+}
+

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Cluster } from '../../src/runtime/cluster.js';
+import type { TaskRef } from '../../src/runtime/task.js';
+import { countSequentially } from './apps/compositions.js';
+import { rootState } from './apps/compositions.js';
+
+const COMPOSITIONS: TaskRef = { module: new URL('./apps/compositions.ts', import.meta.url).href, export: 'default' };
+void fileURLToPath;
+
+describe('embedded cluster: exact counts', () => {
+  it('sequential reference equals the closed form 2^n', () => {
+    for (let n = 1; n <= 16; n++) assert.equal(countSequentially(n), 2 ** n);
+  });
+
+  for (const [nodes, workers] of [[1, 1], [1, 2], [2, 1], [4, 1]] as const) {
+    it(`${nodes} node(s) × ${workers} worker(s) count 2^18 nodes exactly`, { timeout: 60_000 }, async () => {
+      const cluster = await Cluster.embedded({ nodes, workers, seed: 7 });
+      try {
+        const job = await cluster.submit(COMPOSITIONS, rootState(18, 20));
+        const outcome = await job.outcome();
+        assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+        assert.equal(await job.result<number>(), 2 ** 18);
+      } finally {
+        await cluster.close();
+      }
+    });
+  }
+});
