@@ -1,0 +1,85 @@
+/**
+ * Elastic behaviour on an embedded cluster: nodes join and drain mid-run, and nodes (the job
+ * leader included) are killed mid-run. The count must stay exact: nothing lost, nothing doubled.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
+import type { TaskRef } from '../../src/runtime/task.js';
+import { withDeadline, waitFor } from '../support/wait.js';
+import { rootState } from './apps/compositions.js';
+
+const COMPOSITIONS: TaskRef = { module: new URL('./apps/compositions.ts', import.meta.url).href, export: 'default' };
+const N = 21;
+const WORK = 400; // arithmetic per tree node: a run of a few seconds on one worker
+const T = { timeout: 120_000 };
+
+function record(cluster: Cluster): ClusterEvent[] {
+  const events: ClusterEvent[] = [];
+  cluster.on((e) => events.push(e));
+  return events;
+}
+
+describe('embedded cluster: elasticity and failures', () => {
+  it('nodes join mid-run, start stealing at once, and drain out again: exact count', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 1, workers: 1, seed: 11 });
+    const events = record(cluster);
+    try {
+      const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK), { nodes: 1 });
+      // Once the job is running on its first node, add two nodes and give them to the job.
+      await waitFor(() => events.some((e) => e.type === 'leader'), 'the job to start');
+      const added = await cluster.addNodes(2);
+      await cluster.scale(job.id, 3);
+      await waitFor(() => added.every((id) => events.some((e) => e.type === 'steal' && e.to === id)), 'both new nodes to steal work');
+      // Then shrink back to one node: the two released nodes migrate their tasks away.
+      const { released } = await cluster.scale(job.id, 1);
+      assert.equal(released.length, 2);
+      const outcome = await withDeadline(job.outcome(), 'job outcome', 100_000);
+      assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+      assert.equal(await job.result<number>(), 2 ** N);
+      for (const id of released) assert.ok(events.some((e) => e.type === 'job-left' && e.node === id && e.reason === 'drained'), `${id} drained`);
+      assert.ok(events.some((e) => e.type === 'migration'), 'tasks migrated off the drained nodes');
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a node is killed mid-run (no drain): its tasks are recovered, count exact', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 12 });
+    const events = record(cluster);
+    try {
+      const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK));
+      const leader = await withDeadline(new Promise<string>((resolve) => {
+        const e = events.find((x) => x.type === 'leader');
+        if (e && e.type === 'leader') return resolve(e.node);
+        const off = cluster.on((x) => { if (x.type === 'leader') { off(); resolve(x.node); } });
+      }), 'a leader');
+      // Kill a non-leader once it holds stolen work.
+      await waitFor(() => events.some((e) => e.type === 'steal' && e.to !== leader), 'a steal by a non-leader');
+      const victim = events.find((e) => e.type === 'steal' && e.to !== leader) as { to: string };
+      await cluster.crashNode(victim.to);
+      const outcome = await withDeadline(job.outcome(), 'job outcome', 100_000);
+      assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+      assert.equal(await job.result<number>(), 2 ** N);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('the job leader (coordinator) is killed mid-run: another takes over, one result, count exact', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 13 });
+    const events = record(cluster);
+    try {
+      const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK));
+      await waitFor(() => events.filter((e) => e.type === 'steal').length >= 2, 'work to spread');
+      const leader = (events.find((e) => e.type === 'leader') as { node: string }).node;
+      await cluster.crashNode(leader);
+      await waitFor(() => events.some((e) => e.type === 'leader' && e.node !== leader), 'a new leader');
+      const outcome = await withDeadline(job.outcome(), 'job outcome', 100_000);
+      assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+      assert.equal(await job.result<number>(), 2 ** N);
+    } finally {
+      await cluster.close();
+    }
+  });
+});
