@@ -2,13 +2,21 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseLevel, setLogLevel, LOG_LEVELS } from '../util/log.js';
+import { registerClusterCommands } from './commands/cluster.js';
 import { registerCoordCommands } from './commands/coord.js';
 import { registerDemo } from './commands/demo.js';
+import { registerNodeCommand } from './commands/node.js';
 import { UsageError, reportError } from './errors.js';
 
+/** The package version, from the nearest package.json above this module (sources or dist). */
 function version(): string {
-  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string };
-  return pkg.version;
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      return (JSON.parse(readFileSync(fileURLToPath(new URL('package.json', dir)), 'utf8')) as { version: string }).version;
+    } catch {
+      if (dir.pathname === '/') return 'unknown';
+    }
+  }
 }
 
 export function buildProgram(): Command {
@@ -25,6 +33,8 @@ export function buildProgram(): Command {
       setLogLevel(parsed);
     });
   registerDemo(program);
+  registerNodeCommand(program);
+  registerClusterCommands(program);
   registerCoordCommands(program);
   return program;
 }

@@ -139,3 +139,45 @@ export async function listJobs(client: CoordClient, root?: string): Promise<stri
     throw err;
   }
 }
+
+/** The node currently leading a job (the first candidate of its election), or null. */
+export async function jobLeader(client: CoordClient, jobId: string, root?: string): Promise<string | null> {
+  const election = jobPaths(jobId, root).election;
+  for (;;) {
+    let names: string[];
+    try {
+      names = (await client.getChildren(election)).sort((a, b) => Number(a.slice(-10)) - Number(b.slice(-10)));
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return null;
+      throw err;
+    }
+    if (names.length === 0) return null;
+    try {
+      return (JSON.parse((await client.getData(joinPath(election, names[0]!))).data.toString('utf8')) as { id: string }).id;
+    } catch (err) {
+      if (!isCoordError(err, 'NO_NODE')) throw err; // it left meanwhile: read again
+    }
+  }
+}
+
+/** Owners of the job's live tasks, by node id (for status displays and tests). */
+export async function taskOwners(client: CoordClient, jobId: string, root?: string): Promise<Map<string, number>> {
+  const tasks = jobPaths(jobId, root).tasks;
+  const owners = new Map<string, number>();
+  let ids: string[];
+  try {
+    ids = await client.getChildren(tasks);
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) return owners;
+    throw err;
+  }
+  for (const id of ids) {
+    try {
+      const record = decode<TaskRecord>((await client.getData(joinPath(tasks, id))).data);
+      owners.set(record.owner, (owners.get(record.owner) ?? 0) + 1);
+    } catch (err) {
+      if (!isCoordError(err, 'NO_NODE')) throw err;
+    }
+  }
+  return owners;
+}

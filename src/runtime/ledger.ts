@@ -4,6 +4,7 @@ import { joinPath } from '../coord/paths.js';
 import { waitForState } from '../coord/tree-ops.js';
 import type { CoordClient, Op } from '../coord/types.js';
 import { emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
+import { log } from '../util/log.js';
 import { decode, encode } from './codec.js';
 import type { TaskRecord, TaskSnapshot } from './task-record.js';
 
@@ -15,13 +16,45 @@ export class LostOwnership extends Error {
   }
 }
 
+/**
+ * Record versions as a batch sees them while it is built: groups of one batch that touch the same
+ * task (two splits of one parent, say) each see the version the previous group will have written.
+ */
+class Versions {
+  private readonly changes = new Map<string, number | undefined>();
+
+  constructor(private readonly base: ReadonlyMap<string, number>) {}
+
+  get(taskId: string): number {
+    const v = this.changes.has(taskId) ? this.changes.get(taskId) : this.base.get(taskId);
+    if (v === undefined) throw new LostOwnership(taskId);
+    return v;
+  }
+
+  set(taskId: string, version: number): void {
+    this.changes.set(taskId, version);
+  }
+
+  delete(taskId: string): void {
+    this.changes.set(taskId, undefined);
+  }
+
+  /** Applies the batch's changes once it committed (other entries may have changed meanwhile). */
+  applyTo(map: Map<string, number>): void {
+    for (const [id, v] of this.changes) {
+      if (v === undefined) map.delete(id);
+      else map.set(id, v);
+    }
+  }
+}
+
 /** One task event: its ops commit together or not at all. */
 interface Group {
   taskId: string;
-  build: () => Op[];
+  /** Builds the ops, advancing the batch's view of versions as they will be after them. */
+  build: (v: Versions) => Op[];
   /** Result contribution committed with this group (completions). */
   result?: unknown;
-  applied: () => void;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -56,27 +89,33 @@ export class Ledger {
 
   /** Records a new child split off (or spawned) by `parentId`, with the parent's checkpoint. */
   split(parentId: string, checkpoint: { state: unknown; partial: unknown }, childId: string, childState: unknown): Promise<void> {
-    return this.enqueue(parentId, () => [
-      { op: 'setData', path: this.taskPath(parentId), data: this.recordBytes(checkpoint.state, checkpoint.partial), version: this.version(parentId) },
-      { op: 'create', path: this.taskPath(childId), data: this.recordBytes(childState, undefined) },
-    ], () => {
-      this.versions.set(parentId, this.version(parentId) + 1);
-      this.versions.set(childId, 0);
+    return this.enqueue(parentId, (v) => {
+      const version = v.get(parentId);
+      v.set(parentId, version + 1);
+      v.set(childId, 0);
+      return [
+        { op: 'setData', path: this.taskPath(parentId), data: this.recordBytes(checkpoint.state, checkpoint.partial), version },
+        { op: 'create', path: this.taskPath(childId), data: this.recordBytes(childState, undefined) },
+      ];
     });
   }
 
   /** Records that `taskId` completed with result contribution `partial`. */
   complete(taskId: string, partial: unknown): Promise<void> {
-    return this.enqueue(taskId, () => [{ op: 'delete', path: this.taskPath(taskId), version: this.version(taskId) }], () => {
-      this.versions.delete(taskId);
+    return this.enqueue(taskId, (v) => {
+      const version = v.get(taskId);
+      v.delete(taskId);
+      return [{ op: 'delete', path: this.taskPath(taskId), version }];
     }, { value: partial });
   }
 
   /** Saves a task's state and partial result (before it migrates). */
   checkpoint(taskId: string, state: unknown, partial: unknown): Promise<void> {
-    return this.enqueue(taskId, () => [
-      { op: 'setData', path: this.taskPath(taskId), data: this.recordBytes(state, partial), version: this.version(taskId) },
-    ], () => this.versions.set(taskId, this.version(taskId) + 1));
+    return this.enqueue(taskId, (v) => {
+      const version = v.get(taskId);
+      v.set(taskId, version + 1);
+      return [{ op: 'setData', path: this.taskPath(taskId), data: this.recordBytes(state, partial), version }];
+    });
   }
 
   /**
@@ -85,9 +124,10 @@ export class Ledger {
    */
   async claim(snapshot: TaskSnapshot): Promise<boolean> {
     try {
-      await this.enqueue(snapshot.id, () => [
-        { op: 'setData', path: this.taskPath(snapshot.id), data: this.recordBytes(snapshot.state, snapshot.partial), version: snapshot.version },
-      ], () => this.versions.set(snapshot.id, snapshot.version + 1));
+      await this.enqueue(snapshot.id, (v) => {
+        v.set(snapshot.id, snapshot.version + 1);
+        return [{ op: 'setData', path: this.taskPath(snapshot.id), data: this.recordBytes(snapshot.state, snapshot.partial), version: snapshot.version }];
+      });
       return true;
     } catch (err) {
       if (err instanceof LostOwnership) return false;
@@ -129,9 +169,9 @@ export class Ledger {
 
   // ---- batching ----------------------------------------------------------------------
 
-  private enqueue(taskId: string, build: () => Op[], applied: () => void, result?: { value: unknown }): Promise<void> {
+  private enqueue(taskId: string, build: (v: Versions) => Op[], result?: { value: unknown }): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ taskId, build, applied, resolve, reject, ...(result ? { result: result.value } : {}) });
+      this.queue.push({ taskId, build, resolve, reject, ...(result ? { result: result.value } : {}) });
       void this.pump();
     });
   }
@@ -145,12 +185,11 @@ export class Ledger {
         const txnPath = joinPath(this.paths.txns, randomUUID());
         for (let attempt = 0; batch.length > 0; attempt++) {
           if (attempt > 0) this.stats.retries++;
-          const outcome = await this.commit(batch, txnPath);
+          const versions = new Versions(this.versions);
+          const outcome = await this.commit(batch, txnPath, versions);
           if (outcome === 'committed') {
-            for (const g of batch) {
-              g.applied();
-              g.resolve();
-            }
+            versions.applyTo(this.versions);
+            for (const g of batch) g.resolve();
             batch = [];
           } else if (outcome instanceof Error) {
             for (const g of batch) g.reject(outcome);
@@ -169,14 +208,14 @@ export class Ledger {
   }
 
   /** One attempt: 'committed', the index of a group whose condition failed, or a fatal error. */
-  private async commit(batch: Group[], txnPath: string): Promise<'committed' | number | Error> {
+  private async commit(batch: Group[], txnPath: string, versions: Versions): Promise<'committed' | number | Error> {
     const ops: Op[] = [];
     const owner: number[] = []; // op index -> group index
     const results: unknown[] = [];
     for (const [gi, g] of batch.entries()) {
       let built: Op[];
       try {
-        built = g.build();
+        built = g.build(versions);
       } catch (err) {
         if (err instanceof LostOwnership) return gi;
         throw err;
@@ -206,6 +245,7 @@ export class Ledger {
           continue;
         }
         if (isCoordError(err, 'BAD_VERSION', 'NO_NODE', 'NODE_EXISTS') && err.opIndex !== undefined) {
+          log.debug('ledger', `transaction refused: ${err.message}`, { ops: ops.map((o) => `${o.op} ${o.path} v${'version' in o ? String(o.version) : '-'}`) });
           if (err.opIndex === ops.length - 1) return 'committed'; // our marker exists: an earlier attempt went through
           return owner[err.opIndex]!;
         }
@@ -217,12 +257,6 @@ export class Ledger {
   private async exists(path: string): Promise<boolean> {
     this.stats.reads++;
     return (await this.client.exists(path)) !== null;
-  }
-
-  private version(taskId: string): number {
-    const v = this.versions.get(taskId);
-    if (v === undefined) throw new LostOwnership(taskId);
-    return v;
   }
 
   private taskPath(taskId: string): string {

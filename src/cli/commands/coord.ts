@@ -5,6 +5,7 @@ import { isCoordError } from '../../coord/errors.js';
 import { joinPath, validatePath } from '../../coord/paths.js';
 import type { CoordClient } from '../../coord/types.js';
 import { UsageError } from '../errors.js';
+import { positiveInt } from '../options.js';
 
 interface CoordOptions {
   zk?: string;
@@ -90,12 +91,6 @@ async function withClient(opts: CoordOptions, path: string, run: (client: CoordC
   } finally {
     await client.close();
   }
-}
-
-function positiveInt(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag}: "${value}" is not a positive whole number`);
-  return n;
 }
 
 function print(value: unknown): void {

@@ -1,0 +1,87 @@
+import type { Command } from 'commander';
+import { connect } from '../../coord/connect.js';
+import type { CoordClient } from '../../coord/types.js';
+import { decode } from '../../runtime/codec.js';
+import { drainNode, listJobs, listNodes, scaleJob } from '../../runtime/job-control.js';
+import { jobPaths } from '../../runtime/job-paths.js';
+import type { JobOutcome, JobSpec } from '../../runtime/job-spec.js';
+import { UsageError } from '../errors.js';
+import { nonNegativeInt, zookeeperConnection } from '../options.js';
+
+interface Common {
+  zk?: string;
+  json?: boolean;
+}
+
+/** `tidepool status|jobs|scale|drain`: act on a running cluster registered on ZooKeeper. */
+export function registerClusterCommands(program: Command): void {
+  const common = (cmd: Command) => cmd
+    .option('--zk <conn>', 'ZooKeeper ensemble (default $TIDEPOOL_ZK)')
+    .option('--json', 'print one JSON object');
+
+  common(program.command('status').description('list the nodes of the cluster: address, workers, job'))
+    .addHelpText('after', '\nExample:\n  tidepool status --zk zk://127.0.0.1:2181')
+    .action((opts: Common) => withCluster(opts, async (client) => {
+      const nodes = await listNodes(client);
+      if (opts.json) return print({ nodes });
+      if (nodes.length === 0) return void process.stdout.write('no nodes\n');
+      table([['NODE', 'ADDRESS', 'WORKERS', 'JOB', 'ASSIGNED'], ...nodes.map((n) => [n.id, n.address, String(n.workers), n.job ?? '-', n.assignment || '-'])]);
+    }));
+
+  common(program.command('jobs').description('list the jobs of the cluster with their state'))
+    .addHelpText('after', '\nExample:\n  tidepool jobs --zk zk://127.0.0.1:2181 --json')
+    .action((opts: Common) => withCluster(opts, async (client) => {
+      const nodes = await listNodes(client);
+      const jobs = await Promise.all((await listJobs(client)).map(async (id) => {
+        const paths = jobPaths(id);
+        const spec = decode<JobSpec>((await client.getData(paths.spec)).data);
+        const result = await client.getData(paths.result).then((r) => decode<JobOutcome>(r.data), () => null);
+        return { id, task: spec.ref.module, state: result ? result.status : 'running', nodes: nodes.filter((n) => n.job === id).length, createdAt: spec.createdAt };
+      }));
+      if (opts.json) return print({ jobs });
+      if (jobs.length === 0) return void process.stdout.write('no jobs\n');
+      table([['JOB', 'STATE', 'NODES', 'TASK'], ...jobs.map((j) => [j.id, j.state, String(j.nodes), j.task])]);
+    }));
+
+  common(program.command('scale').argument('<job>', 'job id').argument('<nodes>', 'node count').description('set the number of nodes of a job (idle nodes join; surplus nodes drain)'))
+    .addHelpText('after', '\nExample:\n  tidepool scale j-lx3k2-1a2b3c 4 --zk zk://127.0.0.1:2181')
+    .action((job: string, count: string, opts: Common) => withCluster(opts, async (client) => {
+      const n = nonNegativeInt(count, 'NODES');
+      if (!(await client.exists(jobPaths(job).spec))) throw new UsageError(`no job ${job} in the cluster`);
+      const change = await scaleJob(client, job, n);
+      if (opts.json) return print({ job, ...change });
+      process.stdout.write(`job ${job}: ${change.size} node(s)${change.added.length ? `, added ${change.added.join(' ')}` : ''}${change.released.length ? `, draining ${change.released.join(' ')}` : ''}${change.size < n ? ` (only ${change.size} available)` : ''}\n`);
+    }));
+
+  common(program.command('drain').argument('<node>', 'node id').description('move a node out of its job: its tasks migrate to the job\'s other nodes'))
+    .addHelpText('after', '\nExample:\n  tidepool drain n-1a2b3c4d --zk zk://127.0.0.1:2181')
+    .action((node: string, opts: Common) => withCluster(opts, async (client) => {
+      let drained: boolean;
+      try {
+        drained = await drainNode(client, node);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      if (opts.json) return print({ node, draining: drained });
+      process.stdout.write(drained ? `node ${node} is draining\n` : `node ${node} has no job\n`);
+    }));
+}
+
+async function withCluster(opts: Common, run: (client: CoordClient) => Promise<void>): Promise<void> {
+  const conn = zookeeperConnection(opts.zk, 'this command acts on a running cluster');
+  const client = await connect(conn, { connectTimeoutMs: 10_000 });
+  try {
+    await run(client);
+  } finally {
+    await client.close();
+  }
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function table(rows: string[][]): void {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+}

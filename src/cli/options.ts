@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { parseConnectionString } from '../coord/connection-string.js';
+import { UsageError } from './errors.js';
+
+/** Flag parsing helpers shared by commands: each names the flag in its error. */
+
+export function positiveInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag}: "${value}" is not a positive whole number`);
+  return n;
+}
+
+export function nonNegativeInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag}: "${value}" is not a whole number ≥ 0`);
+  return n;
+}
+
+export function port(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`${flag}: "${value}" is not a port number (0–65535)`);
+  return n;
+}
+
+/** A ZooKeeper connection string from --zk or $TIDEPOOL_ZK (required for commands acting on a running cluster). */
+export function zookeeperConnection(value: string | undefined, what: string): string {
+  const conn = value ?? process.env.TIDEPOOL_ZK;
+  if (!conn) throw new UsageError(`--zk is required (or set TIDEPOOL_ZK): ${what}`);
+  let target;
+  try {
+    target = parseConnectionString(conn);
+  } catch (err) {
+    throw new UsageError(`--zk: ${(err as Error).message}`);
+  }
+  if (target.backend !== 'zookeeper') throw new UsageError(`--zk: "${conn}" is an in-process backend; give zk://host:port`);
+  return conn;
+}
+
+/** The cluster secret from --secret-file or $TIDEPOOL_SECRET. */
+export function clusterSecret(file: string | undefined): Buffer {
+  if (file !== undefined) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (err) {
+      throw new UsageError(`--secret-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    const trimmed = Buffer.from(bytes.toString('utf8').trim());
+    if (trimmed.length < 16) throw new UsageError(`--secret-file: ${file} holds ${trimmed.length} bytes; a cluster secret needs at least 16`);
+    return trimmed;
+  }
+  const env = process.env.TIDEPOOL_SECRET;
+  if (env !== undefined) {
+    if (env.length < 16) throw new UsageError('TIDEPOOL_SECRET needs at least 16 characters');
+    return Buffer.from(env);
+  }
+  throw new UsageError('a cluster secret is required: --secret-file FILE (or TIDEPOOL_SECRET); every node of a cluster uses the same one');
+}
+
+export function defaultWorkers(): number {
+  return Math.max(1, os.availableParallelism());
+}

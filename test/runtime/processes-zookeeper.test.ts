@@ -1,0 +1,86 @@
+/**
+ * Node processes over a real ZooKeeper ensemble and real TCP: exact counts with three processes,
+ * with a node joining and one draining (SIGTERM) mid-run, with a node killed by SIGKILL, and with
+ * the job's coordinator killed by SIGKILL.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Cluster } from '../../src/runtime/cluster.js';
+import { jobLeader, taskOwners } from '../../src/runtime/job-control.js';
+import type { TaskRef } from '../../src/runtime/task.js';
+import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { waitFor, withDeadline } from '../support/wait.js';
+import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
+import { rootState } from './apps/compositions.js';
+
+const COMPOSITIONS: TaskRef = { module: new URL('./apps/compositions.ts', import.meta.url).href, export: 'default' };
+const N = 22;
+const WORK = 300;
+const T = { timeout: 180_000 };
+
+describe('node processes on ZooKeeper', () => {
+  let zk: ZkEnsemble;
+  let secret: string;
+  const processes: NodeProcess[] = [];
+  const start = async (count: number) => {
+    const started = await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret })));
+    processes.push(...started);
+    return started;
+  };
+
+  before(async () => {
+    zk = await startEnsemble({ size: 3 });
+    secret = secretFile();
+  });
+  after(async () => {
+    for (const p of processes) p.kill('SIGKILL');
+    await Promise.all(processes.map((p) => p.exited));
+    await zk.stop();
+  });
+
+  it('three node processes count exactly; a fourth joins and one drains on SIGTERM mid-run', T, async () => {
+    const nodes = await start(3);
+    const cluster = await Cluster.connect(zk.connectionString);
+    try {
+      const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK), { nodes: 3 });
+      await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).size >= 2, 'work to spread over two nodes', 60_000);
+      const [late] = await start(1);
+      await cluster.scale(job.id, 4);
+      await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).has(late!.id), 'the new node to steal work', 60_000);
+      const leader = await jobLeader(cluster.coordination, job.id);
+      const leaving = nodes.find((n) => n.id !== leader)!;
+      leaving.kill('SIGTERM');
+      assert.equal(await withDeadline(leaving.exited, 'drained node to exit', 60_000), 0);
+      const outcome = await withDeadline(job.outcome(), 'job outcome', 120_000);
+      assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+      assert.equal(await job.result<number>(), 2 ** N);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  for (const target of ['a worker node', 'the coordinator'] as const) {
+    it(`SIGKILL of ${target} mid-run: exact count, one result`, T, async () => {
+      const cluster = await Cluster.connect(zk.connectionString);
+      try {
+        const idle = (await cluster.nodes()).filter((n) => n.assignment === '').length;
+        if (idle < 3) await start(3 - idle);
+        const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK), { nodes: 3 });
+        await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).size >= 3, 'work on all three nodes', 60_000);
+        const leader = await jobLeader(cluster.coordination, job.id);
+        const owners = await taskOwners(cluster.coordination, job.id);
+        const victimId = target === 'the coordinator' ? leader : [...owners.keys()].find((id) => id !== leader);
+        const victim = processes.find((p) => p.id === victimId);
+        assert.ok(victim, `found the process of ${victimId}`);
+        victim.kill('SIGKILL');
+        await victim.exited;
+        const outcome = await withDeadline(job.outcome(), 'job outcome', 120_000);
+        assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+        assert.equal(await job.result<number>(), 2 ** N);
+        if (target === 'the coordinator') assert.notEqual(await jobLeader(cluster.coordination, job.id), leader);
+      } finally {
+        await cluster.close();
+      }
+    });
+  }
+});
