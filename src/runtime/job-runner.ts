@@ -5,7 +5,8 @@ import type { RuntimeMessage } from './messages.js';
 import { StealPlanner, type StealPlannerOptions } from './steal-planner.js';
 import type { TaskRef } from './task.js';
 import { TaskIds, type TaskSnapshot } from './task-record.js';
-import type { WorkerEvent, WorkerPool } from './worker/worker-pool.js';
+import type { WorkerEvent, Workers } from './worker/worker-pool.js';
+import { systemClock, type Clock } from './clock.js';
 
 export type RunnerEvent =
   | { type: 'steal'; from: string; to: string; taskId: string }
@@ -18,7 +19,7 @@ export interface JobRunnerDeps {
   jobId: string;
   ref: TaskRef;
   ledger: Ledger;
-  workers: WorkerPool;
+  workers: Workers;
   /** The job's variable board (shared with workers), if its task type declares vars. */
   board: SharedArrayBuffer | undefined;
   varNames: string[];
@@ -32,6 +33,9 @@ export interface JobRunnerDeps {
   steal?: StealPlannerOptions;
   /** How long a steal request may wait for a running task to split (ms). */
   stealWaitMs?: number;
+  /** How long an offered task waits for the receiver's answer before it is taken back (ms). */
+  offerTimeoutMs?: number;
+  clock?: Clock;
 }
 
 interface PendingSteal {
@@ -45,6 +49,8 @@ interface Outgoing {
   to: string;
   requestId: number | undefined;
   kind: 'steal' | 'migration';
+  /** After this time the offer is taken back (a lost offer or answer must not strand the task). */
+  deadline: number;
 }
 
 /**
@@ -64,14 +70,16 @@ export class JobRunner {
   private inFlight = 0; // ledger writes whose outcome decides where a task goes
   private draining = false;
   private stopped = false;
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
   private timerAt = 0;
+  private readonly clock: Clock;
   private drainWaiters: Array<() => void> = [];
   private migrateCursor = 0;
 
   constructor(private readonly d: JobRunnerDeps) {
     this.planner = new StealPlanner(d.rng, d.steal);
     this.ids = new TaskIds(d.nodeId);
+    this.clock = d.clock ?? systemClock;
   }
 
   /** Tasks held here: queued, running, or being handed over. */
@@ -117,7 +125,7 @@ export class JobRunner {
     switch (m.type) {
       case 'steal': return this.onStealRequest(from, m.requestId);
       case 'steal-empty':
-        this.planner.answered(m.requestId, false, Date.now());
+        this.planner.answered(m.requestId, false, this.clock.now());
         return this.schedule();
       case 'offer': return void this.onOffer(from, m.task, m.requestId);
       case 'offer-ack': return void this.onOfferAck(from, m.taskId, m.claimed);
@@ -126,14 +134,14 @@ export class JobRunner {
 
   /** Another member left the job: forget requests to it, take back tasks it never claimed. */
   peerLeft(nodeId: string): void {
-    this.planner.memberLeft(nodeId, Date.now());
+    this.planner.memberLeft(nodeId, this.clock.now());
     for (let i = this.pendingSteals.length - 1; i >= 0; i--) if (this.pendingSteals[i]!.thief === nodeId) this.pendingSteals.splice(i, 1);
     for (const [id, out] of this.outgoing) if (out.to === nodeId) void this.takeBack(id);
     this.schedule();
   }
 
   peersJoined(): void {
-    this.planner.membersJoined(Date.now());
+    this.planner.membersJoined(this.clock.now());
     this.schedule();
   }
 
@@ -155,7 +163,8 @@ export class JobRunner {
   /** The job ended (or this node left it): cancel what runs, drop what is queued. */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     for (const slot of this.running.values()) this.d.workers.cancel(slot);
     this.pool.length = 0;
     this.pendingSteals.length = 0;
@@ -248,7 +257,8 @@ export class JobRunner {
 
   private schedule(): void {
     if (this.stopped) return;
-    const now = Date.now();
+    const now = this.clock.now();
+    this.expireOffers(now);
     if (this.draining) {
       this.migratePool();
       this.checkDrained();
@@ -285,7 +295,7 @@ export class JobRunner {
     const action = this.planner.next(now, needWork, this.d.peers());
     if (action.kind === 'send') {
       this.d.send(action.victim, { type: 'steal', job: this.d.jobId, requestId: action.requestId }).catch(() => {
-        this.planner.undeliverable(action.requestId, Date.now());
+        this.planner.undeliverable(action.requestId, this.clock.now());
         this.schedule();
       });
       this.arm(this.planner.requestTimeoutMs);
@@ -299,7 +309,7 @@ export class JobRunner {
     const task = this.pool.shift();
     if (task) return this.transfer(task, thief, requestId, 'steal');
     if (this.running.size === 0) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
-    this.pendingSteals.push({ thief, requestId, deadline: Date.now() + (this.d.stealWaitMs ?? 25) });
+    this.pendingSteals.push({ thief, requestId, deadline: this.clock.now() + (this.d.stealWaitMs ?? 25) });
     this.schedule();
   }
 
@@ -320,7 +330,8 @@ export class JobRunner {
   // ---- transfers (steal answers and migrations) --------------------------------------
 
   private transfer(snapshot: TaskSnapshot, to: string, requestId: number | undefined, kind: 'steal' | 'migration'): void {
-    this.outgoing.set(snapshot.id, { snapshot, to, requestId, kind });
+    this.outgoing.set(snapshot.id, { snapshot, to, requestId, kind, deadline: this.clock.now() + (this.d.offerTimeoutMs ?? 5_000) });
+    this.arm(this.d.offerTimeoutMs ?? 5_000);
     const msg: RuntimeMessage = requestId === undefined
       ? { type: 'offer', job: this.d.jobId, task: snapshot }
       : { type: 'offer', job: this.d.jobId, requestId, task: snapshot };
@@ -333,7 +344,7 @@ export class JobRunner {
     if (!out || out.to !== from) return;
     if (!claimed) return this.takeBack(taskId);
     this.outgoing.delete(taskId);
-    this.d.ledger.release(taskId);
+    this.d.ledger.release(taskId, out.snapshot.version);
     if (out.kind === 'steal') this.stats.stealsOut++;
     else this.stats.migrationsOut++;
     this.d.onEvent({ type: out.kind === 'steal' ? 'steal' : 'migration', from: this.d.nodeId, to: from, taskId });
@@ -349,7 +360,6 @@ export class JobRunner {
     const out = this.outgoing.get(taskId);
     if (!out) return;
     this.outgoing.delete(taskId);
-    this.d.ledger.release(taskId);
     this.inFlight++;
     try {
       const mine = await this.d.ledger.claim(out.snapshot);
@@ -366,7 +376,7 @@ export class JobRunner {
   private async onOffer(from: string, snapshot: TaskSnapshot, requestId: number | undefined): Promise<void> {
     const refuse = () => this.sendSafe(from, { type: 'offer-ack', job: this.d.jobId, taskId: snapshot.id, claimed: false });
     if (this.stopped || this.draining) {
-      if (requestId !== undefined) this.planner.answered(requestId, false, Date.now());
+      if (requestId !== undefined) this.planner.answered(requestId, false, this.clock.now());
       return refuse();
     }
     this.inFlight++;
@@ -378,13 +388,21 @@ export class JobRunner {
     }
     this.inFlight--;
     await this.sendSafe(from, { type: 'offer-ack', job: this.d.jobId, taskId: snapshot.id, claimed });
-    if (requestId !== undefined) this.planner.answered(requestId, claimed, Date.now());
+    if (requestId !== undefined) this.planner.answered(requestId, claimed, this.clock.now());
     if (claimed) {
       if (requestId !== undefined) this.stats.stealsIn++;
       else this.stats.migrationsIn++;
       this.place({ ...snapshot, version: snapshot.version + 1 });
     }
     this.schedule();
+  }
+
+  /** Offers unanswered past their deadline are taken back (the claim decides who owns them). */
+  private expireOffers(now: number): void {
+    for (const [id, out] of this.outgoing) {
+      if (out.deadline <= now) void this.takeBack(id);
+      else this.arm(out.deadline - now);
+    }
   }
 
   private migratePool(): void {
@@ -424,15 +442,14 @@ export class JobRunner {
 
   /** Wakes the scheduler after `ms` (the earliest of all pending wake-ups wins). */
   private arm(ms: number): void {
-    const at = Date.now() + Math.max(1, Math.ceil(ms));
-    if (this.timer && this.timerAt <= at) return;
-    clearTimeout(this.timer);
+    const at = this.clock.now() + Math.max(1, Math.ceil(ms));
+    if (this.cancelTimer && this.timerAt <= at) return;
+    this.cancelTimer?.();
     this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
+    this.cancelTimer = this.clock.setTimer(() => {
+      this.cancelTimer = undefined;
       this.schedule();
-    }, at - Date.now());
-    this.timer.unref();
+    }, at - this.clock.now());
   }
 
   private async sendSafe(to: string, message: RuntimeMessage): Promise<void> {

@@ -135,9 +135,13 @@ export class Ledger {
     }
   }
 
-  /** Forgets a task handed to another node (it is theirs once they claimed it). */
-  release(taskId: string): void {
-    this.versions.delete(taskId);
+  /**
+   * Forgets a task handed to another node (theirs once they claimed it) — only if our entry is
+   * still the version we handed out: the same task may have come back to us meanwhile (recovered
+   * from the receiver after it crashed), and that newer ownership must stay.
+   */
+  release(taskId: string, handedOutVersion: number): void {
+    if (this.versions.get(taskId) === handedOutVersion) this.versions.delete(taskId);
   }
 
   /** The version of an owned record, as this node last wrote it. */

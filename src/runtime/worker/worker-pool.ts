@@ -24,11 +24,23 @@ interface Slot {
 
 export type WorkerEvent = { slot: number } & FromWorker;
 
+/** What a job runner needs of its node's workers (the thread pool, or a simulation in tests). */
+export interface Workers {
+  readonly size: number;
+  idleSlots(): number[];
+  run(slot: number, req: RunRequest): void;
+  requestSplit(slot: number): void;
+  clearSplit(slot: number): void;
+  splitRequested(slot: number): boolean;
+  requestMigrate(slot: number): void;
+  cancel(slot: number): void;
+}
+
 /**
  * A node's worker threads. Each slot runs one task at a time; control words in shared memory
  * let the node ask a running task to split, migrate or stop without a message.
  */
-export class WorkerPool {
+export class WorkerPool implements Workers {
   private readonly slots: Slot[] = [];
   private readonly controlBuffer: SharedArrayBuffer;
   private closed = false;
