@@ -52,9 +52,8 @@ async function simulate(sc: Scenario) {
     const client = new EmbeddedClient(server, 600_000);
     const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, id, 1 + rng.int(0, 8));
     const members = new GroupMembership(client, paths.members);
-    let runner!: JobRunner;
-    const workers = new SimWorkers(sc.workers, (e) => runner.onWorker(e));
-    runner = new JobRunner({
+    const workers: SimWorkers = new SimWorkers(sc.workers, (e) => runner.onWorker(e));
+    const runner: JobRunner = new JobRunner({
       nodeId: id, jobId: 'sim', ref: { module: 'sim', export: 'default' }, ledger, workers, board: undefined, varNames: [],
       send: (to, m) => net.send(id, to, m),
       peers: () => [...members.view().keys()].filter((m) => m !== id),
