@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
 import type { TaskRef } from '../../src/runtime/task.js';
+import { Rng } from '../../src/util/rng.js';
+import { testSeeds } from '../support/seeds.js';
 import { withDeadline, waitFor } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 
@@ -44,8 +46,10 @@ describe('embedded cluster: elasticity and failures', () => {
     }
   });
 
-  it('a node is killed mid-run (no drain): its tasks are recovered, count exact', T, async () => {
-    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 12 });
+  for (const seed of testSeeds([21, 22, 23, 24])) {
+  it(`a node is killed mid-run (no drain): its tasks are recovered, count exact (seed ${seed})`, T, async () => {
+    const rng = new Rng(seed);
+    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed });
     const events = record(cluster);
     try {
       const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK));
@@ -54,9 +58,10 @@ describe('embedded cluster: elasticity and failures', () => {
         if (e && e.type === 'leader') return resolve(e.node);
         const off = cluster.on((x) => { if (x.type === 'leader') { off(); resolve(x.node); } });
       }), 'a leader');
-      // Kill a non-leader once it holds stolen work.
-      await waitFor(() => events.some((e) => e.type === 'steal' && e.to !== leader), 'a steal by a non-leader');
-      const victim = events.find((e) => e.type === 'steal' && e.to !== leader) as { to: string };
+      // Kill a non-leader once it holds stolen work, after a random number of steals.
+      const steals = rng.int(1, 6);
+      await waitFor(() => events.filter((e) => e.type === 'steal' && e.to !== leader).length >= steals, `${steals} steals by non-leaders`);
+      const victim = events.filter((e) => e.type === 'steal' && e.to !== leader).at(-1) as { to: string };
       await cluster.crashNode(victim.to);
       const outcome = await withDeadline(job.outcome(), 'job outcome', 100_000);
       assert.equal(outcome.status, 'done', JSON.stringify(outcome));
@@ -65,21 +70,27 @@ describe('embedded cluster: elasticity and failures', () => {
       await cluster.close();
     }
   });
+  }
 
-  it('the job leader (coordinator) is killed mid-run: another takes over, one result, count exact', T, async () => {
-    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 13 });
+  for (const seed of testSeeds([31, 32, 33, 34])) {
+  it(`the job leader (coordinator) is killed mid-run: another takes over, one result, count exact (seed ${seed})`, T, async () => {
+    const rng = new Rng(seed);
+    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed });
     const events = record(cluster);
     try {
       const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK));
-      await waitFor(() => events.filter((e) => e.type === 'steal').length >= 2, 'work to spread');
+      const steals = rng.int(2, 8);
+      await waitFor(() => events.filter((e) => e.type === 'steal').length >= steals, `${steals} steals`);
       const leader = (events.find((e) => e.type === 'leader') as { node: string }).node;
       await cluster.crashNode(leader);
       await waitFor(() => events.some((e) => e.type === 'leader' && e.node !== leader), 'a new leader');
       const outcome = await withDeadline(job.outcome(), 'job outcome', 100_000);
       assert.equal(outcome.status, 'done', JSON.stringify(outcome));
       assert.equal(await job.result<number>(), 2 ** N);
+      assert.equal(events.filter((e) => e.type === 'leader').length, 2, 'exactly one takeover');
     } finally {
       await cluster.close();
     }
   });
+  }
 });
