@@ -1,6 +1,16 @@
 /**
  * tidepool: an elastic task-parallel runtime for TypeScript on Node.js.
- * The coordination layer (ZooKeeper or the embedded backend) and its recipes are the foundation.
+ *
+ * - Task API: `defineTask` (run, split, result reducer, global variables).
+ * - Clusters: `Cluster.embedded()` (in-process, no external service) or `Cluster.connect('zk://…')`.
+ * - Coordination layer and recipes (ZooKeeper or embedded), transports, and the node itself.
  */
+export { defineTask, loadTaskType, type TaskContext, type TaskDefinition, type TaskType, type TaskRef, type ResultReducer, type VarRules } from './runtime/task.js';
+export { Cluster, type ClusterEvent, type EmbeddedClusterOptions, type JobHandle } from './runtime/cluster.js';
+export { TidepoolNode, type NodeOptions } from './runtime/node.js';
+export type { NodeEvent } from './runtime/node-events.js';
+export type { JobOutcome, JobSpec } from './runtime/job-spec.js';
+export { submitJob, scaleJob, drainNode, listNodes, listJobs, awaitOutcome, jobLeader, type NodeInfo } from './runtime/job-control.js';
 export * from './coord/index.js';
+export { InProcessNetwork, InProcessTransport, TcpTransport, TransportError, type Transport, type Message, type PeerAddress } from './transport/index.js';
 export { setLogLevel, setLogFormat, type LogLevel } from './util/log.js';

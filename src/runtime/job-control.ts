@@ -181,3 +181,24 @@ export async function taskOwners(client: CoordClient, jobId: string, root?: stri
   }
   return owners;
 }
+
+/** Nodes that have committed ledger transactions for the job (splits, claims, completions). */
+export async function jobCommitters(client: CoordClient, jobId: string, root?: string): Promise<Set<string>> {
+  const txns = jobPaths(jobId, root).txns;
+  const nodes = new Set<string>();
+  let ids: string[];
+  try {
+    ids = await client.getChildren(txns);
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) return nodes;
+    throw err;
+  }
+  for (const id of ids) {
+    try {
+      nodes.add(decode<{ node: string }>((await client.getData(joinPath(txns, id))).data).node);
+    } catch (err) {
+      if (!isCoordError(err, 'NO_NODE')) throw err;
+    }
+  }
+  return nodes;
+}

@@ -16,3 +16,9 @@ it('examples/coordination.ts runs on the embedded backend and reports the recipe
   assert.equal(out.bound, Math.min(100, 93, 86, 79));
   assert.ok(out.terminationStats.transactions > 0);
 });
+
+it('examples/count-primes.ts counts the primes below 10^6 on an embedded cluster: π(10^6) = 78498', { timeout: 120_000 }, async () => {
+  const script = fileURLToPath(new URL('../../examples/count-primes.ts', import.meta.url));
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, '1000000', '2', '1'], { timeout: 110_000 });
+  assert.equal((JSON.parse(stdout) as { primes: number }).primes, 78498);
+});

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../src/runtime/cluster.js';
-import { jobLeader, taskOwners } from '../../src/runtime/job-control.js';
+import { jobCommitters, jobLeader, taskOwners } from '../../src/runtime/job-control.js';
 import type { TaskRef } from '../../src/runtime/task.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { waitFor, withDeadline } from '../support/wait.js';
@@ -39,16 +39,18 @@ describe('node processes on ZooKeeper', () => {
   });
 
   it('three node processes count exactly; a fourth joins and one drains on SIGTERM mid-run', T, async () => {
-    const nodes = await start(3);
+    const nodes = await start(4);
     const cluster = await Cluster.connect(zk.connectionString);
     try {
       const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK), { nodes: 3 });
       await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).size >= 2, 'work to spread over two nodes', 60_000);
-      const [late] = await start(1);
-      await cluster.scale(job.id, 4);
-      await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).has(late!.id), 'the new node to steal work', 60_000);
+      // The idle fourth process is assigned to the running job and must start stealing at once.
+      const { added } = await cluster.scale(job.id, 4);
+      assert.equal(added.length, 1);
+      const late = nodes.find((n) => n.id === added[0])!;
+      await waitFor(async () => (await jobCommitters(cluster.coordination, job.id)).has(late.id), 'the new node to take part', 60_000);
       const leader = await jobLeader(cluster.coordination, job.id);
-      const leaving = nodes.find((n) => n.id !== leader)!;
+      const leaving = nodes.find((n) => n.id !== leader && n.id !== late.id)!;
       leaving.kill('SIGTERM');
       assert.equal(await withDeadline(leaving.exited, 'drained node to exit', 60_000), 0);
       const outcome = await withDeadline(job.outcome(), 'job outcome', 120_000);
