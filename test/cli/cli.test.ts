@@ -6,6 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '../../src/coord/connect.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listNodes, submitJob } from '../../src/runtime/job-control.js';
+import { rootState } from '../runtime/apps/compositions.js';
+import { secretFile, startNodeProcess } from '../support/node-process.js';
+import { waitFor } from '../support/wait.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
 
@@ -55,6 +62,21 @@ describe('tidepool CLI', () => {
     assertCleanError(await tidepool(['coord', 'ls', '/', '--zk', 'zk://127.0.0.1:1', '--depth', '0']), /--depth: "0"/);
   });
 
+  it('node: missing or bad flags and secrets are clear errors', async () => {
+    assertCleanError(await tidepool(['node']), /--zk is required/);
+    assertCleanError(await tidepool(['node', '--zk', 'zk://127.0.0.1:1']), /cluster secret is required/);
+    assertCleanError(await tidepool(['node', '--zk', 'zk://127.0.0.1:1', '--secret-file', '/nonexistent/secret']), /--secret-file: cannot read \/nonexistent\/secret: ENOENT/);
+    const short = join(mkdtempSync(join(tmpdir(), 'tp-')), 'short');
+    writeFileSync(short, 'abc');
+    assertCleanError(await tidepool(['node', '--zk', 'zk://127.0.0.1:1', '--secret-file', short]), /holds 3 bytes; a cluster secret needs at least 16/);
+    const good = join(mkdtempSync(join(tmpdir(), 'tp-')), 'secret');
+    writeFileSync(good, 'a-long-enough-cluster-secret');
+    assertCleanError(await tidepool(['node', '--zk', 'zk://127.0.0.1:1', '--secret-file', good, '--workers', '0']), /--workers: "0" is not a positive whole number/);
+    assertCleanError(await tidepool(['node', '--zk', 'zk://127.0.0.1:1', '--secret-file', good, '--port', '70000']), /--port: "70000" is not a port number/);
+    assertCleanError(await tidepool(['scale', 'j', 'many', '--zk', 'zk://127.0.0.1:1']), /NODES: "many"/);
+    assertCleanError(await tidepool(['status']), /--zk is required/);
+  });
+
   describe('against a ZooKeeper ensemble', () => {
     let zk: ZkEnsemble;
     const root = `/cli-${randomUUID()}`;
@@ -81,6 +103,32 @@ describe('tidepool CLI', () => {
       assert.equal(run.code, 0, run.stderr);
       assert.deepEqual(JSON.parse(run.stdout), { path: `${root}/jobs/j1/vars/bound`, data: '42', version: 0, numChildren: 0, ephemeralOwner: null });
       assertCleanError(await tidepool(['coord', 'get', `${root}/missing`, '--zk', zk.connectionString]), /no znode at/);
+    });
+
+    it('status, jobs, scale and drain act on a running cluster', { timeout: 120_000 }, async () => {
+      const node = await startNodeProcess({ zk: zk.connectionString, secretFile: secretFile() });
+      try {
+        const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string; job: string | null; workers: number }> };
+        assert.deepEqual(status.nodes.map((n) => [n.id, n.job, n.workers]), [[node.id, null, 1]]);
+        const text = await tidepool(['status', '--zk', zk.connectionString]);
+        assert.match(text.stdout, new RegExp(`^NODE\\s+ADDRESS\\s+WORKERS\\s+JOB\\s+ASSIGNED\\n${node.id}\\s+tcp://127\\.0\\.0\\.1:\\d+\\s+1\\s+-\\s+-`));
+        // A long job with no nodes yet, then scaled to one node, then drained off it.
+        const client = await connect(zk.connectionString);
+        const spec = await submitJob(client, { ref: { module: new URL('../runtime/apps/compositions.ts', import.meta.url).href, export: 'default' }, root: rootState(30, 1000), nodes: 0 });
+        const jobs = JSON.parse((await tidepool(['jobs', '--zk', zk.connectionString, '--json'])).stdout) as { jobs: Array<{ id: string; state: string; nodes: number }> };
+        assert.deepEqual(jobs.jobs.map((j) => [j.id, j.state, j.nodes]), [[spec.id, 'running', 0]]);
+        const scaled = JSON.parse((await tidepool(['scale', spec.id, '1', '--zk', zk.connectionString, '--json'])).stdout) as { added: string[]; size: number };
+        assert.deepEqual(scaled, { job: spec.id, added: [node.id], released: [], size: 1 });
+        await waitFor(async () => (await listNodes(client)).some((n) => n.job === spec.id), 'the node to join the job');
+        const drained = JSON.parse((await tidepool(['drain', node.id, '--zk', zk.connectionString, '--json'])).stdout) as { draining: boolean };
+        assert.equal(drained.draining, true);
+        assertCleanError(await tidepool(['scale', 'j-nope', '1', '--zk', zk.connectionString]), /no job j-nope/);
+        assertCleanError(await tidepool(['drain', 'n-nope', '--zk', zk.connectionString]), /no node n-nope/);
+        await client.close();
+      } finally {
+        node.kill('SIGKILL');
+        await node.exited;
+      }
     });
 
     it('an unreachable cluster fails within the timeout with a clear message', { timeout: 60_000 }, async () => {

@@ -45,13 +45,15 @@ export function registerClusterCommands(program: Command): void {
 
   common(program.command('scale').argument('<job>', 'job id').argument('<nodes>', 'node count').description('set the number of nodes of a job (idle nodes join; surplus nodes drain)'))
     .addHelpText('after', '\nExample:\n  tidepool scale j-lx3k2-1a2b3c 4 --zk zk://127.0.0.1:2181')
-    .action((job: string, count: string, opts: Common) => withCluster(opts, async (client) => {
+    .action((job: string, count: string, opts: Common) => {
       const n = nonNegativeInt(count, 'NODES');
-      if (!(await client.exists(jobPaths(job).spec))) throw new UsageError(`no job ${job} in the cluster`);
-      const change = await scaleJob(client, job, n);
-      if (opts.json) return print({ job, ...change });
-      process.stdout.write(`job ${job}: ${change.size} node(s)${change.added.length ? `, added ${change.added.join(' ')}` : ''}${change.released.length ? `, draining ${change.released.join(' ')}` : ''}${change.size < n ? ` (only ${change.size} available)` : ''}\n`);
-    }));
+      return withCluster(opts, async (client) => {
+        if (!(await client.exists(jobPaths(job).spec))) throw new UsageError(`no job ${job} in the cluster`);
+        const change = await scaleJob(client, job, n);
+        if (opts.json) return print({ job, ...change });
+        process.stdout.write(`job ${job}: ${change.size} node(s)${change.added.length ? `, added ${change.added.join(' ')}` : ''}${change.released.length ? `, draining ${change.released.join(' ')}` : ''}${change.size < n ? ` (only ${change.size} available)` : ''}\n`);
+      });
+    });
 
   common(program.command('drain').argument('<node>', 'node id').description('move a node out of its job: its tasks migrate to the job\'s other nodes'))
     .addHelpText('after', '\nExample:\n  tidepool drain n-1a2b3c4d --zk zk://127.0.0.1:2181')
