@@ -22,6 +22,8 @@ export interface EmbeddedClusterOptions {
   workers?: number;
   steal?: StealPlannerOptions;
   seed?: number;
+  /** How often each node reports progress events (ms; default 1000, 0 = never). */
+  progressIntervalMs?: number;
 }
 
 export interface JobHandle {
@@ -91,6 +93,7 @@ export class Cluster {
         client, transport: new InProcessTransport(id, this.network), workers, nodeId: id,
         ...(this.opts.steal ? { steal: this.opts.steal } : {}),
         ...(this.opts.seed !== undefined ? { seed: this.opts.seed + this.local.size } : {}),
+        ...(this.opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.opts.progressIntervalMs } : {}),
       });
       node.on((e) => this.events.emit('event', e));
       this.local.set(node.id, { node, client });

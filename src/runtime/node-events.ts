@@ -6,4 +6,6 @@ export type NodeEvent =
   | { type: 'steal'; job: string; from: string; to: string; taskId: string }
   | { type: 'migration'; job: string; from: string; to: string; taskId: string }
   | { type: 'task-done'; job: string; node: string; taskId: string }
-  | { type: 'failed'; job: string; node: string; error: string };
+  | { type: 'failed'; job: string; node: string; error: string }
+  /** Periodic load report of a node in a job (cumulative counters). */
+  | { type: 'progress'; job: string; node: string; running: number; pooled: number; tasksDone: number; splits: number; stealsIn: number; stealsOut: number; migrationsOut: number };

@@ -35,6 +35,8 @@ export interface NodeOptions {
   steal?: StealPlannerOptions;
   /** Seed for the node's random choices (victims), for reproducible tests. */
   seed?: number;
+  /** How often a node in a job reports its progress (ms; 0 = never). Default 1000. */
+  progressIntervalMs?: number;
 }
 
 interface Participation {
@@ -49,6 +51,7 @@ interface Participation {
   coordinator: JobCoordinator | undefined;
   resultWatch: WatchHandle;
   leaving: Promise<void> | undefined;
+  progress: NodeJS.Timeout | undefined;
 }
 
 export function newNodeId(): string {
@@ -209,7 +212,7 @@ export class TidepoolNode {
     const election = new LeaderElection(this.client, paths.election, { id: this.id, data: null });
     const job: Participation = {
       spec, paths, type, runner, ledger, vars, members, election, coordinator: undefined,
-      resultWatch: undefined as unknown as WatchHandle, leaving: undefined,
+      resultWatch: undefined as unknown as WatchHandle, leaving: undefined, progress: undefined,
     };
     this.job = job;
     vars.on('change', ({ name, value }) => boardView?.write(name, value));
@@ -233,6 +236,11 @@ export class TidepoolNode {
     });
     await this.cluster.update({ address: this.transport.address, workers: this.workers.size, job: jobId });
     this.emit({ type: 'job-joined', node: this.id, job: jobId });
+    const every = this.opts.progressIntervalMs ?? 1_000;
+    if (every > 0) {
+      job.progress = setInterval(() => this.reportProgress(job), every);
+      job.progress.unref();
+    }
     runner.peersJoined();
   }
 
@@ -241,6 +249,8 @@ export class TidepoolNode {
     if (job.leaving) return job.leaving;
     job.leaving = (async () => {
       if (reason === 'drained') await job.runner.drain();
+      clearInterval(job.progress);
+      this.reportProgress(job);
       job.runner.stop();
       job.coordinator?.stop();
       job.resultWatch?.close();
@@ -304,6 +314,15 @@ export class TidepoolNode {
     const member = this.cluster.view().get(to);
     if (!member?.meta.address) throw new Error(`node ${to} is not in the cluster`);
     await this.transport.send({ nodeId: to, address: member.meta.address }, message as never);
+  }
+
+  private reportProgress(job: Participation): void {
+    const load = job.runner.load;
+    const st = job.runner.stats;
+    this.emit({
+      type: 'progress', job: job.spec.id, node: this.id, running: load.running, pooled: load.pooled,
+      tasksDone: st.tasksDone, splits: st.splits, stealsIn: st.stealsIn, stealsOut: st.stealsOut, migrationsOut: st.migrationsOut,
+    });
   }
 
   private emit(event: NodeEvent): void {
