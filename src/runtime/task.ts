@@ -25,7 +25,10 @@ export interface TaskContext<R> {
    * Returns true if a task was split off.
    */
   potentialSplit(): boolean;
-  /** True when this task should stop now so that its state can move to another node (§3.4). */
+  /**
+   * True when this task should stop now: its node is draining and its state will move to another
+   * node (§3.4), or its job was cancelled. Return from `run` when it says so.
+   */
   shouldMigrate(): boolean;
   /** True when the job has been cancelled (e.g. a decision search found its answer): stop now. */
   cancelled(): boolean;

@@ -35,15 +35,6 @@ export class ControlFlags {
     return Atomics.load(this.view, word);
   }
 
-  /** Takes one unit of a counter if positive (a split request is served once). */
-  take(word: number): boolean {
-    for (;;) {
-      const current = Atomics.load(this.view, word);
-      if (current <= 0) return false;
-      if (Atomics.compareExchange(this.view, word, current, current - 1) === current) return true;
-    }
-  }
-
   /** Clears every word (a new task starts with a clean slate). */
   reset(): void {
     for (let i = 0; i < WORDS_PER_WORKER; i++) Atomics.store(this.view, i, 0);

@@ -1,73 +1,122 @@
-import { reducerOf, type TaskContext, type TaskType } from '../task.js';
+import { reducerOf, type ResultReducer, type TaskContext, type TaskType } from '../task.js';
 import { CANCEL, MIGRATE, WANT_SPLIT, type ControlFlags } from './control-flags.js';
 import type { FromWorker, RunRequest } from './messages.js';
 import { VarBoard } from './var-board.js';
+
+/** Control words are consulted on every 16th split point or migration check. */
+const CHECK_MASK = 15;
+
+/**
+ * The context a running task sees. A class (not per-task closures) so that every task calls the
+ * same functions: call sites in hot loops stay monomorphic and get inlined. The control words are
+ * read with Atomics, but only every 16th call, so a task that offers a split point per tiny unit
+ * of work does not pay a fenced load for each one.
+ */
+class RunContext implements TaskContext<unknown> {
+  partial: unknown;
+  migrating = false;
+  private splitTick = 0;
+  private migrateTick = 0;
+  private readonly localVars = new Map<string, unknown>();
+  private readonly board: VarBoard | undefined;
+
+  constructor(
+    private readonly type: TaskType<unknown, unknown>,
+    private readonly req: RunRequest,
+    private readonly view: Int32Array,
+    private readonly reducer: ResultReducer<unknown>,
+    private readonly state: unknown,
+    private readonly post: (m: FromWorker) => void,
+  ) {
+    this.partial = req.partial === undefined ? reducer.initial() : req.partial;
+    this.board = req.board ? new VarBoard(req.board, req.varNames) : undefined;
+  }
+
+  get taskId(): string {
+    return this.req.taskId;
+  }
+
+  get jobId(): string {
+    return this.req.jobId;
+  }
+
+  potentialSplit(): boolean {
+    if ((++this.splitTick & CHECK_MASK) !== 0) return false;
+    if (Atomics.load(this.view, WANT_SPLIT) <= 0 || !this.type.split) return false;
+    if (!takeOne(this.view)) return false;
+    const child = this.type.split(this.state);
+    if (child === undefined) return false;
+    this.handOver(child);
+    return true;
+  }
+
+  shouldMigrate(): boolean {
+    if ((++this.migrateTick & CHECK_MASK) !== 0) return false;
+    if (Atomics.load(this.view, MIGRATE) !== 0) {
+      this.migrating = true;
+      return true;
+    }
+    // A cancelled job stops its tasks through the same check.
+    return Atomics.load(this.view, CANCEL) !== 0;
+  }
+
+  cancelled(): boolean {
+    return Atomics.load(this.view, CANCEL) !== 0;
+  }
+
+  spawn(childState: unknown): void {
+    this.handOver(childState);
+  }
+
+  emit(value: unknown): void {
+    this.partial = this.reducer.combine(this.partial, value);
+  }
+
+  getVar<T>(name: string): T | undefined {
+    const shared = this.board?.has(name) ? (this.board.read(name) as T | undefined) : undefined;
+    const local = this.localVars.get(name) as T | undefined;
+    if (local === undefined) return shared;
+    if (shared === undefined) return local;
+    return mergeVar(this.type, name, shared, local) as T;
+  }
+
+  setVar<T>(name: string, value: T): void {
+    const current = this.localVars.get(name);
+    this.localVars.set(name, current === undefined ? value : mergeVar(this.type, name, current, value));
+    this.post({ type: 'setVar', jobId: this.req.jobId, name, value });
+  }
+
+  /** The message is cloned on posting, so the checkpoint is the parent's state at this instant. */
+  private handOver(childState: unknown): void {
+    this.post({ type: 'child', taskId: this.req.taskId, childState, checkpoint: { state: this.state, partial: this.partial } });
+  }
+}
+
+/** Takes one unit of the split request (a request is served once). */
+function takeOne(view: Int32Array): boolean {
+  for (;;) {
+    const current = Atomics.load(view, WANT_SPLIT);
+    if (current <= 0) return false;
+    if (Atomics.compareExchange(view, WANT_SPLIT, current, current - 1) === current) return true;
+  }
+}
 
 /**
  * Runs one task on the current thread and reports what happened through `post`. Kept apart from
  * the worker shell so that it can run (and be tested) on any thread.
  */
 export async function runTask(type: TaskType<unknown, unknown>, req: RunRequest, flags: ControlFlags, post: (m: FromWorker) => void): Promise<void> {
-  const reducer = reducerOf(type);
-  let partial = req.partial === undefined ? reducer.initial() : req.partial;
   const state = req.state;
-  const board = req.board ? new VarBoard(req.board, req.varNames) : undefined;
-  const localVars = new Map<string, unknown>();
-  let migrating = false;
-
-  const handOver = (childState: unknown) => {
-    // The message is cloned on posting, so the checkpoint is the parent's state at this instant.
-    post({ type: 'child', taskId: req.taskId, childState, checkpoint: { state, partial } });
-  };
-
-  const ctx: TaskContext<unknown> = {
-    taskId: req.taskId,
-    jobId: req.jobId,
-    potentialSplit() {
-      if (Atomics.load(flags.view, WANT_SPLIT) <= 0 || !type.split) return false;
-      if (!flags.take(WANT_SPLIT)) return false;
-      const child = type.split(state);
-      if (child === undefined) return false;
-      handOver(child);
-      return true;
-    },
-    shouldMigrate() {
-      if (Atomics.load(flags.view, MIGRATE) === 0) return false;
-      migrating = true;
-      return true;
-    },
-    cancelled() {
-      return Atomics.load(flags.view, CANCEL) !== 0;
-    },
-    spawn(childState: unknown) {
-      handOver(childState);
-    },
-    emit(value: unknown) {
-      partial = reducer.combine(partial, value);
-    },
-    getVar<T>(name: string): T | undefined {
-      const shared = board?.has(name) ? (board.read(name) as T | undefined) : undefined;
-      const local = localVars.get(name) as T | undefined;
-      if (local === undefined) return shared;
-      if (shared === undefined) return local;
-      return mergeVar(type, name, shared, local) as T;
-    },
-    setVar<T>(name: string, value: T) {
-      const current = localVars.get(name);
-      localVars.set(name, current === undefined ? value : mergeVar(type, name, current, value));
-      post({ type: 'setVar', jobId: req.jobId, name, value });
-    },
-  };
-
+  const ctx = new RunContext(type, req, flags.view, reducerOf(type), state, post);
   try {
     await type.run(state, ctx);
   } catch (err) {
     post({ type: 'failed', taskId: req.taskId, error: err instanceof Error ? `${err.message}\n${err.stack ?? ''}` : String(err) });
     return;
   }
-  if (migrating) post({ type: 'migrated', taskId: req.taskId, state, partial });
+  if (ctx.migrating) post({ type: 'migrated', taskId: req.taskId, state, partial: ctx.partial });
   else if (Atomics.load(flags.view, CANCEL) !== 0) post({ type: 'cancelled', taskId: req.taskId });
-  else post({ type: 'done', taskId: req.taskId, partial });
+  else post({ type: 'done', taskId: req.taskId, partial: ctx.partial });
 }
 
 /** Applies a variable's merge rule (as declared by the task type). */

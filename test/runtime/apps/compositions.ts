@@ -44,7 +44,7 @@ export default defineTask<CompositionState, number>({
   run(s, ctx) {
     let sink = 0;
     while (s.open.length > 0) {
-      if (ctx.shouldMigrate() || ctx.cancelled()) return;
+      if (ctx.shouldMigrate()) return;
       const sum = s.open.pop()!;
       s.count++;
       sink += burn(s.work, sum);
