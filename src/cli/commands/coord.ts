@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { connect } from '../../coord/connect.js';
-import { CONNECTION_STRING_HELP, parseConnectionString } from '../../coord/connection-string.js';
+import { CONNECTION_STRING_HELP } from '../../coord/connection-string.js';
 import { isCoordError } from '../../coord/errors.js';
 import { joinPath, validatePath } from '../../coord/paths.js';
 import type { CoordClient } from '../../coord/types.js';
 import { UsageError } from '../errors.js';
-import { positiveInt } from '../options.js';
+import { positiveInt, zookeeperConnection } from '../options.js';
 
 interface CoordOptions {
   zk?: string;
@@ -67,15 +67,7 @@ function printTree(path: string, tree: Tree, indent: string): void {
 }
 
 async function withClient(opts: CoordOptions, path: string, run: (client: CoordClient) => Promise<void>): Promise<void> {
-  const conn = opts.zk ?? process.env.TIDEPOOL_ZK;
-  if (!conn) throw new UsageError('--zk is required (or set TIDEPOOL_ZK): coord commands inspect a running cluster');
-  let target;
-  try {
-    target = parseConnectionString(conn);
-  } catch (err) {
-    throw new UsageError(`--zk: ${(err as Error).message}`);
-  }
-  if (target.backend !== 'zookeeper') throw new UsageError(`--zk: "${conn}" is an in-process backend; give zk://host:port`);
+  const conn = zookeeperConnection(opts.zk, 'coord commands inspect a running cluster');
   try {
     validatePath(path);
   } catch {

@@ -5,7 +5,7 @@ import { validatePath } from '../paths.js';
 import type {
   ClientStats, CoordClient, CreateMode, DataResult, Op, OpResult, SessionState, Stat, WatchEvent, Watcher,
 } from '../types.js';
-import type { EmbeddedServer, SessionMessage, WatchKind } from './embedded-server.js';
+import { watchKindsFor, type EmbeddedServer, type SessionMessage, type WatchKind } from './embedded-server.js';
 
 type Delivery = () => void;
 
@@ -141,13 +141,8 @@ export class EmbeddedClient implements CoordClient {
   }
 
   private dispatch(event: WatchEvent): void {
-    const kinds: WatchKind[] =
-      event.type === 'created' ? ['exist'] :
-      event.type === 'dataChanged' ? ['data', 'exist'] :
-      event.type === 'deleted' ? ['data', 'exist', 'child'] :
-      ['child'];
     const fire = new Set<Watcher>();
-    for (const kind of kinds) {
+    for (const kind of watchKindsFor(event.type)) {
       const set = this.watchers[kind].get(event.path);
       if (!set) continue;
       for (const w of set) fire.add(w);

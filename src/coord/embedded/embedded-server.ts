@@ -5,6 +5,16 @@ import { ZnodeTree, type Trigger } from './znode-tree.js';
 /** Which kind of watch a session holds on a path, as ZooKeeper's server distinguishes them. */
 export type WatchKind = 'data' | 'exist' | 'child';
 
+/** Which watches an event of this type consumes (ZooKeeper's rules). */
+export function watchKindsFor(type: WatchEvent['type']): WatchKind[] {
+  switch (type) {
+    case 'created': return ['exist'];
+    case 'dataChanged': return ['data', 'exist'];
+    case 'deleted': return ['data', 'exist', 'child'];
+    case 'childrenChanged': return ['child'];
+  }
+}
+
 /** What the server pushes to a session; the client delivers these in order. */
 export type SessionMessage =
   | { kind: 'event'; event: WatchEvent }
@@ -207,13 +217,8 @@ export class EmbeddedServer {
   /** Delivers each trigger once per watching session, consuming the one-shot watches. */
   private fire(triggers: Trigger[]): void {
     for (const t of triggers) {
-      const kinds: WatchKind[] =
-        t.type === 'created' ? ['exist'] :
-        t.type === 'dataChanged' ? ['data', 'exist'] :
-        t.type === 'deleted' ? ['data', 'exist', 'child'] :
-        ['child'];
       const targets = new Set<string>();
-      for (const kind of kinds) {
+      for (const kind of watchKindsFor(t.type)) {
         const set = this.watches[kind].get(t.path);
         if (!set) continue;
         for (const id of set) targets.add(id);
