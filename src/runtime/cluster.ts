@@ -103,9 +103,9 @@ export class Cluster {
   }
 
   /** Submits a job and assigns it `nodes` nodes (default: every idle node). */
-  async submit(ref: TaskRef, root: unknown, opts: { nodes?: number } = {}): Promise<JobHandle> {
+  async submit(ref: TaskRef, root: unknown, opts: { nodes?: number; input?: unknown } = {}): Promise<JobHandle> {
     const idle = (await this.nodes()).filter((n) => n.assignment === '').length;
-    const spec = await submitJob(this.client, { ref, root, nodes: opts.nodes ?? Math.max(1, idle) });
+    const spec = await submitJob(this.client, { ref, root, nodes: opts.nodes ?? Math.max(1, idle), ...(opts.input !== undefined ? { input: opts.input } : {}) });
     const outcome = awaitOutcome(this.client, spec.id);
     outcome.catch(() => undefined);
     return {

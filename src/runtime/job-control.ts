@@ -16,6 +16,8 @@ export interface SubmitOptions {
   /** Nodes to assign to the job at once (default 1). */
   nodes?: number;
   jobId?: string;
+  /** Read-only data shared by every task of the job (TaskContext.input). */
+  input?: unknown;
 }
 
 /** Creates a job: its spec and its ledger holding the root task (unowned until a node claims it). */
@@ -23,7 +25,10 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
   const type = await loadTaskType(opts.ref);
   const id = opts.jobId ?? newJobId();
   const paths = jobPaths(id, root);
-  const spec: JobSpec = { id, ref: opts.ref, varNames: Object.keys(type.vars ?? {}).sort(), createdAt: Date.now(), nodes: opts.nodes ?? 1 };
+  const spec: JobSpec = {
+    id, ref: opts.ref, varNames: Object.keys(type.vars ?? {}).sort(), createdAt: Date.now(), nodes: opts.nodes ?? 1,
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
+  };
   await mkdirp(client, paths.base);
   await client.create(paths.spec, encode(spec));
   const rootRecord: TaskRecord = { owner: '', state: opts.root, partial: undefined };

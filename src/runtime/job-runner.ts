@@ -18,6 +18,8 @@ export interface JobRunnerDeps {
   nodeId: string;
   jobId: string;
   ref: TaskRef;
+  /** The job's shared input (shipped once per worker). */
+  input?: unknown;
   ledger: Ledger;
   workers: Workers;
   /** The job's variable board (shared with workers), if its task type declares vars. */
@@ -429,7 +431,7 @@ export class JobRunner {
     this.d.workers.run(slot, {
       taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: snapshot.state, partial: snapshot.partial,
       board: this.d.board, varNames: this.d.varNames,
-    });
+    }, this.d.input);
   }
 
   private idleSlots(): number[] {

@@ -10,6 +10,8 @@ export interface JobSpec {
   createdAt: number;
   /** Requested number of nodes. */
   nodes: number;
+  /** The job's shared read-only input (see TaskContext.input), if any. */
+  input?: unknown;
 }
 
 /** How a job ended, as stored in its `result` znode. */

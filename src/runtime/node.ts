@@ -196,6 +196,7 @@ export class TidepoolNode {
       nodeId: this.id,
       jobId,
       ref: spec.ref,
+      ...(spec.input !== undefined ? { input: spec.input } : {}),
       ledger,
       workers: this.workers,
       board,

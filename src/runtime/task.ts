@@ -15,10 +15,15 @@ export interface ResultReducer<R> {
 /** Rules for the job's global variables (seed 000 §3.6), by name. */
 export type VarRules = Record<string, 'min' | 'max' | 'replace' | ((current: never, proposed: never) => unknown)>;
 
-export interface TaskContext<R> {
+export interface TaskContext<R, I = unknown> {
   /** Id of the running task (unique within its job). */
   readonly taskId: string;
   readonly jobId: string;
+  /**
+   * The job's input: read-only data every task of the job shares (a distance matrix, a graph),
+   * shipped once to each worker instead of inside every task's state.
+   */
+  readonly input: I;
   /**
    * A potential split point: costs a shared-memory read when no work is wanted; when an idle
    * worker or a steal request wants work it calls the task's `split` and hands the new task over.
@@ -42,14 +47,14 @@ export interface TaskContext<R> {
   setVar<T>(name: string, value: T): void;
 }
 
-export interface TaskDefinition<S, R> {
+export interface TaskDefinition<S, R, I = unknown> {
   /** Stable name of the task type (for logs and job listings). */
   name: string;
   /**
    * Runs the task on `state`, mutating it as work is done. Returning normally completes the task,
    * unless `ctx.shouldMigrate()` was true at the time: then `state` is migrated and resumed elsewhere.
    */
-  run(state: S, ctx: TaskContext<R>): void | Promise<void>;
+  run(state: S, ctx: TaskContext<R, I>): void | Promise<void>;
   /** Removes part of the remaining work from `state` and returns it as a new task's state, or undefined. */
   split?(state: S): S | undefined;
   /** How emitted results are combined (default: no result). */
@@ -59,7 +64,7 @@ export interface TaskDefinition<S, R> {
 }
 
 /** A task type as exported from a module (the module specifier is what travels between nodes). */
-export interface TaskType<S, R> extends TaskDefinition<S, R> {
+export interface TaskType<S, R, I = unknown> extends TaskDefinition<S, R, I> {
   readonly kind: 'tidepool.task';
 }
 
@@ -76,7 +81,7 @@ export interface TaskType<S, R> extends TaskDefinition<S, R> {
  * });
  * ```
  */
-export function defineTask<S, R = never>(definition: TaskDefinition<S, R>): TaskType<S, R> {
+export function defineTask<S, R = never, I = unknown>(definition: TaskDefinition<S, R, I>): TaskType<S, R, I> {
   if (!definition || typeof definition.run !== 'function') throw new TypeError('defineTask: `run` must be a function');
   if (definition.split !== undefined && typeof definition.split !== 'function') throw new TypeError('defineTask: `split` must be a function');
   return { ...definition, kind: 'tidepool.task' };

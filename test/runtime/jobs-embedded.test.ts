@@ -66,6 +66,17 @@ describe('jobs on an embedded cluster', () => {
     }
   });
 
+  it('a job input is shared by every task on every node (shipped once per worker)', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 7 });
+    try {
+      const values = Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 1000);
+      const job = await cluster.submit(ref('sum-input.ts'), { lo: 0, hi: values.length, sum: 0 }, { input: { values } });
+      assert.equal(await withDeadline(job.result<number>(), 'result', 100_000), values.reduce((a, b) => a + b, 0));
+    } finally {
+      await cluster.close();
+    }
+  });
+
   it('a task that throws fails its job with the error, and the nodes are released', T, async () => {
     const cluster = await Cluster.embedded({ nodes: 2, workers: 2, seed: 5 });
     try {

@@ -12,6 +12,8 @@ export interface RunRequest {
   state: unknown;
   /** The task's result contribution so far (from a checkpoint), or undefined for a fresh task. */
   partial: unknown;
+  /** The job's input, sent once per worker and job (the worker keeps it); absent afterwards. */
+  input?: { value: unknown };
   /** The job's variable board (shared memory), if its task type declares vars. */
   board: SharedArrayBuffer | undefined;
   varNames: string[];

@@ -27,6 +27,7 @@ class RunContext implements TaskContext<unknown> {
     private readonly reducer: ResultReducer<unknown>,
     private readonly state: unknown,
     private readonly post: (m: FromWorker) => void,
+    readonly input: unknown,
   ) {
     this.partial = req.partial === undefined ? reducer.initial() : req.partial;
     this.board = req.board ? new VarBoard(req.board, req.varNames) : undefined;
@@ -105,9 +106,9 @@ function takeOne(view: Int32Array): boolean {
  * Runs one task on the current thread and reports what happened through `post`. Kept apart from
  * the worker shell so that it can run (and be tested) on any thread.
  */
-export async function runTask(type: TaskType<unknown, unknown>, req: RunRequest, flags: ControlFlags, post: (m: FromWorker) => void): Promise<void> {
+export async function runTask(type: TaskType<unknown, unknown>, req: RunRequest, flags: ControlFlags, post: (m: FromWorker) => void, input?: unknown): Promise<void> {
   const state = req.state;
-  const ctx = new RunContext(type, req, flags.view, reducerOf(type), state, post);
+  const ctx = new RunContext(type, req, flags.view, reducerOf(type), state, post, input ?? req.input?.value);
   try {
     await type.run(state, ctx);
   } catch (err) {

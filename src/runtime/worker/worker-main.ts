@@ -12,6 +12,8 @@ const port = parentPort!;
 const { controlBuffer, slot } = workerData as { controlBuffer: SharedArrayBuffer; slot: number };
 const flags = ControlFlags.forWorker(controlBuffer, slot);
 const types = new Map<string, Promise<TaskType<unknown, unknown>>>();
+/** Job inputs this worker holds (the node sends each once); the last few jobs are kept. */
+const inputs = new Map<string, unknown>();
 const post = (m: FromWorker) => port.postMessage(m);
 
 function typeOf(ref: TaskRef): Promise<TaskType<unknown, unknown>> {
@@ -30,8 +32,12 @@ port.on('message', (msg: ToWorker) => {
     return;
   }
   const req = msg.run;
+  if (req.input) {
+    inputs.set(req.jobId, req.input.value);
+    if (inputs.size > 4) inputs.delete(inputs.keys().next().value!);
+  }
   typeOf(req.ref).then(
-    (type) => runTask(type, req, flags, post),
+    (type) => runTask(type, req, flags, post, inputs.get(req.jobId)),
     (err: unknown) => post({ type: 'failed', taskId: req.taskId, error: err instanceof Error ? err.message : String(err) }),
   ).catch((err: unknown) => post({ type: 'failed', taskId: req.taskId, error: String(err) }));
 });

@@ -20,6 +20,8 @@ interface Slot {
   worker: Worker;
   flags: ControlFlags;
   taskId: string | undefined;
+  /** Jobs whose input this worker already holds. */
+  inputs: Set<string>;
 }
 
 export type WorkerEvent = { slot: number } & FromWorker;
@@ -28,7 +30,8 @@ export type WorkerEvent = { slot: number } & FromWorker;
 export interface Workers {
   readonly size: number;
   idleSlots(): number[];
-  run(slot: number, req: RunRequest): void;
+  /** Runs a task; `input` is the job's input, shipped only to workers that do not hold it yet. */
+  run(slot: number, req: RunRequest, input?: unknown): void;
   requestSplit(slot: number): void;
   clearSplit(slot: number): void;
   splitRequested(slot: number): boolean;
@@ -67,12 +70,14 @@ export class WorkerPool implements Workers {
     return this.slots[slot]?.taskId;
   }
 
-  run(slot: number, req: RunRequest): void {
+  run(slot: number, req: RunRequest, input?: unknown): void {
     const s = this.slots[slot];
     if (!s || s.taskId !== undefined) throw new Error(`worker ${slot} is not idle`);
     s.taskId = req.taskId;
     s.flags.reset();
-    const msg: ToWorker = { type: 'run', run: req };
+    const withInput = input !== undefined && !s.inputs.has(req.jobId);
+    if (withInput) s.inputs.add(req.jobId);
+    const msg: ToWorker = { type: 'run', run: withInput ? { ...req, input: { value: input } } : req };
     s.worker.postMessage(msg);
   }
 
@@ -106,7 +111,7 @@ export class WorkerPool implements Workers {
 
   private spawn(index: number): Promise<void> {
     const worker = createWorker({ controlBuffer: this.controlBuffer, slot: index });
-    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), taskId: undefined };
+    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), taskId: undefined, inputs: new Set() };
     this.slots[index] = slot;
     return new Promise((resolve, reject) => {
       let ready = false;
