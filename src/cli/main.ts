@@ -6,6 +6,7 @@ import { registerClusterCommands } from './commands/cluster.js';
 import { registerCoordCommands } from './commands/coord.js';
 import { registerDemo } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
+import { registerSolveCommand } from './commands/solve.js';
 import { UsageError, reportError } from './errors.js';
 
 /** The package version, from the nearest package.json above this module (sources or dist). */
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
       setLogLevel(parsed);
     });
   registerDemo(program);
+  registerSolveCommand(program);
   registerNodeCommand(program);
   registerClusterCommands(program);
   registerCoordCommands(program);

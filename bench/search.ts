@@ -1,0 +1,93 @@
+/**
+ * Seed 000 Table 1 and Fig. 5 at this machine's scale (2 cores, embedded cluster, worker threads):
+ * per TSP instance the time of the plain single-threaded solver (the same search loop with no
+ * runtime), tidepool with 1 worker and with 2 workers, speedup and efficiency; then the same with
+ * pruning disabled (a fixed amount of work: Fig. 5's scalability measurement).
+ *
+ *   npx tsx bench/search.ts [--sizes 22,23,24] [--seeds 1,2,3] [--noprune 10] [--repeat 3]
+ *
+ * Targets: overhead on 1 worker ≤ 3 % of the plain solver; 2-worker efficiency with --no-prune ≥ 0.95.
+ * Writes bench/results/search.json.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { solveSequentially } from '../src/frameworks/search/define-search.js';
+import type { SearchResult } from '../src/frameworks/search/search-problem.js';
+import { rootSearchState } from '../src/frameworks/search/search-state.js';
+import { tspProblem } from '../src/frameworks/search/tsp/tsp.js';
+import { randomEuclideanInstance, type TspInstance } from '../src/frameworks/search/tsp/tsplib.js';
+import { Cluster } from '../src/runtime/cluster.js';
+import { machineInfo } from './machine.js';
+import { printTable } from './table.js';
+
+const { values } = parseArgs({ options: {
+  sizes: { type: 'string', default: '22' }, seeds: { type: 'string', default: '1,2,3,4,5' },
+  noprune: { type: 'string', default: '11' }, repeat: { type: 'string', default: '3' },
+} });
+const SIZES = values.sizes.split(',').map(Number);
+const SEEDS = values.seeds.split(',').map(Number);
+const NOPRUNE = Number(values.noprune);
+const REPEAT = Number(values.repeat);
+const TSP = { module: new URL('../src/frameworks/search/tsp/tsp.ts', import.meta.url).href, export: 'default' };
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function plain(inst: TspInstance, noPrune: boolean): { seconds: number; result: SearchResult } {
+  const t = performance.now();
+  const result = solveSequentially(tspProblem, inst, { noPrune });
+  return { seconds: (performance.now() - t) / 1000, result };
+}
+
+async function parallel(inst: TspInstance, workers: number, noPrune: boolean): Promise<{ seconds: number; result: SearchResult }> {
+  const cluster = await Cluster.embedded({ nodes: 1, workers, progressIntervalMs: 0 });
+  try {
+    const t = performance.now();
+    const job = await cluster.submit(TSP, rootSearchState(tspProblem, inst), { input: { instance: inst, noPrune } });
+    const result = await job.result<SearchResult>();
+    return { seconds: (performance.now() - t) / 1000, result };
+  } finally {
+    await cluster.close();
+  }
+}
+
+interface Row { instance: string; noPrune: boolean; plain: number; one: number; two: number; speedup: number; efficiency: number; overheadPercent: number; optimum: number | null }
+
+async function measure(inst: TspInstance, noPrune: boolean): Promise<Row> {
+  const p: number[] = [];
+  const one: number[] = [];
+  const two: number[] = [];
+  let optimum: number | null = null;
+  for (let r = 0; r < REPEAT; r++) {
+    const a = plain(inst, noPrune);
+    const b = await parallel(inst, 1, noPrune);
+    const c = await parallel(inst, 2, noPrune);
+    if (b.result.value !== a.result.value || c.result.value !== a.result.value) throw new Error(`${inst.name}: runs disagree on the optimum`);
+    optimum = a.result.value;
+    p.push(a.seconds);
+    one.push(b.seconds);
+    two.push(c.seconds);
+  }
+  const plainT = median(p);
+  const twoT = median(two);
+  return {
+    instance: inst.name, noPrune, plain: plainT, one: median(one), two: twoT,
+    speedup: plainT / twoT, efficiency: plainT / twoT / 2, overheadPercent: (100 * (median(one) - plainT)) / plainT, optimum,
+  };
+}
+
+const rows: Row[] = [];
+for (const n of SIZES) for (const seed of SEEDS) rows.push(await measure(randomEuclideanInstance(n, seed), false));
+const scal: Row[] = [];
+for (const seed of SEEDS.slice(0, 2)) scal.push(await measure(randomEuclideanInstance(NOPRUNE, seed), true));
+
+const table = (title: string, rs: Row[]) => {
+  console.log(`\n${title}`);
+  printTable([
+    ['instance', 'optimum', 'plain [s]', 'tidepool 1w [s]', 'overhead %', 'tidepool 2w [s]', 'speedup', 'efficiency'],
+    ...rs.map((r) => [r.instance, r.optimum ?? '-', r.plain, r.one, r.overheadPercent, r.two, r.speedup, r.efficiency]),
+  ]);
+};
+const m = machineInfo();
+console.log(`TSP branch-and-bound on ${m.cpus} cores (${m.cpuModel}), Node ${m.node}; medians of ${REPEAT} runs; embedded cluster, 1 node`);
+table('Table 1 (pruning on): random symmetric Euclidean instances', rows);
+table(`Fig. 5 shape (pruning off, n = ${NOPRUNE}): fixed work`, scal);
+writeFileSync(new URL('./results/search.json', import.meta.url), `${JSON.stringify({ machine: m, repeat: REPEAT, table1: rows, scalability: scal }, null, 2)}\n`);

@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import type { TaskRef } from '../../runtime/task.js';
+import { InputError } from './input-error.js';
+import { nqueensProblem } from './nqueens/nqueens.js';
+import type { SearchProblem, SearchResult } from './search-problem.js';
+import { tspProblem } from './tsp/tsp.js';
+import { parseTsplib, randomEuclideanInstance, tourLength, validateTour, type TspInstance } from './tsp/tsplib.js';
+
+/** Module specifiers of the problem modules: .ts when running from sources, .js when built. */
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const moduleRef = (path: string): TaskRef => ({ module: new URL(`${path}${EXT}`, import.meta.url).href, export: 'default' });
+
+/** What `tidepool solve` reports for a solved instance. */
+export interface Report {
+  objective: number;
+  /** TSP: tour as 1-based TSPLIB city numbers from city 1; clique: vertices; knapsack: items; n-queens: null. */
+  solution: unknown;
+  /** Independently re-computed objective of the solution (null when there is none to check). */
+  verified: boolean | null;
+  detail?: string;
+}
+
+export interface Application<I> {
+  name: string;
+  ref: TaskRef;
+  problem: SearchProblem<unknown, I>;
+  /** Reads the instance named on the command line (a file, or a generator spec); throws InputError. */
+  load(input: string): I;
+  /** Describes the instance in a few words. */
+  describe(instance: I): string;
+  /** Turns the search result into the reported objective and solution, re-validated independently. */
+  report(instance: I, result: SearchResult): Report;
+}
+
+const tsp: Application<TspInstance> = {
+  name: 'tsp',
+  ref: moduleRef('./tsp/tsp'),
+  problem: tspProblem as unknown as SearchProblem<unknown, TspInstance>,
+  load(input) {
+    const random = /^random:(\d+)(?::(\d+))?$/.exec(input);
+    if (random) {
+      const n = Number(random[1]);
+      if (n < 3 || n > 200) throw new InputError(input, undefined, `random instances need 3 to 200 cities, not ${n}`);
+      return randomEuclideanInstance(n, Number(random[2] ?? 1));
+    }
+    return parseTsplib(readInput(input), input);
+  },
+  describe: (t) => `${t.name}: ${t.dimension} cities (${t.edgeWeightType})`,
+  report(t, r) {
+    const tour = (r.solution as number[] | null) ?? [];
+    const problem = validateTour(t, tour);
+    const length = problem === null ? tourLength(t, tour) : NaN;
+    return {
+      objective: r.value ?? NaN,
+      solution: tour.map((c) => c + 1),
+      verified: problem === null && length === r.value,
+      ...(problem ? { detail: problem } : {}),
+    };
+  },
+};
+
+const nqueens: Application<{ n: number }> = {
+  name: 'nqueens',
+  ref: moduleRef('./nqueens/nqueens'),
+  problem: nqueensProblem as unknown as SearchProblem<unknown, { n: number }>,
+  load(input) {
+    const n = Number(input);
+    if (!Number.isInteger(n) || n < 1 || n > 20) throw new InputError(input, undefined, 'n-queens takes the board size, a whole number from 1 to 20');
+    return { n };
+  },
+  describe: (q) => `${q.n}×${q.n} board`,
+  report: (_q, r) => ({ objective: r.count, solution: null, verified: null }),
+};
+
+export const APPLICATIONS: Record<string, Application<never>> = {
+  tsp: tsp as unknown as Application<never>,
+  nqueens: nqueens as unknown as Application<never>,
+};
+
+function readInput(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new InputError(file, undefined, `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}

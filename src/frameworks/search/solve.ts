@@ -1,0 +1,89 @@
+import { watchData } from '../../coord/watch.js';
+import { Cluster, type ClusterEvent } from '../../runtime/cluster.js';
+import { jobPaths } from '../../runtime/job-paths.js';
+import type { ScaleStep } from '../../runtime/scale-schedule.js';
+import type { Application } from './applications.js';
+import type { SearchResult } from './search-problem.js';
+import { rootSearchState } from './search-state.js';
+
+export interface SolveOptions {
+  /** Embedded nodes to start (ignored with `zk`). */
+  nodes: number;
+  workers: number;
+  /** Run on the cluster registered at this ZooKeeper connection string instead. */
+  zk?: string;
+  noPrune: boolean;
+  schedule: ScaleStep[];
+  onEvent?: (e: ClusterEvent) => void;
+  /** Called about once a second with a one-line progress summary. */
+  onProgress?: (line: string) => void;
+}
+
+export interface SolveStats {
+  seconds: number;
+  searchNodes: number;
+  tasks: number;
+  steals: number;
+  migrations: number;
+  nodesJoined: number;
+  nodesLeft: number;
+}
+
+/** Runs one search job to completion, applying the scale schedule, and gathers its statistics. */
+export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: SolveOptions): Promise<{ result: SearchResult; stats: SolveStats; jobId: string }> {
+  const cluster = opts.zk ? await Cluster.connect(opts.zk) : await Cluster.embedded({ nodes: opts.nodes, workers: opts.workers, progressIntervalMs: 0 });
+  const stats = { steals: 0, migrations: 0, nodesJoined: 0, nodesLeft: 0 };
+  let incumbent: number | undefined;
+  let initialNodes = 0;
+  const joined = new Set<string>();
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    const started = performance.now();
+    const job = await cluster.submit(app.ref, rootSearchState(app.problem, instance), { input: { instance, noPrune: opts.noPrune } });
+    initialNodes = (await cluster.nodes()).filter((n) => n.assignment === job.id).length;
+    cluster.on((e) => {
+      opts.onEvent?.(e);
+      if (e.type === 'steal' && e.job === job.id) stats.steals++;
+      if (e.type === 'migration' && e.job === job.id) stats.migrations++;
+      if (e.type === 'job-joined' && e.job === job.id) joined.add(e.node);
+      if (e.type === 'job-left' && e.job === job.id && e.reason === 'drained') stats.nodesLeft++;
+    });
+    let size = initialNodes;
+    for (const step of opts.schedule) {
+      timers.push(setTimeout(() => {
+        void (async () => {
+          if (step.delta > 0 && !opts.zk) await cluster.addNodes(step.delta);
+          size = Math.max(1, size + step.delta);
+          await cluster.scale(job.id, size);
+        })().catch(() => undefined);
+      }, step.atMs));
+    }
+    const bound = watchBound(cluster, job.id, (v) => (incumbent = v));
+    const progress = opts.onProgress ? setInterval(() => {
+      const s = ((performance.now() - started) / 1000).toFixed(1);
+      opts.onProgress!(`${s}s  nodes ${size}  steals ${stats.steals}  migrations ${stats.migrations}${incumbent !== undefined ? `  bound ${incumbent}` : ''}`);
+    }, 1000) : undefined;
+    const outcome = await job.outcome();
+    clearInterval(progress);
+    bound();
+    if (outcome.status !== 'done') throw new Error(outcome.status === 'failed' ? outcome.error : 'the job was cancelled');
+    const result = outcome.value as SearchResult;
+    stats.nodesJoined = Math.max(0, joined.size - initialNodes);
+    return {
+      jobId: job.id,
+      result,
+      stats: { seconds: (performance.now() - started) / 1000, searchNodes: result.searchNodes, tasks: outcome.completions, ...stats },
+    };
+  } finally {
+    for (const t of timers) clearTimeout(t);
+    await cluster.close();
+  }
+}
+
+/** Follows the job's shared incumbent (the `bound` variable) for progress display. */
+function watchBound(cluster: Cluster, jobId: string, onValue: (v: number) => void): () => void {
+  const handle = watchData(cluster.coordination, `${jobPaths(jobId).vars}/bound`, (d) => {
+    if (d) onValue(JSON.parse(d.data.toString('utf8')) as number);
+  });
+  return () => handle.close();
+}
