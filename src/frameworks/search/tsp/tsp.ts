@@ -12,9 +12,9 @@ export type TourNode = number[];
 
 /**
  * Symmetric TSP by branch-and-bound (seed 000 §4): extend the path from city 0, nearest city
- * first; bound = path cost + weight of a minimum spanning tree over the unvisited cities and the
- * path's two ends (a Hamiltonian path through them is such a spanning tree); incumbent seeded by
- * nearest neighbour + 2-opt.
+ * first; bound = path cost + a minimum spanning tree of the unvisited cities + the cheapest edges
+ * joining them to the path's two ends (at least as strong as the seed's path + MST bound);
+ * incumbent seeded by nearest neighbour + 2-opt.
  */
 export const tspProblem: OptimisationProblem<TourNode, TspMatrix> = {
   name: 'tsp',
@@ -55,21 +55,30 @@ function visitedOf(node: TourNode, n: number): Uint8Array {
   return visited;
 }
 
-/** Prim's MST over the unvisited cities plus the path's ends (city 0 and the last city). */
+/**
+ * A lower bound on completing the path: the remaining tour runs from the last city through every
+ * unvisited city back to city 0, so it costs at least the MST of the unvisited cities plus the
+ * cheapest edge from the last city into them and the cheapest edge from them back to city 0.
+ */
 function spanningTreeBound(node: TourNode, m: TspMatrix): number {
   const n = m.dimension;
   const d = m.distance;
   const visited = visitedOf(node, n);
   const last = node[node.length - 1]!;
-  const members: number[] = [last];
-  if (last !== 0) members.push(0);
+  const members: number[] = [];
   for (let c = 0; c < n; c++) if (visited[c] === 0) members.push(c);
   const k = members.length;
-  if (k <= 1) return 0;
+  if (k === 0) return d[last * n]!;
+  let fromLast = Infinity;
+  let toStart = Infinity;
+  for (const c of members) {
+    fromLast = Math.min(fromLast, d[last * n + c]!);
+    toStart = Math.min(toStart, d[c * n]!);
+  }
   const key = new Float64Array(k).fill(Infinity);
   const inTree = new Uint8Array(k);
   key[0] = 0;
-  let total = 0;
+  let total = fromLast + toStart;
   for (let step = 0; step < k; step++) {
     let best = -1;
     for (let i = 0; i < k; i++) if (inTree[i] === 0 && (best < 0 || key[i]! < key[best]!)) best = i;
