@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { TaskRef } from '../../runtime/task.js';
+import { parseDimacs, validateClique, type Graph } from './clique/dimacs.js';
+import { maxCliqueProblem } from './clique/max-clique.js';
 import { InputError } from './input-error.js';
+import { parseKnapsack, type KnapsackInstance } from './knapsack/knapsack-format.js';
+import { knapsackProblem } from './knapsack/knapsack.js';
 import { nqueensProblem } from './nqueens/nqueens.js';
 import type { SearchProblem, SearchResult } from './search-problem.js';
 import { tspProblem } from './tsp/tsp.js';
@@ -72,8 +76,49 @@ const nqueens: Application<{ n: number }> = {
   report: (_q, r) => ({ objective: r.count, solution: null, verified: null }),
 };
 
+const clique: Application<Graph> = {
+  name: 'clique',
+  ref: moduleRef('./clique/max-clique'),
+  problem: maxCliqueProblem as unknown as SearchProblem<unknown, Graph>,
+  load: (input) => parseDimacs(readInput(input), input),
+  describe: (g) => `${g.name}: ${g.n} vertices, ${g.edges} edges`,
+  report(g, r) {
+    const vertices = (r.solution as number[] | null) ?? [];
+    const problem = validateClique(g, vertices);
+    return {
+      objective: r.value ?? 0,
+      solution: vertices.map((v) => v + 1),
+      verified: problem === null && vertices.length === r.value,
+      ...(problem ? { detail: problem } : {}),
+    };
+  },
+};
+
+const knapsack: Application<KnapsackInstance> = {
+  name: 'knapsack',
+  ref: moduleRef('./knapsack/knapsack'),
+  problem: knapsackProblem as unknown as SearchProblem<unknown, KnapsackInstance>,
+  load: (input) => parseKnapsack(readInput(input), input),
+  describe: (k) => `${k.name}: ${k.values.length} items, capacity ${k.capacity}`,
+  report(k, r) {
+    const items = (r.solution as number[] | null) ?? [];
+    const weight = items.reduce((w, i) => w + k.weights[i]!, 0);
+    const value = items.reduce((v, i) => v + k.values[i]!, 0);
+    const distinct = new Set(items).size === items.length;
+    const ok = distinct && weight <= k.capacity && value === r.value;
+    return {
+      objective: r.value ?? 0,
+      solution: items.map((i) => i + 1),
+      verified: ok,
+      ...(ok ? {} : { detail: `items weigh ${weight} (capacity ${k.capacity}) and are worth ${value}` }),
+    };
+  },
+};
+
 export const APPLICATIONS: Record<string, Application<never>> = {
   tsp: tsp as unknown as Application<never>,
+  clique: clique as unknown as Application<never>,
+  knapsack: knapsack as unknown as Application<never>,
   nqueens: nqueens as unknown as Application<never>,
 };
 

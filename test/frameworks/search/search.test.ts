@@ -3,14 +3,19 @@
  * parallel on embedded clusters, checked against published counts and an independent exact solver.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { parseDimacs, validateClique } from '../../../src/frameworks/search/clique/dimacs.js';
+import { maxCliqueProblem } from '../../../src/frameworks/search/clique/max-clique.js';
+import { knapsackByDynamicProgramming, randomKnapsack } from '../../../src/frameworks/search/knapsack/knapsack-format.js';
+import { knapsackProblem } from '../../../src/frameworks/search/knapsack/knapsack.js';
 import { solveSequentially } from '../../../src/frameworks/search/define-search.js';
 import { NQUEENS_SOLUTIONS } from '../../../src/frameworks/search/nqueens/known-counts.js';
 import { nqueensProblem } from '../../../src/frameworks/search/nqueens/nqueens.js';
 import type { SearchResult } from '../../../src/frameworks/search/search-problem.js';
 import { rootSearchState } from '../../../src/frameworks/search/search-state.js';
 import { tspProblem, type TspMatrix } from '../../../src/frameworks/search/tsp/tsp.js';
-import { randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsplib.js';
+import { parseTsplib, randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsplib.js';
 import { Cluster } from '../../../src/runtime/cluster.js';
 import type { TaskRef } from '../../../src/runtime/task.js';
 import { firstPlacement } from './decide-app.js';
@@ -104,6 +109,59 @@ describe('search framework', () => {
     for (let i = 0; i < 24; i++) for (let j = i + 1; j < 24; j++) {
       assert.notEqual(cols[i], cols[j]);
       assert.notEqual(Math.abs(cols[i]! - cols[j]!), j - i);
+    }
+  });
+});
+
+describe('search applications on real instances', () => {
+  const omega = JSON.parse(readFileSync(new URL('../../data/clique/omega.json', import.meta.url), 'utf8')) as Record<string, { omega: number }>;
+  const graph = (name: string) => parseDimacs(readFileSync(new URL(`../../data/clique/${name}.clq`, import.meta.url), 'utf8'), `${name}.clq`);
+  const CLIQUE = ref(new URL('../../../src/frameworks/search/clique/max-clique.ts', import.meta.url));
+  const KNAPSACK = ref(new URL('../../../src/frameworks/search/knapsack/knapsack.ts', import.meta.url));
+
+  it('maximum clique: the published clique number of every DIMACS test graph, clique re-validated', () => {
+    for (const name of ['johnson8-2-4', 'MANN_a9', 'hamming6-4', 'johnson8-4-4', 'keller4', 'brock200_2', 'C125.9']) {
+      const g = graph(name);
+      const r = solveSequentially(maxCliqueProblem, g);
+      assert.equal(r.value, omega[name]!.omega, name);
+      assert.equal(validateClique(g, r.solution as number[]), null, `${name}: a real clique`);
+      assert.equal((r.solution as number[]).length, r.value);
+    }
+  });
+
+  it('maximum clique in parallel (2 nodes): keller4 and brock200_2', { timeout: 120_000 }, async () => {
+    for (const name of ['keller4', 'brock200_2']) {
+      const g = graph(name);
+      const r = await onCluster(CLIQUE, rootSearchState(maxCliqueProblem, g), { instance: g, noPrune: false }, 2, 1);
+      assert.equal(r.value, omega[name]!.omega, name);
+      assert.equal(validateClique(g, r.solution as number[]), null);
+    }
+  });
+
+  it('knapsack: branch-and-bound equals dynamic programming on random instances, sequentially and in parallel', { timeout: 120_000 }, async () => {
+    for (let seed = 1; seed <= 10; seed++) {
+      const k = randomKnapsack(30 + seed * 3, seed);
+      const dp = knapsackByDynamicProgramming(k);
+      const r = solveSequentially(knapsackProblem, k);
+      assert.equal(r.value, dp.value, `seed ${seed}`);
+      const items = r.solution as number[];
+      assert.ok(items.reduce((w, i) => w + k.weights[i]!, 0) <= k.capacity);
+      assert.equal(items.reduce((v, i) => v + k.values[i]!, 0), r.value);
+    }
+    const k = randomKnapsack(60, 99);
+    const par = await onCluster(KNAPSACK, rootSearchState(knapsackProblem, k), { instance: k, noPrune: false }, 2, 1);
+    assert.equal(par.value, knapsackByDynamicProgramming(k).value);
+  });
+
+  it('TSP: TSPLIB optima, sequentially and in parallel', { timeout: 180_000 }, async () => {
+    const optima = JSON.parse(readFileSync(new URL('../../data/tsplib/optima.json', import.meta.url), 'utf8')) as Record<string, { optimal_tour_length: number }>;
+    for (const name of ['burma14', 'gr17', 'gr21']) {
+      const inst = parseTsplib(readFileSync(new URL(`../../data/tsplib/${name}.tsp`, import.meta.url), 'utf8'), `${name}.tsp`);
+      const seq = solveSequentially(tspProblem, inst);
+      assert.equal(seq.value, optima[name]!.optimal_tour_length, `${name} sequential`);
+      const par = await onCluster(TSP, rootSearchState(tspProblem, inst), { instance: inst, noPrune: false }, 2, 1);
+      assert.equal(par.value, optima[name]!.optimal_tour_length, `${name} parallel`);
+      assert.equal(tourLength(inst, par.solution as number[]), par.value);
     }
   });
 });
