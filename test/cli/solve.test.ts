@@ -1,0 +1,120 @@
+/**
+ * `tidepool solve` as a user runs it (the built CLI): results as JSON on real instances, clear
+ * errors for malformed input (file:line, exit 2), scaling mid-run, and a run on node processes
+ * registered on ZooKeeper.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { knapsackByDynamicProgramming, randomKnapsack } from '../../src/frameworks/search/knapsack/knapsack-format.js';
+import { NQUEENS_SOLUTIONS } from '../../src/frameworks/search/nqueens/known-counts.js';
+import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
+
+const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
+const DATA = fileURLToPath(new URL('../data/', import.meta.url));
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+function tidepool(args: string[], timeoutMs = 120_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`tidepool ${args.join(' ')} timed out`)); }, timeoutMs);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+interface SolveJson { problem: string; objective: number; solution: number[] | null; verified: boolean | null; stats: Record<string, number> }
+
+async function solveJson(args: string[]): Promise<SolveJson> {
+  const run = await tidepool(['solve', ...args, '--json']);
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout) as SolveJson;
+}
+
+function tmpFile(name: string, text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'tp-solve-')), name);
+  writeFileSync(file, text);
+  return file;
+}
+
+function assertInputError(run: Run, pattern: RegExp): void {
+  assert.equal(run.code, 2, `exit code 2 (stderr: ${run.stderr})`);
+  assert.match(run.stderr, pattern);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
+}
+
+describe('tidepool solve', () => {
+  it('TSP on a TSPLIB instance: optimum, tour from city 1, verified, all stats', { timeout: 120_000 }, async () => {
+    const r = await solveJson(['tsp', join(DATA, 'tsplib/burma14.tsp'), '--nodes', '2', '--workers', '1']);
+    assert.equal(r.problem, 'tsp');
+    assert.equal(r.objective, 3323);
+    assert.equal(r.verified, true);
+    assert.equal(r.solution![0], 1);
+    assert.deepEqual([...r.solution!].sort((a, b) => a - b), Array.from({ length: 14 }, (_, i) => i + 1));
+    for (const key of ['seconds', 'searchNodes', 'tasks', 'steals', 'migrations', 'nodesJoined', 'nodesLeft']) assert.equal(typeof r.stats[key], 'number', key);
+  });
+
+  it('clique, knapsack and n-queens', { timeout: 120_000 }, async () => {
+    const c = await solveJson(['clique', join(DATA, 'clique/johnson8-4-4.clq')]);
+    assert.equal(c.objective, 14);
+    assert.equal(c.verified, true);
+    const k = randomKnapsack(40, 5);
+    const file = tmpFile('k.txt', `# random\n${k.values.length} ${k.capacity}\n${k.values.map((v, i) => `${v} ${k.weights[i]}`).join('\n')}\n`);
+    const ks = await solveJson(['knapsack', file, '--nodes', '2', '--workers', '1']);
+    assert.equal(ks.objective, knapsackByDynamicProgramming(k).value);
+    assert.equal(ks.verified, true);
+    const q = await solveJson(['nqueens', '9']);
+    assert.equal(q.objective, NQUEENS_SOLUTIONS[9]);
+  });
+
+  it('--no-prune with a scale schedule: nodes join and drain mid-run, the optimum stays exact', { timeout: 180_000 }, async () => {
+    const pruned = await solveJson(['tsp', 'random:11:4']);
+    const r = await solveJson(['tsp', 'random:11:4', '--no-prune', '--nodes', '1', '--workers', '1', '--scale', '200ms:+2,1200ms:-2']);
+    assert.equal(r.objective, pruned.objective);
+    assert.equal(r.stats.searchNodes, 1 + 10 + 10 * 9 + 10 * 9 * 8 + 10 * 9 * 8 * 7 + 10 * 9 * 8 * 7 * 6 + 30240 * 5 + 151200 * 4 + 604800 * 3 + 1814400 * 2 + 3628800, 'fixed work: every path expanded once');
+  });
+
+  it('malformed input and bad flags: one clear line naming file and line, exit 2', { timeout: 60_000 }, async () => {
+    assertInputError(await tidepool(['solve', 'tsp', tmpFile('a.tsp', 'NAME: a\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\nEOF\n')]), /error: .*a\.tsp:\d+: .*DIMENSION/);
+    assertInputError(await tidepool(['solve', 'tsp', tmpFile('b.tsp', 'NAME: b\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: MANHATTAN_9D\n')]), /error: .*b\.tsp:3: .*MANHATTAN_9D/);
+    assertInputError(await tidepool(['solve', 'tsp', tmpFile('c.tsp', 'NAME: c\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 x1\n3 2 2\nEOF\n')]), /error: .*c\.tsp:6: .*"x1"/);
+    assertInputError(await tidepool(['solve', 'tsp', tmpFile('d.tsp', 'NAME: d\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\nEOF\n')]), /error: .*d\.tsp:\d+: .*(too few|expected 4)/i);
+    assertInputError(await tidepool(['solve', 'clique', tmpFile('e.clq', 'c test\np edge 3 1\ne 1 4\n')]), /error: .*e\.clq:3: .*4/);
+    assertInputError(await tidepool(['solve', 'tsp', '/nonexistent/x.tsp']), /error: \/nonexistent\/x\.tsp: cannot read: ENOENT/);
+    assertInputError(await tidepool(['solve', 'sudoku', 'x']), /unknown problem "sudoku"/);
+    assertInputError(await tidepool(['solve', 'nqueens', 'eight']), /board size/);
+    assertInputError(await tidepool(['solve', 'tsp', 'random:10', '--scale', '2s+1']), /--scale: "2s\+1"/);
+    assertInputError(await tidepool(['solve', 'tsp', 'random:10', '--nodes', '0']), /--nodes: "0"/);
+    assertInputError(await tidepool(['solve', 'tsp']), /missing required argument 'input'/);
+  });
+
+  describe('on node processes registered on ZooKeeper', () => {
+    let zk: ZkEnsemble;
+    const nodes: NodeProcess[] = [];
+    before(async () => {
+      zk = await startEnsemble({ size: 3 });
+      const secret = secretFile();
+      nodes.push(...(await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret })))));
+    });
+    after(async () => {
+      for (const n of nodes) n.kill('SIGKILL');
+      await Promise.all(nodes.map((n) => n.exited));
+      await zk.stop();
+    });
+
+    it('solve --zk runs the job on the registered nodes', { timeout: 120_000 }, async () => {
+      const r = await solveJson(['tsp', join(DATA, 'tsplib/gr17.tsp'), '--zk', zk.connectionString]);
+      assert.equal(r.objective, 2085);
+      assert.equal(r.verified, true);
+    });
+  });
+});
