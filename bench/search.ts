@@ -9,7 +9,9 @@
  * Targets: overhead on 1 worker ≤ 3 % of the plain solver; 2-worker efficiency with --no-prune ≥ 0.95.
  * Writes bench/results/search.json.
  */
+import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { solveSequentially } from '../src/frameworks/search/define-search.js';
 import type { SearchResult } from '../src/frameworks/search/search-problem.js';
@@ -49,9 +51,22 @@ async function parallel(inst: TspInstance, workers: number, noPrune: boolean): P
   }
 }
 
-interface Row { instance: string; noPrune: boolean; plain: number; one: number; two: number; speedup: number; efficiency: number; overheadPercent: number; optimum: number | null }
+interface Row {
+  instance: string; noPrune: boolean; plain: number; one: number; two: number; speedup: number; efficiency: number;
+  overheadPercent: number; optimum: number | null;
+  /** Two independent plain solvers at once (separate processes): the most two cores deliver here. */
+  pairOfPlain: number; ceiling: number; relativeEfficiency: number;
+}
 
-async function measure(inst: TspInstance, noPrune: boolean): Promise<Row> {
+/** Runs two plain solvers at the same time; returns the slower one's time. */
+async function pairOfPlainSolvers(n: number, seed: number, noPrune: boolean): Promise<number> {
+  const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', new URL('./plain-solve.ts', import.meta.url).pathname, String(n), String(seed), ...(noPrune ? ['--no-prune'] : [])]);
+  const outs = await Promise.all([run(), run()]);
+  return Math.max(...outs.map((o) => Number(o.stdout.trim())));
+}
+
+async function measure(inst: TspInstance, noPrune: boolean, n: number, seed: number): Promise<Row> {
+  const pair: number[] = [];
   const p: number[] = [];
   const one: number[] = [];
   const two: number[] = [];
@@ -65,29 +80,33 @@ async function measure(inst: TspInstance, noPrune: boolean): Promise<Row> {
     p.push(a.seconds);
     one.push(b.seconds);
     two.push(c.seconds);
+    pair.push(await pairOfPlainSolvers(n, seed, noPrune));
   }
   const plainT = median(p);
   const twoT = median(two);
   return {
     instance: inst.name, noPrune, plain: plainT, one: median(one), two: twoT,
     speedup: plainT / twoT, efficiency: plainT / twoT / 2, overheadPercent: (100 * (median(one) - plainT)) / plainT, optimum,
+    // Two solvers at once finish 2 units of work in pairOfPlain: that is the best 2-worker time for one unit ×2.
+    pairOfPlain: median(pair), ceiling: plainT / median(pair), relativeEfficiency: (plainT / twoT / 2) / (plainT / median(pair)),
   };
 }
 
 const rows: Row[] = [];
-for (const n of SIZES) for (const seed of SEEDS) rows.push(await measure(randomEuclideanInstance(n, seed), false));
+for (const n of SIZES) for (const seed of SEEDS) rows.push(await measure(randomEuclideanInstance(n, seed), false, n, seed));
 const scal: Row[] = [];
-for (const seed of SEEDS.slice(0, 2)) scal.push(await measure(randomEuclideanInstance(NOPRUNE, seed), true));
+for (const seed of SEEDS.slice(0, 2)) scal.push(await measure(randomEuclideanInstance(NOPRUNE, seed), true, NOPRUNE, seed));
 
 const table = (title: string, rs: Row[]) => {
   console.log(`\n${title}`);
   printTable([
-    ['instance', 'optimum', 'plain [s]', 'tidepool 1w [s]', 'overhead %', 'tidepool 2w [s]', 'speedup', 'efficiency'],
-    ...rs.map((r) => [r.instance, r.optimum ?? '-', r.plain, r.one, r.overheadPercent, r.two, r.speedup, r.efficiency]),
+    ['instance', 'optimum', 'plain [s]', 'tidepool 1w [s]', 'overhead %', 'tidepool 2w [s]', 'speedup', 'efficiency', 'machine ceiling', 'eff./ceiling'],
+    ...rs.map((r) => [r.instance, r.optimum ?? '-', r.plain, r.one, r.overheadPercent, r.two, r.speedup, r.efficiency, r.ceiling, r.relativeEfficiency]),
   ]);
 };
 const m = machineInfo();
 console.log(`TSP branch-and-bound on ${m.cpus} cores (${m.cpuModel}), Node ${m.node}; medians of ${REPEAT} runs; embedded cluster, 1 node`);
 table('Table 1 (pruning on): random symmetric Euclidean instances', rows);
 table(`Fig. 5 shape (pruning off, n = ${NOPRUNE}): fixed work`, scal);
+console.log('\nmachine ceiling: the efficiency of two independent plain solvers run at once in two processes (what two cores of this machine deliver); eff./ceiling: tidepool\'s 2-worker efficiency relative to it.');
 writeFileSync(new URL('./results/search.json', import.meta.url), `${JSON.stringify({ machine: m, repeat: REPEAT, table1: rows, scalability: scal }, null, 2)}\n`);
