@@ -99,10 +99,11 @@ describe('tidepool solve', () => {
 
   describe('on node processes registered on ZooKeeper', () => {
     let zk: ZkEnsemble;
+    let secret: string;
     const nodes: NodeProcess[] = [];
     before(async () => {
       zk = await startEnsemble({ size: 3 });
-      const secret = secretFile();
+      secret = secretFile();
       nodes.push(...(await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret })))));
     });
     after(async () => {
@@ -115,6 +116,16 @@ describe('tidepool solve', () => {
       const r = await solveJson(['tsp', join(DATA, 'tsplib/gr17.tsp'), '--zk', zk.connectionString]);
       assert.equal(r.objective, 2085);
       assert.equal(r.verified, true);
+    });
+
+    it('solve --zk --nodes 1 adds a local node process for the run and stops it afterwards', { timeout: 120_000 }, async () => {
+      const plain = await solveJson(['tsp', 'random:10:3']);
+      const r = await solveJson(['tsp', 'random:10:3', '--no-prune', '--zk', zk.connectionString, '--nodes', '1', '--secret-file', secret]);
+      assert.equal(r.objective, plain.objective);
+      assert.equal(r.stats.searchNodes, 986410, 'fixed work: 1 + 9 + 9·8 + … + 9! search nodes');
+      const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string }> };
+      assert.deepEqual(status.nodes.map((n) => n.id).sort(), nodes.map((n) => n.id).sort(), 'the local node left with the run');
+      assertInputError(await tidepool(['solve', 'tsp', 'random:10', '--zk', zk.connectionString, '--nodes', '1']), /--secret-file \(or TIDEPOOL_SECRET\) is needed/);
     });
   });
 });

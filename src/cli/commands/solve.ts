@@ -4,10 +4,11 @@ import { InputError } from '../../frameworks/search/input-error.js';
 import { solveOnCluster } from '../../frameworks/search/solve.js';
 import { parseScaleSchedule } from '../../runtime/scale-schedule.js';
 import { UsageError } from '../errors.js';
-import { defaultWorkers, positiveInt, zookeeperConnection } from '../options.js';
+import { clusterSecret, defaultWorkers, nonNegativeInt, positiveInt, zookeeperConnection } from '../options.js';
 
 interface SolveFlags {
-  nodes: string;
+  nodes?: string;
+  secretFile?: string;
   workers?: string;
   zk?: string;
   prune: boolean;
@@ -22,9 +23,10 @@ export function registerSolveCommand(program: Command): void {
     .argument('<problem>', `one of: ${Object.keys(APPLICATIONS).join(', ')}`)
     .argument('<input>', 'instance file (TSPLIB .tsp, DIMACS .clq, knapsack text), random:N[:SEED] for a random TSP, or n for n-queens')
     .description('solve a search problem in parallel on an embedded cluster, or on a cluster with --zk')
-    .option('--nodes <n>', 'embedded nodes to start', '1')
+    .option('--nodes <n>', 'nodes to start: embedded (default 1), or with --zk local node processes joining for this run (default 0)')
     .option('--workers <n>', 'worker threads per node (default: cores / nodes, at least 1)')
     .option('--zk <conn>', 'run on the cluster registered at this ZooKeeper ensemble')
+    .option('--secret-file <file>', 'with --zk and --nodes or --scale: the cluster secret for local node processes (default $TIDEPOOL_SECRET)')
     .option('--no-prune', 'explore the whole tree (a fixed amount of work, for scalability measurements)')
     .option('--scale <schedule>', 'change the node count during the run, e.g. 2s:+2,5s:-2')
     .option('--json', 'print one JSON object')
@@ -32,9 +34,13 @@ export function registerSolveCommand(program: Command): void {
     .action(async (problem: string, input: string, flags: SolveFlags) => {
       const app = APPLICATIONS[problem];
       if (!app) throw new UsageError(`unknown problem "${problem}": choose one of ${Object.keys(APPLICATIONS).join(', ')}`);
-      const nodes = positiveInt(flags.nodes, '--nodes');
-      const workers = flags.workers === undefined ? Math.max(1, Math.floor(defaultWorkers() / nodes)) : positiveInt(flags.workers, '--workers');
       const zk = flags.zk === undefined ? undefined : zookeeperConnection(flags.zk, '');
+      const nodes = flags.nodes === undefined ? (zk ? 0 : 1) : zk ? nonNegativeInt(flags.nodes, '--nodes') : positiveInt(flags.nodes, '--nodes');
+      const workers = flags.workers === undefined ? Math.max(1, Math.floor(defaultWorkers() / Math.max(1, nodes))) : positiveInt(flags.workers, '--workers');
+      if (zk && (nodes > 0 || flags.scale !== undefined) && flags.secretFile === undefined && process.env.TIDEPOOL_SECRET === undefined) {
+        throw new UsageError('--secret-file (or TIDEPOOL_SECRET) is needed to start local node processes with --zk');
+      }
+      if (flags.secretFile !== undefined) clusterSecret(flags.secretFile); // validate it now, with a clear message
       let schedule: ReturnType<typeof parseScaleSchedule> = [];
       if (flags.scale !== undefined) {
         try {
@@ -54,6 +60,7 @@ export function registerSolveCommand(program: Command): void {
       if (!flags.json) process.stdout.write(`${app.name}: ${app.describe(instance)}\n`);
       const { result, stats } = await solveOnCluster(app, instance, {
         nodes, workers, noPrune: !flags.prune, schedule, ...(zk ? { zk } : {}),
+        ...(flags.secretFile !== undefined ? { secretFile: flags.secretFile } : {}),
         ...(tty ? { onProgress: (line: string) => process.stderr.write(`\r${line}   `) } : {}),
       });
       if (tty) process.stderr.write('\n');

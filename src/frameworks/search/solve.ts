@@ -1,17 +1,20 @@
 import { watchData } from '../../coord/watch.js';
 import { Cluster, type ClusterEvent } from '../../runtime/cluster.js';
 import { jobPaths } from '../../runtime/job-paths.js';
+import { startNodeProcess, stopNodeProcesses, type NodeProcess } from '../../runtime/node-processes.js';
 import type { ScaleStep } from '../../runtime/scale-schedule.js';
 import type { Application } from './applications.js';
 import type { SearchResult } from './search-problem.js';
 import { rootSearchState } from './search-state.js';
 
 export interface SolveOptions {
-  /** Embedded nodes to start (ignored with `zk`). */
+  /** Nodes to start: embedded ones, or with `zk` local node processes that join the cluster for this run. */
   nodes: number;
   workers: number;
   /** Run on the cluster registered at this ZooKeeper connection string instead. */
   zk?: string;
+  /** With `zk`: the cluster secret's file for local node processes (else $TIDEPOOL_SECRET). */
+  secretFile?: string;
   noPrune: boolean;
   schedule: ScaleStep[];
   onEvent?: (e: ClusterEvent) => void;
@@ -32,12 +35,22 @@ export interface SolveStats {
 /** Runs one search job to completion, applying the scale schedule, and gathers its statistics. */
 export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: SolveOptions): Promise<{ result: SearchResult; stats: SolveStats; jobId: string }> {
   const cluster = opts.zk ? await Cluster.connect(opts.zk) : await Cluster.embedded({ nodes: opts.nodes, workers: opts.workers, progressIntervalMs: 0 });
+  const processes: NodeProcess[] = [];
+  /** More nodes: in-process ones for an embedded cluster, local node processes for a ZooKeeper one. */
+  const addNodes = async (count: number) => {
+    if (!opts.zk) return void (await cluster.addNodes(count));
+    const started = await Promise.all(Array.from({ length: count }, () => startNodeProcess({
+      zk: opts.zk!, workers: opts.workers, ...(opts.secretFile !== undefined ? { secretFile: opts.secretFile } : {}),
+    })));
+    processes.push(...started);
+  };
   const stats = { steals: 0, migrations: 0, nodesJoined: 0, nodesLeft: 0 };
   let incumbent: number | undefined;
   let initialNodes = 0;
   const joined = new Set<string>();
   const timers: NodeJS.Timeout[] = [];
   try {
+    if (opts.zk && opts.nodes > 0) await addNodes(opts.nodes);
     const started = performance.now();
     const job = await cluster.submit(app.ref, rootSearchState(app.problem, instance), { input: { instance, noPrune: opts.noPrune } });
     initialNodes = (await cluster.nodes()).filter((n) => n.assignment === job.id).length;
@@ -52,7 +65,7 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
     for (const step of opts.schedule) {
       timers.push(setTimeout(() => {
         void (async () => {
-          if (step.delta > 0 && !opts.zk) await cluster.addNodes(step.delta);
+          if (step.delta > 0) await addNodes(step.delta);
           size = Math.max(1, size + step.delta);
           await cluster.scale(job.id, size);
         })().catch(() => undefined);
@@ -76,6 +89,7 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
     };
   } finally {
     for (const t of timers) clearTimeout(t);
+    await stopNodeProcesses(processes);
     await cluster.close();
   }
 }
