@@ -1,3 +1,4 @@
+import { existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 
 /** What a benchmark ran on, recorded beside every result. */
@@ -10,4 +11,16 @@ export function machineInfo() {
     platform: `${os.platform()} ${os.release()}`,
     date: new Date().toISOString(),
   };
+}
+
+/** Where a benchmark writes its results: bench/results/NAME.json in the project, from sources or built. */
+export function resultsFile(name: string): URL {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    if (existsSync(new URL('package.json', dir))) {
+      const out = new URL('bench/results/', dir);
+      mkdirSync(out, { recursive: true });
+      return new URL(`${name}.json`, out);
+    }
+    if (dir.pathname === '/') throw new Error('no package.json above the benchmark');
+  }
 }

@@ -14,15 +14,17 @@ import { parseArgs } from 'node:util';
 import { Cluster, type ClusterEvent } from '../src/runtime/cluster.js';
 import type { TaskRef } from '../src/runtime/task.js';
 import { countSequentially, rootState } from '../test/runtime/apps/compositions.js';
-import { machineInfo } from './machine.js';
+import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '24' }, work: { type: 'string', default: '40' }, repeat: { type: 'string', default: '3' } } });
 const N = Number(values.n);
 const WORK = Number(values.work);
 const REPEAT = Number(values.repeat);
-const COMPOSITIONS: TaskRef = { module: new URL('../test/runtime/apps/compositions.ts', import.meta.url).href, export: 'default' };
-const FAN: TaskRef = { module: new URL('../test/runtime/apps/sleepy-fan.ts', import.meta.url).href, export: 'default' };
+/** Built benches (node dist/bench/…) load built modules; from sources (tsx) the .ts ones. */
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const COMPOSITIONS: TaskRef = { module: new URL(`../test/runtime/apps/compositions${EXT}`, import.meta.url).href, export: 'default' };
+const FAN: TaskRef = { module: new URL(`../test/runtime/apps/sleepy-fan${EXT}`, import.meta.url).href, export: 'default' };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -123,7 +125,7 @@ const drainMs = median(drains.map((d) => d.ms));
 console.log(`\nframework overhead on 1 worker: ${overheadPercent.toFixed(1)} %`);
 console.log(`join-to-first-task: median ${median(joins).toFixed(1)} ms (runs: ${joins.map((j) => j.toFixed(1)).join(', ')})`);
 console.log(`drain of a node holding ~1,000 queued tasks: median ${drainMs.toFixed(0)} ms (${drains.map((d) => `${d.ms.toFixed(0)} ms/${d.migrated} tasks`).join(', ')})`);
-writeFileSync(new URL('./results/runtime.json', import.meta.url), `${JSON.stringify({
+writeFileSync(resultsFile('runtime'), `${JSON.stringify({
   machine: machineInfo(), n: N, work: WORK, repeat: REPEAT, rows, overheadPercent,
   joinToFirstTaskMs: joins, drain: drains,
 }, null, 2)}\n`);

@@ -19,7 +19,7 @@ import { rootSearchState } from '../src/frameworks/search/search-state.js';
 import { tspProblem } from '../src/frameworks/search/tsp/tsp.js';
 import { randomEuclideanInstance, type TspInstance } from '../src/frameworks/search/tsp/tsplib.js';
 import { Cluster } from '../src/runtime/cluster.js';
-import { machineInfo } from './machine.js';
+import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: {
@@ -30,7 +30,9 @@ const SIZES = values.sizes.split(',').map(Number);
 const SEEDS = values.seeds.split(',').map(Number);
 const NOPRUNE = Number(values.noprune);
 const REPEAT = Number(values.repeat);
-const TSP = { module: new URL('../src/frameworks/search/tsp/tsp.ts', import.meta.url).href, export: 'default' };
+/** Built benches (node dist/bench/…) load built modules; from sources (tsx) the .ts ones. */
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const TSP = { module: new URL(`../src/frameworks/search/tsp/tsp${EXT}`, import.meta.url).href, export: 'default' };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function plain(inst: TspInstance, noPrune: boolean): { seconds: number; result: SearchResult } {
@@ -60,7 +62,7 @@ interface Row {
 
 /** Runs two plain solvers at the same time; returns the slower one's time. */
 async function pairOfPlainSolvers(n: number, seed: number, noPrune: boolean): Promise<number> {
-  const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', new URL('./plain-solve.ts', import.meta.url).pathname, String(n), String(seed), ...(noPrune ? ['--no-prune'] : [])]);
+  const run = () => promisify(execFile)(process.execPath, [...(EXT === '.ts' ? ['--import', 'tsx'] : []), new URL(`./plain-solve${EXT}`, import.meta.url).pathname, String(n), String(seed), ...(noPrune ? ['--no-prune'] : [])]);
   const outs = await Promise.all([run(), run()]);
   return Math.max(...outs.map((o) => Number(o.stdout.trim())));
 }
@@ -109,4 +111,4 @@ console.log(`TSP branch-and-bound on ${m.cpus} cores (${m.cpuModel}), Node ${m.n
 table('Table 1 (pruning on): random symmetric Euclidean instances', rows);
 table(`Fig. 5 shape (pruning off, n = ${NOPRUNE}): fixed work`, scal);
 console.log('\nmachine ceiling: the efficiency of two independent plain solvers run at once in two processes (what two cores of this machine deliver); eff./ceiling: tidepool\'s 2-worker efficiency relative to it.');
-writeFileSync(new URL('./results/search.json', import.meta.url), `${JSON.stringify({ machine: m, repeat: REPEAT, table1: rows, scalability: scal }, null, 2)}\n`);
+writeFileSync(resultsFile('search'), `${JSON.stringify({ machine: m, repeat: REPEAT, table1: rows, scalability: scal }, null, 2)}\n`);

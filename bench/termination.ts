@@ -16,7 +16,7 @@ import type { CoordClient } from '../src/coord/types.js';
 import { Rng } from '../src/util/rng.js';
 import { randomSplitTree } from '../test/support/split-tree.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
-import { machineInfo } from './machine.js';
+import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string', default: '4000' }, clients: { type: 'string', default: '3' } } });
@@ -83,4 +83,4 @@ printTable([
     i % 2 === 1 ? `${(r.tasksPerSecond / results[i - 1]!.tasksPerSecond).toFixed(2)}x` : '1.00x',
   ]),
 ]);
-writeFileSync(new URL('./results/termination.json', import.meta.url), `${JSON.stringify({ machine: machineInfo(), tasks: TASKS, clients: CLIENTS, results }, null, 2)}\n`);
+writeFileSync(resultsFile('termination'), `${JSON.stringify({ machine: machineInfo(), tasks: TASKS, clients: CLIENTS, results }, null, 2)}\n`);

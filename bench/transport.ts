@@ -15,7 +15,7 @@ import { encodeFrame } from '../src/transport/frame-codec.js';
 import { InProcessNetwork, InProcessTransport } from '../src/transport/in-process-transport.js';
 import { TcpTransport } from '../src/transport/tcp-transport.js';
 import type { Message, PeerAddress, Transport } from '../src/transport/types.js';
-import { machineInfo } from './machine.js';
+import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '2' } } });
@@ -114,4 +114,4 @@ printTable([
   ['transport', 'message', 'messages', 'seconds', 'msg/s', 'MB/s'],
   ...results.map((r) => [r.transport, r.message, r.messages, r.seconds, Math.round(r.messagesPerSecond), r.megabytesPerSecond]),
 ]);
-writeFileSync(new URL('./results/transport.json', import.meta.url), `${JSON.stringify({ machine: machineInfo(), seconds: SECONDS, results }, null, 2)}\n`);
+writeFileSync(resultsFile('transport'), `${JSON.stringify({ machine: machineInfo(), seconds: SECONDS, results }, null, 2)}\n`);
