@@ -118,6 +118,20 @@ describe('tidepool solve', () => {
       assert.equal(r.verified, true);
     });
 
+    it('clique and knapsack on the ZooKeeper cluster; a node added and one drained mid-run (--scale)', { timeout: 180_000 }, async () => {
+      const c = await solveJson(['clique', join(DATA, 'clique/keller4.clq'), '--zk', zk.connectionString]);
+      assert.equal(c.objective, 11);
+      assert.equal(c.verified, true);
+      const k = randomKnapsack(50, 8);
+      const file = tmpFile('k.txt', `${k.values.length} ${k.capacity}\n${k.values.map((v, i) => `${v} ${k.weights[i]}`).join('\n')}\n`);
+      const ks = await solveJson(['knapsack', file, '--zk', zk.connectionString]);
+      assert.equal(ks.objective, knapsackByDynamicProgramming(k).value);
+      const plain = await solveJson(['tsp', 'random:11:6']);
+      const r = await solveJson(['tsp', 'random:11:6', '--no-prune', '--zk', zk.connectionString, '--scale', '300ms:+1,1500ms:-1', '--secret-file', secret]);
+      assert.equal(r.objective, plain.objective);
+      assert.equal(r.stats.searchNodes, 9864101, 'fixed work: every path expanded exactly once through the join and the drain');
+    });
+
     it('solve --zk --nodes 1 adds a local node process for the run and stops it afterwards', { timeout: 120_000 }, async () => {
       const plain = await solveJson(['tsp', 'random:10:3']);
       const r = await solveJson(['tsp', 'random:10:3', '--no-prune', '--zk', zk.connectionString, '--nodes', '1', '--secret-file', secret]);
