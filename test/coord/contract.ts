@@ -106,6 +106,8 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       const b = await open();
       const root = await freshRoot(a);
       await a.create(`${root}/eph`, Buffer.from('a'), 'ephemeral');
+      // Another session may read from a server a moment behind: wait until it sees the write.
+      await waitFor(async () => (await b.exists(`${root}/eph`)) !== null, 'the ephemeral to be visible to b');
       assert.equal((await b.exists(`${root}/eph`))?.ephemeralOwner, a.sessionId);
       const gone = deferred<WatchEvent>();
       assert.ok(await b.exists(`${root}/eph`, (e) => gone.resolve(e)));
@@ -238,6 +240,7 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       const b = await open();
       const root = await freshRoot(a);
       await a.create(`${root}/member`, undefined, 'ephemeral');
+      await waitFor(async () => (await b.exists(`${root}/member`)) !== null, 'the ephemeral to be visible to b');
       const gone = deferred();
       await b.exists(`${root}/member`, (e) => e.type === 'deleted' && gone.resolve());
       const expired = waitForState(a, 'expired', 30_000);
@@ -252,6 +255,7 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       const b = await open();
       const root = await freshRoot(a);
       await a.create(`${root}/cut`, undefined, 'ephemeral');
+      await waitFor(async () => (await b.exists(`${root}/cut`)) !== null, 'the ephemeral to be visible to b');
       const cut = await backend.partition(a);
       try {
         await waitForState(a, 'expired', 20_000);
