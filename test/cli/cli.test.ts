@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { assertCleanError, tidepool } from '../support/cli.js';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { connect } from '../../src/coord/connect.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
@@ -14,27 +13,9 @@ import { rootState } from '../runtime/apps/compositions.js';
 import { secretFile, startNodeProcess } from '../support/node-process.js';
 import { waitFor } from '../support/wait.js';
 
-const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
 
-interface Run { code: number | null; stdout: string; stderr: string }
 
-function tidepool(args: string[], timeoutMs = 30_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`tidepool ${args.join(' ')} timed out`)); }, timeoutMs);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
 
-function assertCleanError(run: Run, pattern: RegExp): void {
-  assert.equal(run.code, 2, `exit code 2 (stderr: ${run.stderr})`);
-  assert.match(run.stderr, pattern);
-  assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
-}
 
 describe('tidepool CLI', () => {
   it('prints help with every command and exits 0', async () => {

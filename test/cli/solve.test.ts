@@ -4,7 +4,7 @@
  * registered on ZooKeeper.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { assertCleanError, tidepool } from '../support/cli.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,22 +15,9 @@ import { NQUEENS_SOLUTIONS } from '../../src/frameworks/search/nqueens/known-cou
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 
-const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
 const DATA = fileURLToPath(new URL('../data/', import.meta.url));
 
-interface Run { code: number | null; stdout: string; stderr: string }
 
-function tidepool(args: string[], timeoutMs = 120_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`tidepool ${args.join(' ')} timed out`)); }, timeoutMs);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
 
 interface SolveJson { problem: string; objective: number; solution: number[] | null; verified: boolean | null; stats: Record<string, number> }
 
@@ -46,11 +33,6 @@ function tmpFile(name: string, text: string): string {
   return file;
 }
 
-function assertInputError(run: Run, pattern: RegExp): void {
-  assert.equal(run.code, 2, `exit code 2 (stderr: ${run.stderr})`);
-  assert.match(run.stderr, pattern);
-  assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
-}
 
 describe('tidepool solve', () => {
   it('TSP on a TSPLIB instance: optimum, tour from city 1, verified, all stats', { timeout: 120_000 }, async () => {
@@ -84,17 +66,17 @@ describe('tidepool solve', () => {
   });
 
   it('malformed input and bad flags: one clear line naming file and line, exit 2', { timeout: 60_000 }, async () => {
-    assertInputError(await tidepool(['solve', 'tsp', tmpFile('a.tsp', 'NAME: a\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\nEOF\n')]), /error: .*a\.tsp:\d+: .*DIMENSION/);
-    assertInputError(await tidepool(['solve', 'tsp', tmpFile('b.tsp', 'NAME: b\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: MANHATTAN_9D\n')]), /error: .*b\.tsp:3: .*MANHATTAN_9D/);
-    assertInputError(await tidepool(['solve', 'tsp', tmpFile('c.tsp', 'NAME: c\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 x1\n3 2 2\nEOF\n')]), /error: .*c\.tsp:6: .*"x1"/);
-    assertInputError(await tidepool(['solve', 'tsp', tmpFile('d.tsp', 'NAME: d\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\nEOF\n')]), /error: .*d\.tsp:\d+: .*(too few|expected 4)/i);
-    assertInputError(await tidepool(['solve', 'clique', tmpFile('e.clq', 'c test\np edge 3 1\ne 1 4\n')]), /error: .*e\.clq:3: .*4/);
-    assertInputError(await tidepool(['solve', 'tsp', '/nonexistent/x.tsp']), /error: \/nonexistent\/x\.tsp: cannot read: ENOENT/);
-    assertInputError(await tidepool(['solve', 'sudoku', 'x']), /unknown problem "sudoku"/);
-    assertInputError(await tidepool(['solve', 'nqueens', 'eight']), /board size/);
-    assertInputError(await tidepool(['solve', 'tsp', 'random:10', '--scale', '2s+1']), /--scale: "2s\+1"/);
-    assertInputError(await tidepool(['solve', 'tsp', 'random:10', '--nodes', '0']), /--nodes: "0"/);
-    assertInputError(await tidepool(['solve', 'tsp']), /missing required argument 'input'/);
+    assertCleanError(await tidepool(['solve', 'tsp', tmpFile('a.tsp', 'NAME: a\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\nEOF\n')]), /error: .*a\.tsp:\d+: .*DIMENSION/);
+    assertCleanError(await tidepool(['solve', 'tsp', tmpFile('b.tsp', 'NAME: b\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: MANHATTAN_9D\n')]), /error: .*b\.tsp:3: .*MANHATTAN_9D/);
+    assertCleanError(await tidepool(['solve', 'tsp', tmpFile('c.tsp', 'NAME: c\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 x1\n3 2 2\nEOF\n')]), /error: .*c\.tsp:6: .*"x1"/);
+    assertCleanError(await tidepool(['solve', 'tsp', tmpFile('d.tsp', 'NAME: d\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\nEOF\n')]), /error: .*d\.tsp:\d+: .*(too few|expected 4)/i);
+    assertCleanError(await tidepool(['solve', 'clique', tmpFile('e.clq', 'c test\np edge 3 1\ne 1 4\n')]), /error: .*e\.clq:3: .*4/);
+    assertCleanError(await tidepool(['solve', 'tsp', '/nonexistent/x.tsp']), /error: \/nonexistent\/x\.tsp: cannot read: ENOENT/);
+    assertCleanError(await tidepool(['solve', 'sudoku', 'x']), /unknown problem "sudoku"/);
+    assertCleanError(await tidepool(['solve', 'nqueens', 'eight']), /board size/);
+    assertCleanError(await tidepool(['solve', 'tsp', 'random:10', '--scale', '2s+1']), /--scale: "2s\+1"/);
+    assertCleanError(await tidepool(['solve', 'tsp', 'random:10', '--nodes', '0']), /--nodes: "0"/);
+    assertCleanError(await tidepool(['solve', 'tsp']), /missing required argument 'input'/);
   });
 
   describe('on node processes registered on ZooKeeper', () => {
@@ -139,7 +121,7 @@ describe('tidepool solve', () => {
       assert.equal(r.stats.searchNodes, 986410, 'fixed work: 1 + 9 + 9·8 + … + 9! search nodes');
       const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string }> };
       assert.deepEqual(status.nodes.map((n) => n.id).sort(), nodes.map((n) => n.id).sort(), 'the local node left with the run');
-      assertInputError(await tidepool(['solve', 'tsp', 'random:10', '--zk', zk.connectionString, '--nodes', '1']), /--secret-file \(or TIDEPOOL_SECRET\) is needed/);
+      assertCleanError(await tidepool(['solve', 'tsp', 'random:10', '--zk', zk.connectionString, '--nodes', '1']), /--secret-file \(or TIDEPOOL_SECRET\) is needed/);
     });
   });
 });

@@ -1,0 +1,37 @@
+/** Test support: run the built `tidepool` command as a user would and capture what it printed. */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function tidepool(args: string[], timeoutMs = 120_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`tidepool ${args.join(' ')} timed out`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A bad-input failure as users must see it: exit code 2, a message matching `pattern`, no stack trace. */
+export function assertCleanError(run: Run, pattern: RegExp): void {
+  assert.equal(run.code, 2, `exit code 2 (stderr: ${run.stderr})`);
+  assert.match(run.stderr, pattern);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
+}
