@@ -82,8 +82,13 @@ describe('embedded cluster: elasticity and failures', () => {
       const steals = rng.int(2, 8);
       await waitFor(() => events.filter((e) => e.type === 'steal').length >= steals, `${steals} steals`);
       const leader = (events.find((e) => e.type === 'leader') as { node: string }).node;
+      const over = await Promise.race([job.outcome().then(() => true), new Promise<boolean>((r) => setImmediate(() => r(false)))]);
+      assert.equal(over, false, 'the job is still running when its leader is killed');
       await cluster.crashNode(leader);
-      await waitFor(() => events.some((e) => e.type === 'leader' && e.node !== leader), 'a new leader');
+      await waitFor(() => events.some((e) => e.type === 'leader' && e.node !== leader), 'a new leader', 30_000).catch((err: unknown) => {
+        const tail = events.slice(-12).map((e) => JSON.stringify(e)).join('\n');
+        throw new Error(`${(err as Error).message}; last events:\n${tail}`);
+      });
       const outcome = await withDeadline(job.outcome(), 'job outcome', 100_000);
       assert.equal(outcome.status, 'done', JSON.stringify(outcome));
       assert.equal(await job.result<number>(), 2 ** N);
