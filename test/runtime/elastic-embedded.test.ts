@@ -12,7 +12,7 @@ import { withDeadline, waitFor } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 
 const COMPOSITIONS: TaskRef = { module: new URL('./apps/compositions.ts', import.meta.url).href, export: 'default' };
-const N = 21;
+const N = 22;
 const WORK = 400; // arithmetic per tree node: a run of a few seconds on one worker
 const T = { timeout: 120_000 };
 

@@ -153,9 +153,9 @@ describe('search applications on real instances', () => {
     assert.equal(par.value, knapsackByDynamicProgramming(k).value);
   });
 
-  it('TSP: TSPLIB optima, sequentially and in parallel', { timeout: 180_000 }, async () => {
+  it('TSP: TSPLIB optima (GEO, EXPLICIT, ATT, EUC_2D), sequentially and in parallel', { timeout: 180_000 }, async () => {
     const optima = JSON.parse(readFileSync(new URL('../../data/tsplib/optima.json', import.meta.url), 'utf8')) as Record<string, { optimal_tour_length: number }>;
-    for (const name of ['burma14', 'gr17', 'gr21']) {
+    for (const name of ['burma14', 'ulysses16', 'gr17', 'gr21', 'ulysses22', 'gr24', 'fri26', 'bayg29', 'bays29', 'dantzig42']) {
       const inst = parseTsplib(readFileSync(new URL(`../../data/tsplib/${name}.tsp`, import.meta.url), 'utf8'), `${name}.tsp`);
       const seq = solveSequentially(tspProblem, inst);
       assert.equal(seq.value, optima[name]!.optimal_tour_length, `${name} sequential`);
