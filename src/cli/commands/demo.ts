@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 
 /**
- * `tidepool demo`: the elastic TSP demonstration lands with the runtime and search layers;
- * until then it says so plainly instead of pretending.
+ * `tidepool demo`: the elastic TSP demonstration with its live view lands with the dashboard;
+ * until then it says so plainly instead of pretending, and points at what already works.
  */
 export function registerDemo(program: Command): void {
   program
@@ -11,8 +11,8 @@ export function registerDemo(program: Command): void {
     .option('--json', 'print one JSON object')
     .addHelpText('after', '\nExample:\n  npx tidepool demo')
     .action((opts: { json?: boolean }) => {
-      const message = 'the demo is not available yet: it arrives with the elastic runtime and the search framework. ' +
-        'The coordination layer is ready: see `tidepool coord --help`.';
+      const message = 'the demo is not available yet: it arrives with the live dashboard. ' +
+        'Meanwhile the same elastic run works from the command line: tidepool solve tsp random:12:1 --no-prune --scale 1s:+2,3s:-2';
       if (opts.json) process.stdout.write(`${JSON.stringify({ available: false, message })}\n`);
       else process.stdout.write(`${message}\n`);
     });
