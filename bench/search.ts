@@ -4,7 +4,8 @@
  * runtime), tidepool with 1 worker and with 2 workers, speedup and efficiency; then the same with
  * pruning disabled (a fixed amount of work: Fig. 5's scalability measurement).
  *
- *   npx tsx bench/search.ts [--sizes 22,23,24] [--seeds 1,2,3] [--noprune 10] [--repeat 3]
+ *   npm run bench:build && node dist/bench/search.js [--sizes 40] [--seeds 1,2,3,4,5] [--noprune 12] [--repeat 3]
+ *   (or npx tsx bench/search.ts: from sources every worker also loads the TypeScript loader)
  *
  * Targets: overhead on 1 worker ≤ 3 % of the plain solver; 2-worker efficiency with --no-prune ≥ 0.95.
  * Writes bench/results/search.json.
@@ -23,8 +24,8 @@ import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: {
-  sizes: { type: 'string', default: '22' }, seeds: { type: 'string', default: '1,2,3,4,5' },
-  noprune: { type: 'string', default: '11' }, repeat: { type: 'string', default: '3' },
+  sizes: { type: 'string', default: '40' }, seeds: { type: 'string', default: '1,2,3,4,5' },
+  noprune: { type: 'string', default: '12' }, repeat: { type: 'string', default: '3' },
 } });
 const SIZES = values.sizes.split(',').map(Number);
 const SEEDS = values.seeds.split(',').map(Number);

@@ -284,10 +284,8 @@ export class JobRunner {
       this.d.workers.requestSplit(slot);
       wanted--;
     }
-    if (wanted <= 0 || this.pendingSteals.length === 0) {
-      // Withdraw split requests nobody needs any more.
-      if (this.idleSlots().length === 0 && this.pendingSteals.length === 0) for (const slot of this.running.values()) this.d.workers.clearSplit(slot);
-    }
+    // Withdraw split requests nobody needs any more.
+    if (this.idleSlots().length === 0 && this.pendingSteals.length === 0) for (const slot of this.running.values()) this.d.workers.clearSplit(slot);
     this.steal(now);
   }
 

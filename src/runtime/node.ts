@@ -288,8 +288,8 @@ export class TidepoolNode {
 
   private onMessage(from: string, m: RuntimeMessage): void {
     const job = this.job;
-    if (job && m.job === job.spec.id && !job.leaving) return job.runner.onMessage(from, m);
-    if (job && m.job === job.spec.id && m.type !== 'steal' && m.type !== 'offer') return job.runner.onMessage(from, m);
+    // The runner itself refuses steals and offers once it drains or stops.
+    if (job && m.job === job.spec.id) return job.runner.onMessage(from, m);
     // Not (or no longer) in that job: refuse politely so the sender does not wait.
     if (m.type === 'steal') void this.send(from, { type: 'steal-empty', job: m.job, requestId: m.requestId }).catch(() => undefined);
     if (m.type === 'offer') void this.send(from, { type: 'offer-ack', job: m.job, taskId: m.task.id, claimed: false }).catch(() => undefined);

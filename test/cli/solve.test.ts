@@ -94,16 +94,20 @@ describe('tidepool solve', () => {
       await zk.stop();
     });
 
-    it('solve --zk runs the job on the registered nodes', { timeout: 120_000 }, async () => {
-      const r = await solveJson(['tsp', join(DATA, 'tsplib/gr17.tsp'), '--zk', zk.connectionString]);
-      assert.equal(r.objective, 2085);
-      assert.equal(r.verified, true);
+    it('solve --zk runs jobs on the registered nodes: TSPLIB optima', { timeout: 120_000 }, async () => {
+      for (const [name, optimum] of [['gr17', 2085], ['ulysses22', 7013], ['bays29', 2020]] as const) {
+        const r = await solveJson(['tsp', join(DATA, `tsplib/${name}.tsp`), '--zk', zk.connectionString]);
+        assert.equal(r.objective, optimum, name);
+        assert.equal(r.verified, true);
+      }
     });
 
     it('clique and knapsack on the ZooKeeper cluster; a node added and one drained mid-run (--scale)', { timeout: 180_000 }, async () => {
-      const c = await solveJson(['clique', join(DATA, 'clique/keller4.clq'), '--zk', zk.connectionString]);
-      assert.equal(c.objective, 11);
-      assert.equal(c.verified, true);
+      for (const [name, omega] of [['keller4', 11], ['brock200_2', 12], ['MANN_a9', 16]] as const) {
+        const c = await solveJson(['clique', join(DATA, `clique/${name}.clq`), '--zk', zk.connectionString]);
+        assert.equal(c.objective, omega, name);
+        assert.equal(c.verified, true);
+      }
       const k = randomKnapsack(50, 8);
       const file = tmpFile('k.txt', `${k.values.length} ${k.capacity}\n${k.values.map((v, i) => `${v} ${k.weights[i]}`).join('\n')}\n`);
       const ks = await solveJson(['knapsack', file, '--zk', zk.connectionString]);
