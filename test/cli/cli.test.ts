@@ -17,6 +17,13 @@ import { waitFor } from '../support/wait.js';
 
 
 
+/** Repeats `run` until `ok` holds for its result (under a deadline) and returns that result. */
+async function until<T>(run: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  let last: T | undefined;
+  await waitFor(async () => ok((last = await run())), 'the cluster state to become visible', timeoutMs);
+  return last!;
+}
+
 describe('tidepool CLI', () => {
   it('prints help with every command and exits 0', async () => {
     const run = await tidepool(['--help']);
@@ -89,16 +96,17 @@ describe('tidepool CLI', () => {
     it('status, jobs, scale and drain act on a running cluster', { timeout: 120_000 }, async () => {
       const node = await startNodeProcess({ zk: zk.connectionString, secretFile: secretFile() });
       try {
-        const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string; job: string | null; workers: number }> };
+        // Each CLI run is a new session that may read from a server a moment behind: repeat until it sees the change.
+        const status = await until(async () => JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string; job: string | null; workers: number }> }, (st) => st.nodes.length === 1);
         assert.deepEqual(status.nodes.map((n) => [n.id, n.job, n.workers]), [[node.id, null, 1]]);
         const text = await tidepool(['status', '--zk', zk.connectionString]);
         assert.match(text.stdout, new RegExp(`^NODE\\s+ADDRESS\\s+WORKERS\\s+JOB\\s+ASSIGNED\\n${node.id}\\s+tcp://127\\.0\\.0\\.1:\\d+\\s+1\\s+-\\s+-`));
         // A long job with no nodes yet, then scaled to one node, then drained off it.
         const client = await connect(zk.connectionString);
         const spec = await submitJob(client, { ref: { module: new URL('../runtime/apps/compositions.ts', import.meta.url).href, export: 'default' }, root: rootState(30, 1000), nodes: 0 });
-        const jobs = JSON.parse((await tidepool(['jobs', '--zk', zk.connectionString, '--json'])).stdout) as { jobs: Array<{ id: string; state: string; nodes: number }> };
+        const jobs = await until(async () => JSON.parse((await tidepool(['jobs', '--zk', zk.connectionString, '--json'])).stdout) as { jobs: Array<{ id: string; state: string; nodes: number }> }, (j) => j.jobs.length === 1);
         assert.deepEqual(jobs.jobs.map((j) => [j.id, j.state, j.nodes]), [[spec.id, 'running', 0]]);
-        const scaled = JSON.parse((await tidepool(['scale', spec.id, '1', '--zk', zk.connectionString, '--json'])).stdout) as { added: string[]; size: number };
+        const scaled = await until(async () => JSON.parse((await tidepool(['scale', spec.id, '1', '--zk', zk.connectionString, '--json'])).stdout) as { added: string[]; size: number }, (r) => r.size === 1);
         assert.deepEqual(scaled, { job: spec.id, added: [node.id], released: [], size: 1 });
         await waitFor(async () => (await listNodes(client)).some((n) => n.job === spec.id), 'the node to join the job');
         const drained = JSON.parse((await tidepool(['drain', node.id, '--zk', zk.connectionString, '--json'])).stdout) as { draining: boolean };

@@ -14,6 +14,7 @@ import { knapsackByDynamicProgramming, randomKnapsack } from '../../src/framewor
 import { NQUEENS_SOLUTIONS } from '../../src/frameworks/search/nqueens/known-counts.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
+import { waitFor } from '../support/wait.js';
 
 const DATA = fileURLToPath(new URL('../data/', import.meta.url));
 
@@ -123,8 +124,11 @@ describe('tidepool solve', () => {
       const r = await solveJson(['tsp', 'random:10:3', '--no-prune', '--zk', zk.connectionString, '--nodes', '1', '--secret-file', secret]);
       assert.equal(r.objective, plain.objective);
       assert.equal(r.stats.searchNodes, 986410, 'fixed work: 1 + 9 + 9·8 + … + 9! search nodes');
-      const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string }> };
-      assert.deepEqual(status.nodes.map((n) => n.id).sort(), nodes.map((n) => n.id).sort(), 'the local node left with the run');
+      const registered = JSON.stringify(nodes.map((n) => n.id).sort());
+      await waitFor(async () => {
+        const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string }> };
+        return JSON.stringify(status.nodes.map((n) => n.id).sort()) === registered;
+      }, 'the local node to leave with the run', 30_000);
       assertCleanError(await tidepool(['solve', 'tsp', 'random:10', '--zk', zk.connectionString, '--nodes', '1']), /--secret-file \(or TIDEPOOL_SECRET\) is needed/);
     });
   });

@@ -22,9 +22,11 @@ describe('node processes on ZooKeeper', () => {
   let zk: ZkEnsemble;
   let secret: string;
   const processes: NodeProcess[] = [];
-  const start = async (count: number) => {
+  const start = async (count: number, seenBy?: Cluster) => {
     const started = await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret })));
     processes.push(...started);
+    // Another session may read from a server a moment behind: wait until it sees the new nodes.
+    if (seenBy) await waitFor(async () => { const ids = new Set((await seenBy.nodes()).map((n) => n.id)); return started.every((p) => ids.has(p.id)); }, 'the new nodes to be visible');
     return started;
   };
 
@@ -39,8 +41,8 @@ describe('node processes on ZooKeeper', () => {
   });
 
   it('three node processes count exactly; a fourth joins and one drains on SIGTERM mid-run', T, async () => {
-    const nodes = await start(4);
     const cluster = await Cluster.connect(zk.connectionString);
+    const nodes = await start(4, cluster);
     try {
       const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK), { nodes: 3 });
       await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).size >= 2, 'work to spread over two nodes', 60_000);
@@ -66,7 +68,8 @@ describe('node processes on ZooKeeper', () => {
       const cluster = await Cluster.connect(zk.connectionString);
       try {
         const idle = (await cluster.nodes()).filter((n) => n.assignment === '').length;
-        if (idle < 3) await start(3 - idle);
+        if (idle < 3) await start(3 - idle, cluster);
+        await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length >= 3, 'three idle nodes');
         const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK), { nodes: 3 });
         await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).size >= 3, 'work on all three nodes', 60_000);
         const leader = await jobLeader(cluster.coordination, job.id);

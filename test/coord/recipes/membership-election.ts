@@ -28,6 +28,8 @@ export function membershipAndElectionTests(backend: () => Backend, open: (timeou
     await waitFor(() => groups[0]!.view().get('node-1')?.meta.job === 'j2', 'metadata update to propagate');
     await groups[2]!.leave();
     await waitFor(() => left.includes('node-2') && groups[0]!.view().size === 2, 'departure of node-2');
+    // Each session learns of the departure from its own server, possibly a moment later.
+    await waitFor(() => groups[1]!.view().size === 2, 'node-1 to see the departure');
     assert.deepEqual([...groups[1]!.view().keys()].sort(), ['node-0', 'node-1']);
     for (const g of groups) g.stop();
   });
