@@ -165,45 +165,37 @@ export async function jobLeader(client: CoordClient, jobId: string, root?: strin
   }
 }
 
-/** Owners of the job's live tasks, by node id (for status displays and tests). */
-export async function taskOwners(client: CoordClient, jobId: string, root?: string): Promise<Map<string, number>> {
-  const tasks = jobPaths(jobId, root).tasks;
-  const owners = new Map<string, number>();
+/** The data of every child of `dir` (children that vanish meanwhile are skipped; a missing dir is empty). */
+async function childData(client: CoordClient, dir: string): Promise<Buffer[]> {
   let ids: string[];
   try {
-    ids = await client.getChildren(tasks);
+    ids = await client.getChildren(dir);
   } catch (err) {
-    if (isCoordError(err, 'NO_NODE')) return owners;
+    if (isCoordError(err, 'NO_NODE')) return [];
     throw err;
   }
+  const out: Buffer[] = [];
   for (const id of ids) {
     try {
-      const record = decode<TaskRecord>((await client.getData(joinPath(tasks, id))).data);
-      owners.set(record.owner, (owners.get(record.owner) ?? 0) + 1);
+      out.push((await client.getData(joinPath(dir, id))).data);
     } catch (err) {
       if (!isCoordError(err, 'NO_NODE')) throw err;
     }
+  }
+  return out;
+}
+
+/** Owners of the job's live tasks, by node id (for status displays and tests). */
+export async function taskOwners(client: CoordClient, jobId: string, root?: string): Promise<Map<string, number>> {
+  const owners = new Map<string, number>();
+  for (const data of await childData(client, jobPaths(jobId, root).tasks)) {
+    const { owner } = decode<TaskRecord>(data);
+    owners.set(owner, (owners.get(owner) ?? 0) + 1);
   }
   return owners;
 }
 
 /** Nodes that have committed ledger transactions for the job (splits, claims, completions). */
 export async function jobCommitters(client: CoordClient, jobId: string, root?: string): Promise<Set<string>> {
-  const txns = jobPaths(jobId, root).txns;
-  const nodes = new Set<string>();
-  let ids: string[];
-  try {
-    ids = await client.getChildren(txns);
-  } catch (err) {
-    if (isCoordError(err, 'NO_NODE')) return nodes;
-    throw err;
-  }
-  for (const id of ids) {
-    try {
-      nodes.add(decode<{ node: string }>((await client.getData(joinPath(txns, id))).data).node);
-    } catch (err) {
-      if (!isCoordError(err, 'NO_NODE')) throw err;
-    }
-  }
-  return nodes;
+  return new Set((await childData(client, jobPaths(jobId, root).txns)).map((d) => decode<{ node: string }>(d).node));
 }
