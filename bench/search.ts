@@ -4,7 +4,8 @@
  * runtime), tidepool with 1 worker and with 2 workers, speedup and efficiency; then the same with
  * pruning disabled (a fixed amount of work: Fig. 5's scalability measurement).
  *
- *   npm run bench:build && node dist/bench/search.js [--sizes 40] [--seeds 1,2,3,4,5] [--noprune 12] [--repeat 3]
+ *   npm run bench:build && node dist/bench/search.js [--sizes 45] [--instances 5] [--min-seconds 2] [--max-seconds 60]
+ *                                                     [--seeds 1,2,3] [--noprune 12] [--repeat 3]
  *   (or npx tsx bench/search.ts: from sources every worker also loads the TypeScript loader)
  *
  * Targets: overhead on 1 worker ≤ 3 % of the plain solver; 2-worker efficiency with --no-prune ≥ 0.95.
@@ -24,11 +25,15 @@ import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: {
-  sizes: { type: 'string', default: '40' }, seeds: { type: 'string', default: '1,2,3,4,5' },
+  sizes: { type: 'string', default: '45' }, seeds: { type: 'string', default: '' },
+  instances: { type: 'string', default: '5' }, 'min-seconds': { type: 'string', default: '2' }, 'max-seconds': { type: 'string', default: '60' },
   noprune: { type: 'string', default: '12' }, repeat: { type: 'string', default: '3' },
 } });
 const SIZES = values.sizes.split(',').map(Number);
-const SEEDS = values.seeds.split(',').map(Number);
+const SEEDS = values.seeds === '' ? [] : values.seeds.split(',').map(Number);
+const INSTANCES = Number(values.instances);
+const MIN_SECONDS = Number(values['min-seconds']);
+const MAX_SECONDS = Number(values['max-seconds']);
 const NOPRUNE = Number(values.noprune);
 const REPEAT = Number(values.repeat);
 /** Built benches (node dist/bench/…) load built modules; from sources (tsx) the .ts ones. */
@@ -95,10 +100,25 @@ async function measure(inst: TspInstance, noPrune: boolean, n: number, seed: num
   };
 }
 
+/**
+ * Table 1's instances: given --seeds, those; otherwise the first INSTANCES seeds whose plain solve takes
+ * MIN_SECONDS to MAX_SECONDS (long enough that a job's fixed start-up cost does not dominate, as with
+ * the seed's instances of 20 minutes and more; short enough for this machine).
+ */
+function chooseSeeds(n: number): number[] {
+  if (SEEDS.length > 0) return SEEDS;
+  const chosen: number[] = [];
+  for (let seed = 1; seed <= 60 && chosen.length < INSTANCES; seed++) {
+    const t = plain(randomEuclideanInstance(n, seed), false).seconds;
+    if (t >= MIN_SECONDS && t <= MAX_SECONDS) chosen.push(seed);
+  }
+  return chosen;
+}
+
 const rows: Row[] = [];
-for (const n of SIZES) for (const seed of SEEDS) rows.push(await measure(randomEuclideanInstance(n, seed), false, n, seed));
+for (const n of SIZES) for (const seed of chooseSeeds(n)) rows.push(await measure(randomEuclideanInstance(n, seed), false, n, seed));
 const scal: Row[] = [];
-for (const seed of SEEDS.slice(0, 2)) scal.push(await measure(randomEuclideanInstance(NOPRUNE, seed), true, NOPRUNE, seed));
+for (const seed of [1, 2]) scal.push(await measure(randomEuclideanInstance(NOPRUNE, seed), true, NOPRUNE, seed));
 
 const table = (title: string, rs: Row[]) => {
   console.log(`\n${title}`);
@@ -109,7 +129,7 @@ const table = (title: string, rs: Row[]) => {
 };
 const m = machineInfo();
 console.log(`TSP branch-and-bound on ${m.cpus} cores (${m.cpuModel}), Node ${m.node}; medians of ${REPEAT} runs; embedded cluster, 1 node`);
-table('Table 1 (pruning on): random symmetric Euclidean instances', rows);
+table(`Table 1 (pruning on): random symmetric Euclidean instances${SEEDS.length ? '' : ` (the first ${INSTANCES} seeds whose plain solve takes ${MIN_SECONDS}–${MAX_SECONDS} s)`}`, rows);
 table(`Fig. 5 shape (pruning off, n = ${NOPRUNE}): fixed work`, scal);
 console.log('\nmachine ceiling: the efficiency of two independent plain solvers run at once in two processes (what two cores of this machine deliver); eff./ceiling: tidepool\'s 2-worker efficiency relative to it.');
 writeFileSync(resultsFile('search'), `${JSON.stringify({ machine: m, repeat: REPEAT, table1: rows, scalability: scal }, null, 2)}\n`);
