@@ -1,4 +1,4 @@
-import { isCoordError } from './errors.js';
+import { isCoordError, isRetryable } from './errors.js';
 import { joinPath } from './paths.js';
 import type { CoordClient } from './types.js';
 
@@ -51,4 +51,30 @@ export function waitForState(client: CoordClient, state: CoordClient['state'], t
       resolve();
     });
   });
+}
+
+/**
+ * After a connection loss: resolves once the session is connected again. Fails at once if the
+ * session has ended (expired or closed), and after two session timeouts otherwise.
+ */
+export function reconnected(client: CoordClient): Promise<void> {
+  if (client.state === 'expired' || client.state === 'closed') {
+    return Promise.reject(new Error(`the coordination session has ended (${client.state})`));
+  }
+  return waitForState(client, 'connected', client.sessionTimeoutMs * 2);
+}
+
+/**
+ * Whether `path` exists, reading again across connection losses. This is how a transaction marker
+ * tells whether a commit whose reply was lost went through (seed 000, Algorithm 2).
+ */
+export async function existsAcrossLosses(client: CoordClient, path: string): Promise<boolean> {
+  for (;;) {
+    try {
+      return (await client.exists(path)) !== null;
+    } catch (err) {
+      if (!isRetryable(err)) throw err;
+      await reconnected(client);
+    }
+  }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isCoordError, isRetryable } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
-import { waitForState } from '../coord/tree-ops.js';
+import { existsAcrossLosses, reconnected } from '../coord/tree-ops.js';
 import type { CoordClient, Op } from '../coord/types.js';
 import { emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
 import { log } from '../util/log.js';
@@ -240,8 +240,9 @@ export class Ledger {
       } catch (err) {
         if (isRetryable(err)) {
           try {
-            await waitForState(this.client, 'connected', this.client.sessionTimeoutMs * 2);
-            if (await this.exists(txnPath)) return 'committed';
+            await reconnected(this.client);
+            this.stats.reads++;
+            if (await existsAcrossLosses(this.client, txnPath)) return 'committed';
           } catch (waitErr) {
             return waitErr instanceof Error ? waitErr : new Error(String(waitErr));
           }
@@ -256,11 +257,6 @@ export class Ledger {
         return err instanceof Error ? err : new Error(String(err));
       }
     }
-  }
-
-  private async exists(path: string): Promise<boolean> {
-    this.stats.reads++;
-    return (await this.client.exists(path)) !== null;
   }
 
   private taskPath(taskId: string): string {

@@ -2,7 +2,7 @@ import { Emitter } from '../../util/emitter.js';
 import { log } from '../../util/log.js';
 import { isCoordError, isRetryable } from '../errors.js';
 import { joinPath } from '../paths.js';
-import { mkdirp, waitForState } from '../tree-ops.js';
+import { mkdirp, reconnected } from '../tree-ops.js';
 import type { CoordClient } from '../types.js';
 import { watchData, type WatchHandle } from '../watch.js';
 import { emptyStats, type RecipeStats } from './recipe-stats.js';
@@ -91,7 +91,7 @@ export class GlobalVariables {
         }
         if (!isRetryable(err)) throw err;
         this.stats.retries++;
-        await waitForState(this.client, 'connected', this.client.sessionTimeoutMs * 2);
+        await reconnected(this.client);
       }
     }
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Emitter } from '../../util/emitter.js';
 import { isCoordError, isRetryable } from '../errors.js';
 import { joinPath, sequenceOf } from '../paths.js';
-import { mkdirp, waitForState } from '../tree-ops.js';
+import { mkdirp, reconnected } from '../tree-ops.js';
 import type { CoordClient } from '../types.js';
 import { emptyStats, type RecipeStats } from './recipe-stats.js';
 
@@ -101,7 +101,7 @@ export class LeaderElection {
       } catch (err) {
         if (!isRetryable(err)) throw err;
         this.stats.retries++;
-        await waitForState(this.client, 'connected', this.client.sessionTimeoutMs * 2);
+        await reconnected(this.client);
         const mine = (await this.candidates()).find((name) => name.startsWith(prefix));
         if (mine) return mine;
       }

@@ -3,7 +3,7 @@ import { Emitter } from '../../util/emitter.js';
 import { log } from '../../util/log.js';
 import { isCoordError, isRetryable } from '../errors.js';
 import { joinPath, parentOf } from '../paths.js';
-import { mkdirp, waitForState } from '../tree-ops.js';
+import { existsAcrossLosses, mkdirp, reconnected } from '../tree-ops.js';
 import type { CoordClient, Op } from '../types.js';
 import { watchChildren, type WatchHandle } from '../watch.js';
 import { emptyStats, type RecipeStats } from './recipe-stats.js';
@@ -76,7 +76,7 @@ export class TerminationCoordinator {
         if (isCoordError(err, 'NODE_EXISTS')) return false;
         if (!isRetryable(err)) throw err;
         this.stats.retries++;
-        await waitForState(this.client, 'connected', this.client.sessionTimeoutMs * 2);
+        await reconnected(this.client);
       }
     }
   }
@@ -137,7 +137,7 @@ export class TerminationCoordinator {
         }
         if (!isRetryable(err)) throw err;
         this.stats.retries++;
-        await waitForState(this.client, 'connected', this.client.sessionTimeoutMs * 2);
+        await reconnected(this.client);
       }
     }
     this.done = true;
@@ -231,30 +231,13 @@ export class TaskTracker {
         await this.client.multi(ops);
         return;
       } catch (err) {
-        if (isRetryable(err)) await this.awaitConnection();
+        if (isRetryable(err)) await reconnected(this.client);
         else if (!isCoordError(err, 'NODE_EXISTS', 'NO_NODE')) throw err;
         // Failed or unknown outcome: committed only if our txn marker exists.
-        if (await this.committed(txnPath)) return;
-      }
-    }
-  }
-
-  private async committed(txnPath: string): Promise<boolean> {
-    for (;;) {
-      try {
         this.stats.reads++;
-        return (await this.client.exists(txnPath)) !== null;
-      } catch (err) {
-        if (!isRetryable(err)) throw err;
-        await this.awaitConnection();
+        if (await existsAcrossLosses(this.client, txnPath)) return;
       }
     }
-  }
-
-  private async awaitConnection(): Promise<void> {
-    const client = this.client;
-    if (client.state === 'expired' || client.state === 'closed') throw new Error(`termination tracking needs a live session (session ${client.state})`);
-    await waitForState(client, 'connected', client.sessionTimeoutMs * 2);
   }
 }
 
