@@ -3,6 +3,7 @@
  * and how to inflict the two failures a session can suffer (a transient connection loss, expiry).
  */
 import zookeeper from 'node-zookeeper-client';
+import { after, before } from 'node:test';
 import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import type { CoordClient } from '../../src/coord/types.js';
@@ -90,3 +91,30 @@ export async function zookeeperBackend(ensemble?: ZkEnsemble): Promise<Backend &
 }
 
 export { waitFor };
+
+/**
+ * Registers a suite's backend lifecycle: the backend is made before the suite's tests and closed
+ * after them, together with every session opened through `open`.
+ */
+export function useBackend<B extends Backend>(make: () => Promise<B>, defaultTimeoutMs?: number): {
+  backend: () => B;
+  open: (sessionTimeoutMs?: number) => Promise<CoordClient>;
+} {
+  let backend: B | undefined;
+  const sessions: CoordClient[] = [];
+  before(async () => {
+    backend = await make();
+  });
+  after(async () => {
+    await Promise.all(sessions.map((c) => c.close().catch(() => undefined)));
+    await backend?.close();
+  });
+  return {
+    backend: () => backend!,
+    open: async (sessionTimeoutMs = defaultTimeoutMs) => {
+      const c = await backend!.connect(sessionTimeoutMs ? { sessionTimeoutMs } : undefined);
+      sessions.push(c);
+      return c;
+    },
+  };
+}

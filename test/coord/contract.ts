@@ -4,14 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { CoordError } from '../../src/coord/errors.js';
 import { Transaction } from '../../src/coord/transaction.js';
 import { mkdirp, waitForState } from '../../src/coord/tree-ops.js';
 import type { CoordClient, WatchEvent } from '../../src/coord/types.js';
 import { watchChildren, watchData } from '../../src/coord/watch.js';
 import { deferred, waitFor, withDeadline } from '../support/wait.js';
-import type { Backend } from './backends.js';
+import { useBackend, type Backend } from './backends.js';
 
 const T = { timeout: 60_000 };
 
@@ -26,26 +26,13 @@ async function rejectsWith(p: Promise<unknown>, code: string, opIndex?: number):
 
 export function contractSuite(name: string, makeBackend: () => Promise<Backend>): void {
   describe(`coordination contract: ${name}`, () => {
-    let backend: Backend;
-    const clients: CoordClient[] = [];
-    const open = async (sessionTimeoutMs?: number) => {
-      const c = await backend.connect(sessionTimeoutMs ? { sessionTimeoutMs } : undefined);
-      clients.push(c);
-      return c;
-    };
+    const setup = useBackend(makeBackend);
+    const open = setup.open;
     const freshRoot = async (c: CoordClient) => {
       const root = `/contract/${randomUUID()}`;
       await mkdirp(c, root);
       return root;
     };
-
-    before(async () => {
-      backend = await makeBackend();
-    });
-    after(async () => {
-      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-      await backend.close();
-    });
 
     it('creates, reads, updates and deletes znodes with versions', T, async () => {
       const c = await open();
@@ -227,7 +214,7 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       a.onState((s) => states.push(s));
       const event = deferred<WatchEvent>();
       await a.exists(`${root}/later`, (e) => event.resolve(e));
-      await backend.interrupt(a);
+      await setup.backend().interrupt(a);
       await waitFor(() => states.includes('disconnected') && a.state === 'connected', 'disconnect and reconnect');
       assert.ok(await b.exists(`${root}/mine`), 'ephemeral survives a connection loss');
       await b.create(`${root}/later`);
@@ -244,7 +231,7 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       const gone = deferred();
       await b.exists(`${root}/member`, (e) => e.type === 'deleted' && gone.resolve());
       const expired = waitForState(a, 'expired', 30_000);
-      await backend.expire(a);
+      await setup.backend().expire(a);
       await expired;
       await withDeadline(gone.promise, 'ephemeral removal seen by another session', 30_000);
       await rejectsWith(a.getData('/'), 'SESSION_EXPIRED');
@@ -256,7 +243,7 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       const root = await freshRoot(a);
       await a.create(`${root}/cut`, undefined, 'ephemeral');
       await waitFor(async () => (await b.exists(`${root}/cut`)) !== null, 'the ephemeral to be visible to b');
-      const cut = await backend.partition(a);
+      const cut = await setup.backend().partition(a);
       try {
         await waitForState(a, 'expired', 20_000);
         await waitFor(async () => (await b.exists(`${root}/cut`)) === null, 'ephemeral of the cut-off session to vanish', 20_000);

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { GlobalVariables } from '../../src/coord/recipes/global-variables.js';
 import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
 import { LeaderElection } from '../../src/coord/recipes/leader-election.js';
@@ -13,31 +13,17 @@ import { waitForState } from '../../src/coord/tree-ops.js';
 import type { CoordClient } from '../../src/coord/types.js';
 import { Rng } from '../../src/util/rng.js';
 import { waitFor, withDeadline } from '../support/wait.js';
-import { zookeeperBackend, type Backend } from './backends.js';
+import { useBackend, zookeeperBackend } from './backends.js';
 import { runTerminationProperty } from './termination-property.js';
-import type { ZkEnsemble } from '../support/zk-ensemble.js';
 
 const T = { timeout: 180_000 };
 
 describe('ZooKeeper ensemble faults', () => {
-  let backend: Backend & { ensemble: ZkEnsemble };
-  const sessions: CoordClient[] = [];
-  const open = async () => {
-    const c = await backend.connect({ sessionTimeoutMs: 10_000 });
-    sessions.push(c);
-    return c;
-  };
-
-  before(async () => {
-    backend = await zookeeperBackend();
-  });
-  after(async () => {
-    await Promise.all(sessions.map((c) => c.close().catch(() => undefined)));
-    await backend.close();
-  });
+  const setup = useBackend(() => zookeeperBackend(), 10_000);
+  const open = () => setup.open();
 
   it('a follower stops mid-run: work continues and termination is exact', T, async () => {
-    const zk = backend.ensemble;
+    const zk = setup.backend().ensemble;
     const leader = await zk.leader();
     const follower = zk.servers.find((s) => s !== leader)!;
     const clients = await Promise.all([open(), open(), open()]);
@@ -54,7 +40,7 @@ describe('ZooKeeper ensemble faults', () => {
   });
 
   it('the leader stops mid-run: clients reconnect, recipes recover, termination is exact', T, async () => {
-    const zk = backend.ensemble;
+    const zk = setup.backend().ensemble;
     const clients = await Promise.all([open(), open(), open()]);
     const coordinatorClient = await open();
     const group = `/faults/${randomUUID()}`;
@@ -104,7 +90,7 @@ describe('ZooKeeper ensemble faults', () => {
           const result = target.multi(ops);
           if (rng.chance(0.1)) {
             cuts++;
-            setImmediate(() => void backend.interrupt(target));
+            setImmediate(() => void setup.backend().interrupt(target));
           }
           return result;
         };
@@ -123,7 +109,7 @@ describe('ZooKeeper ensemble faults', () => {
     await Promise.all(views.map((v, i) => v.join(`m${i}`)));
     await Promise.all(views.map((v) => v.watch()));
     await Promise.all(views.map((v) => waitFor(() => v.view().size === 3, 'full view')));
-    await backend.expire(b);
+    await setup.backend().expire(b);
     await withDeadline(Promise.all([0, 2].map((i) => waitFor(() => !views[i]!.view().has('m1'), 'm1 to leave', 30_000))), 'views to update', 40_000);
     await waitForState(b, 'expired', 20_000); // the expired client learns it when it reconnects
     views.forEach((v) => v.stop());
