@@ -29,6 +29,7 @@ export function registerCoordCommands(program: Command): void {
 
   common(coord.command('ls').argument('[path]', 'znode path', '/').description('list the znodes under PATH as a tree'))
     .option('--depth <n>', 'how many levels to descend', '1')
+    .addHelpText('after', '\nExample:\n  tidepool coord ls /tidepool --zk zk://127.0.0.1:2181 --depth 3')
     .action(async (path: string, opts: CoordOptions) => {
       const depth = positiveInt(opts.depth ?? '1', '--depth');
       await withClient(opts, path, async (client) => {
@@ -39,6 +40,7 @@ export function registerCoordCommands(program: Command): void {
     });
 
   common(coord.command('get').argument('<path>', 'znode path').description('print the data and version of a znode'))
+    .addHelpText('after', '\nExample:\n  tidepool coord get /tidepool/jobs/j-lx3k2-1a2b3c/result --zk zk://127.0.0.1:2181 --json')
     .action(async (path: string, opts: CoordOptions) => {
       await withClient(opts, path, async (client) => {
         const { data, stat } = await client.getData(path);
