@@ -9,6 +9,7 @@ export function clusterPaths(root = DEFAULT_ROOT) {
     nodes: joinPath(root, 'nodes'),
     assignments: joinPath(root, 'assign'),
     jobs: joinPath(root, 'jobs'),
+    stats: joinPath(root, 'stats'),
   };
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
 import { GlobalVariables } from '../coord/recipes/global-variables.js';
+import { addStats, emptyStats } from '../coord/recipes/recipe-stats.js';
 import { GroupMembership } from '../coord/recipes/group-membership.js';
 import { LeaderElection } from '../coord/recipes/leader-election.js';
 import { mkdirp } from '../coord/tree-ops.js';
@@ -19,6 +20,7 @@ import type { JobSpec } from './job-spec.js';
 import { Ledger } from './ledger.js';
 import type { RuntimeMessage } from './messages.js';
 import type { NodeEvent } from './node-events.js';
+import { StatsPublisher } from './node-stats.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import { loadTaskType, reducerOf, type TaskType } from './task.js';
 import { VarBoard } from './worker/var-board.js';
@@ -35,7 +37,7 @@ export interface NodeOptions {
   steal?: StealPlannerOptions;
   /** Seed for the node's random choices (victims), for reproducible tests. */
   seed?: number;
-  /** How often a node in a job reports its progress (ms; 0 = never). Default 1000. */
+  /** How often a node in a job reports its progress and publishes its stats (ms; 0 = never). Default 1000. */
   progressIntervalMs?: number;
 }
 
@@ -71,6 +73,7 @@ export class TidepoolNode {
   private readonly workers: WorkerPool;
   private readonly cluster: GroupMembership;
   private readonly rng: Rng;
+  private readonly stats: StatsPublisher;
   private job: Participation | undefined;
   private assignmentWatch: WatchHandle | undefined;
   private assignmentQueue = Promise.resolve();
@@ -84,6 +87,7 @@ export class TidepoolNode {
     this.rng = new Rng(opts.seed ?? (Math.random() * 2 ** 32) >>> 0);
     this.workers = new WorkerPool(opts.workers, (ev) => this.onWorkerEvent(ev));
     this.cluster = new GroupMembership(this.client, this.paths.nodes);
+    this.stats = new StatsPublisher(this.client, joinPath(this.paths.stats, this.id), () => this.currentStats(), opts.progressIntervalMs ?? 1_000);
   }
 
   /** Starts the workers and the transport, registers in the cluster, and follows the assignment. */
@@ -126,6 +130,7 @@ export class TidepoolNode {
     if (this.closed) return;
     await this.drain();
     this.closed = true;
+    await this.stats.stop();
     this.assignmentWatch?.close();
     this.cluster.stop();
     await this.cluster.leave().catch(() => undefined);
@@ -139,6 +144,7 @@ export class TidepoolNode {
    */
   async crash(): Promise<void> {
     this.closed = true;
+    void this.stats.stop();
     this.job?.runner.stop();
     this.assignmentWatch?.close();
     await this.workers.close();
@@ -167,6 +173,8 @@ export class TidepoolNode {
       });
     });
     await this.assignmentWatch.ready;
+    this.stats.start();
+    await this.stats.publish();
   }
 
   /** Joins or leaves jobs to match the assignment. */
@@ -237,6 +245,7 @@ export class TidepoolNode {
     });
     await this.cluster.update({ address: this.transport.address, workers: this.workers.size, job: jobId });
     this.emit({ type: 'job-joined', node: this.id, job: jobId });
+    void this.stats.publish();
     const every = this.opts.progressIntervalMs ?? 1_000;
     if (every > 0) {
       job.progress = setInterval(() => this.reportProgress(job), every);
@@ -265,6 +274,7 @@ export class TidepoolNode {
         if (reason !== 'drained') await this.clearAssignment(job.spec.id);
       }
       this.emit({ type: 'job-left', node: this.id, job: job.spec.id, reason });
+      void this.stats.publish();
     })();
     return job.leaving;
   }
@@ -324,6 +334,22 @@ export class TidepoolNode {
       type: 'progress', job: job.spec.id, node: this.id, running: load.running, pooled: load.pooled,
       tasksDone: st.tasksDone, splits: st.splits, stealsIn: st.stealsIn, stealsOut: st.stealsOut, migrationsOut: st.migrationsOut,
     });
+  }
+
+  /** What the node publishes for monitors (see node-stats.ts). */
+  private currentStats() {
+    const job = this.job;
+    if (!job) {
+      return { job: null, workers: this.workers.size, busy: 0, queued: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, coord: emptyStats() };
+    }
+    const load = job.runner.load;
+    const st = job.runner.stats;
+    return {
+      job: job.spec.id, workers: this.workers.size, busy: load.running, queued: load.pooled,
+      tasksDone: st.tasksDone, splits: st.splits, stealsIn: st.stealsIn, stealsOut: st.stealsOut,
+      migrationsIn: st.migrationsIn, migrationsOut: st.migrationsOut,
+      coord: addStats(job.ledger.stats, job.vars.stats),
+    };
   }
 
   private emit(event: NodeEvent): void {

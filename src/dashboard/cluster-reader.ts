@@ -1,0 +1,101 @@
+import { isCoordError } from '../coord/errors.js';
+import { joinPath } from '../coord/paths.js';
+import type { CoordClient } from '../coord/types.js';
+import { decode } from '../runtime/codec.js';
+import { listJobs, listNodes, type NodeInfo } from '../runtime/job-control.js';
+import { clusterPaths, jobPaths } from '../runtime/job-paths.js';
+import type { JobOutcome, JobSpec } from '../runtime/job-spec.js';
+import type { NodeStats } from '../runtime/node-stats.js';
+
+/** What one read of the coordination service tells about the cluster (input to SnapshotBuilder). */
+export interface ClusterReading {
+  at: number;
+  nodes: { info: NodeInfo; stats: NodeStats | null }[];
+  jobs: JobReading[];
+}
+
+export interface JobReading {
+  id: string;
+  spec: Pick<JobSpec, 'ref' | 'nodes' | 'createdAt'>;
+  outcome: JobOutcome | null;
+  vars: Record<string, number>;
+}
+
+/**
+ * Reads nodes, their published stats and the jobs. Finished jobs are read once and then served
+ * from the cache (their znodes never change again), so a long-lived cluster costs reads only
+ * for what is live.
+ */
+export class ClusterReader {
+  private readonly finished = new Map<string, JobReading>();
+  private readonly specs = new Map<string, JobReading['spec']>();
+
+  constructor(private readonly client: CoordClient, private readonly root?: string) {}
+
+  async read(): Promise<ClusterReading> {
+    const [infos, jobIds] = await Promise.all([listNodes(this.client, this.root), listJobs(this.client, this.root)]);
+    const statsDir = clusterPaths(this.root).stats;
+    const nodes = await Promise.all(infos.map(async (info) => ({ info, stats: await this.json<NodeStats>(joinPath(statsDir, info.id)) })));
+    const jobs = (await Promise.all(jobIds.map((id) => this.readJob(id)))).filter((j): j is JobReading => j !== null);
+    for (const id of this.finished.keys()) if (!jobIds.includes(id)) this.finished.delete(id);
+    return { at: Date.now(), nodes, jobs };
+  }
+
+  private async readJob(id: string): Promise<JobReading | null> {
+    const done = this.finished.get(id);
+    if (done) return done;
+    const paths = jobPaths(id, this.root);
+    let spec = this.specs.get(id);
+    if (!spec) {
+      const full = await this.data(paths.spec);
+      if (!full) return null; // being created or removed
+      const decoded = decode<JobSpec>(full);
+      spec = { ref: decoded.ref, nodes: decoded.nodes, createdAt: decoded.createdAt };
+      this.specs.set(id, spec);
+    }
+    const result = await this.data(paths.result);
+    const outcome = result ? decode<JobOutcome>(result) : null;
+    const reading: JobReading = { id, spec, outcome, vars: await this.vars(paths.vars) };
+    if (outcome) {
+      this.finished.set(id, reading);
+      this.specs.delete(id);
+    }
+    return reading;
+  }
+
+  /** The job's numeric global variables (others, e.g. tours, are not plotted). */
+  private async vars(dir: string): Promise<Record<string, number>> {
+    let names: string[];
+    try {
+      names = await this.client.getChildren(dir);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return {};
+      throw err;
+    }
+    const out: Record<string, number> = {};
+    for (const name of names.sort()) {
+      const value = await this.json<unknown>(joinPath(dir, name));
+      if (typeof value === 'number' && Number.isFinite(value)) out[name] = value;
+    }
+    return out;
+  }
+
+  private async json<T>(path: string): Promise<T | null> {
+    const data = await this.data(path);
+    if (!data || data.length === 0) return null;
+    try {
+      return JSON.parse(data.toString('utf8')) as T;
+    } catch {
+      return null; // not JSON: not ours to show
+    }
+  }
+
+  private async data(path: string): Promise<Buffer | null> {
+    try {
+      return Buffer.from((await this.client.getData(path)).data);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return null;
+      throw err;
+    }
+  }
+}

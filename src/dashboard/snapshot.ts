@@ -1,0 +1,79 @@
+/**
+ * What the cluster monitor sees, once per tick: the data behind the dashboard page (pushed as
+ * server-sent events), the Prometheus metrics and `tidepool status`. Plain JSON, no classes.
+ */
+
+/** One live node of the cluster. Counters are cumulative within the node's current job. */
+export interface NodeView {
+  id: string;
+  address: string;
+  workers: number;
+  /** The job the node takes part in, or null when idle. */
+  job: string | null;
+  /** Workers running a task now. */
+  busy: number;
+  /** Tasks waiting in the node's pool (its queue depth). */
+  queued: number;
+  tasksDone: number;
+  splits: number;
+  stealsIn: number;
+  stealsOut: number;
+  migrationsIn: number;
+  migrationsOut: number;
+  /** Tasks completed per second over the last tick. */
+  tasksPerSec: number;
+  /** Coordination operations of the node's job (ledger and global variables). */
+  coord: { reads: number; writes: number; transactions: number; retries: number };
+  /** When the monitor first saw the node (ms since the epoch). */
+  firstSeen: number;
+}
+
+export type JobState = 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface JobView {
+  id: string;
+  /** The task type's module (a file URL or path). */
+  task: string;
+  state: JobState;
+  /** Nodes taking part now. */
+  nodes: number;
+  /** Nodes the job asked for when submitted. */
+  requested: number;
+  createdAt: number;
+  finishedAt: number | null;
+  /** Tasks completed so far, as counted by the monitor (all nodes, including ones that left). */
+  tasksDone: number;
+  /** The job's numeric global variables (e.g. `bound`: a search job's incumbent). */
+  vars: Record<string, number>;
+  error: string | null;
+}
+
+/** One point of the timeline (one per tick). */
+export interface TimelinePoint {
+  /** ms since the epoch */
+  t: number;
+  /** Live nodes in the cluster, and how many of them take part in a job. */
+  nodes: number;
+  activeNodes: number;
+  busyWorkers: number;
+  tasksPerSec: number;
+  stealsPerSec: number;
+  migrationsPerSec: number;
+  /** Incumbent (`bound` variable) per running search job. */
+  incumbent: Record<string, number>;
+}
+
+export interface ClusterSnapshot {
+  at: number;
+  nodes: NodeView[];
+  jobs: JobView[];
+  point: TimelinePoint;
+}
+
+/** What a page receives first: the current snapshot and the timeline so far. */
+export interface DashboardHello {
+  snapshot: ClusterSnapshot;
+  history: TimelinePoint[];
+  /** The monitor's tick, ms. */
+  intervalMs: number;
+}

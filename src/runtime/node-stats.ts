@@ -1,0 +1,93 @@
+import { isCoordError } from '../coord/errors.js';
+import { parentOf } from '../coord/paths.js';
+import type { RecipeStats } from '../coord/recipes/recipe-stats.js';
+import { mkdirp } from '../coord/tree-ops.js';
+import type { CoordClient } from '../coord/types.js';
+import { log } from '../util/log.js';
+
+/**
+ * A node's load and counters, published as an ephemeral znode (`/tidepool/stats/<node>`) so that
+ * any monitor (the dashboard, metrics, `tidepool status`) sees every node without talking to it.
+ * Counters are cumulative within the node's current job and restart at 0 in the next one.
+ */
+export interface NodeStats {
+  job: string | null;
+  workers: number;
+  busy: number;
+  queued: number;
+  tasksDone: number;
+  splits: number;
+  stealsIn: number;
+  stealsOut: number;
+  migrationsIn: number;
+  migrationsOut: number;
+  coord: RecipeStats;
+  /** When the node wrote this (ms since the epoch). */
+  at: number;
+}
+
+/**
+ * Writes a node's stats every `intervalMs` while they change (an idle node costs no writes).
+ * One setData per node and interval is the whole coordination cost.
+ */
+export class StatsPublisher {
+  private timer: NodeJS.Timeout | undefined;
+  private last = '';
+  private created = false;
+  private writing: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly client: CoordClient,
+    private readonly path: string,
+    private readonly read: () => Omit<NodeStats, 'at'>,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    if (this.intervalMs <= 0) return;
+    this.timer = setInterval(() => void this.publish(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Publishes now if anything changed (also called on job joins and leaves). */
+  publish(): Promise<void> {
+    if (this.stopped || this.intervalMs <= 0) return this.writing;
+    this.writing = this.writing.then(() => this.write()).catch((err: unknown) => {
+      // Stats are advisory: a lost write is replaced by the next one.
+      log.debug('node', 'could not publish stats', err);
+    });
+    return this.writing;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.writing;
+  }
+
+  private async write(): Promise<void> {
+    const body = JSON.stringify(this.read());
+    if (body === this.last && this.created) return;
+    const data = Buffer.from(`${body.slice(0, -1)},"at":${Date.now()}}`);
+    if (this.created) {
+      try {
+        await this.client.setData(this.path, data);
+        this.last = body;
+        return;
+      } catch (err) {
+        if (!isCoordError(err, 'NO_NODE')) throw err;
+        this.created = false; // our session was replaced: the ephemeral znode went with it
+      }
+    }
+    await mkdirp(this.client, parentOf(this.path));
+    try {
+      await this.client.create(this.path, data, 'ephemeral');
+    } catch (err) {
+      if (!isCoordError(err, 'NODE_EXISTS')) throw err;
+      await this.client.setData(this.path, data);
+    }
+    this.created = true;
+    this.last = body;
+  }
+}

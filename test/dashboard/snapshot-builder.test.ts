@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ClusterReading } from '../../src/dashboard/cluster-reader.js';
+import { SnapshotBuilder } from '../../src/dashboard/snapshot-builder.js';
+import type { NodeStats } from '../../src/runtime/node-stats.js';
+
+function node(id: string, job: string | null, s: Partial<NodeStats> = {}): ClusterReading['nodes'][number] {
+  return {
+    info: { id, address: `127.0.0.1:${id.length}`, workers: 2, job, assignment: job ?? '' },
+    stats: { job, workers: 2, busy: 0, queued: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, coord: { reads: 0, writes: 0, transactions: 0, retries: 0 }, at: 0, ...s },
+  };
+}
+
+const job = (id: string, vars: Record<string, number> = {}, outcome: ClusterReading['jobs'][number]['outcome'] = null) =>
+  ({ id, spec: { ref: { module: 'file:///t.js', export: 'default' }, nodes: 2, createdAt: 1 }, outcome, vars });
+
+describe('SnapshotBuilder', () => {
+  it('derives rates from counter deltas over the elapsed time', () => {
+    const b = new SnapshotBuilder();
+    b.add({ at: 1000, nodes: [node('a', 'j'), node('b', 'j')], jobs: [job('j')] });
+    const s = b.add({ at: 3000, nodes: [node('a', 'j', { tasksDone: 40, stealsIn: 4 }), node('b', 'j', { tasksDone: 20, migrationsOut: 6 })], jobs: [job('j')] });
+    assert.equal(s.point.tasksPerSec, 30);
+    assert.equal(s.point.stealsPerSec, 2);
+    assert.equal(s.point.migrationsPerSec, 3);
+    assert.deepEqual(s.nodes.map((n) => n.tasksPerSec), [20, 10]);
+    assert.equal(s.jobs[0]!.tasksDone, 60);
+  });
+
+  it('keeps a job\'s task total when a node leaves, and treats a restarted counter as new growth', () => {
+    const b = new SnapshotBuilder();
+    b.add({ at: 0, nodes: [node('a', 'j'), node('b', 'j')], jobs: [job('j')] });
+    b.add({ at: 1000, nodes: [node('a', 'j', { tasksDone: 10 }), node('b', 'j', { tasksDone: 5 })], jobs: [job('j')] });
+    // b left; a's counter restarted (it left and rejoined the job between ticks).
+    const s = b.add({ at: 2000, nodes: [node('a', 'j', { tasksDone: 3 })], jobs: [job('j')] });
+    assert.equal(s.jobs[0]!.tasksDone, 18);
+    assert.equal(s.point.nodes, 1);
+    assert.equal(s.point.tasksPerSec, 3);
+  });
+
+  it('reports the exact completions of a finished job and its incumbent while running', () => {
+    const b = new SnapshotBuilder();
+    let s = b.add({ at: 0, nodes: [node('a', 'j', { tasksDone: 2 })], jobs: [job('j', { bound: 120 })] });
+    assert.deepEqual(s.point.incumbent, { j: 120 });
+    s = b.add({ at: 1000, nodes: [node('a', null)], jobs: [job('j', { bound: 99 }, { status: 'done', value: 1, completions: 77, finishedAt: 1000 })] });
+    assert.equal(s.jobs[0]!.state, 'done');
+    assert.equal(s.jobs[0]!.tasksDone, 77);
+    assert.deepEqual(s.point.incumbent, {}, 'finished jobs leave the incumbent chart');
+    assert.equal(s.point.activeNodes, 0);
+  });
+
+  it('bounds the timeline', () => {
+    const b = new SnapshotBuilder(5);
+    for (let t = 0; t < 12; t++) b.add({ at: t * 1000, nodes: [], jobs: [] });
+    assert.deepEqual(b.history().map((p) => p.t), [7000, 8000, 9000, 10000, 11000]);
+  });
+});
