@@ -25,4 +25,15 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setImmediate: 'readonly' } },
   },
+  {
+    // The dashboard page's script runs in the browser (uPlot is loaded by a <script> before it).
+    files: ['src/dashboard/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: {
+        window: 'readonly', document: 'readonly', console: 'readonly', EventSource: 'readonly', ResizeObserver: 'readonly',
+        Intl: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', uPlot: 'readonly',
+      },
+    },
+  },
 );

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs the test suite on node's built-in runner (through tsx) so that its summary line is printed.
-// ZooKeeper is installed first when missing (tests start their own ensembles on loopback).
+// ZooKeeper is installed first when missing (tests start their own ensembles on loopback), and
+// Chromium when a browser test is selected.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +27,15 @@ if (!skipZk) {
   const ensure = spawnSync('bash', ['scripts/ensure-zookeeper.sh'], { stdio: 'inherit' });
   if (ensure.status !== 0) {
     console.error('error: ZooKeeper is required for the tests and could not be installed (see above)');
+    process.exit(2);
+  }
+}
+
+// The dashboard's browser test drives Debian's Chromium (playwright-core brings no browser).
+if (files.some((f) => /browser/.test(f))) {
+  const ensure = spawnSync('bash', ['scripts/ensure-chromium.sh'], { stdio: 'inherit' });
+  if (ensure.status !== 0) {
+    console.error('error: Chromium is required for the browser tests and could not be installed (see above)');
     process.exit(2);
   }
 }

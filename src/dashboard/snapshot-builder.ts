@@ -9,6 +9,26 @@ interface Counters {
   migrations: number;
 }
 
+/** Running totals at one reading: rates are taken over a window of these. */
+interface Totals {
+  t: number;
+  tasks: number;
+  steals: number;
+  migrations: number;
+}
+
+/**
+ * Growth per second over the samples kept (the rate window). A window (rather than the last tick)
+ * because nodes publish on their own timers: one tick may catch two publications, the next none.
+ */
+function rate(samples: Totals[], key: Exclude<keyof Totals, 't'>): number {
+  const last = samples.at(-1);
+  if (!last) return 0;
+  const first = samples[0]!; // trimOld keeps the newest sample at or before the window's start first
+  const seconds = (last.t - first.t) / 1000;
+  return seconds > 0 ? round((last[key] - first[key]) / seconds) : 0;
+}
+
 /**
  * Turns successive readings into snapshots: rates from counter deltas (a node's counters restart
  * when it changes job), per-job task totals that survive nodes leaving, and a bounded timeline.
@@ -19,17 +39,21 @@ export class SnapshotBuilder {
   private readonly firstSeen = new Map<string, number>();
   private readonly jobTasks = new Map<string, number>();
   private readonly timeline: TimelinePoint[] = [];
-  private lastAt: number | undefined;
+  private readonly totals: Totals[] = [];
+  private readonly nodeTotals = new Map<string, Totals[]>();
 
-  constructor(private readonly historyPoints = 600) {}
+  /** @param rateWindowMs how far back rates look (default 2 s) */
+  constructor(private readonly historyPoints = 600, private readonly rateWindowMs = 2_000) {}
 
   history(): TimelinePoint[] {
     return [...this.timeline];
   }
 
+  private trim(samples: Totals[], now: number): void {
+    trimOld(samples, now, this.rateWindowMs);
+  }
+
   add(reading: ClusterReading): ClusterSnapshot {
-    const seconds = this.lastAt === undefined ? 0 : Math.max(0.001, (reading.at - this.lastAt) / 1000);
-    this.lastAt = reading.at;
     let tasks = 0;
     let steals = 0;
     let migrations = 0;
@@ -52,6 +76,10 @@ export class SnapshotBuilder {
       migrations += delta(same ? before.migrations : 0, now.migrations);
       if (now.job) this.jobTasks.set(now.job, (this.jobTasks.get(now.job) ?? 0) + dTasks);
       this.previous.set(info.id, now);
+      const own = this.nodeTotals.get(info.id) ?? [];
+      own.push({ t: reading.at, tasks: (own.at(-1)?.tasks ?? 0) + dTasks, steals: 0, migrations: 0 });
+      this.trim(own, reading.at);
+      this.nodeTotals.set(info.id, own);
       nodes.push({
         id: info.id,
         address: info.address,
@@ -65,7 +93,7 @@ export class SnapshotBuilder {
         stealsOut: stats?.stealsOut ?? 0,
         migrationsIn: stats?.migrationsIn ?? 0,
         migrationsOut: stats?.migrationsOut ?? 0,
-        tasksPerSec: seconds > 0 ? round(dTasks / seconds) : 0,
+        tasksPerSec: rate(own, 'tasks'),
         coord: stats?.coord ?? { reads: 0, writes: 0, transactions: 0, retries: 0 },
         firstSeen: this.firstSeen.get(info.id)!,
       });
@@ -74,6 +102,7 @@ export class SnapshotBuilder {
       if (!live.has(id)) {
         this.previous.delete(id);
         this.firstSeen.delete(id);
+        this.nodeTotals.delete(id);
       }
     }
     const jobs: JobView[] = reading.jobs.map((j): JobView => {
@@ -95,20 +124,28 @@ export class SnapshotBuilder {
     for (const id of [...this.jobTasks.keys()]) if (!jobs.some((j) => j.id === id && j.state === 'running')) this.jobTasks.delete(id);
     const incumbent: Record<string, number> = {};
     for (const j of jobs) if (j.state === 'running' && j.vars.bound !== undefined) incumbent[j.id] = j.vars.bound;
+    const before = this.totals.at(-1) ?? { tasks: 0, steals: 0, migrations: 0 };
+    this.totals.push({ t: reading.at, tasks: before.tasks + tasks, steals: before.steals + steals, migrations: before.migrations + migrations });
+    this.trim(this.totals, reading.at);
     const point: TimelinePoint = {
       t: reading.at,
       nodes: nodes.length,
       activeNodes: nodes.filter((n) => n.job !== null).length,
       busyWorkers: nodes.reduce((s, n) => s + n.busy, 0),
-      tasksPerSec: seconds > 0 ? round(tasks / seconds) : 0,
-      stealsPerSec: seconds > 0 ? round(steals / seconds) : 0,
-      migrationsPerSec: seconds > 0 ? round(migrations / seconds) : 0,
+      tasksPerSec: rate(this.totals, 'tasks'),
+      stealsPerSec: rate(this.totals, 'steals'),
+      migrationsPerSec: rate(this.totals, 'migrations'),
       incumbent,
     };
     this.timeline.push(point);
     if (this.timeline.length > this.historyPoints) this.timeline.splice(0, this.timeline.length - this.historyPoints);
     return { at: reading.at, nodes, jobs, point };
   }
+}
+
+/** Drops samples older than the rate window needs (one older than the window is kept as its start). */
+function trimOld(samples: Totals[], now: number, windowMs: number): void {
+  while (samples.length > 2 && samples[1]!.t <= now - windowMs) samples.shift();
 }
 
 /** Growth of a cumulative counter; a smaller value means it restarted. */

@@ -34,7 +34,16 @@ describe('SnapshotBuilder', () => {
     const s = b.add({ at: 2000, nodes: [node('a', 'j', { tasksDone: 3 })], jobs: [job('j')] });
     assert.equal(s.jobs[0]!.tasksDone, 18);
     assert.equal(s.point.nodes, 1);
-    assert.equal(s.point.tasksPerSec, 3);
+    assert.equal(s.point.tasksPerSec, 9, '18 tasks over the 2 s window');
+  });
+
+  it('smooths rates over a window when ticks and publications alias', () => {
+    const b = new SnapshotBuilder(600, 2_000);
+    // A node completes 10 tasks/s and publishes every 200 ms; the monitor reads every 200 ms but
+    // sometimes catches two publications in one tick and none in the next.
+    const published = [0, 2, 4, 8, 8, 10, 14, 14, 16, 18, 22, 22, 24, 26, 28, 32, 32, 34, 36, 40];
+    const rates = published.map((done, i) => b.add({ at: i * 200, nodes: [node('a', 'j', { tasksDone: done })], jobs: [job('j')] }).point.tasksPerSec);
+    for (const r of rates.slice(11)) assert.ok(r >= 9 && r <= 11, `steady rate near 10/s, got ${r} in ${rates.join(' ')}`);
   });
 
   it('reports the exact completions of a finished job and its incumbent while running', () => {

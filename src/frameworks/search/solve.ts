@@ -17,6 +17,10 @@ export interface SolveOptions {
   secretFile?: string;
   noPrune: boolean;
   schedule: ScaleStep[];
+  /** Run on this embedded cluster (owned by the caller, left running) instead of starting one. */
+  cluster?: Cluster;
+  /** Nodes the job starts on (default: every idle node). */
+  jobNodes?: number;
   onEvent?: (e: ClusterEvent) => void;
   /** Called about once a second with a one-line progress summary. */
   onProgress?: (line: string) => void;
@@ -34,40 +38,62 @@ export interface SolveStats {
 
 /** Runs one search job to completion, applying the scale schedule, and gathers its statistics. */
 export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: SolveOptions): Promise<{ result: SearchResult; stats: SolveStats; jobId: string }> {
-  const cluster = opts.zk ? await Cluster.connect(opts.zk) : await Cluster.embedded({ nodes: opts.nodes, workers: opts.workers, progressIntervalMs: 0 });
+  const cluster = opts.cluster ?? (opts.zk ? await Cluster.connect(opts.zk) : await Cluster.embedded({ nodes: opts.nodes, workers: opts.workers, progressIntervalMs: 0 }));
   const processes: NodeProcess[] = [];
+  /** Nodes this run started; when a scale-in releases one, it is decommissioned (stopped), as in seed 000's Fig. 6. */
+  const startedHere = new Set<string>();
   /** More nodes: in-process ones for an embedded cluster, local node processes for a ZooKeeper one. */
   const addNodes = async (count: number) => {
-    if (!opts.zk) return void (await cluster.addNodes(count));
+    if (!opts.zk) {
+      for (const id of await cluster.addNodes(count)) startedHere.add(id);
+      return;
+    }
     const started = await Promise.all(Array.from({ length: count }, () => startNodeProcess({
       zk: opts.zk!, workers: opts.workers, ...(opts.secretFile !== undefined ? { secretFile: opts.secretFile } : {}),
     })));
     processes.push(...started);
+    for (const p of started) startedHere.add(p.id);
   };
+  /** Stops a released node once it has drained (SIGTERM drains a node process; stopNode drains an embedded one). */
+  const decommission = async (id: string) => {
+    if (!startedHere.delete(id)) return;
+    const child = processes.find((p) => p.id === id);
+    if (child) {
+      child.kill('SIGTERM');
+      await child.exited;
+    } else {
+      await cluster.stopNode(id);
+    }
+  };
+  const decommissioning: Promise<void>[] = [];
   const stats = { steals: 0, migrations: 0, nodesJoined: 0, nodesLeft: 0 };
   let incumbent: number | undefined;
   let initialNodes = 0;
   const joined = new Set<string>();
   const timers: NodeJS.Timeout[] = [];
+  const listeners: Array<() => void> = [];
   try {
     if (opts.zk && opts.nodes > 0) await addNodes(opts.nodes);
     const started = performance.now();
-    const job = await cluster.submit(app.ref, rootSearchState(app.problem, instance), { input: { instance, noPrune: opts.noPrune } });
+    const job = await cluster.submit(app.ref, rootSearchState(app.problem, instance), {
+      input: { instance, noPrune: opts.noPrune }, ...(opts.jobNodes !== undefined ? { nodes: opts.jobNodes } : {}),
+    });
     initialNodes = (await cluster.nodes()).filter((n) => n.assignment === job.id).length;
-    cluster.on((e) => {
+    listeners.push(cluster.on((e) => {
       opts.onEvent?.(e);
       if (e.type === 'steal' && e.job === job.id) stats.steals++;
       if (e.type === 'migration' && e.job === job.id) stats.migrations++;
       if (e.type === 'job-joined' && e.job === job.id) joined.add(e.node);
       if (e.type === 'job-left' && e.job === job.id && e.reason === 'drained') stats.nodesLeft++;
-    });
+    }));
     let size = initialNodes;
     for (const step of opts.schedule) {
       timers.push(setTimeout(() => {
         void (async () => {
           if (step.delta > 0) await addNodes(step.delta);
           size = Math.max(1, size + step.delta);
-          await cluster.scale(job.id, size);
+          const change = await cluster.scale(job.id, size);
+          decommissioning.push(...change.released.map((id) => decommission(id).catch(() => undefined)));
         })().catch(() => undefined);
       }, step.atMs));
     }
@@ -89,8 +115,10 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
     };
   } finally {
     for (const t of timers) clearTimeout(t);
+    for (const off of listeners) off();
+    await Promise.all(decommissioning);
     await stopNodeProcesses(processes);
-    await cluster.close();
+    if (!opts.cluster) await cluster.close();
   }
 }
 
