@@ -1,0 +1,82 @@
+/**
+ * `tidepool coordinator` on a real ZooKeeper ensemble: it follows node processes as they join and
+ * leave and a job to its end, on its dashboard API and its Prometheus endpoint.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { DashboardHello } from '../../src/dashboard/snapshot.js';
+import { assertCleanError, tidepool } from '../support/cli.js';
+import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { waitFor, withDeadline } from '../support/wait.js';
+import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
+
+const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
+const GR17 = fileURLToPath(new URL('../data/tsplib/gr17.tsp', import.meta.url));
+
+/** Starts the coordinator and resolves with its ready line. */
+async function startCoordinator(zk: string): Promise<{ child: ChildProcess; dashboard: string; metrics: string }> {
+  const child = spawn(process.execPath, [BIN, 'coordinator', '--zk', zk, '--dashboard', '0', '--interval', '200', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const first = await withDeadline(new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`coordinator exited (${code}) before it was ready`)));
+  }), 'the coordinator to be ready', 30_000);
+  const ready = JSON.parse(first) as { dashboard: string; metrics: string };
+  return { child, ...ready };
+}
+
+async function hello(url: string): Promise<DashboardHello> {
+  return (await fetch(new URL('api/snapshot', url))).json() as Promise<DashboardHello>;
+}
+
+describe('tidepool coordinator (ZooKeeper ensemble)', () => {
+  let zk: ZkEnsemble;
+  const nodes: NodeProcess[] = [];
+  before(async () => {
+    zk = await startEnsemble({ size: 3 });
+  });
+  after(async () => {
+    for (const n of nodes) n.kill('SIGKILL');
+    await Promise.all(nodes.map((n) => n.exited));
+    await zk.stop();
+  });
+
+  it('shows nodes joining and leaving and a job to its end; metrics per node and job', { timeout: 180_000 }, async () => {
+    const coordinator = await startCoordinator(zk.connectionString);
+    try {
+      const secret = secretFile();
+      nodes.push(...await Promise.all([1, 2].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret }))));
+      await waitFor(async () => (await hello(coordinator.dashboard)).snapshot.nodes.length === 2, 'the dashboard to show both nodes', 30_000);
+      const solved = await tidepool(['solve', 'tsp', GR17, '--zk', zk.connectionString, '--json']);
+      assert.equal(solved.code, 0, solved.stderr);
+      assert.equal((JSON.parse(solved.stdout) as { objective: number }).objective, 2085);
+      await waitFor(async () => (await hello(coordinator.dashboard)).snapshot.jobs.some((j) => j.state === 'done'), 'the dashboard to show the job done', 30_000);
+      const done = (await hello(coordinator.dashboard)).snapshot.jobs.find((j) => j.state === 'done')!;
+      assert.ok(done.tasksDone >= 1);
+      assert.ok(done.finishedAt !== null && done.finishedAt >= done.createdAt);
+      const metrics = await (await fetch(coordinator.metrics)).text();
+      assert.match(metrics, /^tidepool_nodes 2$/m);
+      assert.match(metrics, new RegExp(`^tidepool_job_tasks_completed\\{job="${done.id}",state="done"\\} ${done.tasksDone}$`, 'm'));
+      for (const n of nodes) assert.match(metrics, new RegExp(`^tidepool_node_workers\\{node="${n.id}",job=""\\} 1$`, 'm'));
+      // A node leaves (SIGTERM: it drains and deregisters): the dashboard follows.
+      nodes[0]!.kill('SIGTERM');
+      await nodes[0]!.exited;
+      await waitFor(async () => (await hello(coordinator.dashboard)).snapshot.nodes.map((n) => n.id).join() === nodes[1]!.id, 'the dashboard to drop the node that left', 30_000);
+      const history = (await hello(coordinator.dashboard)).history;
+      assert.ok(history.some((p) => p.nodes === 2) && history.at(-1)!.nodes === 1, 'the timeline shows the cluster shrinking');
+    } finally {
+      coordinator.child.kill('SIGTERM');
+      const code = await new Promise<number | null>((resolve) => coordinator.child.once('exit', resolve));
+      assert.equal(code, 0, 'the coordinator stops cleanly on SIGTERM');
+    }
+  });
+
+  it('bad flags: clear errors, exit 2', { timeout: 60_000 }, async () => {
+    assertCleanError(await tidepool(['coordinator']), /--zk is required/);
+    assertCleanError(await tidepool(['coordinator', '--zk', 'zk://127.0.0.1:1', '--dashboard', 'web']), /--dashboard: "web" is not a port number/);
+    assertCleanError(await tidepool(['coordinator', '--zk', 'zk://127.0.0.1:1', '--interval', '0']), /--interval: "0" is not a positive whole number/);
+  });
+});
