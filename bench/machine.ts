@@ -13,6 +13,14 @@ export function machineInfo() {
   };
 }
 
+/** The project's root directory (where package.json is), from sources or built benchmarks. */
+export function projectRoot(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    if (existsSync(new URL('package.json', dir))) return decodeURIComponent(dir.pathname).replace(/\/$/, '');
+    if (dir.pathname === '/') throw new Error('no package.json above the benchmark');
+  }
+}
+
 /** Where a benchmark writes its results: bench/results/NAME.json in the project, from sources or built. */
 export function resultsFile(name: string): URL {
   for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {

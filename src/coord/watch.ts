@@ -12,6 +12,12 @@ export interface WatchHandle {
 export interface WatchOptions {
   /** Called once when the watch stops for good (session expired or closed). */
   onEnd?: (reason: 'expired' | 'closed') => void;
+  /**
+   * How long to wait after a change before re-reading (default 0). Changes in between are not
+   * lost (the next read sees them) but coalesce into one delivery: a watcher of a list that
+   * changes thousands of times a second (a termination list) bounds its reads this way.
+   */
+  rearmDelayMs?: () => number;
 }
 
 /**
@@ -52,11 +58,13 @@ export function watchData(client: CoordClient, path: string, onChange: (data: Da
 function rearming<T>(client: CoordClient, path: string, opts: WatchOptions, read: (rearm: () => void) => Promise<T | undefined>, deliver: (value: T) => void): WatchHandle {
   let closed = false;
   let generation = 0;
+  let delayed: NodeJS.Timeout | undefined;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const stop = (): boolean => {
     if (closed) return false;
     closed = true;
+    clearTimeout(delayed);
     offState();
     markReady();
     return true;
@@ -69,7 +77,12 @@ function rearming<T>(client: CoordClient, path: string, opts: WatchOptions, read
     if (closed) return;
     const mine = ++generation;
     const rearm = () => {
-      if (mine === generation) arm();
+      if (mine !== generation) return;
+      const delay = opts.rearmDelayMs?.() ?? 0;
+      if (delay <= 0) return arm();
+      delayed = setTimeout(() => {
+        if (mine === generation) arm();
+      }, delay);
     };
     read(rearm).then(
       (value) => {

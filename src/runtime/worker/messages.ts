@@ -2,8 +2,24 @@ import type { TaskRef } from '../task.js';
 
 /** What the node asks of a worker. */
 export type ToWorker =
-  | { type: 'run'; run: RunRequest }
+  /** What every task of a job shares, sent once per worker and job (per-task messages stay small). */
+  | { type: 'job'; job: JobSetup }
+  | { type: 'run'; run: TaskMessage }
   | { type: 'shutdown' };
+
+/** Job setups a worker keeps (oldest dropped first); the pool mirrors the same order to know what a worker holds. */
+export const JOB_SETUPS_KEPT = 4;
+
+export interface JobSetup {
+  jobId: string;
+  ref: TaskRef;
+  input?: { value: unknown };
+  board: SharedArrayBuffer | undefined;
+  varNames: string[];
+}
+
+/** The per-task part of a run request, as it crosses the thread boundary. */
+export type TaskMessage = Pick<RunRequest, 'taskId' | 'jobId' | 'state' | 'partial'>;
 
 export interface RunRequest {
   taskId: string;

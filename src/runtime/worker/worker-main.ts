@@ -5,15 +5,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadTaskType, type TaskRef, type TaskType } from '../task.js';
 import { ControlFlags } from './control-flags.js';
-import type { FromWorker, ToWorker } from './messages.js';
+import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type ToWorker } from './messages.js';
 import { runTask } from './task-runner.js';
 
 const port = parentPort!;
 const { controlBuffer, slot } = workerData as { controlBuffer: SharedArrayBuffer; slot: number };
 const flags = ControlFlags.forWorker(controlBuffer, slot);
 const types = new Map<string, Promise<TaskType<unknown, unknown>>>();
-/** Job inputs this worker holds (the node sends each once); the last few jobs are kept. */
-const inputs = new Map<string, unknown>();
+/** Setups of the jobs this worker runs tasks of (the node sends each once); the last few are kept. */
+const jobs = new Map<string, JobSetup>();
 const post = (m: FromWorker) => port.postMessage(m);
 
 function typeOf(ref: TaskRef): Promise<TaskType<unknown, unknown>> {
@@ -31,13 +31,19 @@ port.on('message', (msg: ToWorker) => {
     port.close();
     return;
   }
-  const req = msg.run;
-  if (req.input) {
-    inputs.set(req.jobId, req.input.value);
-    if (inputs.size > 4) inputs.delete(inputs.keys().next().value!);
+  if (msg.type === 'job') {
+    jobs.set(msg.job.jobId, msg.job);
+    if (jobs.size > JOB_SETUPS_KEPT) jobs.delete(jobs.keys().next().value!);
+    return;
   }
+  const job = jobs.get(msg.run.jobId);
+  if (!job) {
+    post({ type: 'failed', taskId: msg.run.taskId, error: `worker has no setup for job ${msg.run.jobId}` });
+    return;
+  }
+  const req: RunRequest = { ...msg.run, ref: job.ref, board: job.board, varNames: job.varNames };
   typeOf(req.ref).then(
-    (type) => runTask(type, req, flags, post, inputs.get(req.jobId)),
+    (type) => runTask(type, req, flags, post, job.input?.value),
     (err: unknown) => post({ type: 'failed', taskId: req.taskId, error: err instanceof Error ? err.message : String(err) }),
   ).catch((err: unknown) => post({ type: 'failed', taskId: req.taskId, error: String(err) }));
 });

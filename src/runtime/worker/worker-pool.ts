@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { log } from '../../util/log.js';
 import { CANCEL, ControlFlags, MIGRATE, WANT_SPLIT } from './control-flags.js';
-import type { FromWorker, RunRequest, ToWorker } from './messages.js';
+import { JOB_SETUPS_KEPT, type FromWorker, type RunRequest, type ToWorker } from './messages.js';
 
 /** The worker entry next to this file: .ts when running from sources (tsx), .js when built. */
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
@@ -20,8 +20,8 @@ interface Slot {
   worker: Worker;
   flags: ControlFlags;
   taskId: string | undefined;
-  /** Jobs whose input this worker already holds. */
-  inputs: Set<string>;
+  /** Jobs whose setup (task type, input, variable board) this worker already holds. */
+  jobs: Set<string>;
 }
 
 export type WorkerEvent = { slot: number } & FromWorker;
@@ -75,9 +75,17 @@ export class WorkerPool implements Workers {
     if (!s || s.taskId !== undefined) throw new Error(`worker ${slot} is not idle`);
     s.taskId = req.taskId;
     s.flags.reset();
-    const withInput = input !== undefined && !s.inputs.has(req.jobId);
-    if (withInput) s.inputs.add(req.jobId);
-    const msg: ToWorker = { type: 'run', run: withInput ? { ...req, input: { value: input } } : req };
+    if (!s.jobs.has(req.jobId)) {
+      s.jobs.add(req.jobId);
+      if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.values().next().value!);
+      const setup: ToWorker = {
+        type: 'job',
+        job: { jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames, ...(input !== undefined ? { input: { value: input } } : {}) },
+      };
+      s.worker.postMessage(setup);
+    }
+    // Only what differs per task crosses per task: cloning the shared parts cost a third of the dispatch.
+    const msg: ToWorker = { type: 'run', run: { taskId: req.taskId, jobId: req.jobId, state: req.state, partial: req.partial } };
     s.worker.postMessage(msg);
   }
 
@@ -111,7 +119,7 @@ export class WorkerPool implements Workers {
 
   private spawn(index: number): Promise<void> {
     const worker = createWorker({ controlBuffer: this.controlBuffer, slot: index });
-    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), taskId: undefined, inputs: new Set() };
+    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), taskId: undefined, jobs: new Set() };
     this.slots[index] = slot;
     return new Promise((resolve, reject) => {
       let ready = false;

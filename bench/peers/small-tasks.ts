@@ -1,0 +1,95 @@
+/**
+ * Small tasks, tidepool beside Piscina, in one run on this machine (2 worker threads each):
+ * - flat map of N no-op tasks: Piscina (`pool.run` per item) vs tidepool (a root task spawning N
+ *   tasks; every one goes through the task pool and termination accounting) — tasks/s, µs per task;
+ * - the same flat map in tidepool's idiom: one splittable range task (potential splitting);
+ * - a binary tree of tasks spawned from inside tasks (depth D), which Piscina cannot express.
+ * Pools and clusters are created once and warmed up; medians of `--repeat` runs.
+ *
+ *   npx tsx bench/peers/small-tasks.ts [--n 20000] [--depth 12] [--repeat 3]
+ *
+ * Writes bench/results/peers-small-tasks.json.
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Piscina } from 'piscina';
+import { Cluster } from '../../src/runtime/cluster.js';
+import type { TaskRef } from '../../src/runtime/task.js';
+import { machineInfo, projectRoot, resultsFile } from '../machine.js';
+import { printTable } from '../table.js';
+
+const { values } = parseArgs({ options: { n: { type: 'string', default: '20000' }, depth: { type: 'string', default: '12' }, repeat: { type: 'string', default: '3' } } });
+const N = Number(values.n);
+const DEPTH = Number(values.depth);
+const REPEAT = Number(values.repeat);
+const WORKERS = 2;
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const ref = (path: string): TaskRef => ({ module: new URL(`${path}${EXT}`, import.meta.url).href, export: 'default' });
+const FAN = ref('../../test/runtime/apps/sleepy-fan');
+const RANGE = ref('../apps/noop-range');
+const TREE = ref('../../test/runtime/apps/spawn-tree');
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function timed(runs: number, once: () => Promise<void>): Promise<number[]> {
+  await once(); // warm-up
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await once();
+    out.push((performance.now() - t) / 1000);
+  }
+  return out;
+}
+
+async function piscinaFlat(): Promise<number[]> {
+  const filename = fileURLToPath(new URL('bench/peers/piscina-noop.mjs', `file://${projectRoot()}/`));
+  const pool = new Piscina({ filename, minThreads: WORKERS, maxThreads: WORKERS });
+  try {
+    return await timed(REPEAT, async () => {
+      const results = await Promise.all(Array.from({ length: N }, (_, i) => pool.run(i) as Promise<number>));
+      if (results.reduce((a, b) => a + b, 0) !== N) throw new Error('piscina: wrong sum');
+    });
+  } finally {
+    await pool.destroy();
+  }
+}
+
+async function tidepoolJob(expect: number, submit: (c: Cluster) => ReturnType<Cluster['submit']>): Promise<number[]> {
+  const cluster = await Cluster.embedded({ nodes: 1, workers: WORKERS, progressIntervalMs: 0 });
+  try {
+    return await timed(REPEAT, async () => {
+      const job = await submit(cluster);
+      const got = await job.result<number>();
+      if (got !== expect) throw new Error(`tidepool: result ${got}, expected ${expect}`);
+    });
+  } finally {
+    await cluster.close();
+  }
+}
+
+const piscina = await piscinaFlat();
+const spawned = await tidepoolJob(N + 1, (c) => c.submit(FAN, { fanout: N, spin: 0, root: true }));
+const range = await tidepoolJob(N, (c) => c.submit(RANGE, { lo: 0, hi: N }));
+const treeTasks = 2 ** (DEPTH + 1) - 1;
+const tree = await tidepoolJob(treeTasks, (c) => c.submit(TREE, { level: 0, depth: DEPTH }));
+
+const row = (name: string, items: number, samples: number[]) => {
+  const s = median(samples);
+  return { name, items, seconds: s, perSecond: items / s, microsPerItem: (s * 1e6) / items, samples };
+};
+const rows = [
+  row(`Piscina: ${N} no-op tasks (pool.run each)`, N, piscina),
+  row(`tidepool: root spawns ${N} no-op tasks`, N + 1, spawned),
+  row(`tidepool: one range task over ${N} items (potential splitting)`, N, range),
+  row(`tidepool: binary tree of ${treeTasks} tasks spawned from tasks (depth ${DEPTH})`, treeTasks, tree),
+];
+console.log(`small tasks on ${WORKERS} worker threads (embedded tidepool, 1 node), median of ${REPEAT} after a warm-up\n`);
+printTable([['workload', 'items', 'seconds', 'items/s', 'µs/item'], ...rows.map((r) => [r.name, r.items, r.seconds, Math.round(r.perSecond), r.microsPerItem])]);
+const ratio = rows[1]!.perSecond / rows[0]!.perSecond;
+console.log(`\ntidepool spawned tasks vs Piscina: ${ratio.toFixed(2)}× the throughput`);
+writeFileSync(resultsFile('peers-small-tasks'), `${JSON.stringify({
+  machine: machineInfo(), n: N, depth: DEPTH, repeat: REPEAT, workers: WORKERS, rows,
+  tidepoolVsPiscina: ratio,
+}, null, 2)}\n`);
