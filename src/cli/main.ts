@@ -1,13 +1,16 @@
-import { Command, CommanderError } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseLevel, setLogLevel, LOG_LEVELS } from '../util/log.js';
+import { log, parseLevel, setLogFormat, setLogLevel, LOG_LEVELS } from '../util/log.js';
 import { registerClusterCommands } from './commands/cluster.js';
 import { registerCoordCommands } from './commands/coord.js';
+import { registerCoordinatorCommand } from './commands/coordinator.js';
 import { registerDemo } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
 import { registerSolveCommand } from './commands/solve.js';
+import { SettingsCommand, applySettings } from './config.js';
 import { UsageError, reportError } from './errors.js';
+import { LOG_FORMATS } from './settings.js';
 
 /** The package version, from the nearest package.json above this module (sources or dist). */
 function version(): string {
@@ -21,21 +24,29 @@ function version(): string {
 }
 
 export function buildProgram(): Command {
-  const program = new Command('tidepool')
+  const program = new SettingsCommand('tidepool')
     .description('Elastic task-parallel runtime: run one program on a laptop\'s cores or on a cluster that grows and shrinks mid-run.')
     .version(version())
     .option('--log-level <level>', `log level: ${LOG_LEVELS.join(', ')}`, 'warn')
+    .option('--log-format <format>', `log line format: ${LOG_FORMATS.join(', ')}`, 'text')
+    .option('--config <file>', 'settings file (YAML or JSON); flags and TIDEPOOL_* variables override it (see docs/configuration.md)')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .hook('preAction', (cmd) => {
-      const level = cmd.opts<{ logLevel: string }>().logLevel;
+    .hook('preAction', (cmd, actionCommand) => {
+      // Flags, then TIDEPOOL_* variables, then the --config file, then defaults; checked here.
+      const origins = applySettings(cmd, actionCommand);
+      const { logLevel: level, logFormat: format } = cmd.opts<{ logLevel: string; logFormat: string }>();
       const parsed = parseLevel(level);
       if (!parsed) throw new UsageError(`--log-level: "${level}" is not one of ${LOG_LEVELS.join(', ')}`);
+      if (format !== 'text' && format !== 'json') throw new UsageError(`--log-format: "${format}" is not one of ${LOG_FORMATS.join(', ')}`);
       setLogLevel(parsed);
+      setLogFormat(format);
+      log.debug('config', 'settings given', origins);
     });
   registerDemo(program);
   registerSolveCommand(program);
   registerNodeCommand(program);
+  registerCoordinatorCommand(program);
   registerClusterCommands(program);
   registerCoordCommands(program);
   return program;

@@ -27,13 +27,18 @@ export function port(value: string, flag: string): number {
 export function zookeeperConnection(value: string | undefined, what: string): string {
   const conn = value ?? process.env.TIDEPOOL_ZK;
   if (!conn) throw new UsageError(`--zk is required (or set TIDEPOOL_ZK): ${what}`);
+  return zookeeperConnectionString(conn, '--zk');
+}
+
+/** Checks that `conn` is a zk://host:port[,…][/chroot] connection string; errors start with `label`. */
+export function zookeeperConnectionString(conn: string, label: string): string {
   let target;
   try {
     target = parseConnectionString(conn);
   } catch (err) {
-    throw new UsageError(`--zk: ${(err as Error).message}`);
+    throw new UsageError(`${label}: ${(err as Error).message}`);
   }
-  if (target.backend !== 'zookeeper') throw new UsageError(`--zk: "${conn}" is an in-process backend; give zk://host:port`);
+  if (target.backend !== 'zookeeper') throw new UsageError(`${label}: "${conn}" is an in-process backend; give zk://host:port`);
   return conn;
 }
 

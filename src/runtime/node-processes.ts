@@ -40,7 +40,8 @@ export function startNodeProcess(opts: NodeProcessOptions): Promise<NodeProcess>
     });
   }
   const entry = opts.entry ?? { execArgv: process.execArgv, script: process.argv[1]! };
-  const args = [...entry.execArgv, entry.script, 'node', '--zk', opts.zk, '--workers', String(opts.workers ?? 1), '--json'];
+  // --port 0 explicitly: a config file or TIDEPOOL_PORT the child inherits must not make local nodes share a port.
+  const args = [...entry.execArgv, entry.script, 'node', '--zk', opts.zk, '--workers', String(opts.workers ?? 1), '--port', '0', '--json'];
   if (opts.secretFile !== undefined) args.push('--secret-file', opts.secretFile);
   if (opts.id) args.push('--id', opts.id);
   args.push(...(opts.extraArgs ?? []));

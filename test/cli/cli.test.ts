@@ -28,17 +28,15 @@ describe('tidepool CLI', () => {
   it('prints help with every command and exits 0', async () => {
     const run = await tidepool(['--help']);
     assert.equal(run.code, 0);
-    for (const cmd of ['demo', 'coord']) assert.match(run.stdout, new RegExp(`\\b${cmd}\\b`));
-    const sub = await tidepool(['coord', 'ls', '--help']);
-    assert.equal(sub.code, 0);
-    assert.match(sub.stdout, /--zk/);
-    assert.match(sub.stdout, /--json/);
-  });
-
-  it('demo says honestly that it is not available yet, as JSON too', async () => {
-    const run = await tidepool(['demo', '--json']);
-    assert.equal(run.code, 0);
-    assert.equal((JSON.parse(run.stdout) as { available: boolean }).available, false);
+    const commands = ['demo', 'solve', 'node', 'coordinator', 'status', 'jobs', 'scale', 'drain', 'coord'];
+    for (const cmd of commands) assert.match(run.stdout, new RegExp(`^\\s+${cmd}\\b`, 'm'), `${cmd} is listed`);
+    // Every command has --help with an example, and --json.
+    for (const cmd of [...commands.filter((c) => c !== 'coord'), 'coord ls', 'coord get']) {
+      const sub = await tidepool([...cmd.split(' '), '--help']);
+      assert.equal(sub.code, 0, cmd);
+      assert.match(sub.stdout, /--json/, `${cmd} --help lists --json`);
+      assert.match(sub.stdout, /Examples?:\n\s+(npx )?tidepool /, `${cmd} --help shows an example`);
+    }
   });
 
   it('rejects bad flags and bad values with a clear message and exit code 2', async () => {

@@ -16,7 +16,7 @@ interface Common {
 /** `tidepool status|jobs|scale|drain`: act on a running cluster registered on ZooKeeper. */
 export function registerClusterCommands(program: Command): void {
   const common = (cmd: Command) => cmd
-    .option('--zk <conn>', 'ZooKeeper ensemble (default $TIDEPOOL_ZK)')
+    .option('--zk <conn>', 'ZooKeeper ensemble')
     .option('--json', 'print one JSON object');
 
   common(program.command('status').description('list the nodes of the cluster: address, workers, job'))

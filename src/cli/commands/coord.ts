@@ -23,7 +23,7 @@ export function registerCoordCommands(program: Command): void {
 
   const common = (cmd: Command) =>
     cmd
-      .option('--zk <conn>', `cluster connection string (${CONNECTION_STRING_HELP}); default $TIDEPOOL_ZK`)
+      .option('--zk <conn>', `cluster connection string (${CONNECTION_STRING_HELP})`)
       .option('--timeout <ms>', 'how long to wait for the ensemble', '10000')
       .option('--json', 'print one JSON object');
 

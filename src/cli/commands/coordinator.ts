@@ -24,7 +24,7 @@ export function registerCoordinatorCommand(program: Command): void {
   program
     .command('coordinator')
     .description('serve the live dashboard and Prometheus metrics (/metrics) of a cluster registered on ZooKeeper')
-    .option('--zk <conn>', 'ZooKeeper ensemble, zk://host:port[,host:port…][/chroot] (default $TIDEPOOL_ZK)')
+    .option('--zk <conn>', 'ZooKeeper ensemble, zk://host:port[,host:port…][/chroot]')
     .option('--dashboard [port]', `HTTP port of the dashboard and /metrics (default ${COORDINATOR_PORT}; 0 = any free port)`, true)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--interval <ms>', 'how often to read the cluster', '1000')

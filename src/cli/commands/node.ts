@@ -21,9 +21,9 @@ export function registerNodeCommand(program: Command): void {
   program
     .command('node')
     .description('run a node: register in the cluster, take part in the job it is assigned to, drain on SIGTERM')
-    .option('--zk <conn>', 'ZooKeeper ensemble, zk://host:port[,host:port…][/chroot] (default $TIDEPOOL_ZK)')
+    .option('--zk <conn>', 'ZooKeeper ensemble, zk://host:port[,host:port…][/chroot]')
     .option('--workers <n>', 'worker threads (default: one per core)')
-    .option('--secret-file <file>', 'file holding the cluster secret shared by all nodes (default $TIDEPOOL_SECRET)')
+    .option('--secret-file <file>', 'file holding the cluster secret shared by all nodes (or the secret itself in $TIDEPOOL_SECRET)')
     .option('--host <host>', 'address to listen on and publish for peers', '127.0.0.1')
     .option('--port <port>', 'TCP port for peers (0 = any free port)', '0')
     .option('--id <id>', 'node id (default: random)')

@@ -26,7 +26,7 @@ export function registerSolveCommand(program: Command): void {
     .option('--nodes <n>', 'nodes to start: embedded (default 1), or with --zk local node processes joining for this run (default 0)')
     .option('--workers <n>', 'worker threads per node (default: cores / nodes, at least 1)')
     .option('--zk <conn>', 'run on the cluster registered at this ZooKeeper ensemble')
-    .option('--secret-file <file>', 'with --zk and --nodes or --scale: the cluster secret for local node processes (default $TIDEPOOL_SECRET)')
+    .option('--secret-file <file>', 'with --zk and --nodes or --scale: the cluster secret for local node processes (or the secret itself in $TIDEPOOL_SECRET)')
     .option('--no-prune', 'explore the whole tree (a fixed amount of work, for scalability measurements)')
     .option('--scale <schedule>', 'change the node count during the run, e.g. 2s:+2,5s:-2')
     .option('--json', 'print one JSON object')
