@@ -57,7 +57,9 @@ export interface EnsembleOptions {
 
 const JAVA_DIR = '/usr/share/java';
 const ZK_JAR = path.join(JAVA_DIR, 'zookeeper.jar');
-const ENSURE_SCRIPT = fileURLToPath(new URL('../../scripts/ensure-zookeeper.sh', import.meta.url));
+/** The project's script, found from the sources (test/support) or from a built copy (dist/test/support). */
+const ENSURE_SCRIPT = [new URL('../../scripts/ensure-zookeeper.sh', import.meta.url), new URL('../../../scripts/ensure-zookeeper.sh', import.meta.url)]
+  .map((u) => fileURLToPath(u)).find((p) => existsSync(p)) ?? fileURLToPath(new URL('../../scripts/ensure-zookeeper.sh', import.meta.url));
 const POLL_MS = 100;
 const PROBE_TIMEOUT_MS = 1_000;
 const STOP_ESCALATE_MS = 10_000;

@@ -21,6 +21,13 @@ export interface SolveOptions {
   cluster?: Cluster;
   /** Nodes the job starts on (default: every idle node). */
   jobNodes?: number;
+  /**
+   * Whether a scale-out step starts new nodes (default) or only assigns idle ones already running
+   * (seed 000 used running VMs, to leave VM start-up time out of the measurement).
+   */
+  startNodesOnScaleOut?: boolean;
+  /** With `zk`: how to start a local node process (default: this process's own script, i.e. the CLI). */
+  nodeEntry?: { execArgv: string[]; script: string };
   onEvent?: (e: ClusterEvent) => void;
   /** Called about once a second with a one-line progress summary. */
   onProgress?: (line: string) => void;
@@ -50,6 +57,7 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
     }
     const started = await Promise.all(Array.from({ length: count }, () => startNodeProcess({
       zk: opts.zk!, workers: opts.workers, ...(opts.secretFile !== undefined ? { secretFile: opts.secretFile } : {}),
+      ...(opts.nodeEntry ? { entry: opts.nodeEntry } : {}),
     })));
     processes.push(...started);
     for (const p of started) startedHere.add(p.id);
@@ -90,7 +98,7 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
     for (const step of opts.schedule) {
       timers.push(setTimeout(() => {
         void (async () => {
-          if (step.delta > 0) await addNodes(step.delta);
+          if (step.delta > 0 && opts.startNodesOnScaleOut !== false) await addNodes(step.delta);
           size = Math.max(1, size + step.delta);
           const change = await cluster.scale(job.id, size);
           decommissioning.push(...change.released.map((id) => decommission(id).catch(() => undefined)));
