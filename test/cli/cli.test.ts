@@ -97,8 +97,9 @@ describe('tidepool CLI', () => {
         // Each CLI run is a new session that may read from a server a moment behind: repeat until it sees the change.
         const status = await until(async () => JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string; job: string | null; workers: number }> }, (st) => st.nodes.length === 1);
         assert.deepEqual(status.nodes.map((n) => [n.id, n.job, n.workers]), [[node.id, null, 1]]);
-        const text = await tidepool(['status', '--zk', zk.connectionString]);
-        assert.match(text.stdout, new RegExp(`^NODE\\s+ADDRESS\\s+WORKERS\\s+JOB\\s+ASSIGNED\\n${node.id}\\s+tcp://127\\.0\\.0\\.1:\\d+\\s+1\\s+-\\s+-`));
+        const row = new RegExp(`^NODE\\s+ADDRESS\\s+WORKERS\\s+JOB\\s+ASSIGNED\\s+BUSY\\s+QUEUED\\s+DONE\\n${node.id}\\s+tcp://127\\.0\\.0\\.1:\\d+\\s+1\\s+-\\s+-\\s+0\\s+0\\s+0`);
+        const text = await until(() => tidepool(['status', '--zk', zk.connectionString]), (r) => row.test(r.stdout));
+        assert.match(text.stdout, row);
         // A long job with no nodes yet, then scaled to one node, then drained off it.
         const client = await connect(zk.connectionString);
         const spec = await submitJob(client, { ref: { module: new URL('../runtime/apps/compositions.ts', import.meta.url).href, export: 'default' }, root: rootState(30, 1000), nodes: 0 });
@@ -107,6 +108,10 @@ describe('tidepool CLI', () => {
         const scaled = await until(async () => JSON.parse((await tidepool(['scale', spec.id, '1', '--zk', zk.connectionString, '--json'])).stdout) as { added: string[]; size: number }, (r) => r.size === 1);
         assert.deepEqual(scaled, { job: spec.id, added: [node.id], released: [], size: 1 });
         await waitFor(async () => (await listNodes(client)).some((n) => n.job === spec.id), 'the node to join the job');
+        // What the node publishes about its load reaches `status`: its one worker busy on the job.
+        const loaded = await until(async () => JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ stats: { job: string | null; busy: number; workers: number } | null }> },
+          (st) => st.nodes[0]?.stats?.job === spec.id && st.nodes[0].stats.busy === 1);
+        assert.equal(loaded.nodes[0]!.stats!.workers, 1);
         const drained = JSON.parse((await tidepool(['drain', node.id, '--zk', zk.connectionString, '--json'])).stdout) as { draining: boolean };
         assert.equal(drained.draining, true);
         assertCleanError(await tidepool(['scale', 'j-nope', '1', '--zk', zk.connectionString]), /no job j-nope/);

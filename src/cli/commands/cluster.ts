@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { connect } from '../../coord/connect.js';
 import type { CoordClient } from '../../coord/types.js';
 import { decode } from '../../runtime/codec.js';
+import { ClusterReader } from '../../dashboard/cluster-reader.js';
 import { drainNode, listJobs, listNodes, scaleJob } from '../../runtime/job-control.js';
 import { jobPaths } from '../../runtime/job-paths.js';
 import type { JobOutcome, JobSpec } from '../../runtime/job-spec.js';
@@ -19,13 +20,18 @@ export function registerClusterCommands(program: Command): void {
     .option('--zk <conn>', 'ZooKeeper ensemble')
     .option('--json', 'print one JSON object');
 
-  common(program.command('status').description('list the nodes of the cluster: address, workers, job'))
+  common(program.command('status').description('list the nodes of the cluster: address, workers, job, busy workers, queue depth, tasks done'))
     .addHelpText('after', '\nExample:\n  tidepool status --zk zk://127.0.0.1:2181')
     .action((opts: Common) => withCluster(opts, async (client) => {
-      const nodes = await listNodes(client);
+      // One reading of what nodes publish (see docs/operations.md); stats are null until a node first reports.
+      const reading = await new ClusterReader(client).read();
+      const nodes = reading.nodes.map(({ info, stats }) => ({ ...info, stats }));
       if (opts.json) return print({ nodes });
       if (nodes.length === 0) return void process.stdout.write('no nodes\n');
-      table([['NODE', 'ADDRESS', 'WORKERS', 'JOB', 'ASSIGNED'], ...nodes.map((n) => [n.id, n.address, String(n.workers), n.job ?? '-', n.assignment || '-'])]);
+      table([['NODE', 'ADDRESS', 'WORKERS', 'JOB', 'ASSIGNED', 'BUSY', 'QUEUED', 'DONE'], ...nodes.map((n) => [
+        n.id, n.address, String(n.workers), n.job ?? '-', n.assignment || '-',
+        n.stats ? String(n.stats.busy) : '-', n.stats ? String(n.stats.queued) : '-', n.stats ? String(n.stats.tasksDone) : '-',
+      ])]);
     }));
 
   common(program.command('jobs').description('list the jobs of the cluster with their state'))
