@@ -82,7 +82,9 @@ out.push('## Table 1: speedup and efficiency on random symmetric TSP instances',
 out.push('**Seed 000:** five random 35-city instances, sequential 1,195–10,286 s on 1 VM; on 60 single-vCPU VMs speedups 22.1–59.5, efficiencies 0.37–0.99 ("highly problem-specific": pruning makes the work differ between runs).', '');
 if (search) {
   const t1 = search.table1 as Json[];
-  out.push(`**Here** (\`node dist/bench/search.js\`, embedded cluster, 1 node with 1 and 2 worker threads, median of ${search.repeat}; instances: the first seeds of the size whose plain solve takes 2–8 s, a stated rule so nobody picks favourable ones):`, '');
+  const sel = search.selection as Json | undefined;
+  const rule = sel?.seeds ? `seeds ${(sel.seeds as number[]).join(', ')}` : `the first ${sel?.instances ?? 5} seeds of ${sel?.sizes ?? 45} cities whose plain solve takes ${sel?.minSeconds ?? 2}–${sel?.maxSeconds ?? 8} s (a stated rule, so nobody picks favourable instances; the seed's were 35 cities and 20 min–3 h on its VMs)`;
+  out.push(`**Here** (\`node dist/bench/search.js\`, embedded cluster, 1 node with 1 and 2 worker threads, median of ${search.repeat}; instances: ${rule}):`, '');
   out.push(table([['instance', 'optimum', 'plain solver (s)', 'tidepool 1 worker (s)', 'overhead', 'tidepool 2 workers (s)', 'speedup', 'efficiency'],
     ...t1.map((r) => [r.instance, r.optimum, f(r.plain), f(r.one), `${f(r.overheadPercent, 1)} %`, f(r.two), f(r.speedup), f(r.efficiency)])]));
   out.push('', 'With pruning, 2 workers explore a different tree than 1 (a thief starts where a sequential search would have arrived late, with a worse bound), so speedups scatter around 1 on 2 cores, as the seed\'s 0.37–0.99 do on 60.', '');

@@ -4,7 +4,7 @@
  * runtime), tidepool with 1 worker and with 2 workers, speedup and efficiency; then the same with
  * pruning disabled (a fixed amount of work: Fig. 5's scalability measurement).
  *
- *   npm run bench:build && node dist/bench/search.js [--sizes 45] [--instances 5] [--min-seconds 2] [--max-seconds 60]
+ *   npm run bench:build && node dist/bench/search.js [--sizes 45] [--instances 5] [--min-seconds 2] [--max-seconds 8]
  *                                                     [--seeds 1,2,3] [--noprune 12] [--repeat 3]
  *   (or npx tsx bench/search.ts: from sources every worker also loads the TypeScript loader)
  *
@@ -26,7 +26,7 @@ import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: {
   sizes: { type: 'string', default: '45' }, seeds: { type: 'string', default: '' },
-  instances: { type: 'string', default: '5' }, 'min-seconds': { type: 'string', default: '2' }, 'max-seconds': { type: 'string', default: '60' },
+  instances: { type: 'string', default: '5' }, 'min-seconds': { type: 'string', default: '2' }, 'max-seconds': { type: 'string', default: '8' },
   noprune: { type: 'string', default: '12' }, repeat: { type: 'string', default: '3' },
 } });
 const SIZES = values.sizes.split(',').map(Number);
@@ -132,4 +132,4 @@ console.log(`TSP branch-and-bound on ${m.cpus} cores (${m.cpuModel}), Node ${m.n
 table(`Table 1 (pruning on): random symmetric Euclidean instances${SEEDS.length ? '' : ` (the first ${INSTANCES} seeds whose plain solve takes ${MIN_SECONDS}–${MAX_SECONDS} s)`}`, rows);
 table(`Fig. 5 shape (pruning off, n = ${NOPRUNE}): fixed work`, scal);
 console.log('\nmachine ceiling: the efficiency of two independent plain solvers run at once in two processes (what two cores of this machine deliver); eff./ceiling: tidepool\'s 2-worker efficiency relative to it.');
-writeFileSync(resultsFile('search'), `${JSON.stringify({ machine: m, repeat: REPEAT, table1: rows, scalability: scal }, null, 2)}\n`);
+writeFileSync(resultsFile('search'), `${JSON.stringify({ machine: m, repeat: REPEAT, selection: SEEDS.length ? { seeds: SEEDS } : { sizes: SIZES, minSeconds: MIN_SECONDS, maxSeconds: MAX_SECONDS, instances: INSTANCES }, table1: rows, scalability: scal }, null, 2)}\n`);
