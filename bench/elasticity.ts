@@ -13,7 +13,7 @@
  * loopback (TCP between nodes). Writes bench/results/elasticity.json and two SVG charts.
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ClusterMonitor } from '../src/dashboard/cluster-monitor.js';
 import type { TimelinePoint } from '../src/dashboard/snapshot.js';
@@ -27,7 +27,7 @@ import type { ScaleStep } from '../src/runtime/scale-schedule.js';
 import { secretFile } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
-import { writeSvg } from './plot.js';
+import { writeElasticityCharts, type ElasticityResults } from './elasticity-charts.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({
@@ -132,37 +132,5 @@ writeFileSync(out, `${JSON.stringify({
   results, timeline: timelineRun,
 }, null, 2)}\n`);
 
-// Fig. 7's shape: S% per phase-2 duration, one bar per number of nodes in phase 2.
-await writeSvg(new URL(resultsFile('elasticity-speedup').href.replace(/\.json$/, '.svg')), {
-  title: `S% (Eq. 1) on ${instance.name}: elastic vs static on ${K} node(s)`,
-  data: { values: results.filter((r) => r.phase2 !== 0).map((r) => ({ ...r, nodes: `${K + (r.add as number)} nodes in phase 2` })) },
-  facet: { column: { field: 'backend', type: 'nominal', title: null } },
-  spec: {
-    width: 220, height: 200, mark: 'bar',
-    encoding: {
-      x: { field: 'phase2', type: 'ordinal', title: 'phase 2 duration (s)' },
-      xOffset: { field: 'nodes' },
-      y: { field: 'speedupChangePercent', type: 'quantitative', title: 'S% (change in speedup)' },
-      color: { field: 'nodes', type: 'nominal', title: null },
-    },
-  },
-});
-if (timelineRun) {
-  const t0 = timelineRun.timeline.find((p) => p.activeNodes > 0)?.t ?? timelineRun.timeline[0]!.t;
-  const points = timelineRun.timeline.filter((p) => p.t >= t0);
-  const series = points.flatMap((p) => [
-    { t: (p.t - t0) / 1000, value: p.activeNodes, series: 'nodes in the job' },
-    { t: (p.t - t0) / 1000, value: p.busyWorkers, series: 'busy workers' },
-  ]);
-  await writeSvg(new URL(resultsFile('elasticity-timeline').href.replace(/\.json$/, '.svg')), {
-    title: `Elastic run (${timelineRun.backend}): +${timelineRun.add} at ${T1} s, drained at ${T1 + timelineRun.phase2} s`,
-    width: 520, height: 220, data: { values: series },
-    mark: { type: 'line', interpolate: 'step-after' },
-    encoding: {
-      x: { field: 't', type: 'quantitative', title: 'seconds since the job started' },
-      y: { field: 'value', type: 'quantitative', title: null },
-      color: { field: 'series', type: 'nominal', title: null },
-    },
-  });
-}
+await writeElasticityCharts(JSON.parse(readFileSync(out, 'utf8')) as ElasticityResults);
 console.log(`\nwrote ${out.pathname} and the SVG charts next to it`);

@@ -20,14 +20,19 @@ import type { SearchResult } from '../src/frameworks/search/search-problem.js';
 import { rootSearchState } from '../src/frameworks/search/search-state.js';
 import { tspProblem } from '../src/frameworks/search/tsp/tsp.js';
 import { randomEuclideanInstance, type TspInstance } from '../src/frameworks/search/tsp/tsplib.js';
+import { APPLICATIONS, type Application } from '../src/frameworks/search/applications.js';
+import { solveOnCluster } from '../src/frameworks/search/solve.js';
 import { Cluster } from '../src/runtime/cluster.js';
-import { machineInfo, resultsFile } from './machine.js';
+import { secretFile } from '../test/support/node-process.js';
+import { startEnsemble } from '../test/support/zk-ensemble.js';
+import { machineInfo, projectRoot, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: {
   sizes: { type: 'string', default: '45' }, seeds: { type: 'string', default: '' },
   instances: { type: 'string', default: '5' }, 'min-seconds': { type: 'string', default: '2' }, 'max-seconds': { type: 'string', default: '8' },
   noprune: { type: 'string', default: '12' }, repeat: { type: 'string', default: '3' },
+  'no-processes': { type: 'boolean', default: false },
 } });
 const SIZES = values.sizes.split(',').map(Number);
 const SEEDS = values.seeds === '' ? [] : values.seeds.split(',').map(Number);
@@ -39,7 +44,11 @@ const REPEAT = Number(values.repeat);
 /** Built benches (node dist/bench/…) load built modules; from sources (tsx) the .ts ones. */
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 const TSP = { module: new URL(`../src/frameworks/search/tsp/tsp${EXT}`, import.meta.url).href, export: 'default' };
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/**
+ * The fastest of the repeats: this machine shares its cores with neighbours, and interference only
+ * ever adds time, so the minimum is the best estimate of what each setup costs (all samples are kept).
+ */
+const best = (xs: number[]) => Math.min(...xs);
 
 function plain(inst: TspInstance, noPrune: boolean): { seconds: number; result: SearchResult } {
   const t = performance.now();
@@ -64,6 +73,36 @@ interface Row {
   overheadPercent: number; optimum: number | null;
   /** Two independent plain solvers at once (separate processes): the most two cores deliver here. */
   pairOfPlain: number; ceiling: number; relativeEfficiency: number;
+  /** Fig. 5 rows: 2 `tidepool node` processes × 1 worker over ZooKeeper and TCP (loopback). */
+  twoProcesses?: number; processEfficiency?: number;
+  /** Every repeat's seconds. */
+  samples: Record<string, number[]>;
+}
+
+/** Fig. 5 on node processes: a 3-server ensemble and 2 node processes on loopback (process start-up not timed). */
+async function onNodeProcesses(rows: Row[], seeds: number[]): Promise<void> {
+  const app = APPLICATIONS.tsp as unknown as Application<TspInstance>;
+  const ensemble = await startEnsemble({ size: 3 });
+  const secret = secretFile();
+  try {
+    for (const [i, seed] of seeds.entries()) {
+      const row = rows[i]!;
+      const times: number[] = [];
+      for (let r = 0; r < REPEAT; r++) {
+        const out = await solveOnCluster(app, randomEuclideanInstance(NOPRUNE, seed), {
+          zk: ensemble.connectionString, nodes: 2, workers: 1, jobNodes: 2, noPrune: true, schedule: [], secretFile: secret,
+          nodeEntry: { execArgv: [], script: `${projectRoot()}/bin/tidepool.mjs` },
+        });
+        if (out.result.value !== row.optimum) throw new Error(`${row.instance}: node processes found ${out.result.value}, not ${row.optimum}`);
+        times.push(out.stats.seconds);
+      }
+      row.twoProcesses = best(times);
+      row.samples = { ...row.samples, twoProcesses: times };
+      row.processEfficiency = row.plain / row.twoProcesses / 2;
+    }
+  } finally {
+    await ensemble.stop();
+  }
 }
 
 /** Runs two plain solvers at the same time; returns the slower one's time. */
@@ -90,13 +129,14 @@ async function measure(inst: TspInstance, noPrune: boolean, n: number, seed: num
     two.push(c.seconds);
     pair.push(await pairOfPlainSolvers(n, seed, noPrune));
   }
-  const plainT = median(p);
-  const twoT = median(two);
+  const plainT = best(p);
+  const twoT = best(two);
   return {
-    instance: inst.name, noPrune, plain: plainT, one: median(one), two: twoT,
-    speedup: plainT / twoT, efficiency: plainT / twoT / 2, overheadPercent: (100 * (median(one) - plainT)) / plainT, optimum,
+    instance: inst.name, noPrune, plain: plainT, one: best(one), two: twoT,
+    speedup: plainT / twoT, efficiency: plainT / twoT / 2, overheadPercent: (100 * (best(one) - plainT)) / plainT, optimum,
     // Two solvers at once finish 2 units of work in pairOfPlain: that is the best 2-worker time for one unit ×2.
-    pairOfPlain: median(pair), ceiling: plainT / median(pair), relativeEfficiency: (plainT / twoT / 2) / (plainT / median(pair)),
+    pairOfPlain: best(pair), ceiling: plainT / best(pair), relativeEfficiency: (plainT / twoT / 2) / (plainT / best(pair)),
+    samples: { plain: p, one, two, pairOfPlain: pair },
   };
 }
 
@@ -119,6 +159,7 @@ const rows: Row[] = [];
 for (const n of SIZES) for (const seed of chooseSeeds(n)) rows.push(await measure(randomEuclideanInstance(n, seed), false, n, seed));
 const scal: Row[] = [];
 for (const seed of [1, 2]) scal.push(await measure(randomEuclideanInstance(NOPRUNE, seed), true, NOPRUNE, seed));
+if (!values['no-processes']) await onNodeProcesses(scal, [1, 2]);
 
 const table = (title: string, rs: Row[]) => {
   console.log(`\n${title}`);
@@ -128,8 +169,12 @@ const table = (title: string, rs: Row[]) => {
   ]);
 };
 const m = machineInfo();
-console.log(`TSP branch-and-bound on ${m.cpus} cores (${m.cpuModel}), Node ${m.node}; medians of ${REPEAT} runs; embedded cluster, 1 node`);
+console.log(`TSP branch-and-bound on ${m.cpus} cores (${m.cpuModel}), Node ${m.node}; fastest of ${REPEAT} runs each (all samples in the JSON); embedded cluster, 1 node`);
 table(`Table 1 (pruning on): random symmetric Euclidean instances${SEEDS.length ? '' : ` (the first ${INSTANCES} seeds whose plain solve takes ${MIN_SECONDS}–${MAX_SECONDS} s)`}`, rows);
 table(`Fig. 5 shape (pruning off, n = ${NOPRUNE}): fixed work`, scal);
+if (scal.some((r) => r.twoProcesses !== undefined)) {
+  console.log('\nFig. 5 on 2 node processes × 1 worker (ZooKeeper ensemble and TCP on loopback)');
+  printTable([['instance', 'plain [s]', '2 processes [s]', 'efficiency', 'machine ceiling'], ...scal.map((r) => [r.instance, r.plain, r.twoProcesses ?? NaN, r.processEfficiency ?? NaN, r.ceiling])]);
+}
 console.log('\nmachine ceiling: the efficiency of two independent plain solvers run at once in two processes (what two cores of this machine deliver); eff./ceiling: tidepool\'s 2-worker efficiency relative to it.');
 writeFileSync(resultsFile('search'), `${JSON.stringify({ machine: m, repeat: REPEAT, selection: SEEDS.length ? { seeds: SEEDS } : { sizes: SIZES, minSeconds: MIN_SECONDS, maxSeconds: MAX_SECONDS, instances: INSTANCES }, table1: rows, scalability: scal }, null, 2)}\n`);

@@ -2,28 +2,17 @@
  * What the cluster monitor sees, once per tick: the data behind the dashboard page (pushed as
  * server-sent events), the Prometheus metrics and `tidepool status`. Plain JSON, no classes.
  */
+import type { NodeCounters } from '../runtime/node-stats.js';
 
 /** One live node of the cluster. Counters are cumulative within the node's current job. */
-export interface NodeView {
+export interface NodeView extends NodeCounters {
   id: string;
   address: string;
   workers: number;
   /** The job the node takes part in, or null when idle. */
   job: string | null;
-  /** Workers running a task now. */
-  busy: number;
-  /** Tasks waiting in the node's pool (its queue depth). */
-  queued: number;
-  tasksDone: number;
-  splits: number;
-  stealsIn: number;
-  stealsOut: number;
-  migrationsIn: number;
-  migrationsOut: number;
-  /** Tasks completed per second over the last tick. */
+  /** Tasks completed per second (over the monitor's rate window). */
   tasksPerSec: number;
-  /** Coordination operations of the node's job (ledger and global variables). */
-  coord: { reads: number; writes: number; transactions: number; retries: number };
   /** When the monitor first saw the node (ms since the epoch). */
   firstSeen: number;
 }

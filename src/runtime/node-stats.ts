@@ -10,10 +10,18 @@ import { log } from '../util/log.js';
  * any monitor (the dashboard, metrics, `tidepool status`) sees every node without talking to it.
  * Counters are cumulative within the node's current job and restart at 0 in the next one.
  */
-export interface NodeStats {
+export interface NodeStats extends NodeCounters {
   job: string | null;
   workers: number;
+  /** When the node wrote this (ms since the epoch). */
+  at: number;
+}
+
+/** A node's load and cumulative counters in its current job (also part of the dashboard's NodeView). */
+export interface NodeCounters {
+  /** Workers running a task now. */
   busy: number;
+  /** Tasks waiting in the node's pool (its queue depth). */
   queued: number;
   tasksDone: number;
   splits: number;
@@ -21,9 +29,8 @@ export interface NodeStats {
   stealsOut: number;
   migrationsIn: number;
   migrationsOut: number;
+  /** Coordination operations of the node's job (ledger and global variables). */
   coord: RecipeStats;
-  /** When the node wrote this (ms since the epoch). */
-  at: number;
 }
 
 /**

@@ -3,32 +3,17 @@
  * README, checked against the published optimum and a tour length recomputed here from the file.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { assertCleanError, tidepool, type Run } from '../support/cli.js';
+import { assertCleanError, runCommand, tidepool, type Run } from '../support/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 function shell(command: string, timeoutMs: number): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} timed out`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runCommand('sh', ['-c', command], { cwd: ROOT, timeoutMs });
 }
 
 /** TSPLIB's ATT (pseudo-Euclidean) distance, written out here apart from the solver's reader. */

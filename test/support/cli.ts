@@ -12,16 +12,21 @@ export interface Run {
 }
 
 export function tidepool(args: string[], timeoutMs = 120_000): Promise<Run> {
+  return runCommand(process.execPath, [BIN, ...args], { timeoutMs });
+}
+
+/** Runs any command to its end and captures its output (killed, and rejected, after `timeoutMs`). */
+export function runCommand(command: string, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.cwd ? { cwd: opts.cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`tidepool ${args.join(' ')} timed out`));
-    }, timeoutMs);
+      reject(new Error(`${command} ${args.join(' ')} timed out`));
+    }, opts.timeoutMs ?? 120_000);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
