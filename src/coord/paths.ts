@@ -1,16 +1,20 @@
 import { CoordError } from './errors.js';
 
+/** An absolute path of non-empty segments without NUL; checked once per operation, so kept to one regex. */
+const WELL_FORMED = /^(?:\/[^/\u0000]+)+$/;
+const RELATIVE_SEGMENT = /\/\.\.?(?:\/|$)/;
+
 /** Throws BAD_ARGUMENTS unless `path` is an absolute znode path ("/", "/a", "/a/b"). */
 export function validatePath(path: string): void {
-  const bad = (why: string) => new CoordError('BAD_ARGUMENTS', path, undefined, why);
-  if (typeof path !== 'string' || !path.startsWith('/')) throw bad('path must start with /');
-  if (path === '/') return;
-  if (path.endsWith('/')) throw bad('path must not end with /');
-  if (path.includes('\u0000')) throw bad('path must not contain NUL');
-  for (const segment of path.slice(1).split('/')) {
-    if (segment === '') throw bad('empty path segment');
-    if (segment === '.' || segment === '..') throw bad('relative path segment');
-  }
+  if (path === '/' || (typeof path === 'string' && WELL_FORMED.test(path) && !RELATIVE_SEGMENT.test(path))) return;
+  throw new CoordError('BAD_ARGUMENTS', path, undefined, whatIsWrong(path));
+}
+
+function whatIsWrong(path: string): string {
+  if (typeof path !== 'string' || !path.startsWith('/')) return 'path must start with /';
+  if (path.endsWith('/')) return 'path must not end with /';
+  if (path.includes('\u0000')) return 'path must not contain NUL';
+  return path.slice(1).split('/').includes('') ? 'empty path segment' : 'relative path segment';
 }
 
 export function parentOf(path: string): string {

@@ -37,8 +37,13 @@ export interface JobRunnerDeps {
   stealWaitMs?: number;
   /** How long an offered task waits for the receiver's answer before it is taken back (ms). */
   offerTimeoutMs?: number;
+  /** Pipeline tasks to busy workers while tasks take less than this on average (ms; default 2). */
+  pipelineBelowMs?: number;
   clock?: Clock;
 }
+
+/** Tasks shorter than this on average (ms) are pipelined: a worker gets its next one before it finishes. */
+const PIPELINE_BELOW_MS = 2;
 
 interface PendingSteal {
   thief: string;
@@ -65,6 +70,9 @@ export class JobRunner {
   readonly stats = { tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0 };
   private readonly pool: TaskSnapshot[] = [];
   private readonly running = new Map<string, number>(); // task -> worker slot
+  /** When each running task was started, and the moving average of how long tasks take (ms). */
+  private readonly startedAt = new Map<string, number>();
+  private averageTaskMs: number | undefined;
   private readonly pendingSteals: PendingSteal[] = [];
   private readonly outgoing = new Map<string, Outgoing>();
   private readonly planner: StealPlanner;
@@ -111,10 +119,10 @@ export class JobRunner {
       case 'done': return this.onDone(ev.taskId, ev.partial);
       case 'migrated': return this.onMigrated(ev.taskId, ev.state, ev.partial);
       case 'cancelled':
-        this.running.delete(ev.taskId);
+        this.forget(ev.taskId);
         return this.schedule();
       case 'failed':
-        this.running.delete(ev.taskId);
+        this.forget(ev.taskId);
         this.d.onEvent({ type: 'failed', error: `task ${ev.taskId} failed: ${ev.error}` });
         return;
       case 'setVar': return this.d.setVar(ev.name, ev.value);
@@ -154,7 +162,7 @@ export class JobRunner {
   drain(): Promise<void> {
     this.draining = true;
     for (const p of this.pendingSteals.splice(0)) void this.sendSafe(p.thief, { type: 'steal-empty', job: this.d.jobId, requestId: p.requestId });
-    for (const slot of this.running.values()) this.d.workers.requestMigrate(slot);
+    for (const slot of new Set(this.running.values())) this.d.workers.requestMigrate(slot);
     this.schedule();
     return new Promise((resolve) => {
       this.drainWaiters.push(resolve);
@@ -167,7 +175,7 @@ export class JobRunner {
     this.stopped = true;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
-    for (const slot of this.running.values()) this.d.workers.cancel(slot);
+    for (const slot of new Set(this.running.values())) this.d.workers.cancel(slot);
     this.pool.length = 0;
     this.pendingSteals.length = 0;
     this.checkDrained();
@@ -197,7 +205,12 @@ export class JobRunner {
   }
 
   private onDone(taskId: string, partial: unknown): void {
-    this.running.delete(taskId);
+    const started = this.startedAt.get(taskId);
+    if (started !== undefined) {
+      const ms = this.clock.now() - started;
+      this.averageTaskMs = this.averageTaskMs === undefined ? ms : 0.8 * this.averageTaskMs + 0.2 * ms;
+    }
+    this.forget(taskId);
     this.inFlight++;
     this.d.ledger.complete(taskId, partial).then(
       () => {
@@ -215,7 +228,7 @@ export class JobRunner {
   }
 
   private onMigrated(taskId: string, state: unknown, partial: unknown): void {
-    this.running.delete(taskId);
+    this.forget(taskId);
     this.inFlight++;
     this.d.ledger.checkpoint(taskId, state, partial).then(
       () => {
@@ -236,7 +249,12 @@ export class JobRunner {
     if (err instanceof LostOwnership) {
       log.info('runtime', `task ${taskId} was taken over elsewhere; dropping the local copy`);
       const slot = this.running.get(taskId);
-      if (slot !== undefined) this.d.workers.cancel(slot);
+      if (slot !== undefined) {
+        // Cancel it where it runs; a pipelined task still waiting behind another must not run at all.
+        const current = this.d.workers.currentTask?.(slot) ?? taskId;
+        if (current === taskId) this.d.workers.cancel(slot);
+        else this.d.workers.drop?.(slot, taskId);
+      }
     } else if (!this.stopped) {
       this.d.onEvent({ type: 'failed', error: `ledger write for task ${taskId} failed: ${err instanceof Error ? err.message : String(err)}` });
     }
@@ -273,9 +291,10 @@ export class JobRunner {
       this.transfer(this.pool.shift()!, p.thief, p.requestId, 'steal');
     }
     this.expireSteals(now);
+    this.pipeline();
     // Potential splitting: ask running tasks for as many new tasks as there are takers.
     let wanted = this.idleSlots().length + this.pendingSteals.length;
-    for (const slot of this.running.values()) {
+    for (const slot of new Set(this.running.values())) {
       if (wanted <= 0) break;
       if (this.d.workers.splitRequested(slot)) {
         wanted--;
@@ -287,6 +306,20 @@ export class JobRunner {
     // Withdraw split requests nobody needs any more.
     if (this.idleSlots().length === 0 && this.pendingSteals.length === 0) for (const slot of this.running.values()) this.d.workers.clearSplit(slot);
     this.steal(now);
+  }
+
+  /**
+   * With short tasks a worker would spend much of its time waiting for this thread to hand it the
+   * next one: give each busy worker its next task ahead (one at most), while nobody else wants work.
+   */
+  private pipeline(): void {
+    const slots = this.d.workers.pipelineSlots;
+    if (!slots || this.draining || this.pendingSteals.length > 0 || this.pool.length === 0) return;
+    if (this.averageTaskMs === undefined || this.averageTaskMs >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS)) return;
+    for (const slot of slots.call(this.d.workers)) {
+      if (this.pool.length === 0) return;
+      this.start(slot, this.pool.pop()!);
+    }
   }
 
   /** The thief side: an idle node asks a random peer for work. */
@@ -425,11 +458,17 @@ export class JobRunner {
 
   private start(slot: number, snapshot: TaskSnapshot): void {
     this.running.set(snapshot.id, slot);
+    this.startedAt.set(snapshot.id, this.clock.now());
     this.stats.tasksRun++;
     this.d.workers.run(slot, {
       taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: snapshot.state, partial: snapshot.partial,
       board: this.d.board, varNames: this.d.varNames,
     }, this.d.input);
+  }
+
+  private forget(taskId: string): void {
+    this.running.delete(taskId);
+    this.startedAt.delete(taskId);
   }
 
   private idleSlots(): number[] {

@@ -63,6 +63,8 @@ async function simulate(sc: Scenario) {
       clock,
       steal: { minBackoffMs: 1, maxBackoffMs: 8, requestTimeoutMs: 200 },
       offerTimeoutMs: 300,
+      // Half the scenarios pipeline every task to busy workers (short-task mode), half never do.
+      pipelineBelowMs: sc.seed % 2 === 0 ? Number.POSITIVE_INFINITY : 0,
     });
     net.attach(id, (from, m) => runner.onMessage(from, m));
     members.on('left', (m) => runner.peerLeft(m.id));

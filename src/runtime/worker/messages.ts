@@ -5,6 +5,8 @@ export type ToWorker =
   /** What every task of a job shares, sent once per worker and job (per-task messages stay small). */
   | { type: 'job'; job: JobSetup }
   | { type: 'run'; run: TaskMessage }
+  /** A pipelined task this worker has not started must not run (its ownership was lost): report it cancelled. */
+  | { type: 'drop'; taskId: string }
   | { type: 'shutdown' };
 
 /** Job setups a worker keeps (oldest dropped first); the pool mirrors the same order to know what a worker holds. */
@@ -19,7 +21,14 @@ export interface JobSetup {
 }
 
 /** The per-task part of a run request, as it crosses the thread boundary. */
-export type TaskMessage = Pick<RunRequest, 'taskId' | 'jobId' | 'state' | 'partial'>;
+export type TaskMessage = Pick<RunRequest, 'taskId' | 'jobId' | 'state' | 'partial'> & {
+  /**
+   * Sent while the worker still ran another task (short tasks are pipelined so the worker never
+   * waits for the node): the control word may still carry requests meant for that task, so at its
+   * start a pending split request is dropped, and a migrate or cancel request returns it unstarted.
+   */
+  pipelined?: boolean;
+};
 
 export interface RunRequest {
   taskId: string;

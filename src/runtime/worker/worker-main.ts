@@ -2,10 +2,10 @@
  * The worker thread: loads task types by module specifier (cached), runs one task at a time,
  * and reports children, completion, migration and variable updates to the node.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { loadTaskType, type TaskRef, type TaskType } from '../task.js';
-import { ControlFlags } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type ToWorker } from './messages.js';
+import { CANCEL, MIGRATE, WANT_SPLIT, ControlFlags } from './control-flags.js';
+import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type TaskMessage, type ToWorker } from './messages.js';
 import { runTask } from './task-runner.js';
 
 const port = parentPort!;
@@ -26,26 +26,61 @@ function typeOf(ref: TaskRef): Promise<TaskType<unknown, unknown>> {
   return type;
 }
 
-port.on('message', (msg: ToWorker) => {
-  if (msg.type === 'shutdown') {
-    port.close();
-    return;
+/** Tasks received and not yet finished, in order: one runs at a time (pipelined ones wait here). */
+const queue: TaskMessage[] = [];
+const dropped = new Set<string>();
+let running = false;
+
+port.on('message', (msg: ToWorker) => receive(msg));
+
+function receive(msg: ToWorker): void {
+  switch (msg.type) {
+    case 'shutdown':
+      port.close();
+      return;
+    case 'job':
+      jobs.set(msg.job.jobId, msg.job);
+      if (jobs.size > JOB_SETUPS_KEPT) jobs.delete(jobs.keys().next().value!);
+      return;
+    case 'drop':
+      dropped.add(msg.taskId);
+      return;
+    case 'run':
+      queue.push(msg.run);
+      if (!running) void drainQueue();
   }
-  if (msg.type === 'job') {
-    jobs.set(msg.job.jobId, msg.job);
-    if (jobs.size > JOB_SETUPS_KEPT) jobs.delete(jobs.keys().next().value!);
-    return;
+}
+
+async function drainQueue(): Promise<void> {
+  running = true;
+  try {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) await runOne(next);
+  } finally {
+    running = false;
   }
-  const job = jobs.get(msg.run.jobId);
-  if (!job) {
-    post({ type: 'failed', taskId: msg.run.taskId, error: `worker has no setup for job ${msg.run.jobId}` });
-    return;
+}
+
+async function runOne(task: TaskMessage): Promise<void> {
+  if (dropped.delete(task.taskId)) return post({ type: 'cancelled', taskId: task.taskId });
+  if (task.pipelined) {
+    // Tasks run back to back without returning to the event loop: take in what the node sent meanwhile
+    // (a drop for this very task, say) before starting it.
+    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) receive(m.message as ToWorker);
+    if (dropped.delete(task.taskId)) return post({ type: 'cancelled', taskId: task.taskId });
+    // The control word may still hold requests for the task before this one (see TaskMessage).
+    Atomics.store(flags.view, WANT_SPLIT, 0);
+    if (Atomics.load(flags.view, MIGRATE) !== 0 || Atomics.load(flags.view, CANCEL) !== 0) {
+      return post({ type: 'migrated', taskId: task.taskId, state: task.state, partial: task.partial });
+    }
   }
-  const req: RunRequest = { ...msg.run, ref: job.ref, board: job.board, varNames: job.varNames };
-  typeOf(req.ref).then(
-    (type) => runTask(type, req, flags, post, job.input?.value),
-    (err: unknown) => post({ type: 'failed', taskId: req.taskId, error: err instanceof Error ? err.message : String(err) }),
-  ).catch((err: unknown) => post({ type: 'failed', taskId: req.taskId, error: String(err) }));
-});
+  const job = jobs.get(task.jobId);
+  if (!job) return post({ type: 'failed', taskId: task.taskId, error: `worker has no setup for job ${task.jobId}` });
+  const req: RunRequest = { ...task, ref: job.ref, board: job.board, varNames: job.varNames };
+  try {
+    await runTask(await typeOf(req.ref), req, flags, post, job.input?.value);
+  } catch (err) {
+    post({ type: 'failed', taskId: req.taskId, error: err instanceof Error ? err.message : String(err) });
+  }
+}
 
 post({ type: 'ready' });

@@ -19,7 +19,8 @@ function createWorker(workerData: unknown): Worker {
 interface Slot {
   worker: Worker;
   flags: ControlFlags;
-  taskId: string | undefined;
+  /** Tasks sent to this worker and not yet reported back, in order: the first one runs. */
+  tasks: string[];
   /** Jobs whose setup (task type, input, variable board) this worker already holds. */
   jobs: Set<string>;
 }
@@ -30,8 +31,17 @@ export type WorkerEvent = { slot: number } & FromWorker;
 export interface Workers {
   readonly size: number;
   idleSlots(): number[];
-  /** Runs a task; `input` is the job's input, shipped only to workers that do not hold it yet. */
+  /**
+   * Runs a task on an idle slot, or behind the one a pipelining slot runs; `input` is the job's
+   * input, shipped only to workers that do not hold it yet.
+   */
   run(slot: number, req: RunRequest, input?: unknown): void;
+  /** Slots running one task that can take a second one to start right after it (optional). */
+  pipelineSlots?(): number[];
+  /** The task a slot runs now (its first), if any (optional; with pipelining). */
+  currentTask?(slot: number): string | undefined;
+  /** Makes sure a pipelined task that has not started never runs: it is reported cancelled (optional). */
+  drop?(slot: number, taskId: string): void;
   requestSplit(slot: number): void;
   clearSplit(slot: number): void;
   splitRequested(slot: number): boolean;
@@ -59,22 +69,33 @@ export class WorkerPool implements Workers {
 
   /** Slots not running a task. */
   idleSlots(): number[] {
-    return this.slots.flatMap((s, i) => (s.taskId === undefined ? [i] : []));
+    return this.slots.flatMap((s, i) => (s.tasks.length === 0 ? [i] : []));
   }
 
   runningSlots(): number[] {
-    return this.slots.flatMap((s, i) => (s.taskId === undefined ? [] : [i]));
+    return this.slots.flatMap((s, i) => (s.tasks.length === 0 ? [] : [i]));
   }
 
-  taskOf(slot: number): string | undefined {
-    return this.slots[slot]?.taskId;
+  pipelineSlots(): number[] {
+    return this.slots.flatMap((s, i) => (s.tasks.length === 1 ? [i] : []));
+  }
+
+  currentTask(slot: number): string | undefined {
+    return this.slots[slot]?.tasks[0];
+  }
+
+  drop(slot: number, taskId: string): void {
+    const s = this.slots[slot];
+    if (s?.tasks.includes(taskId)) s.worker.postMessage({ type: 'drop', taskId } satisfies ToWorker);
   }
 
   run(slot: number, req: RunRequest, input?: unknown): void {
     const s = this.slots[slot];
-    if (!s || s.taskId !== undefined) throw new Error(`worker ${slot} is not idle`);
-    s.taskId = req.taskId;
-    s.flags.reset();
+    if (!s || s.tasks.length > 1) throw new Error(`worker ${slot} cannot take another task`);
+    const pipelined = s.tasks.length === 1;
+    s.tasks.push(req.taskId);
+    // A fresh start clears the control word; a pipelined task leaves it to its predecessor (the worker sorts it out).
+    if (!pipelined) s.flags.reset();
     if (!s.jobs.has(req.jobId)) {
       s.jobs.add(req.jobId);
       if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.values().next().value!);
@@ -85,14 +106,14 @@ export class WorkerPool implements Workers {
       s.worker.postMessage(setup);
     }
     // Only what differs per task crosses per task: cloning the shared parts cost a third of the dispatch.
-    const msg: ToWorker = { type: 'run', run: { taskId: req.taskId, jobId: req.jobId, state: req.state, partial: req.partial } };
+    const msg: ToWorker = { type: 'run', run: { taskId: req.taskId, jobId: req.jobId, state: req.state, partial: req.partial, ...(pipelined ? { pipelined } : {}) } };
     s.worker.postMessage(msg);
   }
 
   /** Asks the task on `slot` to split off one task at its next potential split point. */
   requestSplit(slot: number): void {
     const s = this.slots[slot];
-    if (s?.taskId !== undefined && s.flags.get(WANT_SPLIT) <= 0) s.flags.set(WANT_SPLIT, 1);
+    if (s && s.tasks.length > 0 && s.flags.get(WANT_SPLIT) <= 0) s.flags.set(WANT_SPLIT, 1);
   }
 
   /** Withdraws an unserved split request (the work went elsewhere). */
@@ -119,7 +140,7 @@ export class WorkerPool implements Workers {
 
   private spawn(index: number): Promise<void> {
     const worker = createWorker({ controlBuffer: this.controlBuffer, slot: index });
-    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), taskId: undefined, jobs: new Set() };
+    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], jobs: new Set() };
     this.slots[index] = slot;
     return new Promise((resolve, reject) => {
       let ready = false;
@@ -129,7 +150,10 @@ export class WorkerPool implements Workers {
           resolve();
           return;
         }
-        if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') slot.taskId = undefined;
+        if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') {
+          const at = slot.tasks.indexOf(msg.taskId);
+          if (at >= 0) slot.tasks.splice(at, 1);
+        }
         this.onEvent({ slot: index, ...msg });
       });
       worker.on('error', (err) => {
@@ -138,9 +162,7 @@ export class WorkerPool implements Workers {
       });
       worker.on('exit', (code) => {
         if (this.closed) return;
-        const taskId = slot.taskId;
-        slot.taskId = undefined;
-        if (taskId !== undefined) this.onEvent({ slot: index, type: 'failed', taskId, error: `worker thread exited with code ${code}` });
+        for (const taskId of slot.tasks.splice(0)) this.onEvent({ slot: index, type: 'failed', taskId, error: `worker thread exited with code ${code}` });
         // Replace the lost thread so the node keeps its capacity.
         this.spawn(index).catch((err: unknown) => log.error('worker', `could not restart worker ${index}`, err));
       });

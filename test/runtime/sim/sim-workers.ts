@@ -9,6 +9,9 @@ interface CompositionState {
 
 interface Slot {
   req: RunRequest | undefined;
+  /** A pipelined task waiting to start right after `req`. */
+  next: RunRequest | undefined;
+  dropped: Set<string>;
   wantSplit: boolean;
   migrate: boolean;
   cancel: boolean;
@@ -22,18 +25,32 @@ export class SimWorkers implements Workers {
   private readonly slots: Slot[];
 
   constructor(readonly size: number, private readonly onEvent: (e: WorkerEvent) => void) {
-    this.slots = Array.from({ length: size }, () => ({ req: undefined, wantSplit: false, migrate: false, cancel: false }));
+    this.slots = Array.from({ length: size }, () => ({ req: undefined, next: undefined, dropped: new Set<string>(), wantSplit: false, migrate: false, cancel: false }));
   }
 
   idleSlots(): number[] {
     return this.slots.flatMap((s, i) => (s.req ? [] : [i]));
   }
 
+  /** Like the real pool: a busy slot takes one more task, started right after the running one. */
+  pipelineSlots(): number[] {
+    return this.slots.flatMap((s, i) => (s.req && !s.next ? [i] : []));
+  }
+
+  currentTask(slot: number): string | undefined {
+    return this.slots[slot]!.req?.taskId;
+  }
+
+  drop(slot: number, taskId: string): void {
+    if (this.slots[slot]!.next?.taskId === taskId) this.slots[slot]!.dropped.add(taskId);
+  }
+
   run(slot: number, req: RunRequest): void {
     const s = this.slots[slot]!;
-    if (s.req) throw new Error(`slot ${slot} busy`);
+    if (s.next) throw new Error(`slot ${slot} cannot take another task`);
     // The real worker receives a structured clone: so does the simulation.
-    Object.assign(s, { req: structuredClone(req), wantSplit: false, migrate: false, cancel: false });
+    if (s.req) s.next = structuredClone(req);
+    else Object.assign(s, { req: structuredClone(req), wantSplit: false, migrate: false, cancel: false });
   }
 
   requestSplit(slot: number): void {
@@ -81,11 +98,28 @@ export class SimWorkers implements Workers {
 
   /** A node crash: everything running is simply gone. */
   crash(): void {
-    for (const s of this.slots) s.req = undefined;
+    for (const s of this.slots) {
+      s.req = undefined;
+      s.next = undefined;
+    }
   }
 
   private finish(slot: number, event: WorkerEvent extends infer E ? (E extends { slot: number } ? Omit<E, 'slot'> : never) : never): void {
-    this.slots[slot]!.req = undefined;
+    const s = this.slots[slot]!;
+    s.req = undefined;
+    // The pipelined task starts now, under the real worker's rules (worker-main.ts runOne), before the
+    // node hears of the finished one (as with the real pool, the slot is never seen idle in between).
+    const next = s.next;
+    s.next = undefined;
+    const skipped: WorkerEvent[] = [];
+    if (next) {
+      s.wantSplit = false;
+      if (s.dropped.delete(next.taskId)) skipped.push({ slot, type: 'cancelled', taskId: next.taskId });
+      else if (s.migrate || s.cancel) skipped.push({ slot, type: 'migrated', taskId: next.taskId, state: next.state, partial: next.partial });
+      else s.req = next;
+    }
     this.onEvent({ slot, ...event } as WorkerEvent);
+    for (const e of skipped) this.onEvent(e);
   }
+
 }
