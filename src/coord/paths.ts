@@ -1,6 +1,7 @@
 import { CoordError } from './errors.js';
 
 /** An absolute path of non-empty segments without NUL; checked once per operation, so kept to one regex. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what a znode name must not contain
 const WELL_FORMED = /^(?:\/[^/\u0000]+)+$/;
 const RELATIVE_SEGMENT = /\/\.\.?(?:\/|$)/;
 
