@@ -50,8 +50,10 @@ const targets: Target[] = [];
 const smallRows = small?.rows as Json[] | undefined;
 const daskOk = dask && !dask.skipped;
 // The better of Dask's two flat configurations (default queuing, and queuing off) is the peer's figure.
-const daskFlat = daskOk ? Math.max(dask.flat?.tasksPerSecond?.median ?? 0, dask.flatUnqueued?.tasksPerSecond?.median ?? 0) || undefined : undefined;
-const daskTree = daskOk ? (dask.tree?.tasksPerSecond?.median as number | undefined) : undefined;
+// Every peer's fastest run, as for tidepool and Piscina (interference only ever slows a run down).
+const fastest = (m: Json | undefined): number => Math.max(0, ...((m?.tasksPerSecond?.samples as number[] | undefined) ?? []));
+const daskFlat = daskOk ? Math.max(fastest(dask.flat), fastest(dask.flatUnqueued)) || undefined : undefined;
+const daskTree = daskOk ? fastest(dask.tree) || undefined : undefined;
 if (smallRows) {
   const spawned = smallRows[1]!.perSecond as number;
   const piscina = smallRows[0]!.perSecond as number;
@@ -86,8 +88,14 @@ if (search) {
   const sel = search.selection as Json | undefined;
   const rule = sel?.seeds ? `seeds ${(sel.seeds as number[]).join(', ')}` : `the first ${sel?.instances ?? 5} seeds of ${sel?.sizes ?? 45} cities whose plain solve takes ${sel?.minSeconds ?? 2}–${sel?.maxSeconds ?? 8} s (a stated rule, so nobody picks favourable instances; the seed's were 35 cities and 20 min–3 h on its VMs)`;
   out.push(`**Here** (\`node dist/bench/search.js\`, embedded cluster, 1 node with 1 and 2 worker threads, fastest of ${search.repeat} interleaved runs each — the machine's neighbours only ever add time; every sample is in \`results/search.json\`; instances: ${rule}):`, '');
-  out.push(table([['instance', 'optimum', 'plain solver (s)', 'tidepool 1 worker (s)', 'overhead', 'tidepool 2 workers (s)', 'speedup', 'efficiency'],
-    ...t1.map((r) => [r.instance, r.optimum, f(r.plain), f(r.one), `${f(r.overheadPercent, 1)} %`, f(r.two), f(r.speedup), f(r.efficiency)])]));
+  out.push(table([['instance', 'optimum', 'plain solver (s)', 'tidepool 1 worker (s)', 'overhead', 'tidepool 2 workers (s)', 'speedup', 'efficiency', '2 node processes, ZooKeeper (s)', 'their speedup'],
+    ...t1.map((r) => [r.instance, r.optimum, f(r.plain), f(r.one), `${f(r.overheadPercent, 1)} %`, f(r.two), f(r.speedup), f(r.efficiency),
+      r.twoProcesses === undefined ? '–' : f(r.twoProcesses as number), r.twoProcesses === undefined ? '–' : f((r.plain as number) / (r.twoProcesses as number))])]));
+  const over = t1.map((r) => r.overheadPercent as number);
+  const spreads = t1.flatMap((r) => (r.samples?.plain ? [((Math.max(...(r.samples.plain as number[])) / Math.min(...(r.samples.plain as number[]))) - 1) * 100] : []));
+  if (over.some((o) => o > 3)) {
+    out.push('', `The 1-worker overhead target (≤ 3 %) is missed on ${over.filter((o) => o > 3).length} of ${over.length} instances (worst ${f(Math.max(...over), 1)} %).${spreads.length ? ` On this machine the plain solver alone varies by up to ${f(Math.max(...spreads), 0)} % between its own repeats in the same run,` : ''} and one worker explores exactly the plain solver's tree (same nodes, no splits); what tidepool adds per run is the job's start (a few tens of ms: workers load the problem module, the leader is elected, the root task is created) and a shared-memory read per potential split point.`);
+  }
   out.push('', 'With pruning, 2 workers explore a different tree than 1 (a thief starts where a sequential search would have arrived late, with a worse bound), so speedups scatter around 1 on 2 cores, as the seed\'s 0.37–0.99 do on 60.', '');
 }
 // ---- Fig. 5 -----------------------------------------------------------------------------------
@@ -99,7 +107,14 @@ if (search) {
   out.push(table([['instance', 'plain (s)', '1 worker (s)', '2 workers (s)', 'speedup', 'efficiency', 'machine ceiling', 'efficiency / ceiling', '2 node processes, ZooKeeper (s)', 'their efficiency'],
     ...sc.map((r) => [r.instance, f(r.plain), f(r.one), f(r.two), f(r.speedup), f(r.efficiency), f(r.ceiling), f((r.efficiency as number) / (r.ceiling as number)),
       r.twoProcesses === undefined ? '–' : f(r.twoProcesses as number), r.processEfficiency === undefined ? '–' : f(r.processEfficiency as number)])]));
-  out.push('', 'The 0.95 target is measured against a machine whose two vCPUs do not deliver twice one vCPU\'s work even to two unrelated processes; tidepool\'s efficiency matches that ceiling. A profile of the 2-worker run (`node --cpu-prof`) shows the workers in the search loop and the main thread idle >95 % of the time: the runtime is not what is missing.', '');
+  if (sc.some((r) => r.twoProcesses !== undefined)) {
+    out.push('', 'The node-process columns (here and in Table 1) run two `tidepool node` processes and a 3-server ZooKeeper ensemble — three JVMs — on the same 2 cores; every split, steal and completion is then a ZooKeeper transaction over loopback (milliseconds) instead of an in-memory one. They were measured after the in-process runs, and this machine\'s speed drifts: the same plain 12-city solve took 12.6 s in the run below and 16.5 s half an hour later.');
+  }
+  const effs = sc.map((r) => r.efficiency as number);
+  const rel = sc.map((r) => (r.efficiency as number) / (r.ceiling as number));
+  out.push('', effs.every((e) => e >= 0.95)
+    ? 'Both instances reach the 0.95 target.'
+    : `The 0.95 target is missed by ${f(Math.max(...effs.map((e) => 0.95 - e)), 2)} at worst. What limits it is the machine: its two vCPUs do not deliver twice one vCPU's work even to two unrelated processes started together (the *ceiling* column, measured in the same run); against that ceiling tidepool reaches ${rel.map((x) => f(x)).join(' and ')}. A profile of a 2-worker run (\`node --cpu-prof\`) has both workers in the search loop and the node's main thread idle more than 95 % of the time: a job of this size costs the runtime a few dozen split requests and ledger writes.`, '');
 }
 // ---- Fig. 6/7 ---------------------------------------------------------------------------------
 out.push('## Fig. 6 and Fig. 7: elastic scaling, S% = (S_E − S_k) / S_k · 100 (Eq. 1)', '');
@@ -108,9 +123,9 @@ if (elasticity) {
   const rs = elasticity.results as Json[];
   out.push(`**Here** (\`node dist/bench/elasticity.js\`; ${elasticity.instance} without pruning, plain solver ${f(elasticity.sequentialSeconds)} s; k = ${elasticity.k} node × 1 worker; nodes added at t1 = ${elasticity.t1} s (already running, as in the seed) and drained after the phase-2 duration; means of ${elasticity.repeat} runs):`, '');
   out.push(table([['backend', 'nodes in phase 2', 'phase 2 (s)', 'mean time (s)', 'speedup', 'S%', 'migrations'],
-    ...rs.map((r) => [r.backend, (elasticity.k as number) + (r.add as number), r.phase2 === 0 ? 'static' : r.phase2, f(mean(r.seconds as number[])), f(r.speedup as number), f(r.speedupChangePercent as number, 1), r.migrations ? (r.migrations as number[]).join('/') : '–'])]));
+    ...rs.map((r) => [r.backend, (elasticity.k as number) + (r.add as number), r.phase2 === 0 ? 'static' : r.phase2, f(mean(r.seconds as number[])), f(r.speedup as number), f(r.speedupChangePercent as number, 1), r.migrations && r.backend === 'embedded' ? (r.migrations as number[]).join('/') : '–'])]));
   out.push('', '![S% by phase-2 duration](results/elasticity-speedup.svg)', '', '![nodes and busy workers over time in an elastic run](results/elasticity-timeline.svg)', '');
-  out.push('On 2 cores a third node only shares the two cores (3 threads), so "3 nodes in phase 2" shows the cost of scaling out beyond the hardware — the analogue of the seed\'s +40 VMs for 10 s. The ZooKeeper rows include real TCP between node processes and coordination through a 3-server ensemble.', '');
+  out.push('On 2 cores a third node only shares the two cores (3 threads), so "3 nodes in phase 2" shows the cost of scaling out beyond the hardware — the analogue of the seed\'s +40 VMs for 10 s. The ZooKeeper rows include real TCP between node processes and coordination through a 3-server ensemble whose three JVMs share the same 2 cores; migrations happen inside the node processes and are not counted from outside (–).', '');
 }
 // ---- ZooKeeper paragraph ----------------------------------------------------------------------
 out.push('## ZooKeeper: read/write ratio and retried transactions of termination detection', '');
@@ -119,23 +134,26 @@ if (termination) {
   out.push(`**Here** (\`npx tsx bench/termination.ts\`: ${termination.tasks} tasks completed by ${termination.clients} clients through the termination list; "per task" is the seed's Algorithm 2, "batched" commits up to 64 completions per transaction, as tidepool's ledger does):`, '');
   out.push(table([['backend', 'mode', 'tasks/s', 'reads : writes', 'retried transactions'],
     ...(termination.results as Json[]).map((r) => [r.backend, r.mode, int(r.tasksPerSecond as number), `${f(r.readWriteRatio as number, 2)} : 1`, `${f(r.retriedPercent as number, 2)} %`])]));
-  out.push('', 'Batching turns many small transactions into few large ones: 4.4× the throughput on ZooKeeper, at the price of more (cheap, mostly read-side) retries of a large transaction when another client changed the list in between.', '');
+  const zkRows = (termination.results as Json[]).filter((r) => String(r.backend).startsWith('zookeeper'));
+  const gain = zkRows.length === 2 ? (zkRows[1]!.tasksPerSecond as number) / (zkRows[0]!.tasksPerSecond as number) : NaN;
+  out.push('', `The seed's per-task Algorithm 2 reproduces its read/write ratio. Batching turns many small transactions into few large ones: ${f(gain, 1)}× the throughput on ZooKeeper, at the price of more (cheap, mostly read-side) retries of a large transaction when another client changed the list in between.`, '');
 }
 // ---- peers ------------------------------------------------------------------------------------
 out.push('## Peers: Piscina and Dask.distributed', '');
 if (smallRows) {
-  out.push(`\`npx tsx bench/peers/small-tasks.ts\` (${small!.workers} worker threads; median of ${small!.repeat} after a warm-up):`, '');
+  out.push(`\`npx tsx bench/peers/small-tasks.ts\` (${small!.workers} worker threads; fastest of ${small!.repeat} runs after a warm-up):`, '');
   out.push(table([['workload', 'items', 'seconds', 'items/s', 'µs per item'], ...smallRows.map((r) => [r.name, r.items, f(r.seconds, 3), int(r.perSecond as number), f(r.microsPerItem as number, 2)])]));
-  out.push('');
+  out.push('', '**What limits one-task-per-item throughput, flat or as a spawned tree** (profile: `node --cpu-prof` on a 20,000-task fan, main thread): the node\'s main thread is the bottleneck at about 40 µs per task. Every task is a durable record in the job\'s ledger (created when spawned, deleted with its result in a transaction marker at completion — what makes a task survive its node\'s crash and count exactly once): the coordination store\'s create/delete and the msgpack encoding of records take about a fifth of that time, posting to worker threads (which includes waking them) a sixth, garbage collection and scheduling most of the rest. Pipelining (a busy worker gets its next short task before it finishes) removed the workers\' waiting and raised throughput by about 30 %. Piscina keeps nothing durable and does only the posting. Closing the rest of the gap needs spawned tasks recorded in batches inside their parent\'s checkpoint rather than one record each; the idiomatic tidepool flat map — one range task that splits only when a worker is idle (potential splitting) — already runs millions of items per second, because it creates tasks only as fast as workers need them.', '');
 }
 if (dask) {
   if (dask.skipped) out.push(`Dask was not measured: ${dask.reason}`, '');
   else {
-    out.push(`\`npx tsx bench/peers/dask.ts\` (Dask.distributed ${dask.versions?.distributed ?? ''} from Debian's python3-distributed; LocalCluster, 2 worker processes × 1 thread):`, '');
-    const rows: Array<Array<string | number>> = [['workload', 'tasks', 'median seconds', 'tasks/s']];
-    if (dask.flat) rows.push(['no-op tasks through client.map', dask.flat.tasks ?? dask.params?.n ?? '', f(dask.flat.seconds?.median ?? NaN, 3), int(dask.flat.tasksPerSecond.median as number)]);
-    if (dask.flatUnqueued) rows.push(['the same with task queuing off (worker-saturation inf)', dask.flatUnqueued.tasks ?? '', f(dask.flatUnqueued.seconds?.median ?? NaN, 3), int(dask.flatUnqueued.tasksPerSecond.median as number)]);
-    if (dask.tree) rows.push(['binary tree, tasks submitting tasks', dask.tree.tasks ?? '', f(dask.tree.seconds?.median ?? NaN, 3), int(dask.tree.tasksPerSecond.median as number)]);
+    out.push(`\`npx tsx bench/peers/dask.ts\` (Dask.distributed ${dask.versions?.distributed ?? ''} from Debian's python3-distributed; LocalCluster, 2 worker processes × 1 thread; fastest of ${dask.params?.repeat ?? 3} runs):`, '');
+    const rows: Array<Array<string | number>> = [['workload', 'tasks', 'fastest run (s)', 'tasks/s']];
+    const row = (name: string, m: Json) => rows.push([name, m.tasks ?? dask.params?.n ?? '', f(Math.min(...(m.seconds.samples as number[])), 3), int(fastest(m))]);
+    if (dask.flat) row('no-op tasks through client.map', dask.flat);
+    if (dask.flatUnqueued) row('the same with task queuing off (worker-saturation inf)', dask.flatUnqueued);
+    if (dask.tree) row('binary tree, tasks submitting tasks', dask.tree);
     out.push(table(rows));
     out.push('', 'Dask\'s cost per task is its central scheduler (one Python process, one message and several state transitions per task; with queuing on, a scheduler–worker round trip per no-op); the tree also parks a thread per waiting parent task (`worker_client`).');
     if (dask.addWorker) out.push('', `An added Dask worker ran its first task ${f(dask.addWorker.firstTaskMs?.median ?? NaN, 0)} ms after it was started (registered after ${f(dask.addWorker.registeredMs?.median ?? NaN, 0)} ms); a tidepool node assigned to a running job ran its first stolen task after ${runtime ? f(median(runtime.joinToFirstTaskMs as number[]), 1) : 'n/a'} ms (its process was already running, as with the seed's VMs).`);

@@ -79,26 +79,31 @@ interface Row {
   samples: Record<string, number[]>;
 }
 
-/** Fig. 5 on node processes: a 3-server ensemble and 2 node processes on loopback (process start-up not timed). */
-async function onNodeProcesses(rows: Row[], seeds: number[]): Promise<void> {
+/**
+ * The same instances on node processes: 2 `tidepool node` processes × 1 worker with a 3-server
+ * ZooKeeper ensemble and TCP between them, all on loopback (process start-up is not timed).
+ */
+async function onNodeProcesses(groups: Array<{ rows: Row[]; instances: TspInstance[]; noPrune: boolean }>): Promise<void> {
   const app = APPLICATIONS.tsp as unknown as Application<TspInstance>;
   const ensemble = await startEnsemble({ size: 3 });
   const secret = secretFile();
   try {
-    for (const [i, seed] of seeds.entries()) {
-      const row = rows[i]!;
-      const times: number[] = [];
-      for (let r = 0; r < REPEAT; r++) {
-        const out = await solveOnCluster(app, randomEuclideanInstance(NOPRUNE, seed), {
-          zk: ensemble.connectionString, nodes: 2, workers: 1, jobNodes: 2, noPrune: true, schedule: [], secretFile: secret,
-          nodeEntry: { execArgv: [], script: `${projectRoot()}/bin/tidepool.mjs` },
-        });
-        if (out.result.value !== row.optimum) throw new Error(`${row.instance}: node processes found ${out.result.value}, not ${row.optimum}`);
-        times.push(out.stats.seconds);
+    for (const { rows, instances, noPrune } of groups) {
+      for (const [i, inst] of instances.entries()) {
+        const row = rows[i]!;
+        const times: number[] = [];
+        for (let r = 0; r < REPEAT; r++) {
+          const out = await solveOnCluster(app, inst, {
+            zk: ensemble.connectionString, nodes: 2, workers: 1, jobNodes: 2, noPrune, schedule: [], secretFile: secret,
+            nodeEntry: { execArgv: [], script: `${projectRoot()}/bin/tidepool.mjs` },
+          });
+          if (out.result.value !== row.optimum) throw new Error(`${row.instance}: node processes found ${out.result.value}, not ${row.optimum}`);
+          times.push(out.stats.seconds);
+        }
+        row.twoProcesses = best(times);
+        row.processEfficiency = row.plain / row.twoProcesses / 2;
+        row.samples = { ...row.samples, twoProcesses: times };
       }
-      row.twoProcesses = best(times);
-      row.samples = { ...row.samples, twoProcesses: times };
-      row.processEfficiency = row.plain / row.twoProcesses / 2;
     }
   } finally {
     await ensemble.stop();
@@ -156,10 +161,21 @@ function chooseSeeds(n: number): number[] {
 }
 
 const rows: Row[] = [];
-for (const n of SIZES) for (const seed of chooseSeeds(n)) rows.push(await measure(randomEuclideanInstance(n, seed), false, n, seed));
+const table1Instances: TspInstance[] = [];
+for (const n of SIZES) {
+  for (const seed of chooseSeeds(n)) {
+    table1Instances.push(randomEuclideanInstance(n, seed));
+    rows.push(await measure(table1Instances.at(-1)!, false, n, seed));
+  }
+}
 const scal: Row[] = [];
 for (const seed of [1, 2]) scal.push(await measure(randomEuclideanInstance(NOPRUNE, seed), true, NOPRUNE, seed));
-if (!values['no-processes']) await onNodeProcesses(scal, [1, 2]);
+if (!values['no-processes']) {
+  await onNodeProcesses([
+    { rows, instances: table1Instances, noPrune: false },
+    { rows: scal, instances: [1, 2].map((seed) => randomEuclideanInstance(NOPRUNE, seed)), noPrune: true },
+  ]);
+}
 
 const table = (title: string, rs: Row[]) => {
   console.log(`\n${title}`);
@@ -173,8 +189,8 @@ console.log(`TSP branch-and-bound on ${m.cpus} cores (${m.cpuModel}), Node ${m.n
 table(`Table 1 (pruning on): random symmetric Euclidean instances${SEEDS.length ? '' : ` (the first ${INSTANCES} seeds whose plain solve takes ${MIN_SECONDS}–${MAX_SECONDS} s)`}`, rows);
 table(`Fig. 5 shape (pruning off, n = ${NOPRUNE}): fixed work`, scal);
 if (scal.some((r) => r.twoProcesses !== undefined)) {
-  console.log('\nFig. 5 on 2 node processes × 1 worker (ZooKeeper ensemble and TCP on loopback)');
-  printTable([['instance', 'plain [s]', '2 processes [s]', 'efficiency', 'machine ceiling'], ...scal.map((r) => [r.instance, r.plain, r.twoProcesses ?? NaN, r.processEfficiency ?? NaN, r.ceiling])]);
+  console.log('\nThe same on 2 node processes × 1 worker (ZooKeeper ensemble and TCP on loopback)');
+  printTable([['instance', 'plain [s]', '2 processes [s]', 'speedup', 'efficiency', 'machine ceiling'], ...[...rows, ...scal].map((r) => [r.instance, r.plain, r.twoProcesses ?? NaN, r.plain / (r.twoProcesses ?? NaN), r.processEfficiency ?? NaN, r.ceiling])]);
 }
 console.log('\nmachine ceiling: the efficiency of two independent plain solvers run at once in two processes (what two cores of this machine deliver); eff./ceiling: tidepool\'s 2-worker efficiency relative to it.');
 writeFileSync(resultsFile('search'), `${JSON.stringify({ machine: m, repeat: REPEAT, selection: SEEDS.length ? { seeds: SEEDS } : { sizes: SIZES, minSeconds: MIN_SECONDS, maxSeconds: MAX_SECONDS, instances: INSTANCES }, table1: rows, scalability: scal }, null, 2)}\n`);
