@@ -57,10 +57,12 @@ describe('tidepool coordinator (ZooKeeper ensemble)', () => {
       const done = (await hello(coordinator.dashboard)).snapshot.jobs.find((j) => j.state === 'done')!;
       assert.ok(done.tasksDone >= 1);
       assert.ok(done.finishedAt !== null && done.finishedAt >= done.createdAt);
-      const metrics = await (await fetch(coordinator.metrics)).text();
+      // The nodes leave the finished job a moment after its result appears: wait until both are idle again.
+      const idle = (text: string) => nodes.every((n) => new RegExp(`^tidepool_node_workers\\{node="${n.id}",job=""\\} 1$`, 'm').test(text));
+      let metrics = '';
+      await waitFor(async () => idle((metrics = await (await fetch(coordinator.metrics)).text())), 'the metrics to show both nodes idle', 30_000);
       assert.match(metrics, /^tidepool_nodes 2$/m);
       assert.match(metrics, new RegExp(`^tidepool_job_tasks_completed\\{job="${done.id}",state="done"\\} ${done.tasksDone}$`, 'm'));
-      for (const n of nodes) assert.match(metrics, new RegExp(`^tidepool_node_workers\\{node="${n.id}",job=""\\} 1$`, 'm'));
       // A node leaves (SIGTERM: it drains and deregisters): the dashboard follows.
       nodes[0]!.kill('SIGTERM');
       await nodes[0]!.exited;
