@@ -63,6 +63,12 @@ describe('tidepool coordinator (ZooKeeper ensemble)', () => {
       await waitFor(async () => idle((metrics = await (await fetch(coordinator.metrics)).text())), 'the metrics to show both nodes idle', 30_000);
       assert.match(metrics, /^tidepool_nodes 2$/m);
       assert.match(metrics, new RegExp(`^tidepool_job_tasks_completed\\{job="${done.id}",state="done"\\} ${done.tasksDone}$`, 'm'));
+      // Finished jobs can be removed (running ones never are); the dashboard drops them too.
+      const pruned = await tidepool(['jobs', '--zk', zk.connectionString, '--prune', '0', '--grace', '0', '--json']);
+      assert.equal(pruned.code, 0, pruned.stderr);
+      assert.deepEqual(JSON.parse(pruned.stdout), { pruned: [done.id] });
+      await waitFor(async () => (await hello(coordinator.dashboard)).snapshot.jobs.length === 0, 'the dashboard to drop the removed job', 30_000);
+      assertCleanError(await tidepool(['jobs', '--zk', zk.connectionString, '--prune', 'all']), /--prune: "all" is not a whole number/);
       // A node leaves (SIGTERM: it drains and deregisters): the dashboard follows.
       nodes[0]!.kill('SIGTERM');
       await nodes[0]!.exited;
@@ -80,5 +86,6 @@ describe('tidepool coordinator (ZooKeeper ensemble)', () => {
     assertCleanError(await tidepool(['coordinator']), /--zk is required/);
     assertCleanError(await tidepool(['coordinator', '--zk', 'zk://127.0.0.1:1', '--dashboard', 'web']), /--dashboard: "web" is not a port number/);
     assertCleanError(await tidepool(['coordinator', '--zk', 'zk://127.0.0.1:1', '--interval', '0']), /--interval: "0" is not a positive whole number/);
+    assertCleanError(await tidepool(['coordinator', '--zk', 'zk://127.0.0.1:1', '--retain-jobs', '-1']), /--retain-jobs: "-1" is not a whole number/);
   });
 });

@@ -5,6 +5,7 @@ import { decode } from '../../runtime/codec.js';
 import { ClusterReader } from '../../dashboard/cluster-reader.js';
 import { drainNode, listJobs, listNodes, scaleJob } from '../../runtime/job-control.js';
 import { jobPaths } from '../../runtime/job-paths.js';
+import { pruneFinishedJobs } from '../../runtime/job-retention.js';
 import type { JobOutcome, JobSpec } from '../../runtime/job-spec.js';
 import { UsageError } from '../errors.js';
 import { nonNegativeInt, zookeeperConnection } from '../options.js';
@@ -34,20 +35,32 @@ export function registerClusterCommands(program: Command): void {
       ])]);
     }));
 
-  common(program.command('jobs').description('list the jobs of the cluster with their state'))
-    .addHelpText('after', '\nExample:\n  tidepool jobs --zk zk://127.0.0.1:2181 --json')
-    .action((opts: Common) => withCluster(opts, async (client) => {
-      const nodes = await listNodes(client);
-      const jobs = await Promise.all((await listJobs(client)).map(async (id) => {
-        const paths = jobPaths(id);
-        const spec = decode<JobSpec>((await client.getData(paths.spec)).data);
-        const result = await client.getData(paths.result).then((r) => decode<JobOutcome>(r.data), () => null);
-        return { id, task: spec.ref.module, state: result ? result.status : 'running', nodes: nodes.filter((n) => n.job === id).length, createdAt: spec.createdAt };
-      }));
-      if (opts.json) return print({ jobs });
-      if (jobs.length === 0) return void process.stdout.write('no jobs\n');
-      table([['JOB', 'STATE', 'NODES', 'TASK'], ...jobs.map((j) => [j.id, j.state, String(j.nodes), j.task])]);
-    }));
+  common(program.command('jobs').description('list the jobs of the cluster with their state; --prune removes old finished ones'))
+    .option('--prune <keep>', 'remove the znodes of finished jobs beyond the KEEP most recently finished (running jobs are never touched)')
+    .option('--grace <seconds>', 'with --prune: only jobs finished at least this long ago', '60')
+    .addHelpText('after', '\nExamples:\n  tidepool jobs --zk zk://127.0.0.1:2181 --json\n  tidepool jobs --zk zk://127.0.0.1:2181 --prune 10')
+    .action((opts: Common & { prune?: string; grace: string }) => {
+      const keep = opts.prune === undefined ? undefined : nonNegativeInt(opts.prune, '--prune');
+      const graceSeconds = nonNegativeInt(opts.grace, '--grace');
+      return withCluster(opts, async (client) => {
+        if (keep !== undefined) {
+          const pruned = await pruneFinishedJobs(client, { keep, graceMs: graceSeconds * 1000 });
+          if (opts.json) return print({ pruned });
+          return void process.stdout.write(pruned.length === 0 ? 'no finished jobs to remove\n' : `removed ${pruned.length} finished job(s): ${pruned.join(' ')}\n`);
+        }
+        const nodes = await listNodes(client);
+        const jobs = (await Promise.all((await listJobs(client)).map(async (id) => {
+          const paths = jobPaths(id);
+          const spec = await client.getData(paths.spec).then((r) => decode<JobSpec>(r.data), () => null);
+          if (!spec) return null; // removed meanwhile
+          const result = await client.getData(paths.result).then((r) => decode<JobOutcome>(r.data), () => null);
+          return { id, task: spec.ref.module, state: result ? result.status : 'running', nodes: nodes.filter((n) => n.job === id).length, createdAt: spec.createdAt };
+        }))).filter((j) => j !== null);
+        if (opts.json) return print({ jobs });
+        if (jobs.length === 0) return void process.stdout.write('no jobs\n');
+        table([['JOB', 'STATE', 'NODES', 'TASK'], ...jobs.map((j) => [j.id, j.state, String(j.nodes), j.task])]);
+      });
+    });
 
   common(program.command('scale').argument('<job>', 'job id').argument('<nodes>', 'node count').description('set the number of nodes of a job (idle nodes join; surplus nodes drain)'))
     .addHelpText('after', '\nExample:\n  tidepool scale j-lx3k2-1a2b3c 4 --zk zk://127.0.0.1:2181')

@@ -1,0 +1,43 @@
+import { isCoordError } from '../coord/errors.js';
+import { deleteRecursive } from '../coord/tree-ops.js';
+import type { CoordClient } from '../coord/types.js';
+import { decode } from './codec.js';
+import { listJobs } from './job-control.js';
+import { jobPaths } from './job-paths.js';
+import type { JobOutcome } from './job-spec.js';
+
+export interface RetentionOptions {
+  /** Finished jobs to keep (the most recently finished). */
+  keep: number;
+  /** A job is removed only once it has been finished this long (ms): its nodes have left it by then. */
+  graceMs?: number;
+  root?: string;
+  now?: number;
+}
+
+/**
+ * Removes the znodes of finished jobs (spec, ledger, transaction markers, result) beyond the `keep`
+ * most recently finished ones. Running jobs are never touched. Returns the ids removed.
+ * A job's tree grows with its transaction markers, so a long-lived cluster needs this.
+ */
+export async function pruneFinishedJobs(client: CoordClient, opts: RetentionOptions): Promise<string[]> {
+  const now = opts.now ?? Date.now();
+  const grace = opts.graceMs ?? 60_000;
+  const finished: Array<{ id: string; finishedAt: number }> = [];
+  for (const id of await listJobs(client, opts.root)) {
+    try {
+      const outcome = decode<JobOutcome>((await client.getData(jobPaths(id, opts.root).result)).data);
+      finished.push({ id, finishedAt: outcome.finishedAt });
+    } catch (err) {
+      if (!isCoordError(err, 'NO_NODE')) throw err; // no result: still running
+    }
+  }
+  finished.sort((a, b) => b.finishedAt - a.finishedAt);
+  const removed: string[] = [];
+  for (const job of finished.slice(Math.max(0, opts.keep))) {
+    if (now - job.finishedAt < grace) continue;
+    await deleteRecursive(client, jobPaths(job.id, opts.root).base);
+    removed.push(job.id);
+  }
+  return removed;
+}
