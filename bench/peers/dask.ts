@@ -6,7 +6,7 @@
  * this script makes sure Dask is installed (scripts/ensure-dask.sh), runs it, prints a table and
  * writes bench/results/peers-dask.json.
  *
- *   npx tsx bench/peers/dask.ts [--n 10000] [--depth 10] [--repeat 3]
+ *   npx tsx bench/peers/dask.ts [--n 20000] [--depth 12]   (the sizes bench/peers/small-tasks.ts uses for tidepool and Piscina) [--repeat 3]
  *
  * When Dask cannot be installed (ensure-dask.sh exits 3) the results file records
  * `{ skipped: true, reason }` and the script exits 0.
@@ -101,8 +101,8 @@ function positiveInt(name: string, value: string): number {
 
 const { values } = parseArgs({
   options: {
-    n: { type: 'string', default: '10000' },
-    depth: { type: 'string', default: '10' },
+    n: { type: 'string', default: '20000' },
+    depth: { type: 'string', default: '12' },
     repeat: { type: 'string', default: '3' },
   },
 });

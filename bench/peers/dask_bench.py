@@ -200,8 +200,8 @@ class Cluster:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=10000, help="flat no-op tasks")
-    parser.add_argument("--depth", type=int, default=10, help="spawned tree depth D (2^(D+1)-1 tasks)")
+    parser.add_argument("--n", type=int, default=20000, help="flat no-op tasks")
+    parser.add_argument("--depth", type=int, default=12, help="spawned tree depth D (2^(D+1)-1 tasks)")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of each measurement")
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--no-unqueued", action="store_true",
