@@ -4,6 +4,7 @@
  * - Task API: `defineTask` (run, split, result reducer, global variables).
  * - Clusters: `Cluster.embedded()` (in-process, no external service) or `Cluster.connect('zk://…')`.
  * - Coordination layer and recipes (ZooKeeper or embedded), transports, and the node itself.
+ * - Watching a cluster: `ClusterMonitor`, `startDashboard` (live page, server-sent events, Prometheus).
  */
 export { defineTask, loadTaskType, type TaskContext, type TaskDefinition, type TaskType, type TaskRef, type ResultReducer, type VarRules } from './runtime/task.js';
 export { Cluster, type ClusterEvent, type EmbeddedClusterOptions, type JobHandle } from './runtime/cluster.js';
@@ -17,3 +18,7 @@ export { rootSearchState, type SearchState, type SearchInput } from './framework
 export * from './coord/index.js';
 export { InProcessNetwork, InProcessTransport, TcpTransport, TransportError, type Transport, type Message, type PeerAddress } from './transport/index.js';
 export { setLogLevel, setLogFormat, type LogLevel } from './util/log.js';
+export { ClusterMonitor, type MonitorOptions } from './dashboard/cluster-monitor.js';
+export { startDashboard, type DashboardOptions, type DashboardServer } from './dashboard/dashboard-server.js';
+export type { ClusterSnapshot, NodeView, JobView, TimelinePoint, DashboardHello } from './dashboard/snapshot.js';
+export { pruneFinishedJobs, type RetentionOptions } from './runtime/job-retention.js';

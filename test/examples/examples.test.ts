@@ -22,3 +22,14 @@ it('examples/count-primes.ts counts the primes below 10^6 on an embedded cluster
   const { stdout } = await run(process.execPath, ['--import', 'tsx', script, '1000000', '2', '1'], { timeout: 110_000 });
   assert.equal((JSON.parse(stdout) as { primes: number }).primes, 78498);
 });
+
+it('examples/dashboard.ts serves the dashboard of its own embedded cluster while it counts primes: π(2·10^6) = 148933', { timeout: 120_000 }, async () => {
+  const script = fileURLToPath(new URL('../../examples/dashboard.ts', import.meta.url));
+  const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', script, '2000000'], { timeout: 110_000 });
+  assert.match(stderr, /dashboard: http:\/\/127\.0\.0\.1:\d+\/ {2}metrics: http:\/\/127\.0\.0\.1:\d+\/metrics/);
+  const out = JSON.parse(stdout) as { primes: number; job: { state: string; tasksDone: number }; mostNodesAtOnce: number };
+  assert.equal(out.primes, 148933);
+  assert.equal(out.job.state, 'done');
+  assert.ok(out.job.tasksDone >= 1);
+  assert.ok(out.mostNodesAtOnce >= 2, 'the monitor saw the job on its nodes');
+});
