@@ -3,12 +3,14 @@
  * README, checked against the published optimum and a tour length recomputed here from the file.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertCleanError, runCommand, tidepool, type Run } from '../support/cli.js';
+import { withDeadline } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -82,6 +84,35 @@ describe('tidepool demo', () => {
     assert.match(run.stdout, /optimal tour of att48 \(48 cities\): length 10628 — verified/);
     assert.match(run.stdout, /S% = [+-]?\d+(\.\d)?%/);
     assert.doesNotMatch(run.stdout, /dashboard:/);
+  });
+
+  it('prints the dashboard URL before the solve starts, and the page is served while the demo runs', { timeout: 180_000 }, async () => {
+    // --stay keeps the demo (and its dashboard) up after the run until SIGINT: fetch the page, then stop it.
+    const child = spawn(process.execPath, [join(ROOT, 'bin/tidepool.mjs'), 'demo', '--quick', '--dashboard', '0', '--stay'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const changed: Array<() => void> = [];
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); changed.forEach((f) => f()); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); changed.forEach((f) => f()); });
+    /** Resolves once `test` holds for the output so far (checked now and on every new output). */
+    const until = (test: () => boolean, what: string, ms: number) => withDeadline(new Promise<void>((resolve) => {
+      const check = () => test() && resolve();
+      changed.push(check);
+      check();
+    }), what, ms);
+    try {
+      await until(() => /^dashboard: http:\/\/127\.0\.0\.1:\d+\//m.test(stdout), 'the dashboard URL', 60_000);
+      const url = /^dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/m.exec(stdout)![1]!;
+      assert.ok(!stdout.includes('optimal tour') || stdout.indexOf('dashboard:') < stdout.indexOf('optimal tour'), 'the URL comes before the result');
+      const page = await fetch(url);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<html/i);
+      await until(() => stdout.includes('optimal tour') && /dashboard stays up/.test(stderr), 'the demo to finish and stay up', 120_000);
+      assert.equal((await fetch(new URL('api/snapshot', url))).status, 200, '--stay keeps the dashboard up after the run');
+    } finally {
+      child.kill('SIGINT');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
   });
 
   it('bad flags and a malformed instance: one clear line, exit 2', { timeout: 60_000 }, async () => {

@@ -65,6 +65,9 @@ Examples:
       const { report, close } = await runElasticDemo({
         instanceFile: opts.instanceFile, nodes: opts.nodes, workers: opts.workers, schedule: opts.schedule, compare: opts.compare,
         dashboard: opts.dashboard,
+        onReady: (url) => {
+          if (human && url) process.stdout.write(`dashboard: ${url}  (live while the demo runs; --stay keeps it up afterwards)\n`);
+        },
         onStatus: (s) => {
           status = s;
           if (human) draw();
@@ -142,7 +145,6 @@ function describeSchedule(schedule: ScaleStep[]): string {
 
 function printReport(r: DemoReport): void {
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  if (r.dashboard) out(`dashboard: ${r.dashboard}`);
   const check = r.verified ? 'verified: re-computed from the file' + (r.optimum !== null ? ', equals the published optimum' : '') : `NOT verified${r.optimum !== null ? ` (published optimum ${r.optimum})` : ''}`;
   out(`optimal tour of ${r.instance.name} (${r.instance.cities} cities): length ${r.objective} — ${check}`);
   out(`tour: ${r.solution.join(' ')}`);

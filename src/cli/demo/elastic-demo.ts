@@ -22,6 +22,8 @@ export interface DemoOptions {
   dashboard: { host: string; port: number; anyPortIfBusy: boolean } | null;
   /** Monitor tick (ms): how often the display and dashboard update. */
   tickMs?: number;
+  /** Called once the cluster runs and the dashboard (if any) serves, before the solve starts. */
+  onReady?: (dashboardUrl: string | null) => void;
   onStatus?: (status: DemoStatus) => void;
   /** Milestones as they happen ("scaled out to 3 nodes"). */
   onMilestone?: (line: string) => void;
@@ -84,6 +86,7 @@ export async function runElasticDemo(opts: DemoOptions): Promise<DemoRun> {
   try {
     await monitor.start();
     if (opts.dashboard) server = await serveDashboard(monitor, opts.dashboard);
+    opts.onReady?.(server?.url ?? null);
     let staticSeconds: number | null = null;
     if (opts.compare) {
       opts.onMilestone?.(`static run on ${opts.nodes} node(s) first (the baseline of S%)`);
