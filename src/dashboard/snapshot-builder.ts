@@ -93,7 +93,8 @@ export class SnapshotBuilder {
         stealsOut: stats?.stealsOut ?? 0,
         migrationsIn: stats?.migrationsIn ?? 0,
         migrationsOut: stats?.migrationsOut ?? 0,
-        tasksPerSec: rate(own, 'tasks'),
+        // An idle node completes nothing now, whatever its window still remembers.
+        tasksPerSec: info.job === null ? 0 : rate(own, 'tasks'),
         coord: stats?.coord ?? { reads: 0, writes: 0, transactions: 0, retries: 0 },
         firstSeen: this.firstSeen.get(info.id)!,
       });

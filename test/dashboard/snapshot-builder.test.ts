@@ -55,6 +55,15 @@ describe('SnapshotBuilder', () => {
     assert.equal(s.jobs[0]!.tasksDone, 77);
     assert.deepEqual(s.point.incumbent, {}, 'finished jobs leave the incumbent chart');
     assert.equal(s.point.activeNodes, 0);
+
+  });
+
+  it('an idle node shows no rate even while its window still holds its last job\'s work', () => {
+    const b = new SnapshotBuilder(600, 2_000);
+    b.add({ at: 0, nodes: [node('a', 'j')], jobs: [job('j')] });
+    b.add({ at: 1000, nodes: [node('a', 'j', { tasksDone: 17 })], jobs: [job('j')] });
+    const s = b.add({ at: 2000, nodes: [node('a', null)], jobs: [] });
+    assert.equal(s.nodes[0]!.tasksPerSec, 0);
   });
 
   it('bounds the timeline', () => {
