@@ -72,15 +72,19 @@ def bench_flat(client, n, repeat):
             raise RuntimeError(f"flat: sum of results {total}, expected {expected}")
         seconds.append(elapsed)
         log(f"flat #{i + 1}: {n} tasks in {elapsed:.3f} s ({n / elapsed:.0f} tasks/s)")
+    return {**throughput(n, seconds), "checked": f"sum of results == {expected}"}
+
+
+def throughput(tasks, seconds):
+    """Times of `tasks` tasks per repeat, as seconds, tasks/s and µs per task (median and samples)."""
     med = statistics.median(seconds)
     return {
-        "tasks": n,
+        "tasks": tasks,
         "seconds": summary(seconds),
-        "tasksPerSecond": summary([n / s for s in seconds]),
-        "perTaskMicros": summary([1e6 * s / n for s in seconds]),
-        "medianTasksPerSecond": n / med,
-        "medianPerTaskMicros": 1e6 * med / n,
-        "checked": f"sum of results == {expected}",
+        "tasksPerSecond": summary([tasks / s for s in seconds]),
+        "perTaskMicros": summary([1e6 * s / tasks for s in seconds]),
+        "medianTasksPerSecond": tasks / med,
+        "medianPerTaskMicros": 1e6 * med / tasks,
     }
 
 
@@ -95,17 +99,7 @@ def bench_tree(client, depth, repeat):
             raise RuntimeError(f"tree: counted {count} tasks, expected {expected}")
         seconds.append(elapsed)
         log(f"tree #{i + 1}: {expected} tasks in {elapsed:.3f} s ({expected / elapsed:.0f} tasks/s)")
-    med = statistics.median(seconds)
-    return {
-        "depth": depth,
-        "tasks": expected,
-        "seconds": summary(seconds),
-        "tasksPerSecond": summary([expected / s for s in seconds]),
-        "perTaskMicros": summary([1e6 * s / expected for s in seconds]),
-        "medianTasksPerSecond": expected / med,
-        "medianPerTaskMicros": 1e6 * med / expected,
-        "checked": f"count of tasks == {expected}",
-    }
+    return {"depth": depth, **throughput(expected, seconds), "checked": f"count of tasks == {expected}"}
 
 
 def bench_add_worker(cluster, client, base_workers, repeat):

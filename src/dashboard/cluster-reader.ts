@@ -33,12 +33,17 @@ export class ClusterReader {
   constructor(private readonly client: CoordClient, private readonly root?: string) {}
 
   async read(): Promise<ClusterReading> {
-    const [infos, jobIds] = await Promise.all([listNodes(this.client, this.root), listJobs(this.client, this.root)]);
-    const statsDir = clusterPaths(this.root).stats;
-    const nodes = await Promise.all(infos.map(async (info) => ({ info, stats: await this.json<NodeStats>(joinPath(statsDir, info.id)) })));
+    const [nodes, jobIds] = await Promise.all([this.readNodes(), listJobs(this.client, this.root)]);
     const jobs = (await Promise.all(jobIds.map((id) => this.readJob(id)))).filter((j): j is JobReading => j !== null);
     for (const id of this.finished.keys()) if (!jobIds.includes(id)) this.finished.delete(id);
     return { at: Date.now(), nodes, jobs };
+  }
+
+  /** The live nodes with what each last published (null until a node first reports). */
+  async readNodes(): Promise<ClusterReading['nodes']> {
+    const statsDir = clusterPaths(this.root).stats;
+    const infos = await listNodes(this.client, this.root);
+    return Promise.all(infos.map(async (info) => ({ info, stats: await this.json<NodeStats>(joinPath(statsDir, info.id)) })));
   }
 
   private async readJob(id: string): Promise<JobReading | null> {

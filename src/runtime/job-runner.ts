@@ -313,10 +313,9 @@ export class JobRunner {
    * next one: give each busy worker its next task ahead (one at most), while nobody else wants work.
    */
   private pipeline(): void {
-    const slots = this.d.workers.pipelineSlots;
-    if (!slots || this.draining || this.pendingSteals.length > 0 || this.pool.length === 0) return;
+    if (this.draining || this.pendingSteals.length > 0 || this.pool.length === 0) return;
     if (this.averageTaskMs === undefined || this.averageTaskMs >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS)) return;
-    for (const slot of slots.call(this.d.workers)) {
+    for (const slot of this.d.workers.pipelineSlots?.() ?? []) {
       if (this.pool.length === 0) return;
       this.start(slot, this.pool.pop()!);
     }

@@ -24,9 +24,8 @@ export function registerClusterCommands(program: Command): void {
   common(program.command('status').description('list the nodes of the cluster: address, workers, job, busy workers, queue depth, tasks done'))
     .addHelpText('after', '\nExample:\n  tidepool status --zk zk://127.0.0.1:2181')
     .action((opts: Common) => withCluster(opts, async (client) => {
-      // One reading of what nodes publish (see docs/operations.md); stats are null until a node first reports.
-      const reading = await new ClusterReader(client).read();
-      const nodes = reading.nodes.map(({ info, stats }) => ({ ...info, stats }));
+      // What nodes publish (see docs/operations.md); stats are null until a node first reports.
+      const nodes = (await new ClusterReader(client).readNodes()).map(({ info, stats }) => ({ ...info, stats }));
       if (opts.json) return print({ nodes });
       if (nodes.length === 0) return void process.stdout.write('no nodes\n');
       table([['NODE', 'ADDRESS', 'WORKERS', 'JOB', 'ASSIGNED', 'BUSY', 'QUEUED', 'DONE'], ...nodes.map((n) => [

@@ -5,6 +5,7 @@ import { startDashboard } from '../../dashboard/dashboard-server.js';
 import { pruneFinishedJobs } from '../../runtime/job-retention.js';
 import { log } from '../../util/log.js';
 import { nonNegativeInt, port, positiveInt, zookeeperConnection } from '../options.js';
+import { stopSignal } from '../stop-signal.js';
 
 interface CoordinatorFlags {
   zk?: string;
@@ -53,19 +54,12 @@ export function registerCoordinatorCommand(program: Command): void {
       process.stdout.write(flags.json
         ? `${JSON.stringify({ dashboard: server.url, metrics, zk: conn })}\n`
         : `coordinator for ${conn}\ndashboard ${server.url}\nmetrics   ${metrics}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string) => {
-          log.info('coordinator', `${signal}: stopping`);
-          resolve();
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-        client.onState((s) => {
-          if (s !== 'expired') return;
-          log.error('coordinator', 'coordination session expired; exiting (3) for the supervisor to restart us');
-          process.exit(3);
-        });
+      client.onState((s) => {
+        if (s !== 'expired') return;
+        log.error('coordinator', 'coordination session expired; exiting (3) for the supervisor to restart us');
+        process.exit(3);
       });
+      log.info('coordinator', `${await stopSignal()}: stopping`);
       clearInterval(pruning);
       await server.close();
       await monitor.stop();

@@ -6,6 +6,7 @@ import { LiveLines } from '../demo/live-lines.js';
 import { InputError } from '../../frameworks/search/input-error.js';
 import { parseScaleSchedule, type ScaleStep } from '../../runtime/scale-schedule.js';
 import { UsageError } from '../errors.js';
+import { stopSignal } from '../stop-signal.js';
 import { defaultWorkers, nonNegativeInt, port, positiveInt } from '../options.js';
 
 interface DemoFlags {
@@ -89,10 +90,7 @@ Examples:
         if (!report.verified) process.exitCode = 1;
         if (flags.stay && report.dashboard) {
           process.stderr.write(`dashboard stays up at ${report.dashboard} — Ctrl-C to stop\n`);
-          await new Promise<void>((resolve) => {
-            process.once('SIGINT', resolve);
-            process.once('SIGTERM', resolve);
-          });
+          await stopSignal();
         }
       } finally {
         await close();

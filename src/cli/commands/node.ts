@@ -4,6 +4,7 @@ import { TidepoolNode } from '../../runtime/node.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import { log } from '../../util/log.js';
 import { UsageError } from '../errors.js';
+import { stopSignal } from '../stop-signal.js';
 import { clusterSecret, defaultWorkers, port, positiveInt, zookeeperConnection } from '../options.js';
 
 interface NodeOptions {
@@ -48,16 +49,12 @@ export function registerNodeCommand(program: Command): void {
           process.exit(3);
         }
       });
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string) => {
-          log.info('node', `${signal}: draining`);
-          node.shutdown().then(() => client.close()).then(resolve, (err: unknown) => {
-            log.error('node', 'drain failed', err);
-            resolve();
-          });
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-      });
+      log.info('node', `${await stopSignal()}: draining`);
+      try {
+        await node.shutdown();
+        await client.close();
+      } catch (err) {
+        log.error('node', 'drain failed', err);
+      }
     });
 }
