@@ -1,10 +1,15 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
+import { cpuCapacity } from '../src/util/capacity.js';
 
 /** What a benchmark ran on, recorded beside every result. */
 export function machineInfo() {
+  const capacity = cpuCapacity();
   return {
     cpus: os.cpus().length,
+    /** What the benchmarks may use: the affinity mask and any cgroup CPU quota (src/util/capacity.ts). */
+    usableCores: capacity.cores,
+    cgroupCpuQuota: capacity.quota ?? null,
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import os from 'node:os';
 import { parseConnectionString } from '../coord/connection-string.js';
+import { usableCores } from '../util/capacity.js';
 import { UsageError } from './errors.js';
 
 /** Flag parsing helpers shared by commands: each names the flag in its error. */
@@ -63,6 +63,7 @@ export function clusterSecret(file: string | undefined): Buffer {
   throw new UsageError('a cluster secret is required: --secret-file FILE (or TIDEPOOL_SECRET); every node of a cluster uses the same one');
 }
 
+/** One worker per usable core: the scheduler's count, lowered by a cgroup CPU quota (src/util/capacity.ts). */
 export function defaultWorkers(): number {
-  return Math.max(1, os.availableParallelism());
+  return usableCores();
 }
