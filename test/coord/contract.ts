@@ -8,7 +8,8 @@ import { describe, it } from 'node:test';
 import { CoordError } from '../../src/coord/errors.js';
 import { Transaction } from '../../src/coord/transaction.js';
 import { mkdirp, waitForState } from '../../src/coord/tree-ops.js';
-import type { CoordClient, WatchEvent } from '../../src/coord/types.js';
+import { MAX_REQUEST_BYTES, requestBytes } from '../../src/coord/request-size.js';
+import type { CoordClient, Op, WatchEvent } from '../../src/coord/types.js';
 import { watchChildren, watchData } from '../../src/coord/watch.js';
 import { deferred, waitFor, withDeadline } from '../support/wait.js';
 import { useBackend, type Backend } from './backends.js';
@@ -203,6 +204,35 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       assert.equal((results[2] as { stat: { version: number } }).stat.version, 2);
       assert.equal(await c.exists(`${root}/d`), null);
       assert.deepEqual(await c.multi([]), []);
+    });
+
+    it('limits a whole request to jute.maxbuffer: refused one byte over it, accepted at it, session intact', T, async () => {
+      const c = await open();
+      const root = await freshRoot(c);
+      const states: string[] = [];
+      c.onState((s) => states.push(s));
+      const paths = [`${root}/big-a`, `${root}/big-b`, `${root}/big-c`];
+      // Three creates of ~350 KB each: every op far under 1 MiB, the request `extra` bytes past the limit.
+      const ops = (extra: number): Array<Op & { op: 'create' }> => {
+        const room = MAX_REQUEST_BYTES - requestBytes(paths.map((path) => ({ op: 'create', path })), true) + extra;
+        const third = Math.floor(room / 3);
+        return paths.map((path, i) => ({ op: 'create', path, data: Buffer.alloc(i === 2 ? room - 2 * third : third, i) }));
+      };
+      const over = ops(1);
+      assert.equal(requestBytes(over, true), MAX_REQUEST_BYTES + 1);
+      const err = await c.multi(over).catch((e: unknown) => e);
+      assert.ok(err instanceof CoordError, `expected CoordError, got ${String(err)}`);
+      assert.equal(err.code, 'BAD_ARGUMENTS');
+      assert.match(err.message, new RegExp(`${MAX_REQUEST_BYTES + 1} bytes.*limit of ${MAX_REQUEST_BYTES} bytes`));
+      await rejectsWith(c.create(`${root}/single`, Buffer.alloc(MAX_REQUEST_BYTES)), 'BAD_ARGUMENTS');
+      assert.equal(await c.exists(paths[0]!), null, 'nothing of a refused request is applied');
+      // Exactly at the limit ZooKeeper accepts it: the size is counted as the server counts it.
+      const atLimit = ops(0);
+      assert.equal(requestBytes(atLimit, true), MAX_REQUEST_BYTES);
+      await c.multi(atLimit);
+      assert.equal((await c.exists(paths[2]!))?.dataLength, atLimit[2]!.data?.length);
+      assert.equal(c.state, 'connected');
+      assert.deepEqual(states, [], 'the session never lost its connection');
     });
 
     it('survives a connection loss with its session, ephemerals and watches', T, async () => {

@@ -1,4 +1,5 @@
 import { CoordError } from '../errors.js';
+import { checkRequestSize } from '../request-size.js';
 import type { DataResult, Op, OpResult, Stat, WatchEvent } from '../types.js';
 import { ZnodeTree, type Trigger } from './znode-tree.js';
 
@@ -103,6 +104,8 @@ export class EmbeddedServer {
   /** Applies writes atomically for a session, honouring an injected fault. */
   write(sessionId: string, ops: readonly Op[], isMulti: boolean): OpResult[] {
     const s = this.live(sessionId);
+    // ZooKeeper refuses a request longer than jute.maxbuffer as a whole, not only per znode.
+    checkRequestSize(ops, isMulti);
     const fault = s.faults?.(ops);
     if (fault === 'before') {
       this.blip(s);

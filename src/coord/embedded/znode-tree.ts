@@ -28,7 +28,8 @@ export interface ApplyResult {
   deletedPaths: string[];
 }
 
-const MAX_DATA_BYTES = 1024 * 1024; // ZooKeeper's default jute.maxbuffer
+// Per znode; the whole request is limited too (and more tightly), see EmbeddedServer.write.
+const MAX_DATA_BYTES = 1024 * 1024;
 
 /**
  * The in-memory znode tree of the embedded backend. Pure data: no sessions, no timers.

@@ -4,6 +4,7 @@ import { Emitter } from '../../util/emitter.js';
 import { log } from '../../util/log.js';
 import { CoordError } from '../errors.js';
 import { validatePath } from '../paths.js';
+import { checkRequestSize } from '../request-size.js';
 import type {
   ClientStats, ConnectOptions, CoordClient, CreateMode, DataResult, Op, OpResult, SessionState, Stat, WatchEvent, Watcher,
 } from '../types.js';
@@ -96,7 +97,10 @@ export class ZooKeeperClient implements CoordClient {
 
   create(path: string, data?: Uint8Array, mode: CreateMode = 'persistent'): Promise<string> {
     this.stats.writes++;
-    return this.call<string>(path, (cb) => this.lib.create(this.abs(path), toBuffer(data), MODES[mode], cb)).then((p) => this.rel(p));
+    return this.call<string>(path, (cb) => {
+      this.sized([{ op: 'create', path, ...(data ? { data } : {}) }], false);
+      this.lib.create(this.abs(path), toBuffer(data), MODES[mode], cb);
+    }).then((p) => this.rel(p));
   }
 
   delete(path: string, version = -1): Promise<void> {
@@ -106,7 +110,10 @@ export class ZooKeeperClient implements CoordClient {
 
   setData(path: string, data: Uint8Array, version = -1): Promise<Stat> {
     this.stats.writes++;
-    return this.call<LibStat>(path, (cb) => this.lib.setData(this.abs(path), toBuffer(data), version, cb)).then(toStat);
+    return this.call<LibStat>(path, (cb) => {
+      this.sized([{ op: 'setData', path, data }], false);
+      this.lib.setData(this.abs(path), toBuffer(data), version, cb);
+    }).then(toStat);
   }
 
   exists(path: string, watcher?: Watcher): Promise<Stat | null> {
@@ -140,6 +147,7 @@ export class ZooKeeperClient implements CoordClient {
     return new Promise((resolve, reject) => {
       try {
         this.checkUsable(ops[0]!.path);
+        this.sized(ops, true);
         const txn = this.lib.transaction();
         for (const op of ops) {
           validatePath(op.path);
@@ -304,6 +312,14 @@ export class ZooKeeperClient implements CoordClient {
         this.fail(reject, err, path);
       }
     });
+  }
+
+  /**
+   * The server would drop the connection on a request over jute.maxbuffer, which the library reports
+   * as a connection loss — retried forever by callers. Refusing it here makes it a clear, final error.
+   */
+  private sized(ops: readonly Op[], isMulti: boolean): void {
+    checkRequestSize(ops, isMulti, Buffer.byteLength(this.root));
   }
 
   private checkUsable(path: string | undefined): void {

@@ -1,0 +1,49 @@
+import { CoordError } from './errors.js';
+import type { Op } from './types.js';
+
+/**
+ * ZooKeeper's limit on one client request: jute.maxbuffer, 0xfffff bytes by default (ZooKeeper 3.8,
+ * `BinaryInputArchive.maxBuffer`). The server compares it with the length prefix of each incoming
+ * frame — the request header plus the whole serialized request, i.e. for a multi every op's path and
+ * data together — and closes the connection of a client whose frame is longer. The client sees a plain
+ * connection loss and cannot tell it from a network fault, so both backends refuse such a request
+ * before it is sent (verified byte-exact against a 3.8 server by the contract suite).
+ */
+export const MAX_REQUEST_BYTES = 0xfffff;
+
+/** RequestHeader: xid and type (two ints). */
+const REQUEST_HEADER = 8;
+/** MultiHeader before each op and once at the end: type (int), done (boolean), err (int). */
+const MULTI_HEADER = 9;
+/** The ACL vector every create carries: OPEN_ACL_UNSAFE = [perms, Id("world", "anyone")]. */
+const OPEN_ACL = 4 + 4 + (4 + 'world'.length) + (4 + 'anyone'.length);
+
+/** Serialized size of one op's record (jute: ustring and buffer are a 4-byte length plus the bytes). */
+export function opRecordBytes(op: Op): number {
+  const path = 4 + Buffer.byteLength(op.path);
+  switch (op.op) {
+    case 'create': return path + 4 + (op.data?.byteLength ?? 0) + 4 + OPEN_ACL + 4;
+    case 'setData': return path + 4 + op.data.byteLength + 4;
+    case 'delete':
+    case 'check': return path + 4;
+  }
+}
+
+/**
+ * The length ZooKeeper checks for this request (the frame without its 4-byte length prefix).
+ * `chrootBytes`: the length of a chroot the client prepends to every path.
+ */
+export function requestBytes(ops: readonly Op[], isMulti: boolean, chrootBytes = 0): number {
+  let total = REQUEST_HEADER;
+  for (const op of ops) total += opRecordBytes(op) + chrootBytes + (isMulti ? MULTI_HEADER : 0);
+  return isMulti ? total + MULTI_HEADER : total;
+}
+
+/** Throws a non-retryable BAD_ARGUMENTS naming the size and the limit when ZooKeeper would refuse the request. */
+export function checkRequestSize(ops: readonly Op[], isMulti: boolean, chrootBytes = 0, limit = MAX_REQUEST_BYTES): void {
+  const bytes = requestBytes(ops, isMulti, chrootBytes);
+  if (bytes <= limit) return;
+  const what = isMulti ? `transaction of ${ops.length} ops` : `${ops[0]?.op ?? 'request'}`;
+  throw new CoordError('BAD_ARGUMENTS', ops[0]?.path, undefined,
+    `${what} is a request of ${bytes} bytes, over ZooKeeper's limit of ${limit} bytes per request (jute.maxbuffer)`);
+}
