@@ -10,6 +10,10 @@ export interface JobSpec {
   createdAt: number;
   /** Requested number of nodes. */
   nodes: number;
+  /** The job does not start with fewer nodes (default 1); see the scheduler. */
+  minNodes?: number;
+  /** The job never gets more nodes (default: `nodes`). */
+  maxNodes?: number;
   /** The job's shared read-only input (see TaskContext.input), if any. */
   input?: unknown;
 }
