@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { isCoordError, isRetryable } from '../coord/errors.js';
+import { CoordError, isCoordError, isRetryable } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
+import { MAX_REQUEST_BYTES, requestBytes } from '../coord/request-size.js';
 import { existsAcrossLosses, reconnected } from '../coord/tree-ops.js';
 import type { CoordClient, Op } from '../coord/types.js';
 import { emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
@@ -58,6 +59,16 @@ interface Group {
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+
+/**
+ * A batch's request stays this far under ZooKeeper's limit (src/coord/request-size.ts), leaving room for
+ * a chroot on every path; a burst of large records is split over several transactions, never refused.
+ */
+const MAX_BATCH_BYTES = MAX_REQUEST_BYTES - 32 * 1024;
+const EMPTY_MULTI_BYTES = requestBytes([], true);
+
+/** A batch over MAX_BATCH_BYTES: how many leading groups fit, or why the first cannot be written. */
+type Oversized = { fits: number } | { tooLarge: Error };
 
 export interface LedgerPaths {
   tasks: string;
@@ -198,6 +209,12 @@ export class Ledger {
           } else if (outcome instanceof Error) {
             for (const g of batch) g.reject(outcome);
             batch = [];
+          } else if (typeof outcome === 'object') {
+            // Too many bytes for one request: the tail waits for the next batch (nothing was sent);
+            // a first group too large even alone is refused.
+            if ('fits' in outcome) this.queue.unshift(...batch.splice(outcome.fits));
+            else batch.shift()!.reject(outcome.tooLarge);
+            attempt--;
           } else {
             // The group at `outcome` lost its record: reject it, retry the rest.
             const failed = batch[outcome]!;
@@ -211,8 +228,11 @@ export class Ledger {
     }
   }
 
-  /** One attempt: 'committed', the index of a group whose condition failed, or a fatal error. */
-  private async commit(batch: Group[], txnPath: string, versions: Versions): Promise<'committed' | number | Error> {
+  /**
+   * One attempt: 'committed', the index of a group whose condition failed, `{ fits }` when only the
+   * first `fits` groups fit in one request, `{ tooLarge }` when not even the first does, or a fatal error.
+   */
+  private async commit(batch: Group[], txnPath: string, versions: Versions): Promise<'committed' | number | Oversized | Error> {
     const ops: Op[] = [];
     const owner: number[] = []; // op index -> group index
     const results: unknown[] = [];
@@ -231,6 +251,7 @@ export class Ledger {
       if ('result' in g) results.push(g.result);
     }
     ops.push({ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results }) });
+    if (requestBytes(ops, true) > MAX_BATCH_BYTES) return this.fitting(batch, ops, owner, txnPath);
     for (;;) {
       try {
         this.stats.writes++;
@@ -257,6 +278,32 @@ export class Ledger {
         return err instanceof Error ? err : new Error(String(err));
       }
     }
+  }
+
+  /**
+   * How many leading groups of an oversized batch fit in one request, counting each group's ops and its
+   * share of the marker's results; a first group that cannot fit even alone is refused for good.
+   * Only oversized batches come here, so the common small batch pays for no extra encoding.
+   */
+  private fitting(batch: Group[], ops: Op[], owner: number[], txnPath: string): Oversized {
+    let bytes = requestBytes([{ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results: [] }) }], true);
+    let fits = 0;
+    for (let gi = 0; gi < batch.length; gi++) {
+      const g = batch[gi]!;
+      const mine = ops.filter((_, i) => owner[i] === gi);
+      const share = requestBytes(mine, true) - EMPTY_MULTI_BYTES + ('result' in g ? encode(g.result).length : 0);
+      if (bytes + share > MAX_BATCH_BYTES) break;
+      bytes += share;
+      fits++;
+    }
+    if (fits > 0) return { fits };
+    const alone = bytes + requestBytes(ops.filter((_, i) => owner[i] === 0), true) - EMPTY_MULTI_BYTES;
+    const record = ops.find((o, i) => owner[i] === 0 && o.op !== 'delete') ?? ops[0]!;
+    return {
+      tooLarge: new CoordError('BAD_ARGUMENTS', record.path, undefined,
+        `the ledger write for task ${batch[0]!.taskId} needs a request of ${alone} bytes, over the limit of ${MAX_BATCH_BYTES} bytes ` +
+        `per ledger transaction (ZooKeeper's jute.maxbuffer of ${MAX_REQUEST_BYTES} less room for paths); keep large task states out of the ledger`),
+    };
   }
 
   private taskPath(taskId: string): string {

@@ -1,0 +1,4 @@
+import { embeddedBackend } from '../coord/backends.js';
+import { ledgerBurstSuite } from './ledger-burst.js';
+
+ledgerBurstSuite('embedded', async () => embeddedBackend());
