@@ -1,0 +1,89 @@
+import { isCoordError } from '../../coord/errors.js';
+import { joinPath } from '../../coord/paths.js';
+import type { CoordClient, Op } from '../../coord/types.js';
+import { decode } from '../codec.js';
+import { jobPaths } from '../job-paths.js';
+import type { JobSpec } from '../job-spec.js';
+import { nodeRangeOf, parseSize, schedulerPaths } from './scheduler-paths.js';
+import { readOrNull } from './znode-reads.js';
+
+/**
+ * What operators and the public API tell the scheduler: a job's desired size, and a named node to
+ * give to a job. Both only write intent; the reconciler (or, for a named node, this very write)
+ * moves the nodes.
+ */
+
+/** Sets the number of nodes a job wants (the scheduler clamps it into [minNodes, maxNodes]). */
+export async function setDesiredSize(client: CoordClient, jobId: string, nodes: number, root?: string): Promise<void> {
+  if (!Number.isInteger(nodes) || nodes < 0) throw new Error(`desired size must be a whole number ≥ 0, got ${nodes}`);
+  await readSpec(client, jobId, root);
+  const path = schedulerPaths(root).size(jobId);
+  const data = Buffer.from(String(nodes));
+  for (;;) {
+    try {
+      await client.setData(path, data);
+      return;
+    } catch (err) {
+      if (!isCoordError(err, 'NO_NODE')) throw err;
+    }
+    try {
+      await client.create(path, data);
+      return;
+    } catch (err) {
+      if (!isCoordError(err, 'NODE_EXISTS')) throw err; // created meanwhile: set it
+    }
+  }
+}
+
+/**
+ * Assigns the idle node `nodeId` to `jobId` and, in the same transaction, grows the job's desired
+ * size by one, so the reconciler sees the node as wanted and does not release it as surplus.
+ * Throws when the node is not live or not idle, or the job is unknown, finished or at its maximum.
+ */
+export async function assignNamedNode(client: CoordClient, nodeId: string, jobId: string, root?: string): Promise<void> {
+  const p = schedulerPaths(root);
+  const assignment = joinPath(p.assignments, nodeId);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const spec = await readSpec(client, jobId, root);
+    if (await client.exists(jobPaths(jobId, root).result)) throw new Error(`job ${jobId} has finished`);
+    let current: { data: Buffer; stat: { version: number } };
+    try {
+      current = await client.getData(assignment);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) throw new Error(`no node ${nodeId} in the cluster`);
+      throw err;
+    }
+    const holder = current.data.toString('utf8');
+    if (holder === jobId) return;
+    if (holder !== '') throw new Error(`node ${nodeId} is assigned to job ${holder}; drain it first`);
+    const size = await readOrNull(client, p.size(jobId));
+    const desired = (size && parseSize(size.data)) ?? spec.nodes ?? 1;
+    const { maxNodes } = nodeRangeOf(spec);
+    if (desired + 1 > maxNodes) throw new Error(`job ${jobId} already wants its maximum of ${maxNodes} nodes`);
+    const next = Buffer.from(String(desired + 1));
+    const ops: Op[] = [
+      { op: 'check', path: joinPath(p.nodes, nodeId), version: -1 }, // the node is live (its membership exists)
+      { op: 'setData', path: assignment, data: Buffer.from(jobId), version: current.stat.version },
+      size ? { op: 'setData', path: p.size(jobId), data: next, version: size.stat.version } : { op: 'create', path: p.size(jobId), data: next },
+    ];
+    if (!(await client.exists(p.started(jobId)))) ops.push({ op: 'create', path: p.started(jobId) });
+    try {
+      await client.multi(ops);
+      return;
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE') && err.opIndex === 0) throw new Error(`node ${nodeId} is not live`);
+      if (!isCoordError(err, 'BAD_VERSION', 'NODE_EXISTS', 'NO_NODE')) throw err;
+      // Something moved between the reads and the write (the reconciler, another caller): read again.
+    }
+  }
+  throw new Error(`could not assign node ${nodeId} to job ${jobId}: the cluster kept changing`);
+}
+
+async function readSpec(client: CoordClient, jobId: string, root?: string): Promise<JobSpec> {
+  try {
+    return decode<JobSpec>((await client.getData(jobPaths(jobId, root).spec)).data);
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) throw new Error(`no job ${jobId}`);
+    throw err;
+  }
+}

@@ -1,0 +1,291 @@
+import { isCoordError, isRetryable } from '../../coord/errors.js';
+import { joinPath } from '../../coord/paths.js';
+import { mkdirp } from '../../coord/tree-ops.js';
+import type { CoordClient, Op } from '../../coord/types.js';
+import { watchChildren, watchData, type WatchHandle } from '../../coord/watch.js';
+import { Emitter } from '../../util/emitter.js';
+import { log } from '../../util/log.js';
+import { decode } from '../codec.js';
+import { jobPaths } from '../job-paths.js';
+import type { JobSpec } from '../job-spec.js';
+import type { ClusterView, Decision, JobState, NodeState } from './cluster-view.js';
+import { fcfsPolicy } from './fcfs-policy.js';
+import { plan } from './planner.js';
+import type { SchedulingPolicy } from './policy.js';
+import { nodeRangeOf, parseSize, schedulerPaths, type SchedulerPaths } from './scheduler-paths.js';
+import { childrenOrNone, readOrNull } from './znode-reads.js';
+
+export interface ReconcilerOptions {
+  root?: string;
+  /** Default: strict FCFS. */
+  policy?: SchedulingPolicy;
+}
+
+export interface ReconcilerStats {
+  passes: number;
+  /** Plans committed (each one multi). */
+  commits: number;
+  /** Commits that lost a race and were re-planned. */
+  conflicts: number;
+  /** Assignment znodes of dead nodes deleted. */
+  staleRemoved: number;
+}
+
+type Events = {
+  /** Every pass: what it saw and what it decided (before committing). */
+  planned: { view: ClusterView; decisions: readonly Decision[] };
+  /** A plan was committed. */
+  committed: readonly Decision[];
+  /** The stale assignment of a dead node was deleted. */
+  removed: string;
+  /** The session ended: this reconciler does nothing more. */
+  ended: 'expired' | 'closed';
+};
+
+/** What a pass read about one job. */
+type JobRead = { kind: 'pending' } | { kind: 'job'; state: JobState; startedMarker: boolean };
+
+/**
+ * Keeps node assignments in line with the scheduling policy: reads the cluster (membership,
+ * assignments, jobs) from the coordination service, plans (planner.ts) and commits the plan.
+ *
+ * - Watches are only triggers: every change (a node joins or dies, an assignment is written, a job
+ *   is created, resized or finishes) schedules a pass; passes run one at a time and a change during
+ *   a pass schedules exactly one more.
+ * - A pass reads afresh, the epoch first: a session's reads are ordered, so every other reconciler's
+ *   commit up to that epoch version is visible to the reads after it.
+ * - The plan commits as one multi that bumps the epoch and sets each assignment at the version read.
+ *   If anything moved meanwhile — another reconciler committed (two may run briefly around a
+ *   failover), a node cleared its own assignment — the multi fails as a whole and the pass is re-run
+ *   on fresh reads. So a node is never assigned twice and a job never gets two plans' nodes.
+ * - A job that gets its first nodes gets its `started` marker in the same multi.
+ * - The assignment znode of a node that is no longer a member is deleted, in a multi that first
+ *   creates and deletes the node's membership znode: it fails if the node is (again) a member, so an
+ *   assignment is deleted only while its node is absent — a node joins membership before it creates its
+ *   assignment, and a node that rejoins under the same id keeps it.
+ */
+export class Reconciler {
+  readonly stats: ReconcilerStats = { passes: 0, commits: 0, conflicts: 0, staleRemoved: 0 };
+  private readonly events = new Emitter<Events>();
+  private readonly paths: SchedulerPaths;
+  private readonly policy: SchedulingPolicy;
+  private readonly watches: WatchHandle[] = [];
+  private readonly assignmentWatches = new Map<string, WatchHandle>();
+  private readonly jobWatches = new Map<string, WatchHandle[]>();
+  /** Specs are immutable and results final: both are read once. */
+  private readonly specs = new Map<string, JobSpec | 'bad'>();
+  private readonly finished = new Set<string>();
+  private dirty = false;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private offState: (() => void) | undefined;
+
+  constructor(private readonly client: CoordClient, opts: ReconcilerOptions = {}) {
+    this.paths = schedulerPaths(opts.root);
+    this.policy = opts.policy ?? fcfsPolicy();
+  }
+
+  on<K extends keyof Events>(event: K, listener: (payload: Events[K]) => void): () => void {
+    return this.events.on(event, listener);
+  }
+
+  /** Starts watching; resolves after the first pass. */
+  async start(): Promise<void> {
+    const p = this.paths;
+    await Promise.all([mkdirp(this.client, p.nodes), mkdirp(this.client, p.assignments), mkdirp(this.client, p.jobs)]);
+    try {
+      await this.client.create(p.epoch);
+    } catch (err) {
+      if (!isCoordError(err, 'NODE_EXISTS')) throw err;
+    }
+    const onEnd = (reason: 'expired' | 'closed') => this.end(reason);
+    this.offState = this.client.onState((s) => {
+      if (s === 'connected') this.trigger();
+    });
+    this.watches.push(
+      watchChildren(this.client, p.nodes, () => this.trigger(), { onEnd }),
+      watchChildren(this.client, p.assignments, (names) => this.syncAssignmentWatches(names ?? []), { onEnd }),
+      watchChildren(this.client, p.jobs, (names) => this.syncJobWatches(names ?? []), { onEnd }),
+    );
+    await Promise.all(this.watches.map((w) => w.ready));
+    this.trigger();
+    await this.idle();
+  }
+
+  /** Resolves when no pass is running or scheduled (for tests and orderly shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.offState?.();
+    for (const w of [...this.watches, ...this.assignmentWatches.values(), ...[...this.jobWatches.values()].flat()]) w.close();
+    this.watches.length = 0;
+    this.assignmentWatches.clear();
+    this.jobWatches.clear();
+  }
+
+  private end(reason: 'expired' | 'closed'): void {
+    if (this.stopped) return;
+    this.stop();
+    this.events.emit('ended', reason);
+  }
+
+  /** Schedules a pass; passes never overlap, and changes during one cause exactly one more. */
+  private trigger(): void {
+    if (this.stopped) return;
+    this.dirty = true;
+    if (this.running) return;
+    const run = (async () => {
+      while (this.dirty && !this.stopped) {
+        this.dirty = false;
+        try {
+          await this.pass();
+        } catch (err) {
+          if (isCoordError(err, 'SESSION_EXPIRED')) this.end('expired');
+          else if (isCoordError(err, 'CLOSED')) this.end('closed');
+          // After a connection loss the watches re-read on reconnect and trigger the next pass.
+          else if (!isRetryable(err)) log.error('scheduler', 'scheduling pass failed', err);
+        }
+      }
+    })();
+    this.running = run;
+    void run.then(() => {
+      if (this.running === run) this.running = undefined;
+      if (this.dirty) this.trigger(); // a change arrived between the loop's last check and now
+    });
+  }
+
+  private syncAssignmentWatches(names: string[]): void {
+    const present = new Set(names);
+    for (const [id, w] of this.assignmentWatches) {
+      if (!present.has(id)) {
+        w.close();
+        this.assignmentWatches.delete(id);
+      }
+    }
+    for (const id of present) {
+      if (!this.assignmentWatches.has(id)) this.assignmentWatches.set(id, watchData(this.client, joinPath(this.paths.assignments, id), () => this.trigger()));
+    }
+    this.trigger();
+  }
+
+  /** Each unfinished job: its spec (appears just after the job's folder), size and result. */
+  private syncJobWatches(ids: string[]): void {
+    const present = new Set(ids);
+    for (const id of [...this.jobWatches.keys()]) if (!present.has(id)) this.closeJob(id);
+    for (const id of [...this.specs.keys()]) if (!present.has(id)) this.specs.delete(id);
+    for (const id of [...this.finished]) if (!present.has(id)) this.finished.delete(id);
+    for (const id of present) {
+      if (this.jobWatches.has(id) || this.finished.has(id)) continue;
+      const p = jobPaths(id, this.paths.root);
+      this.jobWatches.set(id, [p.spec, this.paths.size(id), p.result].map((path) => watchData(this.client, path, () => this.trigger())));
+    }
+    this.trigger();
+  }
+
+  private closeJob(id: string): void {
+    for (const w of this.jobWatches.get(id) ?? []) w.close();
+    this.jobWatches.delete(id);
+  }
+
+  private async pass(): Promise<void> {
+    this.stats.passes++;
+    const p = this.paths;
+    const epoch = (await this.client.getData(p.epoch)).stat.version;
+    const [members, assignmentIds, jobIds] = await Promise.all([childrenOrNone(this.client, p.nodes), childrenOrNone(this.client, p.assignments), childrenOrNone(this.client, p.jobs)]);
+    const [assignments, jobReads] = await Promise.all([
+      Promise.all(assignmentIds.map(async (id) => ({ id, read: await readOrNull(this.client, joinPath(p.assignments, id)) }))),
+      Promise.all(jobIds.map(async (id) => [id, await this.readJob(id)] as const)),
+    ]);
+    const jobs = new Map(jobReads);
+    const live = new Set(members);
+    const nodes: NodeState[] = [];
+    const versions = new Map<string, number>();
+    const dead: Array<{ id: string; version: number }> = [];
+    for (const { id, read } of assignments) {
+      if (!read) continue;
+      const job = read.data.toString('utf8');
+      if (!live.has(id)) dead.push({ id, version: read.stat.version });
+      else if (jobs.get(job)?.kind !== 'pending') {
+        // A node of a job whose spec is not readable yet is left alone: it is neither idle nor surplus.
+        nodes.push({ id, assignment: job, assignedAt: read.stat.mtime });
+        versions.set(id, read.stat.version);
+      }
+    }
+    const known = [...jobs.values()].flatMap((j) => (j.kind === 'job' ? [j] : []));
+    const view: ClusterView = { now: Date.now(), nodes, jobs: known.map((j) => j.state) };
+    await Promise.all(dead.map((d) => this.removeStale(d.id, d.version)));
+    const decisions = plan(view, this.policy);
+    this.events.emit('planned', { view, decisions });
+    if (decisions.length === 0) return;
+
+    const ops: Op[] = [{ op: 'setData', path: p.epoch, data: Buffer.alloc(0), version: epoch }];
+    for (const d of decisions) ops.push({ op: 'setData', path: joinPath(p.assignments, d.node), data: Buffer.from(d.to), version: versions.get(d.node)! });
+    const starting = new Set(decisions.filter((d) => d.to !== '').map((d) => d.to));
+    for (const j of known) if (starting.has(j.state.id) && !j.startedMarker) ops.push({ op: 'create', path: p.started(j.state.id) });
+    try {
+      await this.client.multi(ops);
+    } catch (err) {
+      if (!isCoordError(err, 'BAD_VERSION', 'NO_NODE', 'NODE_EXISTS')) throw err;
+      this.stats.conflicts++;
+      log.debug('scheduler', `plan lost a race (${err.message}); planning again`);
+      this.dirty = true; // the next pass reads after the conflicting write: it sees it
+      return;
+    }
+    this.stats.commits++;
+    for (const d of decisions) log.info('scheduler', d.to === '' ? `released ${d.node} from ${d.from}` : `assigned ${d.node} to ${d.to}`);
+    this.events.emit('committed', decisions);
+  }
+
+  private async readJob(id: string): Promise<JobRead> {
+    const p = jobPaths(id, this.paths.root);
+    let spec = this.specs.get(id);
+    if (spec === undefined) {
+      const read = await readOrNull(this.client, p.spec);
+      if (!read) return { kind: 'pending' }; // the folder is created just before the spec
+      try {
+        spec = decode<JobSpec>(read.data);
+        if (typeof spec?.createdAt !== 'number') throw new Error('no createdAt');
+      } catch (err) {
+        log.warn('scheduler', `job ${id} has an unreadable spec; leaving it alone`, err);
+        spec = 'bad';
+      }
+      this.specs.set(id, spec);
+    }
+    if (spec === 'bad') return { kind: 'pending' };
+    const range = nodeRangeOf(spec);
+    const base = { id, createdAt: spec.createdAt, ...range };
+    if (this.finished.has(id)) return { kind: 'job', state: { ...base, desired: 0, finished: true, started: true }, startedMarker: true };
+    const [result, size, started] = await Promise.all([
+      this.client.exists(p.result),
+      readOrNull(this.client, this.paths.size(id)),
+      this.client.exists(this.paths.started(id)),
+    ]);
+    if (result) {
+      this.finished.add(id);
+      this.closeJob(id);
+    }
+    const desired = (size && parseSize(size.data)) ?? spec.nodes ?? range.minNodes;
+    return { kind: 'job', state: { ...base, desired, finished: result !== null, started: started !== null }, startedMarker: started !== null };
+  }
+
+  private async removeStale(nodeId: string, version: number): Promise<void> {
+    const member = joinPath(this.paths.nodes, nodeId);
+    try {
+      await this.client.multi([
+        { op: 'create', path: member },
+        { op: 'delete', path: member },
+        { op: 'delete', path: joinPath(this.paths.assignments, nodeId), version },
+      ]);
+    } catch (err) {
+      if (isCoordError(err, 'NODE_EXISTS', 'BAD_VERSION', 'NO_NODE')) return; // it is a member again, or the assignment moved
+      throw err;
+    }
+    this.stats.staleRemoved++;
+    log.info('scheduler', `removed the assignment of departed node ${nodeId}`);
+    this.events.emit('removed', nodeId);
+  }
+}
