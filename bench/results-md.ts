@@ -34,6 +34,7 @@ const transport = load('transport');
 const elasticity = load('elasticity');
 const small = load('peers-small-tasks');
 const dask = load('peers-dask');
+const binomial = load('binomial-tree');
 
 const out: string[] = [];
 out.push('# Benchmark results', '');
@@ -75,6 +76,11 @@ if (search) {
   targets.push({ what: '2-worker efficiency, pruning disabled', target: '≥ 0.95', value: effs.map((e) => f(e)).join(', '), met: effs.every((e) => e >= 0.95), note: `machine ceiling in the same run: ${ceil.map((c) => f(c)).join(', ')} (two plain solvers at once); relative to it ${scal.map((r) => f((r.efficiency as number) / (r.ceiling as number))).join(', ')}` });
   const over = (search.table1 as Json[]).map((r) => r.overheadPercent as number);
   targets.push({ what: 'framework overhead on 1 worker (pruned TSP)', target: '≤ 3 %', value: `${f(Math.min(...over), 1)} … ${f(Math.max(...over), 1)} %`, met: over.every((o) => o <= 3), note: 'Table-1 instances' });
+}
+for (const t of (binomial?.trees as Json[] | undefined) ?? []) {
+  const two = (t.rows as Json[]).filter((r) => r.nodes * r.workers === 2);
+  const goal = t.tree === 't3' ? 1.7 : 1.85;
+  targets.push({ what: `binomial tree ${t.tree} (${int(t.nodes as number)} nodes), speed-up on 2 workers vs the plain loop`, target: `≥ ${goal}`, value: two.map((r) => `${f(r.speedup as number)} (${r.setup})`).join(', '), met: two.every((r) => (r.speedup as number) >= goal), note: `machine ceiling in the same run ${f(t.ceiling as number)}; of it: ${two.map((r) => f(r.ofCeiling as number)).join(', ')}` });
 }
 out.push('## Targets', '');
 out.push(table([['what', 'target', 'achieved', 'met', 'note'], ...targets.map((t) => [t.what, t.target, t.value, t.met === null ? '–' : t.met ? 'yes' : `**no**`, t.note])]));
@@ -158,6 +164,15 @@ if (dask) {
     out.push('', 'Dask\'s cost per task is its central scheduler (one Python process, one message and several state transitions per task; with queuing on, a scheduler–worker round trip per no-op); the tree also parks a thread per waiting parent task (`worker_client`).');
     if (dask.addWorker) out.push('', `An added Dask worker ran its first task ${f(dask.addWorker.firstTaskMs?.median ?? NaN, 0)} ms after it was started (registered after ${f(dask.addWorker.registeredMs?.median ?? NaN, 0)} ms); a tidepool node assigned to a running job ran its first stolen task after ${runtime ? f(median(runtime.joinToFirstTaskMs as number[]), 1) : 'n/a'} ms (its process was already running, as with the seed's VMs).`);
     out.push('');
+  }
+}
+// ---- irregular trees ----------------------------------------------------------------------------
+if (binomial) {
+  out.push('## Irregular trees: UTS binomial trees', '', `\`node dist/bench/binomial-tree.js [--large]\`: node count of UTS binomial trees (examples/tasks/binomial-tree.ts; SHA-1 node states as in UTS) on an embedded cluster against the same code in a plain loop; fastest of ${binomial.repeat}; *ceiling* = two plain loops on two threads at once against one alone:`, '');
+  for (const t of binomial.trees as Json[]) {
+    out.push(`**${t.tree}** (${int(t.nodes as number)} nodes; b0 ${t.shape.b0}, q ${t.shape.q}, m ${t.shape.m}, seed ${t.shape.seed}; ceiling ${f(t.ceiling as number)}):`, '');
+    out.push(table([['setup', 'seconds', 'speed-up', 'efficiency', 'of ceiling', 'CPU s', 'tasks', 'steals'], ['plain loop', f(Math.min(...(t.sequentialSeconds as number[]))), '1.00', '1.00', '', '', '1', '0'],
+      ...(t.rows as Json[]).map((r) => [r.setup, f(r.seconds as number), f(r.speedup as number), f(r.efficiency as number), r.ofCeiling === null ? '' : f(r.ofCeiling as number), f(r.cpuSeconds as number), r.tasks, r.steals])]), '');
   }
 }
 // ---- other -------------------------------------------------------------------------------------

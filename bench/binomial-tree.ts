@@ -1,0 +1,128 @@
+/**
+ * Irregular trees: counting a UTS binomial tree (examples/tasks/binomial-tree.ts) on an embedded cluster
+ * against the same expansion code in a plain loop on one thread (no runtime). Speed-up on 1 and 2 workers
+ * (one node with 1 or 2 worker threads, and 2 nodes × 1 worker, where work moves only by stealing).
+ * The *ceiling* is what this machine gives two threads right now: two plain loops on two threads at once
+ * against one alone (2·T1/T2); a 2-worker speed-up is also given as a fraction of it. CPU seconds of the
+ * process per run show the runtime's own cost whatever else the machine runs.
+ *
+ *   npx tsx bench/binomial-tree.ts [--repeat 3] [--large]
+ *
+ * T3 (4,112,897 nodes) always; `--large` adds t3-100m (95,419,753 nodes; minutes). Fastest of the repeats
+ * (interference from other processes only ever slows a run down). Writes bench/results/binomial-tree.json.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { Cluster } from '../src/runtime/cluster.js';
+import type { TaskRef } from '../src/runtime/task.js';
+import { countSequentially, rootTask, TREES, type TreeCount, type TreeShape } from '../examples/tasks/binomial-tree.js';
+import { machineInfo, resultsFile } from './machine.js';
+import { printTable } from './table.js';
+
+const { values } = parseArgs({ options: { repeat: { type: 'string', default: '3' }, large: { type: 'boolean', default: false } } });
+const REPEAT = Number(values.repeat);
+if (!Number.isInteger(REPEAT) || REPEAT < 1) throw new Error(`--repeat: "${values.repeat}" is not a positive whole number`);
+/** Built benches (node dist/bench/…) load built modules; from sources (tsx) the .ts ones. */
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const TREE: TaskRef = { module: new URL(`../examples/tasks/binomial-tree${EXT}`, import.meta.url).href, export: 'default' };
+const SETUPS = [{ nodes: 1, workers: 1 }, { nodes: 1, workers: 2 }, { nodes: 2, workers: 1 }] as const;
+
+interface Run { seconds: number; cpuSeconds: number; tasks: number; steals: number }
+
+function sequential(shape: TreeShape, expected: number): number {
+  const t = performance.now();
+  const { nodes } = countSequentially(shape);
+  if (nodes !== expected) throw new Error(`sequential count ${nodes}, expected ${expected}`);
+  return (performance.now() - t) / 1000;
+}
+
+/** Plain loops on `threads` threads at once (no runtime), each counting the whole tree: wall seconds until all are done. */
+async function plainThreads(shape: TreeShape, expected: number, threads: number): Promise<number> {
+  const load = EXT === '.ts' ? "await (await import('tsx/esm/api')).register();" : '';
+  const code = `import { parentPort, workerData } from 'node:worker_threads'; ${load}
+    const { countSequentially } = await import(workerData.module);
+    parentPort.postMessage(countSequentially(workerData.shape).nodes);`;
+  const t = performance.now();
+  await Promise.all(Array.from({ length: threads }, () => new Promise<void>((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { module: TREE.module, shape } });
+    w.once('message', (nodes: number) => (nodes === expected ? resolve() : reject(new Error(`plain thread counted ${nodes}`))));
+    w.once('error', reject);
+  })));
+  return (performance.now() - t) / 1000;
+}
+
+/** Until every node of the cluster is idle again (released by the previous job), so that the next job gets them all. */
+async function allIdle(cluster: Cluster): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await cluster.nodes()).some((n) => n.assignment !== '')) {
+    if (Date.now() > deadline) throw new Error('nodes still assigned 30 s after their job ended');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** One job on a running cluster, from submit to result. */
+async function parallel(cluster: Cluster, shape: TreeShape, expected: number): Promise<Run> {
+  await allIdle(cluster);
+  let steals = 0;
+  const off = cluster.on((e) => { if (e.type === 'steal') steals++; });
+  try {
+    const t = performance.now();
+    const cpu = process.cpuUsage();
+    const job = await cluster.submit(TREE, rootTask(shape));
+    const outcome = await job.outcome();
+    const seconds = (performance.now() - t) / 1000;
+    const used = process.cpuUsage(cpu);
+    if (outcome.status !== 'done') throw new Error(`the job ended ${outcome.status}`);
+    const { nodes } = outcome.value as TreeCount;
+    if (nodes !== expected) throw new Error(`parallel count ${nodes}, expected ${expected}`);
+    return { seconds, cpuSeconds: (used.user + used.system) / 1e6, tasks: outcome.completions, steals };
+  } finally {
+    off();
+  }
+}
+
+const fastest = (runs: Run[]) => runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+const trees = values.large ? (['t3', 't3-100m'] as const) : (['t3'] as const);
+const results = [];
+for (const name of trees) {
+  const shape = TREES[name];
+  const expected = countSequentially(shape).nodes; // also warms the plain loop up
+  const seq = Array.from({ length: REPEAT }, () => sequential(shape, expected));
+  const alone: number[] = [];
+  const pair: number[] = [];
+  for (let i = 0; i < REPEAT; i++) {
+    alone.push(await plainThreads(shape, expected, 1));
+    pair.push(await plainThreads(shape, expected, 2));
+  }
+  const ceiling = (2 * Math.min(...alone)) / Math.min(...pair);
+  const setups = [];
+  for (const setup of SETUPS) {
+    const cluster = await Cluster.embedded({ ...setup, progressIntervalMs: 0 });
+    try {
+      await parallel(cluster, TREES.small, countSequentially(TREES.small).nodes); // loads the task module on every worker
+      const runs: Run[] = [];
+      for (let i = 0; i < REPEAT; i++) runs.push(await parallel(cluster, shape, expected));
+      setups.push({ ...setup, runs, best: fastest(runs) });
+    } finally {
+      await cluster.close();
+    }
+  }
+  const seqBest = Math.min(...seq);
+  const rows = setups.map((s) => ({
+    setup: `${s.nodes} node${s.nodes > 1 ? 's' : ''} × ${s.workers} worker${s.workers > 1 ? 's' : ''}`,
+    nodes: s.nodes, workers: s.workers, seconds: s.best.seconds, speedup: seqBest / s.best.seconds,
+    efficiency: seqBest / s.best.seconds / (s.nodes * s.workers),
+    ofCeiling: s.nodes * s.workers === 2 ? seqBest / s.best.seconds / ceiling : null,
+    cpuSeconds: s.best.cpuSeconds, tasks: s.best.tasks, steals: s.best.steals, runs: s.runs,
+  }));
+  console.log(`\n${name}: ${expected.toLocaleString('en-US')} nodes (b0 ${shape.b0}, q ${shape.q}, m ${shape.m}, seed ${shape.seed}); fastest of ${REPEAT}`);
+  printTable([
+    ['setup', 'seconds', 'speed-up', 'efficiency', 'of ceiling', 'CPU s', 'tasks', 'steals'],
+    ['plain loop (no runtime)', seqBest, 1, 1, '', seqBest, 1, 0],
+    ['ceiling: 2 plain loops at once', '', ceiling, ceiling / 2, '', '', '', ''],
+    ...rows.map((r) => [r.setup, r.seconds, r.speedup, r.efficiency, r.ofCeiling ?? '', r.cpuSeconds, r.tasks, r.steals]),
+  ]);
+  results.push({ tree: name, shape, nodes: expected, sequentialSeconds: seq, plainThreadSeconds: { alone, pair }, ceiling, rows });
+}
+writeFileSync(resultsFile('binomial-tree'), `${JSON.stringify({ machine: machineInfo(), repeat: REPEAT, trees: results }, null, 2)}\n`);

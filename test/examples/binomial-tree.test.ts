@@ -1,0 +1,86 @@
+/**
+ * The binomial-tree example: its SHA-1 stream is SHA-1, it reproduces UTS's published T3 count, its split
+ * loses and repeats no node, and on a 2-node embedded cluster it counts the same tree as a plain loop.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import binomialTree, { countSequentially, expandTop, rootTask, TREES, type TreeState } from '../../examples/tasks/binomial-tree.js';
+import { nodeDraw, pushChildStates, pushRootState } from '../../examples/tasks/uts-rng.js';
+
+const run = promisify(execFile);
+
+/** Five state words as the 20 big-endian bytes of the digest. */
+const bytes = (words: number[]) => Buffer.concat(words.map((w) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(w);
+  return b;
+}));
+
+/** Counts what is left in `s` with the plain loop. */
+function finish(s: TreeState): number {
+  while (s.stack.length > 0) expandTop(s);
+  return s.nodes;
+}
+
+describe('examples/binomial-tree', () => {
+  it('node states are SHA-1 digests as UTS defines them (root: 16 zero bytes ‖ seed; child i: parent ‖ i)', () => {
+    for (const seed of [0, 42, 0x7fffffff]) {
+      const root: number[] = [];
+      pushRootState(seed, root);
+      const seedBytes = Buffer.alloc(20);
+      seedBytes.writeInt32BE(seed, 16);
+      assert.deepEqual(bytes(root), createHash('sha1').update(seedBytes).digest(), `root of seed ${seed}`);
+      const children: number[] = [];
+      pushChildStates(root, 9, children);
+      for (let i = 0; i < 9; i++) {
+        const index = Buffer.alloc(4);
+        index.writeInt32BE(i);
+        assert.deepEqual(bytes(children.slice(5 * i, 5 * i + 5)), createHash('sha1').update(Buffer.concat([bytes(root), index])).digest(), `child ${i}`);
+      }
+    }
+  });
+
+  it('UTS T3 (b0 2000, q 0.124875, m 8, seed 42): 4,112,897 nodes and 3,599,034 leaves, as published', { timeout: 60_000 }, () => {
+    assert.deepEqual(countSequentially(TREES.t3), { nodes: 4_112_897, leaves: 3_599_034 });
+  });
+
+  it('split gives away the bottom half of the stack; both parts together count every node once', () => {
+    const whole = countSequentially(TREES.t3).nodes;
+    const s = rootTask(TREES.t3);
+    for (let i = 0; i < 50_000; i++) expandTop(s);
+    const before = s.stack.length / 5;
+    const bottom = s.stack.slice(0, 5 * Math.floor(before / 2));
+    const child = binomialTree.split!(s)!;
+    assert.deepEqual(child.stack, bottom);
+    assert.equal(child.stack.length / 5 + s.stack.length / 5, before);
+    assert.deepEqual([child.atRoot, child.nodes, child.shape], [false, 0, TREES.t3]);
+    assert.equal(finish(s) + finish(child), whole);
+  });
+
+  it('a lone node is opened up until two can be shared: the root gives half its children, a leaf ends the task', () => {
+    const whole = countSequentially(TREES.t3).nodes;
+    const s = rootTask(TREES.t3);
+    const child = binomialTree.split!(s)!;
+    assert.deepEqual([s.nodes, s.stack.length / 5, child.stack.length / 5], [1, 1000, 1000]);
+    assert.equal(finish(s) + finish(child), whole);
+    const children: number[] = [];
+    pushChildStates(rootTask(TREES.t3).stack, 2000, children);
+    const leafAt = Array.from({ length: 2000 }, (_, i) => i).find((i) => nodeDraw(children, 5 * i) >= TREES.t3.q)!;
+    const leaf: TreeState = { stack: children.slice(5 * leafAt, 5 * leafAt + 5), atRoot: false, nodes: 0, leaves: 0, shape: TREES.t3 };
+    assert.equal(binomialTree.split!(leaf), undefined);
+    assert.deepEqual([leaf.stack.length, leaf.nodes, leaf.leaves], [0, 1, 1]);
+  });
+
+  it('on a 2-node embedded cluster the count equals the sequential one', { timeout: 120_000 }, async () => {
+    const script = fileURLToPath(new URL('../../examples/binomial-tree.ts', import.meta.url));
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', script, 'small', '2', '1'], { timeout: 110_000 });
+    const out = JSON.parse(stdout) as { nodes: number; leaves: number; sequentialNodes: number };
+    assert.equal(out.sequentialNodes, 39_137);
+    assert.equal(out.nodes, out.sequentialNodes);
+    assert.equal(out.leaves, countSequentially(TREES.small).leaves);
+  });
+});
