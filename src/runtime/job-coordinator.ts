@@ -5,6 +5,7 @@ import { TerminationCoordinator } from '../coord/recipes/termination-detection.j
 import type { CoordClient } from '../coord/types.js';
 import { log } from '../util/log.js';
 import { decode, encode } from './codec.js';
+import { foldContributions } from './contributions.js';
 import type { JobOutcome } from './job-spec.js';
 import type { JobPaths } from './job-paths.js';
 import type { Ledger } from './ledger.js';
@@ -71,19 +72,15 @@ export class JobCoordinator {
   /** Folds every committed contribution (in the transaction markers) and publishes the result. */
   private async collect(): Promise<void> {
     const txns = await this.client.getChildren(this.paths.txns);
-    let value = this.reducer.initial();
-    let completions = 0;
+    const contributions: unknown[] = [];
     for (let i = 0; i < txns.length; i += 64) {
       const chunk = await Promise.all(txns.slice(i, i + 64).map((t) => this.client.getData(joinPath(this.paths.txns, t))));
-      for (const { data } of chunk) {
-        const marker = decode<{ results: unknown[] }>(data);
-        for (const r of marker.results) {
-          completions++;
-          if (r !== undefined) value = this.reducer.combine(value, r);
-        }
-      }
+      for (const { data } of chunk) contributions.push(...decode<{ results: unknown[] }>(data).results);
     }
-    await publishOutcome(this.client, this.paths, { status: 'done', value, finishedAt: Date.now(), completions });
+    const { value, failures } = foldContributions(this.reducer, contributions);
+    await publishOutcome(this.client, this.paths, {
+      status: 'done', value, finishedAt: Date.now(), completions: contributions.length, ...(failures.length > 0 ? { failures } : {}),
+    });
   }
 }
 

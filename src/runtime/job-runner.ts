@@ -7,10 +7,14 @@ import type { TaskRef } from './task.js';
 import { TaskIds, type TaskSnapshot } from './task-record.js';
 import type { WorkerEvent, Workers } from './worker/worker-pool.js';
 import { systemClock, type Clock } from './clock.js';
+import { failedContribution } from './contributions.js';
+
+const firstLine = (s: string) => s.split('\n', 1)[0]!;
 
 export type RunnerEvent =
   | { type: 'steal'; from: string; to: string; taskId: string }
   | { type: 'migration'; from: string; to: string; taskId: string }
+  | { type: 'placement'; from: string; to: string; taskId: string }
   | { type: 'task-done'; taskId: string }
   | { type: 'failed'; error: string };
 
@@ -40,10 +44,22 @@ export interface JobRunnerDeps {
   /** Pipeline tasks to busy workers while tasks take less than this on average (ms; default 2). */
   pipelineBelowMs?: number;
   clock?: Clock;
+  /** Times a failed task is run again from its latest checkpoint (default 0). */
+  retries?: number;
+  /** A task that still fails completes with no contribution and is listed in the outcome instead of failing the job. */
+  collectFailures?: boolean;
+  /** Locality: which pooled task a thief gets (index into the pool, oldest first; default 0). */
+  forThief?(pool: readonly TaskSnapshot[], thief: string): number;
+  /** Locality: the peers this node may steal from, best first (default: all, chosen at random). */
+  victims?(peers: readonly string[]): string[];
+  /** An application message from a running task (TaskContext.send) for the job kind's code. */
+  onTaskMessage?(taskId: string, body: unknown, slot: number): void;
 }
 
 /** Tasks shorter than this on average (ms) are pipelined: a worker gets its next one before it finishes. */
 const PIPELINE_BELOW_MS = 2;
+
+type TransferKind = 'steal' | 'migration' | 'placement';
 
 interface PendingSteal {
   thief: string;
@@ -55,7 +71,7 @@ interface Outgoing {
   snapshot: TaskSnapshot;
   to: string;
   requestId: number | undefined;
-  kind: 'steal' | 'migration';
+  kind: TransferKind;
   /** After this time the offer is taken back (a lost offer or answer must not strand the task). */
   deadline: number;
 }
@@ -67,7 +83,10 @@ interface Outgoing {
  * a task runs on exactly one node at a time whatever messages are lost.
  */
 export class JobRunner {
-  readonly stats = { tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0 };
+  readonly stats = { tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0, placementsOut: 0, checkpoints: 0, retries: 0, failedTasks: 0 };
+  /** Each running task's latest durable state (start, split or checkpoint): a retry resumes from it. */
+  private readonly latest = new Map<string, { state: unknown; partial: unknown }>();
+  private readonly attempts = new Map<string, number>();
   private readonly pool: TaskSnapshot[] = [];
   private readonly running = new Map<string, number>(); // task -> worker slot
   /** When each running task was started, and the moving average of how long tasks take (ms). */
@@ -115,16 +134,15 @@ export class JobRunner {
   /** Events from the worker pool about this job's tasks. */
   onWorker(ev: WorkerEvent): void {
     switch (ev.type) {
-      case 'child': return this.onChild(ev.taskId, ev.childState, ev.checkpoint);
+      case 'child': return this.onChild(ev.taskId, ev.childState, ev.checkpoint, ev.on);
       case 'done': return this.onDone(ev.taskId, ev.partial);
       case 'migrated': return this.onMigrated(ev.taskId, ev.state, ev.partial);
+      case 'checkpoint': return this.onCheckpoint(ev.taskId, ev.state, ev.partial);
+      case 'app': return this.d.onTaskMessage?.(ev.taskId, ev.body, ev.slot);
       case 'cancelled':
         this.forget(ev.taskId);
         return this.schedule();
-      case 'failed':
-        this.forget(ev.taskId);
-        this.d.onEvent({ type: 'failed', error: `task ${ev.taskId} failed: ${ev.error}` });
-        return;
+      case 'failed': return this.onFailed(ev.taskId, ev.error);
       case 'setVar': return this.d.setVar(ev.name, ev.value);
       case 'ready': return;
     }
@@ -187,21 +205,17 @@ export class JobRunner {
 
   // ---- worker events -----------------------------------------------------------------
 
-  private onChild(parentId: string, childState: unknown, checkpoint: { state: unknown; partial: unknown }): void {
+  private onChild(parentId: string, childState: unknown, checkpoint: { state: unknown; partial: unknown }, on?: string): void {
     const childId = this.ids.fresh();
-    this.inFlight++;
     this.stats.splits++;
-    this.d.ledger.split(parentId, checkpoint, childId, childState).then(
-      () => {
-        this.inFlight--;
-        this.place({ id: childId, state: childState, partial: undefined, version: 0 });
-        this.schedule();
-      },
-      (err: unknown) => {
-        this.inFlight--;
-        this.lost(parentId, err);
-      },
-    );
+    if (this.running.has(parentId)) this.latest.set(parentId, checkpoint);
+    this.write(parentId, this.d.ledger.split(parentId, checkpoint, childId, childState), () => {
+      const child = { id: childId, state: childState, partial: undefined, version: 0 };
+      // Placement: a child meant for another node is offered there (claimed in the ledger, as a steal is).
+      if (on !== undefined && on !== this.d.nodeId && !this.stopped) this.transfer(child, on, undefined, 'placement');
+      else this.place(child);
+      this.schedule();
+    });
   }
 
   private onDone(taskId: string, partial: unknown): void {
@@ -211,31 +225,68 @@ export class JobRunner {
       this.averageTaskMs = this.averageTaskMs === undefined ? ms : 0.8 * this.averageTaskMs + 0.2 * ms;
     }
     this.forget(taskId);
-    this.inFlight++;
-    this.d.ledger.complete(taskId, partial).then(
-      () => {
-        this.inFlight--;
-        this.stats.tasksDone++;
-        this.d.onEvent({ type: 'task-done', taskId });
-        this.schedule();
-      },
-      (err: unknown) => {
-        this.inFlight--;
-        this.lost(taskId, err);
-      },
-    );
+    this.attempts.delete(taskId);
+    this.write(taskId, this.d.ledger.complete(taskId, partial), () => {
+      this.stats.tasksDone++;
+      this.d.onEvent({ type: 'task-done', taskId });
+      this.schedule();
+    });
+    this.schedule();
+  }
+
+  /** An explicit checkpoint: the task keeps running; after a crash it resumes from here. */
+  private onCheckpoint(taskId: string, state: unknown, partial: unknown): void {
+    if (!this.running.has(taskId)) return;
+    this.latest.set(taskId, { state, partial });
+    this.write(taskId, this.d.ledger.checkpoint(taskId, state, partial), () => {
+      this.stats.checkpoints++;
+      this.schedule();
+    });
+  }
+
+  /**
+   * A task threw. With retries left it runs again from its latest durable state (what it split off
+   * before exists as separate tasks, so nothing is done twice); then, as its type says, it fails
+   * the job or completes with no contribution and is listed among the outcome's failures.
+   */
+  private onFailed(taskId: string, error: string): void {
+    const latest = this.latest.get(taskId);
+    this.forget(taskId);
+    const attempt = (this.attempts.get(taskId) ?? 0) + 1;
+    if (attempt <= (this.d.retries ?? 0) && latest && !this.stopped) {
+      this.attempts.set(taskId, attempt);
+      this.stats.retries++;
+      log.info('runtime', `task ${taskId} failed (attempt ${attempt}); running it again: ${firstLine(error)}`);
+      return this.onMigrated(taskId, latest.state, latest.partial);
+    }
+    this.attempts.delete(taskId);
+    if (!this.d.collectFailures) {
+      this.d.onEvent({ type: 'failed', error: `task ${taskId} failed: ${error}` });
+      return;
+    }
+    this.stats.failedTasks++;
+    this.write(taskId, this.d.ledger.complete(taskId, failedContribution(taskId, firstLine(error))), () => {
+      this.schedule();
+    });
     this.schedule();
   }
 
   private onMigrated(taskId: string, state: unknown, partial: unknown): void {
     this.forget(taskId);
+    this.write(taskId, this.d.ledger.checkpoint(taskId, state, partial), () => {
+      const version = this.d.ledger.versionOf(taskId) ?? 0;
+      this.place({ id: taskId, state, partial, version });
+      this.schedule();
+    });
+  }
+
+  /** Tracks a ledger write whose outcome decides where a task goes; a failed write goes to `lost`. */
+  private write(taskId: string, pending: Promise<void>, then: () => void): void {
     this.inFlight++;
-    this.d.ledger.checkpoint(taskId, state, partial).then(
+    pending.then(
       () => {
         this.inFlight--;
-        const version = this.d.ledger.versionOf(taskId) ?? 0;
-        this.place({ id: taskId, state, partial, version });
-        this.schedule();
+        then();
       },
       (err: unknown) => {
         this.inFlight--;
@@ -288,7 +339,7 @@ export class JobRunner {
     for (let slot = this.freeSlot(); slot !== undefined && this.pool.length > 0; slot = this.freeSlot()) this.start(slot, this.pool.pop()!);
     while (this.pendingSteals.length > 0 && this.pool.length > 0) {
       const p = this.pendingSteals.shift()!;
-      this.transfer(this.pool.shift()!, p.thief, p.requestId, 'steal');
+      this.transfer(this.takeForThief(p.thief)!, p.thief, p.requestId, 'steal');
     }
     this.expireSteals(now);
     this.pipeline();
@@ -324,7 +375,8 @@ export class JobRunner {
   /** The thief side: an idle node asks a random peer for work. */
   private steal(now: number): void {
     const needWork = this.idleSlots().length > 0 && this.pool.length === 0 && this.running.size === 0 && this.inFlight === 0;
-    const action = this.planner.next(now, needWork, this.d.peers());
+    const peers = this.d.peers();
+    const action = this.planner.next(now, needWork, this.d.victims ? this.d.victims(peers) : peers);
     if (action.kind === 'send') {
       this.d.send(action.victim, { type: 'steal', job: this.d.jobId, requestId: action.requestId }).catch(() => {
         this.planner.undeliverable(action.requestId, this.clock.now());
@@ -338,7 +390,7 @@ export class JobRunner {
 
   private onStealRequest(thief: string, requestId: number): void {
     if (this.stopped || this.draining) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
-    const task = this.pool.shift();
+    const task = this.takeForThief(thief);
     if (task) return this.transfer(task, thief, requestId, 'steal');
     if (this.running.size === 0) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
     this.pendingSteals.push({ thief, requestId, deadline: this.clock.now() + (this.d.stealWaitMs ?? 25) });
@@ -361,7 +413,29 @@ export class JobRunner {
 
   // ---- transfers (steal answers and migrations) --------------------------------------
 
-  private transfer(snapshot: TaskSnapshot, to: string, requestId: number | undefined, kind: 'steal' | 'migration'): void {
+  /**
+   * Placement: offers a task of this node's pool to a chosen node (the claim in the ledger decides;
+   * if that node refuses or is unreachable the task comes back here). Returns false if the task is not pooled here.
+   */
+  placeOn(taskId: string, node: string): boolean {
+    const at = this.pool.findIndex((t) => t.id === taskId);
+    if (at < 0 || this.stopped || node === this.d.nodeId) return false;
+    this.transfer(this.pool.splice(at, 1)[0]!, node, undefined, 'placement');
+    return true;
+  }
+
+  /** The ids of the tasks waiting in this node's pool (oldest first). */
+  pooledTasks(): string[] {
+    return this.pool.map((t) => t.id);
+  }
+
+  private takeForThief(thief: string): TaskSnapshot | undefined {
+    if (this.pool.length === 0) return undefined;
+    const at = this.d.forThief ? this.d.forThief(this.pool, thief) : 0;
+    return this.pool.splice(Number.isInteger(at) && at >= 0 && at < this.pool.length ? at : 0, 1)[0];
+  }
+
+  private transfer(snapshot: TaskSnapshot, to: string, requestId: number | undefined, kind: TransferKind): void {
     this.outgoing.set(snapshot.id, { snapshot, to, requestId, kind, deadline: this.clock.now() + (this.d.offerTimeoutMs ?? 5_000) });
     this.arm(this.d.offerTimeoutMs ?? 5_000);
     const msg: RuntimeMessage = requestId === undefined
@@ -378,8 +452,9 @@ export class JobRunner {
     this.outgoing.delete(taskId);
     this.d.ledger.release(taskId, out.snapshot.version);
     if (out.kind === 'steal') this.stats.stealsOut++;
-    else this.stats.migrationsOut++;
-    this.d.onEvent({ type: out.kind === 'steal' ? 'steal' : 'migration', from: this.d.nodeId, to: from, taskId });
+    else if (out.kind === 'migration') this.stats.migrationsOut++;
+    else this.stats.placementsOut++;
+    this.d.onEvent({ type: out.kind, from: this.d.nodeId, to: from, taskId });
     this.schedule();
   }
 
@@ -457,6 +532,7 @@ export class JobRunner {
 
   private start(slot: number, snapshot: TaskSnapshot): void {
     this.running.set(snapshot.id, slot);
+    this.latest.set(snapshot.id, { state: snapshot.state, partial: snapshot.partial });
     this.startedAt.set(snapshot.id, this.clock.now());
     this.stats.tasksRun++;
     this.d.workers.run(slot, {
@@ -467,6 +543,7 @@ export class JobRunner {
 
   private forget(taskId: string): void {
     this.running.delete(taskId);
+    this.latest.delete(taskId);
     this.startedAt.delete(taskId);
   }
 

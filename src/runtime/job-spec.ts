@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import type { KindRef } from './kinds/job-kind.js';
+import type { TaskFailure } from './contributions.js';
 import type { TaskRef } from './task.js';
 
-/** What a job is: its task type (by module), root state, and how many nodes it wants. */
+/** What a job is: its kind, its task type (by module), and how many nodes it wants. */
 export interface JobSpec {
   id: string;
+  /** The job's kind (default: the built-in task pool). */
+  kind?: KindRef;
+  /** The task type (task-pool jobs) or the application module a kind runs. */
   ref: TaskRef;
   /** Names of the global variables the task type declares. */
   varNames: string[];
@@ -20,7 +25,8 @@ export interface JobSpec {
 
 /** How a job ended, as stored in its `result` znode. */
 export type JobOutcome =
-  | { status: 'done'; value: unknown; finishedAt: number; completions: number }
+  /** `failures`: tasks that failed for good under the 'collect' failure policy (absent when none did). */
+  | { status: 'done'; value: unknown; finishedAt: number; completions: number; failures?: TaskFailure[] }
   | { status: 'failed'; error: string; finishedAt: number }
   | { status: 'cancelled'; finishedAt: number };
 

@@ -1,12 +1,54 @@
 import type { TaskSnapshot } from './task-record.js';
 
-/** Node-to-node messages of the runtime protocols (carried by a Transport). */
+/** Node-to-node messages of the task pool's protocols (the body of a job envelope). */
 export type RuntimeMessage =
   /** A thief asks a victim for work. */
   | { type: 'steal'; job: string; requestId: number }
   /** The victim has nothing to give. */
   | { type: 'steal-empty'; job: string; requestId: number }
-  /** A task handed over: the answer to a steal (with requestId) or a migration (without). */
+  /** A task handed over: the answer to a steal (with requestId), a migration or a placement (without). */
   | { type: 'offer'; job: string; requestId?: number; task: TaskSnapshot }
   /** The receiver claimed the offered task in the ledger (or could not). */
   | { type: 'offer-ack'; job: string; taskId: string; claimed: boolean };
+
+/**
+ * What travels between nodes: a layer message for one job's kind, or such a message bounced by a
+ * node that is not (or no longer) in that job, so that the sender need not wait for a timeout.
+ */
+export type JobEnvelope =
+  | { type: 'job'; job: string; body: { type: string; [key: string]: unknown } }
+  | { type: 'job-bounce'; job: string; body: { type: string; [key: string]: unknown } };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 200;
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** Checks an incoming frame's envelope; returns what is wrong, or undefined. */
+export function validateEnvelope(m: unknown): string | undefined {
+  if (!isObject(m)) return 'not an object';
+  if (m.type !== 'job' && m.type !== 'job-bounce') return `unknown message type ${JSON.stringify(m.type)}`;
+  if (!isId(m.job)) return 'field "job" must be a job id';
+  if (!isObject(m.body) || typeof m.body.type !== 'string') return 'field "body" must be an object with a string "type"';
+  return undefined;
+}
+
+/** Checks a task-pool message's shape (a frame from a peer is never trusted to match its type). */
+export function validateRuntimeMessage(m: { type: string; [key: string]: unknown }): string | undefined {
+  if (!isId(m.job)) return 'field "job" must be a job id';
+  switch (m.type) {
+    case 'steal':
+    case 'steal-empty':
+      return isCount(m.requestId) ? undefined : 'field "requestId" must be a whole number';
+    case 'offer': {
+      if (m.requestId !== undefined && !isCount(m.requestId)) return 'field "requestId" must be a whole number';
+      const t = m.task;
+      if (!isObject(t) || !isId(t.id) || !isCount(t.version) || !('state' in t)) return 'field "task" must be {id, state, partial, version}';
+      return undefined;
+    }
+    case 'offer-ack':
+      if (!isId(m.taskId)) return 'field "taskId" must be a task id';
+      return typeof m.claimed === 'boolean' ? undefined : 'field "claimed" must be a boolean';
+    default:
+      return `unknown task-pool message type ${JSON.stringify(m.type)}`;
+  }
+}

@@ -13,16 +13,16 @@ import { Emitter } from '../util/emitter.js';
 import { log } from '../util/log.js';
 import { Rng } from '../util/rng.js';
 import { decode } from './codec.js';
-import { JobCoordinator, publishOutcome } from './job-coordinator.js';
+import { publishOutcome } from './job-coordinator.js';
 import { clusterPaths, jobPaths, type JobPaths } from './job-paths.js';
-import { JobRunner, type RunnerEvent } from './job-runner.js';
+import type { RunnerEvent } from './job-runner.js';
 import type { JobSpec } from './job-spec.js';
-import { Ledger } from './ledger.js';
-import type { RuntimeMessage } from './messages.js';
+import type { JobKind, LeaderRole, MemberContext, MemberCounters, MemberRole } from './kinds/job-kind.js';
+import { loadJobKind } from './kinds/load-kind.js';
+import { validateEnvelope, type JobEnvelope } from './messages.js';
 import type { NodeEvent } from './node-events.js';
 import { StatsPublisher } from './node-stats.js';
 import type { StealPlannerOptions } from './steal-planner.js';
-import { loadTaskType, reducerOf, type TaskType } from './task.js';
 import { VarBoard } from './worker/var-board.js';
 import { WorkerPool, type WorkerEvent } from './worker/worker-pool.js';
 
@@ -44,17 +44,19 @@ export interface NodeOptions {
 interface Participation {
   spec: JobSpec;
   paths: JobPaths;
-  type: TaskType<unknown, unknown>;
-  runner: JobRunner;
-  ledger: Ledger;
+  kind: JobKind;
+  role: MemberRole;
+  ctx: MemberContext;
   vars: GlobalVariables;
   members: GroupMembership;
   election: LeaderElection;
-  coordinator: JobCoordinator | undefined;
-  resultWatch: WatchHandle;
+  leaderRole: LeaderRole | undefined;
+  resultWatch: WatchHandle | undefined;
   leaving: Promise<void> | undefined;
   progress: NodeJS.Timeout | undefined;
 }
+
+const ZERO_COUNTERS: MemberCounters = { tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0 };
 
 export function newNodeId(): string {
   return `n-${randomBytes(4).toString('hex')}`;
@@ -111,7 +113,8 @@ export class TidepoolNode {
 
   /** Queue depth and running tasks of the current job (for status and the dashboard). */
   load() {
-    return this.job ? { job: this.job.spec.id, ...this.job.runner.load, stats: { ...this.job.runner.stats } } : undefined;
+    const job = this.job;
+    return job ? { job: job.spec.id, ...(job.role.load?.() ?? { running: 0, pooled: 0 }), stats: job.role.counters?.() ?? { ...ZERO_COUNTERS } } : undefined;
   }
 
   on(listener: (event: NodeEvent) => void): () => void {
@@ -145,7 +148,7 @@ export class TidepoolNode {
   async crash(): Promise<void> {
     this.closed = true;
     void this.stats.stop();
-    this.job?.runner.stop();
+    this.job?.role.stop();
     this.assignmentWatch?.close();
     await this.workers.close();
     await this.transport.close();
@@ -155,7 +158,7 @@ export class TidepoolNode {
 
   private async init(): Promise<void> {
     await this.workers.start();
-    this.transport.onMessage((from, m) => this.onMessage(from, m as unknown as RuntimeMessage));
+    this.transport.onMessage((from, m) => this.onMessage(from, m));
     await this.transport.start();
     await mkdirp(this.client, this.paths.assignments);
     await this.cluster.join(this.id, { address: this.transport.address, workers: this.workers.size, job: null });
@@ -194,51 +197,41 @@ export class TidepoolNode {
       throw err;
     }
     if (await this.client.exists(paths.result)) return; // already over
-    const type = await loadTaskType(spec.ref);
-    const ledger = new Ledger(this.client, { tasks: paths.tasks, txns: paths.txns }, this.id);
+    const kind = await loadJobKind(spec.kind);
     const vars = new GlobalVariables(this.client, paths.vars);
     const board = spec.varNames.length > 0 ? VarBoard.allocate(spec.varNames) : undefined;
     const boardView = board ? new VarBoard(board, spec.varNames) : undefined;
+    vars.on('change', ({ name, value }) => boardView?.write(name, value));
     const members = new GroupMembership(this.client, paths.members);
-    const runner: JobRunner = new JobRunner({
-      nodeId: this.id,
-      jobId,
-      ref: spec.ref,
-      ...(spec.input !== undefined ? { input: spec.input } : {}),
-      ledger,
-      workers: this.workers,
-      board,
-      varNames: spec.varNames,
-      send: (to, message) => this.send(to, message),
-      peers: () => [...members.view().keys()].filter((id) => id !== this.id),
-      setVar: (name, value) => {
-        vars.setVar(name, value).catch((err: unknown) => log.warn('node', `setVar ${name} failed`, err));
-      },
-      onEvent: (e) => this.onRunnerEvent(jobId, e),
-      rng: this.rng,
+    const ctx: MemberContext = {
+      nodeId: this.id, spec, client: this.client, paths, workers: this.workers, vars, board, rng: this.rng, membership: members,
       ...(this.opts.steal ? { steal: this.opts.steal } : {}),
-    });
+      send: (to, body) => this.send(to, { type: 'job', job: jobId, body }),
+      peers: () => [...members.view().keys()].filter((id) => id !== this.id),
+      report: (e) => this.onRunnerEvent(jobId, e),
+    };
+    let role: MemberRole;
+    try {
+      role = await kind.member(ctx);
+    } catch (err) {
+      const error = `job kind ${kind.name} could not start on node ${this.id}: ${err instanceof Error ? err.message : String(err)}`;
+      log.error('node', error);
+      await publishOutcome(this.client, paths, { status: 'failed', error, finishedAt: Date.now() }).catch(() => false);
+      return;
+    }
     const election = new LeaderElection(this.client, paths.election, { id: this.id, data: null });
     const job: Participation = {
-      spec, paths, type, runner, ledger, vars, members, election, coordinator: undefined,
-      resultWatch: undefined as unknown as WatchHandle, leaving: undefined, progress: undefined,
+      spec, paths, kind, role, ctx, vars, members, election, leaderRole: undefined,
+      resultWatch: undefined, leaving: undefined, progress: undefined,
     };
     this.job = job;
-    vars.on('change', ({ name, value }) => boardView?.write(name, value));
-    for (const name of spec.varNames) {
-      const rule = type.vars?.[name] ?? 'replace';
-      await vars.define(name, { rule: rule as never });
-    }
-    members.on('joined', () => runner.peersJoined());
-    members.on('left', (m) => runner.peerLeft(m.id));
+    members.on('joined', () => role.peersJoined?.());
+    members.on('left', (m) => role.peerLeft?.(m.id));
     await members.join(this.id, { address: this.transport.address, workers: this.workers.size });
     await members.watch();
-    election.on('elected', () => {
-      if (this.job !== job || job.leaving) return;
-      job.coordinator = new JobCoordinator(this.client, paths, ledger, members, reducerOf(type), (s) => runner.adopt(s));
-      job.coordinator.start();
-      this.emit({ type: 'leader', node: this.id, job: jobId });
-    });
+    election.on('elected', () => void this.lead(job));
+    // A leader whose session expired must stop acting: another node is (or will be) elected.
+    election.on('lost', () => this.stopLeading(job));
     await election.start();
     job.resultWatch = watchData(this.client, paths.result, (data) => {
       if (data && this.job === job) void this.leave(job, 'finished');
@@ -251,18 +244,37 @@ export class TidepoolNode {
       job.progress = setInterval(() => this.reportProgress(job), every);
       job.progress.unref();
     }
-    runner.peersJoined();
+    role.peersJoined?.();
+  }
+
+  /** Runs the kind's leader code while this node leads the job. */
+  private async lead(job: Participation): Promise<void> {
+    if (this.job !== job || job.leaving || job.leaderRole) return;
+    this.emit({ type: 'leader', node: this.id, job: job.spec.id });
+    if (!job.kind.leader) return;
+    try {
+      const role = await job.kind.leader({ ...job.ctx, member: job.role, finish: (o) => publishOutcome(this.client, job.paths, o) });
+      if (this.job !== job || job.leaving || !job.election.isLeader) return role.stop();
+      job.leaderRole = role;
+    } catch (err) {
+      log.error('node', `the leader of job ${job.spec.id} could not start`, err);
+    }
+  }
+
+  private stopLeading(job: Participation): void {
+    job.leaderRole?.stop();
+    job.leaderRole = undefined;
   }
 
   /** Leaves a job: drained (tasks handed over first) or finished (nothing left to hand over). */
   private leave(job: Participation, reason: 'drained' | 'finished' | 'failed'): Promise<void> {
     if (job.leaving) return job.leaving;
     job.leaving = (async () => {
-      if (reason === 'drained') await job.runner.drain();
+      if (reason === 'drained') await job.role.drain();
       clearInterval(job.progress);
       this.reportProgress(job);
-      job.runner.stop();
-      job.coordinator?.stop();
+      job.role.stop();
+      this.stopLeading(job);
       job.resultWatch?.close();
       job.vars.stop();
       job.members.stop();
@@ -293,16 +305,25 @@ export class TidepoolNode {
   // ---- messages ----------------------------------------------------------------------
 
   private onWorkerEvent(ev: WorkerEvent): void {
-    if (this.job) this.job.runner.onWorker(ev);
+    this.job?.role.onWorker?.(ev);
   }
 
-  private onMessage(from: string, m: RuntimeMessage): void {
+  /** A frame from a peer: checked, then routed to the job's kind (or bounced if we are not in that job). */
+  private onMessage(from: string, m: unknown): void {
+    const wrong = validateEnvelope(m);
+    if (wrong) return log.warn('node', `dropped a malformed message from ${from}: ${wrong}`);
+    const envelope = m as JobEnvelope;
     const job = this.job;
-    // The runner itself refuses steals and offers once it drains or stops.
-    if (job && m.job === job.spec.id) return job.runner.onMessage(from, m);
-    // Not (or no longer) in that job: refuse politely so the sender does not wait.
-    if (m.type === 'steal') void this.send(from, { type: 'steal-empty', job: m.job, requestId: m.requestId }).catch(() => undefined);
-    if (m.type === 'offer') void this.send(from, { type: 'offer-ack', job: m.job, taskId: m.task.id, claimed: false }).catch(() => undefined);
+    // A draining member still takes messages (acknowledgements of its hand-overs); its kind refuses new work.
+    if (!job || envelope.job !== job.spec.id) {
+      // Not (or no longer) in that job: bounce it so the sender does not wait (never bounce a bounce).
+      if (envelope.type === 'job') void this.send(from, { type: 'job-bounce', job: envelope.job, body: envelope.body }).catch(() => undefined);
+      return;
+    }
+    const bad = job.kind.validateMessage?.(envelope.body);
+    if (bad) return log.warn('node', `dropped a malformed ${job.kind.name} message from ${from}: ${bad}`);
+    if (envelope.type === 'job') job.role.onMessage?.(from, envelope.body);
+    else job.role.onBounce?.(from, envelope.body);
   }
 
   private onRunnerEvent(jobId: string, e: RunnerEvent): void {
@@ -321,15 +342,15 @@ export class TidepoolNode {
     }
   }
 
-  private async send(to: string, message: RuntimeMessage): Promise<void> {
+  private async send(to: string, message: JobEnvelope): Promise<void> {
     const member = this.cluster.view().get(to);
     if (!member?.meta.address) throw new Error(`node ${to} is not in the cluster`);
     await this.transport.send({ nodeId: to, address: member.meta.address }, message as never);
   }
 
   private reportProgress(job: Participation): void {
-    const load = job.runner.load;
-    const st = job.runner.stats;
+    const load = job.role.load?.() ?? { running: 0, pooled: 0 };
+    const st = job.role.counters?.() ?? ZERO_COUNTERS;
     this.emit({
       type: 'progress', job: job.spec.id, node: this.id, running: load.running, pooled: load.pooled,
       tasksDone: st.tasksDone, splits: st.splits, stealsIn: st.stealsIn, stealsOut: st.stealsOut, migrationsOut: st.migrationsOut,
@@ -339,16 +360,13 @@ export class TidepoolNode {
   /** What the node publishes for monitors (see node-stats.ts). */
   private currentStats() {
     const job = this.job;
-    if (!job) {
-      return { job: null, workers: this.workers.size, busy: 0, queued: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, coord: emptyStats() };
-    }
-    const load = job.runner.load;
-    const st = job.runner.stats;
+    if (!job) return { job: null, workers: this.workers.size, busy: 0, queued: 0, ...ZERO_COUNTERS, coord: emptyStats() };
+    const load = job.role.load?.() ?? { running: 0, pooled: 0 };
+    const { figures, ...counters } = job.role.counters?.() ?? ZERO_COUNTERS;
     return {
-      job: job.spec.id, workers: this.workers.size, busy: load.running, queued: load.pooled,
-      tasksDone: st.tasksDone, splits: st.splits, stealsIn: st.stealsIn, stealsOut: st.stealsOut,
-      migrationsIn: st.migrationsIn, migrationsOut: st.migrationsOut,
-      coord: addStats(job.ledger.stats, job.vars.stats),
+      job: job.spec.id, kind: job.kind.name, workers: this.workers.size, busy: load.running, queued: load.pooled, ...counters,
+      ...(figures ? { figures } : {}),
+      coord: addStats(job.role.coordStats?.() ?? emptyStats(), job.vars.stats),
     };
   }
 

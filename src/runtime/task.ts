@@ -6,10 +6,22 @@
  * serializable data; code is loaded by module specifier on every node (weak migration, §3.4).
  */
 
-/** How results emitted by tasks are combined: `combine` must be associative and commutative. */
+/**
+ * How results emitted by tasks are combined. Unordered (the default), contributions are folded in
+ * no defined order, so `combine` must be associative and commutative (floating-point sums then
+ * differ in their last bits run to run). `ordered: true` makes results reproducible: every emit
+ * carries a key (a block or iteration index), and the job's result folds all values in key order,
+ * whatever the splits, steals, nodes or crashes were.
+ */
 export interface ResultReducer<R> {
   initial: () => R;
   combine: (acc: R, value: R) => R;
+  ordered?: boolean;
+}
+
+/** Where a spawned task should run (placement); the runtime falls back to this node if that one refuses. */
+export interface SpawnOptions {
+  on?: string;
 }
 
 /** Rules for the job's global variables (seed 000 §3.6), by name. */
@@ -35,12 +47,32 @@ export interface TaskContext<R, I = unknown> {
    * node (§3.4), or its job was cancelled. Return from `run` when it says so.
    */
   shouldMigrate(): boolean;
-  /** True when the job has been cancelled (e.g. a decision search found its answer): stop now. */
+  /**
+   * True when this task's work is not wanted any more: its job ended (done, failed or cancelled) or
+   * this node no longer owns the task. Return from `run` when it says so; nothing it did counts.
+   */
   cancelled(): boolean;
-  /** Explicitly creates a new task with the given state (e.g. a parallel-for or a task tree). */
-  spawn(state: unknown): void;
-  /** Adds `value` to this task's contribution to the job result. */
-  emit(value: R): void;
+  /** Explicitly creates a new task with the given state (e.g. a parallel-for or a task tree), optionally on a chosen node. */
+  spawn(state: unknown, options?: SpawnOptions): void;
+  /** Adds `value` to this task's contribution to the job result (with `key` when the result is ordered). */
+  emit(value: R, key?: number | string): void;
+  /**
+   * Reports `amount` units of progress (iterations, nodes searched). Costs one atomic add in shared
+   * memory, no message; the node reads the sum of its workers' counters (exact beyond 2^31).
+   */
+  progress(amount?: number): void;
+  /** The amount of work the node currently grants this task (its kind sets it), or undefined. */
+  budget(): number | undefined;
+  /**
+   * Saves the task's state and partial result durably now: after a crash of this node the task
+   * resumes from here instead of from its last split. Costs one coordination write; use it at
+   * natural boundaries of long tasks.
+   */
+  checkpoint(): void;
+  /** Sends an application message to this node's job-kind code (the node-to-worker channel). */
+  send(body: unknown): void;
+  /** Messages the node's job-kind code sent to this worker since the last call (never blocks). */
+  receive(): unknown[];
   /** The node-local value of a global variable (no network). */
   getVar<T>(name: string): T | undefined;
   /** Proposes a value for a global variable; it is merged by the variable's rule everywhere. */
@@ -55,8 +87,24 @@ export interface TaskDefinition<S, R, I = unknown> {
    * unless `ctx.shouldMigrate()` was true at the time: then `state` is migrated and resumed elsewhere.
    */
   run(state: S, ctx: TaskContext<R, I>): void | Promise<void>;
-  /** Removes part of the remaining work from `state` and returns it as a new task's state, or undefined. */
-  split?(state: S): S | undefined;
+  /**
+   * Removes part of the remaining work from `state` and returns it as a new task's state, or
+   * undefined. `want`, when the node asks for a given amount of work (in the task's own units), is
+   * that amount; otherwise the task chooses (half of what is left is the usual answer).
+   */
+  split?(state: S, want?: number): S | undefined;
+  /** Times a failed task is run again from its latest checkpoint before it counts as failed (default 0). */
+  retries?: number;
+  /**
+   * What a task that still fails does to its job: 'fail-job' (default) ends the job as failed;
+   * 'collect' completes the task with no contribution and lists it in the outcome's `failures`.
+   */
+  failures?: 'fail-job' | 'collect';
+  /**
+   * Locality (placement): which pooled task a thief from node `thief` gets (an index into `states`,
+   * oldest first); the default is the oldest.
+   */
+  forThief?(states: readonly S[], thief: string): number;
   /** How emitted results are combined (default: no result). */
   result?: ResultReducer<R>;
   /** Global variables the task uses, with their merge rules. */
@@ -84,6 +132,8 @@ export interface TaskType<S, R, I = unknown> extends TaskDefinition<S, R, I> {
 export function defineTask<S, R = never, I = unknown>(definition: TaskDefinition<S, R, I>): TaskType<S, R, I> {
   if (!definition || typeof definition.run !== 'function') throw new TypeError('defineTask: `run` must be a function');
   if (definition.split !== undefined && typeof definition.split !== 'function') throw new TypeError('defineTask: `split` must be a function');
+  if (definition.retries !== undefined && !(Number.isInteger(definition.retries) && definition.retries >= 0)) throw new TypeError('defineTask: `retries` must be a whole number ≥ 0');
+  if (definition.failures !== undefined && definition.failures !== 'fail-job' && definition.failures !== 'collect') throw new TypeError("defineTask: `failures` must be 'fail-job' or 'collect'");
   return { ...definition, kind: 'tidepool.task' };
 }
 

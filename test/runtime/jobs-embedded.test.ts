@@ -3,6 +3,7 @@
  * jobs sharing a cluster, a node moved from one job to another mid-run, and failing jobs.
  */
 import assert from 'node:assert/strict';
+import { GlobalVariables } from '../../src/coord/recipes/global-variables.js';
 import { describe, it } from 'node:test';
 import { decode } from '../../src/runtime/codec.js';
 import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
@@ -34,8 +35,9 @@ describe('jobs on an embedded cluster', () => {
     const events: ClusterEvent[] = [];
     cluster.on((e) => events.push(e));
     try {
-      const a = await cluster.submit(ref('compositions.ts'), rootState(21, 300), { nodes: 2 });
-      const b = await cluster.submit(ref('compositions.ts'), rootState(20, 300), { nodes: 2 });
+      // Both hold their last tasks until the test sets `go`: they surely still run while the node moves.
+      const a = await cluster.submit(ref('held-compositions.ts'), rootState(21, 300), { nodes: 2 });
+      const b = await cluster.submit(ref('held-compositions.ts'), rootState(20, 300), { nodes: 2 });
       const nodesOf = async (job: string) => (await cluster.nodes()).filter((n) => n.assignment === job).map((n) => n.id);
       assert.equal((await nodesOf(a.id)).length, 2);
       assert.equal((await nodesOf(b.id)).length, 2);
@@ -45,6 +47,12 @@ describe('jobs on an embedded cluster', () => {
       await waitFor(() => events.some((e) => e.type === 'job-left' && e.node === released[0] && e.job === a.id), 'the node to leave job A');
       const { added } = await cluster.scale(b.id, 3);
       assert.deepEqual(added, released, 'the released node is the one that joins B');
+      await waitFor(() => events.some((e) => e.type === 'job-joined' && e.node === released[0] && e.job === b.id), 'the node to join job B');
+      for (const job of [a, b]) {
+        const vars = new GlobalVariables(cluster.coordination, jobPaths(job.id).vars);
+        await vars.define('go', { rule: 'max' });
+        await vars.setVar('go', 1);
+      }
       const [ra, rb] = await withDeadline(Promise.all([a.result<number>(), b.result<number>()]), 'both results', 100_000);
       assert.equal(ra, 2 ** 21);
       assert.equal(rb, 2 ** 20);

@@ -42,7 +42,7 @@ export class GlobalVariables {
   /** Declares a variable and starts following it; resolves once the current global value is known. */
   async define<T>(name: string, def: VarDefinition<T>): Promise<void> {
     validateName(name);
-    this.rules.set(name, toMerge(def.rule) as (a: unknown, b: unknown) => unknown);
+    this.rules.set(name, mergeRule(def.rule) as (a: unknown, b: unknown) => unknown);
     if (this.watches.has(name)) return;
     await mkdirp(this.client, this.basePath);
     const handle = watchData(this.client, this.pathOf(name), (data) => {
@@ -122,7 +122,8 @@ export class GlobalVariables {
   }
 }
 
-function toMerge<T>(rule: MergeRule<T>): (a: T, b: T) => T {
+/** A variable's merge rule as a function (one definition for the coordination recipe and the workers). */
+export function mergeRule<T>(rule: MergeRule<T>): (a: T, b: T) => T {
   if (rule === 'min') return (a, b) => ((b as number) < (a as number) ? b : a);
   if (rule === 'max') return (a, b) => ((b as number) > (a as number) ? b : a);
   if (rule === 'replace') return (_a, b) => b;

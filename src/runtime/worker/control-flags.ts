@@ -1,22 +1,37 @@
 /**
  * Per-worker control words in shared memory, so that a running task learns in nanoseconds
  * (one atomic load, no message) whether work is wanted, whether it must migrate, or whether
- * its job was cancelled.
+ * its job was cancelled — and so that it can report progress and read its budget without one.
+ * Wide words are 64-bit (BigInt64Array): counters that outlive 2^31 units stay exact.
  */
 export const WANT_SPLIT = 0;
 export const MIGRATE = 1;
 export const CANCEL = 2;
+/** Wide words: cumulative progress units of the slot, the granted budget (-1: none), the amount a split request wants (-1: any). */
+export const PROGRESS = 0;
+export const BUDGET = 1;
+export const SPLIT_WANT = 2;
 const WORDS_PER_WORKER = 4;
+const WIDE_PER_WORKER = 4;
+const SLOT_BYTES = WORDS_PER_WORKER * 4 + WIDE_PER_WORKER * 8; // 48: keeps every wide view 8-byte aligned
 
 export class ControlFlags {
   readonly view: Int32Array;
+  readonly wide: BigInt64Array;
 
   constructor(readonly buffer: SharedArrayBuffer, private readonly slot: number) {
-    this.view = new Int32Array(buffer, slot * WORDS_PER_WORKER * 4, WORDS_PER_WORKER);
+    this.view = new Int32Array(buffer, slot * SLOT_BYTES, WORDS_PER_WORKER);
+    this.wide = new BigInt64Array(buffer, slot * SLOT_BYTES + WORDS_PER_WORKER * 4, WIDE_PER_WORKER);
   }
 
   static allocate(workers: number): SharedArrayBuffer {
-    return new SharedArrayBuffer(Math.max(1, workers) * WORDS_PER_WORKER * 4);
+    const buffer = new SharedArrayBuffer(Math.max(1, workers) * SLOT_BYTES);
+    for (let i = 0; i < Math.max(1, workers); i++) {
+      const f = new ControlFlags(buffer, i);
+      f.setWide(BUDGET, -1);
+      f.setWide(SPLIT_WANT, -1);
+    }
+    return buffer;
   }
 
   static forWorker(buffer: SharedArrayBuffer, slot: number): ControlFlags {
@@ -35,8 +50,22 @@ export class ControlFlags {
     return Atomics.load(this.view, word);
   }
 
-  /** Clears every word (a new task starts with a clean slate). */
+  setWide(word: number, value: number): void {
+    Atomics.store(this.wide, word, BigInt(Math.trunc(value)));
+  }
+
+  getWide(word: number): number {
+    return Number(Atomics.load(this.wide, word));
+  }
+
+  addWide(word: number, amount: number): void {
+    Atomics.add(this.wide, word, BigInt(Math.trunc(amount)));
+  }
+
+  /** Clears the request words and the budget (a new task starts with a clean slate); progress is cumulative. */
   reset(): void {
     for (let i = 0; i < WORDS_PER_WORKER; i++) Atomics.store(this.view, i, 0);
+    this.setWide(BUDGET, -1);
+    this.setWide(SPLIT_WANT, -1);
   }
 }

@@ -7,6 +7,8 @@ export type ToWorker =
   | { type: 'run'; run: TaskMessage }
   /** A pipelined task this worker has not started must not run (its ownership was lost): report it cancelled. */
   | { type: 'drop'; taskId: string }
+  /** An application message from the node's job-kind code to the task running here (TaskContext.receive). */
+  | { type: 'app'; body: unknown }
   | { type: 'shutdown' };
 
 /** Job setups a worker keeps (oldest dropped first); the pool mirrors the same order to know what a worker holds. */
@@ -37,8 +39,6 @@ export interface RunRequest {
   state: unknown;
   /** The task's result contribution so far (from a checkpoint), or undefined for a fresh task. */
   partial: unknown;
-  /** The job's input, sent once per worker and job (the worker keeps it); absent afterwards. */
-  input?: { value: unknown };
   /** The job's variable board (shared memory), if its task type declares vars. */
   board: SharedArrayBuffer | undefined;
   varNames: string[];
@@ -48,8 +48,12 @@ export interface RunRequest {
 export type FromWorker =
   | { type: 'ready' }
   /** A new task was split off (or spawned); `checkpoint` is the parent's state and partial result right after. */
-  | { type: 'child'; taskId: string; childState: unknown; checkpoint: { state: unknown; partial: unknown } }
-  | { type: 'done'; taskId: string; partial: unknown; searchNodes?: number }
+  | { type: 'child'; taskId: string; childState: unknown; checkpoint: { state: unknown; partial: unknown }; on?: string }
+  | { type: 'done'; taskId: string; partial: unknown }
+  /** An explicit checkpoint of a running task (it keeps running). */
+  | { type: 'checkpoint'; taskId: string; state: unknown; partial: unknown }
+  /** An application message from a task to its node's job-kind code. */
+  | { type: 'app'; taskId: string; body: unknown }
   | { type: 'migrated'; taskId: string; state: unknown; partial: unknown }
   | { type: 'cancelled'; taskId: string }
   | { type: 'failed'; taskId: string; error: string }

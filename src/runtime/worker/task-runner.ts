@@ -1,5 +1,6 @@
-import { reducerOf, type ResultReducer, type TaskContext, type TaskType } from '../task.js';
-import { CANCEL, MIGRATE, WANT_SPLIT, type ControlFlags } from './control-flags.js';
+import { mergeRule } from '../../coord/recipes/global-variables.js';
+import { reducerOf, type ResultReducer, type SpawnOptions, type TaskContext, type TaskType } from '../task.js';
+import { BUDGET, CANCEL, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT, type ControlFlags } from './control-flags.js';
 import type { FromWorker, RunRequest } from './messages.js';
 import { VarBoard } from './var-board.js';
 
@@ -23,15 +24,20 @@ class RunContext implements TaskContext<unknown> {
   constructor(
     private readonly type: TaskType<unknown, unknown>,
     private readonly req: RunRequest,
-    private readonly view: Int32Array,
+    private readonly flags: ControlFlags,
     private readonly reducer: ResultReducer<unknown>,
     private readonly state: unknown,
     private readonly post: (m: FromWorker) => void,
     readonly input: unknown,
+    private readonly inbox: () => unknown[],
   ) {
-    this.partial = req.partial === undefined ? reducer.initial() : req.partial;
+    this.view = flags.view;
+    // An ordered result is kept as [key, value] pairs until the job folds them in key order.
+    this.partial = req.partial !== undefined ? req.partial : reducer.ordered ? [] : reducer.initial();
     this.board = req.board ? new VarBoard(req.board, req.varNames) : undefined;
   }
+
+  private readonly view: Int32Array;
 
   get taskId(): string {
     return this.req.taskId;
@@ -45,7 +51,8 @@ class RunContext implements TaskContext<unknown> {
     if ((++this.splitTick & CHECK_MASK) !== 0) return false;
     if (Atomics.load(this.view, WANT_SPLIT) <= 0 || !this.type.split) return false;
     if (!takeOne(this.view)) return false;
-    const child = this.type.split(this.state);
+    const want = this.flags.getWide(SPLIT_WANT);
+    const child = want >= 0 ? this.type.split(this.state, want) : this.type.split(this.state);
     if (child === undefined) return false;
     this.handOver(child);
     return true;
@@ -65,12 +72,38 @@ class RunContext implements TaskContext<unknown> {
     return Atomics.load(this.view, CANCEL) !== 0;
   }
 
-  spawn(childState: unknown): void {
-    this.handOver(childState);
+  spawn(childState: unknown, options?: SpawnOptions): void {
+    this.handOver(childState, options?.on);
   }
 
-  emit(value: unknown): void {
-    this.partial = this.reducer.combine(this.partial, value);
+  emit(value: unknown, key?: number | string): void {
+    if (!this.reducer.ordered) {
+      this.partial = this.reducer.combine(this.partial, value);
+      return;
+    }
+    if (typeof key !== 'number' && typeof key !== 'string') throw new TypeError(`task ${this.req.taskId}: an ordered result needs emit(value, key) with a number or string key`);
+    (this.partial as Array<[number | string, unknown]>).push([key, value]);
+  }
+
+  progress(amount = 1): void {
+    this.flags.addWide(PROGRESS, amount);
+  }
+
+  budget(): number | undefined {
+    const b = this.flags.getWide(BUDGET);
+    return b < 0 ? undefined : b;
+  }
+
+  checkpoint(): void {
+    this.post({ type: 'checkpoint', taskId: this.req.taskId, state: this.state, partial: this.partial });
+  }
+
+  send(body: unknown): void {
+    this.post({ type: 'app', taskId: this.req.taskId, body });
+  }
+
+  receive(): unknown[] {
+    return this.inbox();
   }
 
   getVar<T>(name: string): T | undefined {
@@ -88,8 +121,8 @@ class RunContext implements TaskContext<unknown> {
   }
 
   /** The message is cloned on posting, so the checkpoint is the parent's state at this instant. */
-  private handOver(childState: unknown): void {
-    this.post({ type: 'child', taskId: this.req.taskId, childState, checkpoint: { state: this.state, partial: this.partial } });
+  private handOver(childState: unknown, on?: string): void {
+    this.post({ type: 'child', taskId: this.req.taskId, childState, checkpoint: { state: this.state, partial: this.partial }, ...(on !== undefined ? { on } : {}) });
   }
 }
 
@@ -106,9 +139,11 @@ function takeOne(view: Int32Array): boolean {
  * Runs one task on the current thread and reports what happened through `post`. Kept apart from
  * the worker shell so that it can run (and be tested) on any thread.
  */
-export async function runTask(type: TaskType<unknown, unknown>, req: RunRequest, flags: ControlFlags, post: (m: FromWorker) => void, input?: unknown): Promise<void> {
+export async function runTask(
+  type: TaskType<unknown, unknown>, req: RunRequest, flags: ControlFlags, post: (m: FromWorker) => void, input?: unknown, inbox: () => unknown[] = () => [],
+): Promise<void> {
   const state = req.state;
-  const ctx = new RunContext(type, req, flags.view, reducerOf(type), state, post, input ?? req.input?.value);
+  const ctx = new RunContext(type, req, flags, reducerOf(type), state, post, input, inbox);
   try {
     await type.run(state, ctx);
   } catch (err) {
@@ -122,9 +157,11 @@ export async function runTask(type: TaskType<unknown, unknown>, req: RunRequest,
 
 /** Applies a variable's merge rule (as declared by the task type). */
 export function mergeVar(type: TaskType<unknown, unknown>, name: string, current: unknown, proposed: unknown): unknown {
-  const rule = type.vars?.[name];
-  if (rule === 'min') return (proposed as number) < (current as number) ? proposed : current;
-  if (rule === 'max') return (proposed as number) > (current as number) ? proposed : current;
-  if (typeof rule === 'function') return (rule as (a: unknown, b: unknown) => unknown)(current, proposed);
-  return proposed;
+  const rule = type.vars?.[name] ?? 'replace';
+  let merge = merges.get(rule);
+  if (!merge) merges.set(rule, (merge = mergeRule(rule as never) as (a: unknown, b: unknown) => unknown));
+  return merge(current, proposed);
 }
+
+/** Merge functions by rule (getVar runs in hot search loops: no closure per call). */
+const merges = new Map<unknown, (a: unknown, b: unknown) => unknown>();

@@ -29,6 +29,8 @@ function typeOf(ref: TaskRef): Promise<TaskType<unknown, unknown>> {
 /** Tasks received and not yet finished, in order: one runs at a time (pipelined ones wait here). */
 const queue: TaskMessage[] = [];
 const dropped = new Set<string>();
+/** Application messages from the node for the running task (TaskContext.receive). */
+let inbox: unknown[] = [];
 let running = false;
 
 port.on('message', (msg: ToWorker) => receive(msg));
@@ -45,6 +47,9 @@ function receive(msg: ToWorker): void {
     case 'drop':
       dropped.add(msg.taskId);
       return;
+    case 'app':
+      inbox.push(msg.body);
+      return;
     case 'run':
       queue.push(msg.run);
       if (!running) void drainQueue();
@@ -60,12 +65,24 @@ async function drainQueue(): Promise<void> {
   }
 }
 
+/** Takes in whatever the node sent, without returning to the event loop (a running task may never yield). */
+function pumpPort(): void {
+  for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) receive(m.message as ToWorker);
+}
+
+function takeInbox(): unknown[] {
+  pumpPort();
+  const out = inbox;
+  inbox = [];
+  return out;
+}
+
 async function runOne(task: TaskMessage): Promise<void> {
   if (dropped.delete(task.taskId)) return post({ type: 'cancelled', taskId: task.taskId });
   if (task.pipelined) {
     // Tasks run back to back without returning to the event loop: take in what the node sent meanwhile
     // (a drop for this very task, say) before starting it.
-    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) receive(m.message as ToWorker);
+    pumpPort();
     if (dropped.delete(task.taskId)) return post({ type: 'cancelled', taskId: task.taskId });
     // The control word may still hold requests for the task before this one (see TaskMessage).
     Atomics.store(flags.view, WANT_SPLIT, 0);
@@ -77,7 +94,7 @@ async function runOne(task: TaskMessage): Promise<void> {
   if (!job) return post({ type: 'failed', taskId: task.taskId, error: `worker has no setup for job ${task.jobId}` });
   const req: RunRequest = { ...task, ref: job.ref, board: job.board, varNames: job.varNames };
   try {
-    await runTask(await typeOf(req.ref), req, flags, post, job.input?.value);
+    await runTask(await typeOf(req.ref), req, flags, post, job.input?.value, takeInbox);
   } catch (err) {
     post({ type: 'failed', taskId: req.taskId, error: err instanceof Error ? err.message : String(err) });
   }

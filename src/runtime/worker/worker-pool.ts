@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { log } from '../../util/log.js';
-import { CANCEL, ControlFlags, MIGRATE, WANT_SPLIT } from './control-flags.js';
+import { BUDGET, CANCEL, ControlFlags, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT } from './control-flags.js';
 import { JOB_SETUPS_KEPT, type FromWorker, type RunRequest, type ToWorker } from './messages.js';
 
 /** The worker entry next to this file: .ts when running from sources (tsx), .js when built. */
@@ -42,11 +42,18 @@ export interface Workers {
   currentTask?(slot: number): string | undefined;
   /** Makes sure a pipelined task that has not started never runs: it is reported cancelled (optional). */
   drop?(slot: number, taskId: string): void;
-  requestSplit(slot: number): void;
+  /** Asks the slot's task to split off work at its next split point (`want`: the amount wanted, in the task's units). */
+  requestSplit(slot: number, want?: number): void;
   clearSplit(slot: number): void;
   splitRequested(slot: number): boolean;
   requestMigrate(slot: number): void;
   cancel(slot: number): void;
+  /** Cumulative progress units the slot's tasks reported (TaskContext.progress) (optional). */
+  progress?(slot: number): number;
+  /** Grants the slot's running task a budget (TaskContext.budget); undefined withdraws it (optional). */
+  setBudget?(slot: number, amount: number | undefined): void;
+  /** Sends an application message to the slot's running task (TaskContext.receive) (optional). */
+  post?(slot: number, body: unknown): void;
 }
 
 /**
@@ -111,9 +118,24 @@ export class WorkerPool implements Workers {
   }
 
   /** Asks the task on `slot` to split off one task at its next potential split point. */
-  requestSplit(slot: number): void {
+  requestSplit(slot: number, want?: number): void {
     const s = this.slots[slot];
-    if (s && s.tasks.length > 0 && s.flags.get(WANT_SPLIT) <= 0) s.flags.set(WANT_SPLIT, 1);
+    if (!s || s.tasks.length === 0) return;
+    // The amount goes first: the task reads it only after it has taken the request.
+    s.flags.setWide(SPLIT_WANT, want ?? -1);
+    if (s.flags.get(WANT_SPLIT) <= 0) s.flags.set(WANT_SPLIT, 1);
+  }
+
+  progress(slot: number): number {
+    return this.slots[slot]?.flags.getWide(PROGRESS) ?? 0;
+  }
+
+  setBudget(slot: number, amount: number | undefined): void {
+    this.slots[slot]?.flags.setWide(BUDGET, amount === undefined ? -1 : Math.max(0, amount));
+  }
+
+  post(slot: number, body: unknown): void {
+    this.slots[slot]?.worker.postMessage({ type: 'app', body } satisfies ToWorker);
   }
 
   /** Withdraws an unserved split request (the work went elsewhere). */

@@ -1,0 +1,86 @@
+/**
+ * The first job kind: a splittable task pool with one reduced result (seed 000). On each member a
+ * JobRunner holds the local pool, steals and migrates; on the leader a JobCoordinator detects
+ * termination, folds the result and recovers the tasks of vanished members.
+ */
+import { log } from '../../util/log.js';
+import { JobCoordinator } from '../job-coordinator.js';
+import { JobRunner } from '../job-runner.js';
+import { Ledger } from '../ledger.js';
+import { validateRuntimeMessage, type RuntimeMessage } from '../messages.js';
+import { loadTaskType, reducerOf, type TaskType } from '../task.js';
+import { defineJobKind, type LayerBody, type LeaderContext, type MemberContext, type MemberRole } from './job-kind.js';
+
+/** The reference a job spec carries for the task pool (built in: no module to load). */
+export const TASK_POOL_KIND = { module: 'builtin:task-pool', export: 'default' } as const;
+
+/** A member role that also exposes its runner (the leader adopts recovered tasks into it). */
+interface TaskPoolMember extends MemberRole {
+  readonly runner: JobRunner;
+  readonly ledger: Ledger;
+  readonly type: TaskType<unknown, unknown>;
+}
+
+async function member(ctx: MemberContext): Promise<TaskPoolMember> {
+  const { spec } = ctx;
+  const type = await loadTaskType(spec.ref);
+  for (const name of spec.varNames) {
+    const rule = type.vars?.[name] ?? 'replace';
+    await ctx.vars.define(name, { rule: rule as never });
+  }
+  const ledger = new Ledger(ctx.client, { tasks: ctx.paths.tasks, txns: ctx.paths.txns }, ctx.nodeId);
+  const runner = new JobRunner({
+    nodeId: ctx.nodeId,
+    jobId: spec.id,
+    ref: spec.ref,
+    ...(spec.input !== undefined ? { input: spec.input } : {}),
+    ledger,
+    workers: ctx.workers,
+    board: ctx.board,
+    varNames: spec.varNames,
+    send: (to, message) => ctx.send(to, message as unknown as LayerBody),
+    peers: ctx.peers,
+    setVar: (name, value) => {
+      ctx.vars.setVar(name, value).catch((err: unknown) => log.warn('node', `setVar ${name} failed`, err));
+    },
+    onEvent: (e) => ctx.report(e),
+    rng: ctx.rng,
+    ...(ctx.steal ? { steal: ctx.steal } : {}),
+    ...(type.retries !== undefined ? { retries: type.retries } : {}),
+    ...(type.failures === 'collect' ? { collectFailures: true } : {}),
+  });
+  return {
+    runner,
+    ledger,
+    type,
+    onMessage: (from, body) => runner.onMessage(from, body as unknown as RuntimeMessage),
+    onBounce: (from, body) => {
+      const m = body as unknown as RuntimeMessage;
+      // The receiver is not in this job: a steal finds nothing there, an offer is refused.
+      if (m.type === 'steal') runner.onMessage(from, { type: 'steal-empty', job: spec.id, requestId: m.requestId });
+      else if (m.type === 'offer') runner.onMessage(from, { type: 'offer-ack', job: spec.id, taskId: m.task.id, claimed: false });
+    },
+    onWorker: (ev) => runner.onWorker(ev),
+    peersJoined: () => runner.peersJoined(),
+    peerLeft: (id) => runner.peerLeft(id),
+    drain: () => runner.drain(),
+    stop: () => runner.stop(),
+    load: () => runner.load,
+    counters: () => ({ ...runner.stats }),
+    coordStats: () => ledger.stats,
+  };
+}
+
+function leader(ctx: LeaderContext) {
+  const own = ctx.member as TaskPoolMember;
+  const coordinator = new JobCoordinator(ctx.client, ctx.paths, own.ledger, ctx.membership, reducerOf(own.type), (s) => own.runner.adopt(s));
+  coordinator.start();
+  return { stop: () => coordinator.stop() };
+}
+
+export const taskPoolKind = defineJobKind({
+  name: 'task-pool',
+  member,
+  leader,
+  validateMessage: (body) => validateRuntimeMessage(body),
+});
