@@ -22,3 +22,10 @@ export { ClusterMonitor, type MonitorOptions } from './dashboard/cluster-monitor
 export { startDashboard, type DashboardOptions, type DashboardServer } from './dashboard/dashboard-server.js';
 export type { ClusterSnapshot, NodeView, JobView, TimelinePoint, DashboardHello } from './dashboard/snapshot.js';
 export { pruneFinishedJobs, type RetentionOptions } from './runtime/job-retention.js';
+export { Reconciler, type ReconcilerOptions, type ReconcilerStats } from './runtime/scheduler/reconciler.js';
+export { setDesiredSize, assignNamedNode } from './runtime/scheduler/job-sizing.js';
+export { plan as planScheduling, applyDecisions } from './runtime/scheduler/planner.js';
+export { fcfsPolicy, type FcfsOptions } from './runtime/scheduler/fcfs-policy.js';
+export type { SchedulingPolicy } from './runtime/scheduler/policy.js';
+export { validateNodeRange, jobBounds, fcfsOrder, type ClusterView, type NodeState, type JobState, type Decision } from './runtime/scheduler/cluster-view.js';
+export { ControlChannel, CONTROL_MESSAGE_LIMIT, type ControlRequest, type ControlAck, type ControlServer, type RequestOptions } from './coord/recipes/control-channel.js';
