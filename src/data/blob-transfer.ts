@@ -1,0 +1,310 @@
+/**
+ * Blob transfer between nodes over the node's existing Transport (no sockets of its own): the I/O
+ * around the BlobReceiver and BlobSender state machines (transfer-protocol.ts has the messages).
+ *
+ * Receiving: `fetch` reserves room in the store (limits checked before any byte is written), asks the
+ * holders one at a time, writes chunks in order into the store's sink and hands the verified blob to
+ * the store. Concurrent fetches of one blob share one transfer.
+ * Serving: a `blob.fetch` is answered only when `mayFetch(peer, hash, job)` allows it and the blob is
+ * here; chunks go out in order within the receiver's credit. A blob sent whole from disk is hashed
+ * on the way out, so a copy corrupted on disk is found and discarded.
+ */
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import type { Message, PeerAddress, Transport } from '../transport/types.js';
+import { log } from '../util/log.js';
+import { checkBlobHash, shortHash, type BlobHash } from './content-hash.js';
+import { DataError } from './data-error.js';
+import { BlobReceiver, type OutgoingMessage, type ReceiverAction } from './blob-receiver.js';
+import { BlobSender } from './blob-sender.js';
+import type { BlobSink } from './blob-sink.js';
+import type { BlobInfo, ObjectStore } from './object-store.js';
+import {
+  chunkRange, isBlobMessage, MAX_CHUNK_BYTES, MAX_WINDOW, MIN_CHUNK_BYTES, parseBlobMessage,
+  type BlobMessage, type FetchMessage, type RefuseCode,
+} from './transfer-protocol.js';
+
+/** Decides whether `peer` may fetch blob `hash` for `job` (e.g. it is a member of a job that references it). */
+export type FetchAuthorizer = (peer: string, hash: BlobHash, job: string) => boolean | Promise<boolean>;
+
+export interface BlobTransferOptions {
+  transport: Transport;
+  store: ObjectStore;
+  /** Required: there is no default that lets any authenticated node read any blob. */
+  mayFetch: FetchAuthorizer;
+  /** Bytes per chunk (default 1 MiB). */
+  chunkBytes?: number;
+  /** Chunks in flight beyond what the receiver consumed (default 8). */
+  window?: number;
+  /** A holder that sends nothing for this long is left for the next one (default 10 s). */
+  stallMs?: number;
+  /** Attempts per holder (default 2). */
+  rounds?: number;
+}
+
+export interface FetchOptions {
+  size: number;
+  /** Nodes holding the blob, in order of preference. */
+  holders: readonly PeerAddress[];
+  job: string;
+  /** What error messages call the object. */
+  name?: string;
+}
+
+export interface TransferStats {
+  /** Transfers that completed into this store. */
+  fetched: number;
+  bytesIn: number;
+  /** Transfers served to peers (started). */
+  served: number;
+  bytesOut: number;
+  refused: number;
+  corruptArrivals: number;
+}
+
+interface Outgoing {
+  peer: PeerAddress;
+  hash: BlobHash;
+  sender: BlobSender;
+  chain: Promise<void>;
+  /** Hash of what was sent, when sent whole from disk. */
+  check: Hash | undefined;
+  lastActivity: number;
+}
+
+export class BlobTransferService {
+  readonly stats: TransferStats = { fetched: 0, bytesIn: 0, served: 0, bytesOut: 0, refused: 0, corruptArrivals: 0 };
+  private readonly transport: Transport;
+  private readonly store: ObjectStore;
+  private readonly mayFetch: FetchAuthorizer;
+  private readonly chunkBytes: number;
+  private readonly window: number;
+  private readonly stallMs: number;
+  private readonly rounds: number;
+  private readonly fetches = new Map<BlobHash, Promise<BlobInfo>>();
+  private readonly cancels = new Set<(reason: string) => void>();
+  /** Fetches in progress by transfer-id prefix: where chunks and refusals go. */
+  private readonly receiving = new Map<string, (from: string, m: Message) => void>();
+  private readonly outgoing = new Map<string, Outgoing>();
+  private readonly prefix = randomBytes(4).toString('hex');
+  private fetchCount = 0;
+  private readonly off: () => void;
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(opts: BlobTransferOptions) {
+    if (typeof opts.mayFetch !== 'function') throw new TypeError('BlobTransferService: mayFetch (who may fetch which blob) is required');
+    this.transport = opts.transport;
+    this.store = opts.store;
+    this.mayFetch = opts.mayFetch;
+    this.chunkBytes = opts.chunkBytes ?? 1024 * 1024;
+    this.window = opts.window ?? 8;
+    this.stallMs = opts.stallMs ?? 10_000;
+    this.rounds = opts.rounds ?? 2;
+    if (this.chunkBytes < MIN_CHUNK_BYTES || this.chunkBytes > MAX_CHUNK_BYTES) throw new RangeError(`chunkBytes must be ${MIN_CHUNK_BYTES}..${MAX_CHUNK_BYTES}`);
+    if (!Number.isInteger(this.window) || this.window < 1 || this.window > MAX_WINDOW) throw new RangeError(`window must be 1..${MAX_WINDOW}`);
+    this.off = this.transport.onMessage((from, m) => {
+      if (!isBlobMessage(m)) return;
+      if (m.type === 'blob.chunk' || m.type === 'blob.refuse') {
+        const xfer = typeof m.xfer === 'string' ? m.xfer : '';
+        this.receiving.get(xfer.slice(0, xfer.lastIndexOf('.')))?.(from, m);
+      } else this.onMessage(from, m);
+    });
+    // Outgoing transfers whose receiver went quiet (it left, or died) are dropped.
+    this.sweeper = setInterval(() => this.sweep(), Math.max(50, this.stallMs));
+    this.sweeper.unref();
+  }
+
+  /**
+   * Brings blob `hash` into the local store from its holders (at once if it is here already) and
+   * resolves with where it is. Rejects with TOO_LARGE / OVER_BUDGET before anything is fetched, or
+   * with UNAVAILABLE / REFUSED naming every holder's reason.
+   */
+  fetch(hash: BlobHash, opts: FetchOptions): Promise<BlobInfo> {
+    checkBlobHash(hash, opts.name ?? 'blob');
+    const local = this.store.info(hash);
+    if (local) return Promise.resolve(local);
+    let running = this.fetches.get(hash);
+    if (!running) {
+      running = this.run(hash, opts).finally(() => this.fetches.delete(hash));
+      this.fetches.set(hash, running);
+    }
+    return running;
+  }
+
+  /** Outgoing transfers in progress (for tests and metrics). */
+  get serving(): number {
+    return this.outgoing.size;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.off();
+    clearInterval(this.sweeper);
+    for (const cancel of [...this.cancels]) cancel('the transfer service closed');
+    this.outgoing.clear();
+    await Promise.allSettled([...this.fetches.values()]);
+  }
+
+  // ---- receiving ---------------------------------------------------------------------
+
+  private run(hash: BlobHash, opts: FetchOptions): Promise<BlobInfo> {
+    if (this.closed) return Promise.reject(new DataError('CLOSED', 'the blob transfer service is closed', hash));
+    let sink: BlobSink;
+    try {
+      sink = this.store.sink(hash, opts.size, opts.name);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const peers = new Map(opts.holders.filter((h) => h.nodeId !== this.transport.nodeId).map((h) => [h.nodeId, h]));
+    const xferPrefix = `${this.transport.nodeId}#${this.prefix}-${++this.fetchCount}`;
+    const receiver = new BlobReceiver({
+      hash, size: opts.size, job: opts.job, holders: [...peers.keys()], chunkBytes: this.chunkBytes, window: this.window,
+      stallMs: this.stallMs, rounds: this.rounds, xferPrefix,
+    });
+    return new Promise<BlobInfo>((resolve, reject) => {
+      let writes = Promise.resolve();
+      let timer: NodeJS.Timeout | undefined;
+      let settled = false;
+      const finish = (err: unknown, info?: BlobInfo) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.receiving.delete(xferPrefix);
+        this.cancels.delete(cancel);
+        if (err) {
+          void sink.abort().finally(() => reject(err));
+        } else {
+          this.stats.fetched++;
+          resolve(info!);
+        }
+      };
+      const apply = (actions: ReceiverAction[]) => {
+        for (const a of actions) {
+          switch (a.kind) {
+            case 'send': this.sendFor(receiver, peers.get(a.to)!, a.message, apply); break;
+            case 'write':
+              this.stats.bytesIn += a.data.length;
+              writes = writes.then(() => sink.write(a.offset, a.data));
+              writes.catch((err: unknown) => apply(receiver.cancel(`cannot store it: ${(err as Error).message}`)));
+              break;
+            case 'reset': writes = writes.then(() => sink.reset()); break;
+            case 'corrupt':
+              this.stats.corruptArrivals++;
+              this.store.reportCorrupt(hash, 'arrival', `from ${a.holders.join(', ')}: ${a.reason}`);
+              break;
+            case 'done': writes.then(() => sink.finish()).then((info) => finish(undefined, info), finish); break;
+            case 'failed': finish(a.error); break;
+          }
+        }
+        clearTimeout(timer);
+        const deadline = receiver.deadline;
+        if (deadline !== undefined && !settled) {
+          timer = setTimeout(() => apply(receiver.onTick(Date.now())), Math.max(0, deadline - Date.now()) + 1);
+          timer.unref?.();
+        }
+      };
+      const cancel = (reason: string) => apply(receiver.cancel(reason));
+      this.cancels.add(cancel);
+      this.receiving.set(xferPrefix, (from, m) => {
+        const parsed = parseBlobMessage(m);
+        if (typeof parsed === 'string') return log.warn('data', `malformed message from ${from}: ${parsed}`);
+        if (parsed.type === 'blob.chunk') apply(receiver.onChunk(from, parsed, Date.now()));
+        else if (parsed.type === 'blob.refuse') apply(receiver.onRefuse(from, parsed, Date.now()));
+      });
+      apply(receiver.start(Date.now()));
+    });
+  }
+
+  private sendFor(receiver: BlobReceiver, to: PeerAddress, message: OutgoingMessage, apply: (a: ReceiverAction[]) => void): void {
+    const full = (message.type === 'blob.fetch' ? { ...message, replyTo: this.transport.address } : message) as Message;
+    this.transport.send(to, full).catch((err: unknown) => {
+      apply(receiver.onSendFailed(to.nodeId, message.xfer, Date.now(), err instanceof Error ? err.message : String(err)));
+    });
+  }
+
+  // ---- serving -----------------------------------------------------------------------
+
+  private onMessage(from: string, m: Message): void {
+    if (this.closed) return;
+    const parsed = parseBlobMessage(m);
+    if (typeof parsed === 'string') {
+      log.warn('data', `malformed message from ${from}: ${parsed}`);
+      const replyTo = (m as { replyTo?: unknown }).replyTo;
+      if (m.type === 'blob.fetch' && typeof m.xfer === 'string' && typeof replyTo === 'string') {
+        this.refuse({ nodeId: from, address: replyTo }, m.xfer, 'BAD_REQUEST', parsed);
+      }
+      return;
+    }
+    const key = `${from}|${parsed.xfer}`;
+    if (parsed.type === 'blob.fetch') void this.serve(from, key, parsed);
+    else if (parsed.type === 'blob.credit') {
+      const t = this.outgoing.get(key);
+      if (t) this.pump(key, t, t.sender.credit(parsed.upTo));
+    } else if (parsed.type === 'blob.cancel') this.outgoing.delete(key);
+  }
+
+  private async serve(from: string, key: string, m: FetchMessage): Promise<void> {
+    const peer = { nodeId: from, address: m.replyTo };
+    let allowed: boolean;
+    try {
+      allowed = await this.mayFetch(from, m.hash, m.job);
+    } catch (err) {
+      log.warn('data', `mayFetch threw for ${from} on blob ${shortHash(m.hash)}`, err);
+      allowed = false;
+    }
+    if (!allowed) {
+      this.stats.refused++;
+      return this.refuse(peer, m.xfer, 'REFUSED', `node ${from} may not fetch blob ${shortHash(m.hash)} for job ${m.job}`);
+    }
+    const info = this.store.info(m.hash);
+    if (!info) return this.refuse(peer, m.xfer, 'NOT_FOUND', `blob ${shortHash(m.hash)} is not held by ${this.transport.nodeId}`);
+    this.stats.served++;
+    const t: Outgoing = {
+      peer, hash: m.hash, sender: new BlobSender(info.size, m.chunkBytes, m.from, m.window), chain: Promise.resolve(),
+      check: info.where === 'disk' && m.from === 0 ? createHash('sha256') : undefined, lastActivity: Date.now(),
+    };
+    this.outgoing.set(key, t);
+    this.pump(key, t, t.sender.start());
+  }
+
+  /** Reads and sends chunks in order; sends are not awaited one by one (the credit window bounds them). */
+  private pump(key: string, t: Outgoing, seqs: number[]): void {
+    t.lastActivity = Date.now();
+    for (const seq of seqs) {
+      t.chain = t.chain.then(async () => {
+        if (this.outgoing.get(key) !== t) return;
+        const { offset, length } = chunkRange(seq, t.sender.size, t.sender.chunkBytes);
+        const data = await this.store.read(t.hash, offset, length);
+        t.check?.update(data);
+        this.stats.bytesOut += length;
+        this.transport.send(t.peer, { type: 'blob.chunk', xfer: key.slice(key.indexOf('|') + 1), seq, size: t.sender.size, data })
+          .catch(() => this.outgoing.delete(key));
+        if (seq === t.sender.chunks - 1) await this.finishServing(key, t);
+      }).catch((err: unknown) => {
+        this.outgoing.delete(key);
+        this.refuse(t.peer, key.slice(key.indexOf('|') + 1), 'FAILED', `cannot read blob ${shortHash(t.hash)}: ${(err as Error).message}`);
+      });
+    }
+  }
+
+  private async finishServing(key: string, t: Outgoing): Promise<void> {
+    this.outgoing.delete(key);
+    if (t.check && t.check.digest('hex') !== t.hash) {
+      // What we just sent from disk is not the blob: the receiver will refuse it; we discard our copy.
+      log.warn('data', `blob ${shortHash(t.hash)} on disk does not match its hash; discarded`);
+      this.store.reportCorrupt(t.hash, 'disk', 'sent content does not match its hash');
+      await this.store.delete(t.hash);
+    }
+  }
+
+  private refuse(peer: PeerAddress, xfer: string, code: RefuseCode, reason: string): void {
+    const message: BlobMessage = { type: 'blob.refuse', xfer, code, reason };
+    this.transport.send(peer, message).catch(() => undefined);
+  }
+
+  private sweep(): void {
+    const idle = Date.now() - 2 * this.stallMs;
+    for (const [key, t] of this.outgoing) if (t.lastActivity < idle) this.outgoing.delete(key);
+  }
+}
