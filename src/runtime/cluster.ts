@@ -157,10 +157,15 @@ export class Cluster {
     await entry.client.close();
   }
 
+  /**
+   * Stops the local nodes gracefully: running tasks checkpoint and every node leaves its job and
+   * the cluster (nothing is handed between nodes that are all stopping; a job that goes on
+   * elsewhere recovers their tasks from the ledger).
+   */
   async close(): Promise<void> {
     this.members.stop();
     await Promise.all([...this.local.values()].map(async ({ node, client }) => {
-      await node.crash();
+      await node.shutdown({ handOver: false });
       await client.close();
     }));
     this.local.clear();

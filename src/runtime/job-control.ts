@@ -5,6 +5,7 @@ import { mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
 import { watchData } from '../coord/watch.js';
 import { decode, encode } from './codec.js';
+import { publishOutcome } from './job-coordinator.js';
 import { clusterPaths, jobPaths } from './job-paths.js';
 import { ROOT_TASK_ID, newJobId, type JobOutcome, type JobSpec } from './job-spec.js';
 import { loadTaskType, type TaskRef } from './task.js';
@@ -121,6 +122,17 @@ async function casAssignment(client: CoordClient, path: string, from: string, to
     if (isCoordError(err, 'BAD_VERSION', 'NO_NODE')) return false;
     throw err;
   }
+}
+
+/**
+ * Cancels a job: its outcome becomes `cancelled` (unless it already has one), its members stop
+ * their tasks and leave, and its nodes are free for other jobs. Returns false if the job had
+ * already ended; throws if there is no such job.
+ */
+export async function cancelJob(client: CoordClient, jobId: string, root?: string): Promise<boolean> {
+  const paths = jobPaths(jobId, root);
+  if (!(await client.exists(paths.spec))) throw new Error(`no job ${jobId} in the cluster`);
+  return publishOutcome(client, paths, { status: 'cancelled', finishedAt: Date.now() });
 }
 
 /** Resolves with the job's outcome once it has one (watching, never polling). */

@@ -98,6 +98,7 @@ export class JobRunner {
   private readonly ids: TaskIds;
   private inFlight = 0; // ledger writes whose outcome decides where a task goes
   private draining = false;
+  private handOver = true;
   private stopped = false;
   private cancelTimer: (() => void) | undefined;
   private timerAt = 0;
@@ -175,10 +176,13 @@ export class JobRunner {
 
   /**
    * Graceful scale-in: stop answering steals, stop running tasks at their next shouldMigrate(),
-   * hand every task to the remaining members, and resolve once nothing is left here.
+   * hand every task to the remaining members, and resolve once nothing is left here. With no
+   * member left to take them (or `handOver: false`, when every member is stopping), the tasks stay
+   * in the ledger at their latest checkpoint, and whoever leads the job next recovers them.
    */
-  drain(): Promise<void> {
+  drain(opts: { handOver?: boolean } = {}): Promise<void> {
     this.draining = true;
+    this.handOver = opts.handOver ?? true;
     for (const p of this.pendingSteals.splice(0)) void this.sendSafe(p.thief, { type: 'steal-empty', job: this.d.jobId, requestId: p.requestId });
     for (const slot of new Set(this.running.values())) this.d.workers.requestMigrate(slot);
     this.schedule();
@@ -513,6 +517,7 @@ export class JobRunner {
   }
 
   private migratePool(): void {
+    if (!this.handOver) return;
     const peers = this.d.peers();
     if (peers.length === 0) return; // nobody to hand over to yet: wait for a member
     while (this.pool.length > 0) {
@@ -524,7 +529,10 @@ export class JobRunner {
 
   private checkDrained(): void {
     if (!this.draining && !this.stopped) return;
-    if (!this.stopped && !this.idle) return;
+    if (!this.stopped) {
+      if (this.running.size > 0 || this.outgoing.size > 0 || this.inFlight > 0) return;
+      if (this.pool.length > 0 && this.handOver && this.d.peers().length > 0) return;
+    }
     for (const resolve of this.drainWaiters.splice(0)) resolve();
   }
 

@@ -121,17 +121,20 @@ export class TidepoolNode {
     return this.events.on('event', listener);
   }
 
-  /** Leaves the current job gracefully: every task moves to the remaining members first. */
-  async drain(): Promise<void> {
+  /**
+   * Leaves the current job gracefully: every task moves to the remaining members first (or, with
+   * `handOver: false`, is checkpointed and left in the ledger for whoever runs the job next).
+   */
+  async drain(opts: { handOver?: boolean } = {}): Promise<void> {
     const job = this.job;
     if (!job) return;
-    await this.leave(job, 'drained');
+    await this.leave(job, 'drained', opts);
   }
 
   /** Drains, then leaves the cluster and stops. */
-  async shutdown(): Promise<void> {
+  async shutdown(opts: { handOver?: boolean } = {}): Promise<void> {
     if (this.closed) return;
-    await this.drain();
+    await this.drain(opts);
     this.closed = true;
     await this.stats.stop();
     this.assignmentWatch?.close();
@@ -267,10 +270,10 @@ export class TidepoolNode {
   }
 
   /** Leaves a job: drained (tasks handed over first) or finished (nothing left to hand over). */
-  private leave(job: Participation, reason: 'drained' | 'finished' | 'failed'): Promise<void> {
+  private leave(job: Participation, reason: 'drained' | 'finished' | 'failed', opts: { handOver?: boolean } = {}): Promise<void> {
     if (job.leaving) return job.leaving;
     job.leaving = (async () => {
-      if (reason === 'drained') await job.role.drain();
+      if (reason === 'drained') await job.role.drain(opts);
       clearInterval(job.progress);
       this.reportProgress(job);
       job.role.stop();

@@ -28,7 +28,7 @@ describe('tidepool CLI', () => {
   it('prints help with every command and exits 0', async () => {
     const run = await tidepool(['--help']);
     assert.equal(run.code, 0);
-    const commands = ['demo', 'solve', 'node', 'coordinator', 'status', 'jobs', 'scale', 'drain', 'coord'];
+    const commands = ['demo', 'solve', 'node', 'coordinator', 'status', 'jobs', 'scale', 'drain', 'cancel', 'coord'];
     for (const cmd of commands) assert.match(run.stdout, new RegExp(`^\\s+${cmd}\\b`, 'm'), `${cmd} is listed`);
     // Every command has --help with an example, and --json.
     for (const cmd of [...commands.filter((c) => c !== 'coord'), 'coord ls', 'coord get']) {
@@ -115,6 +115,11 @@ describe('tidepool CLI', () => {
         const drained = JSON.parse((await tidepool(['drain', node.id, '--zk', zk.connectionString, '--json'])).stdout) as { draining: boolean };
         assert.equal(drained.draining, true);
         assertCleanError(await tidepool(['scale', 'j-nope', '1', '--zk', zk.connectionString]), /no job j-nope/);
+        // Cancel: the job's outcome becomes "cancelled" once; a second cancel and an unknown job say so.
+        assert.deepEqual(JSON.parse((await tidepool(['cancel', spec.id, '--zk', zk.connectionString, '--json'])).stdout), { job: spec.id, cancelled: true });
+        await until(async () => JSON.parse((await tidepool(['jobs', '--zk', zk.connectionString, '--json'])).stdout) as { jobs: Array<{ state: string }> }, (j) => j.jobs[0]?.state === 'cancelled');
+        assert.match((await tidepool(['cancel', spec.id, '--zk', zk.connectionString])).stdout, /had already ended/);
+        assertCleanError(await tidepool(['cancel', 'j-nope', '--zk', zk.connectionString]), /no job j-nope/);
         assertCleanError(await tidepool(['drain', 'n-nope', '--zk', zk.connectionString]), /no node n-nope/);
         await client.close();
       } finally {

@@ -3,7 +3,7 @@ import { connect } from '../../coord/connect.js';
 import type { CoordClient } from '../../coord/types.js';
 import { decode } from '../../runtime/codec.js';
 import { ClusterReader } from '../../dashboard/cluster-reader.js';
-import { drainNode, listJobs, listNodes, scaleJob } from '../../runtime/job-control.js';
+import { cancelJob, drainNode, listJobs, listNodes, scaleJob } from '../../runtime/job-control.js';
 import { jobPaths } from '../../runtime/job-paths.js';
 import { pruneFinishedJobs } from '../../runtime/job-retention.js';
 import type { JobOutcome, JobSpec } from '../../runtime/job-spec.js';
@@ -72,6 +72,19 @@ export function registerClusterCommands(program: Command): void {
         process.stdout.write(`job ${job}: ${change.size} node(s)${change.added.length ? `, added ${change.added.join(' ')}` : ''}${change.released.length ? `, draining ${change.released.join(' ')}` : ''}${change.size < n ? ` (only ${change.size} available)` : ''}\n`);
       });
     });
+
+  common(program.command('cancel').argument('<job>', 'job id').description('cancel a job: its tasks stop, its nodes are freed, its outcome is "cancelled"'))
+    .addHelpText('after', '\nExample:\n  tidepool cancel j-lx3k2-1a2b3c --zk zk://127.0.0.1:2181')
+    .action((job: string, opts: Common) => withCluster(opts, async (client) => {
+      let cancelled: boolean;
+      try {
+        cancelled = await cancelJob(client, job);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      if (opts.json) return print({ job, cancelled });
+      process.stdout.write(cancelled ? `job ${job} cancelled\n` : `job ${job} had already ended\n`);
+    }));
 
   common(program.command('drain').argument('<node>', 'node id').description('move a node out of its job: its tasks migrate to the job\'s other nodes'))
     .addHelpText('after', '\nExample:\n  tidepool drain n-1a2b3c4d --zk zk://127.0.0.1:2181')

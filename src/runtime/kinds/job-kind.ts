@@ -65,8 +65,11 @@ export interface MemberRole {
   onWorker?(event: WorkerEvent): void;
   peersJoined?(): void;
   peerLeft?(nodeId: string): void;
-  /** Hands everything this node holds to the remaining members; resolves when nothing is left. */
-  drain(): Promise<void>;
+  /**
+   * Hands everything this node holds to the remaining members; resolves when nothing is left.
+   * `handOver: false` (the whole cluster is stopping): make everything durable, hand nothing over.
+   */
+  drain(opts?: { handOver?: boolean }): Promise<void>;
   /** The job ended or this node left it: stop at once. */
   stop(): void;
   /** Load and counters for status, the dashboard and metrics (kind-specific figures in `figures`). */

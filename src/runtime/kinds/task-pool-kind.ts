@@ -63,7 +63,7 @@ async function member(ctx: MemberContext): Promise<TaskPoolMember> {
     onWorker: (ev) => runner.onWorker(ev),
     peersJoined: () => runner.peersJoined(),
     peerLeft: (id) => runner.peerLeft(id),
-    drain: () => runner.drain(),
+    drain: (opts) => runner.drain(opts),
     stop: () => runner.stop(),
     load: () => runner.load,
     counters: () => ({ ...runner.stats }),
