@@ -1,0 +1,232 @@
+/**
+ * Where blobs live, recorded in the coordination service as small references, never the bytes:
+ *
+ *   <root>/blobs/<hash>                    persistent, {"size": n}
+ *   <root>/blobs/<hash>/refs/<jobId>       persistent: job <jobId> uses the blob
+ *   <root>/blobs/<hash>/holders/<nodeId>   ephemeral, {"address": "tcp://…"}: that node's store has it
+ *
+ * Holders are ephemeral, so a node that dies stops being listed by itself. References are per job:
+ * `collect()` drops the references of jobs that no longer exist (a removed job loses its blobs
+ * without anyone having to remember them) and then every blob nobody references; each node's
+ * `collectLocal()` then deletes the bytes its store holds for blobs that are gone.
+ */
+import { CoordError, isCoordError } from '../coord/errors.js';
+import { joinPath } from '../coord/paths.js';
+import { deleteRecursive, mkdirp } from '../coord/tree-ops.js';
+import type { CoordClient } from '../coord/types.js';
+import { DEFAULT_ROOT, jobPaths } from '../runtime/job-paths.js';
+import type { PeerAddress } from '../transport/types.js';
+import { checkBlobHash, shortHash, type BlobHash } from './content-hash.js';
+import { DataError } from './data-error.js';
+import type { ObjectStore } from './object-store.js';
+
+/** What travels in ledger records, job specs and messages instead of the bytes. */
+export interface BlobRef {
+  hash: BlobHash;
+  size: number;
+}
+
+export interface BlobLocation extends BlobRef {
+  holders: PeerAddress[];
+  jobs: string[];
+}
+
+export interface BlobDirectoryOptions {
+  /** The cluster's root znode (default /tidepool). */
+  root?: string;
+  /** This node, as holders are registered. */
+  self: PeerAddress;
+  /** Whether a job still exists (default: its znode under <root>/jobs). */
+  jobExists?: (jobId: string) => Promise<boolean>;
+}
+
+const json = (v: unknown) => Buffer.from(JSON.stringify(v));
+
+export class BlobDirectory {
+  readonly base: string;
+  private readonly root: string;
+  private readonly self: PeerAddress;
+  private readonly jobExists: (jobId: string) => Promise<boolean>;
+
+  constructor(private readonly client: CoordClient, opts: BlobDirectoryOptions) {
+    this.root = opts.root ?? DEFAULT_ROOT;
+    this.base = joinPath(this.root, 'blobs');
+    this.self = opts.self;
+    this.jobExists = opts.jobExists ?? (async (jobId) => (await this.client.exists(jobPaths(jobId, this.root).base)) !== null);
+  }
+
+  /** Records that `jobId` uses the blob (creating its entry when new). Idempotent. */
+  async reference(ref: BlobRef, jobId: string): Promise<void> {
+    const blob = this.blobPath(ref.hash);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.client.create(joinPath(blob, 'refs', jobId));
+        return;
+      } catch (err) {
+        if (isCoordError(err, 'NODE_EXISTS')) return;
+        if (!isCoordError(err, 'NO_NODE') || attempt > 3) throw err;
+      }
+      // New blob (or one being collected right now): create its entry, then the reference again.
+      await mkdirp(this.client, this.base);
+      try {
+        await this.client.multi([
+          { op: 'create', path: blob, data: json({ size: ref.size }) },
+          { op: 'create', path: joinPath(blob, 'refs') },
+          { op: 'create', path: joinPath(blob, 'holders') },
+        ]);
+      } catch (err) {
+        if (!isCoordError(err, 'NODE_EXISTS')) throw err;
+      }
+    }
+  }
+
+  /** Drops `jobId`'s reference; the blob goes at the next `collect()` if nobody else uses it. */
+  async release(hash: BlobHash, jobId: string): Promise<void> {
+    await this.client.delete(joinPath(this.blobPath(hash), 'refs', jobId)).catch((err: unknown) => {
+      if (!isCoordError(err, 'NO_NODE')) throw err;
+    });
+  }
+
+  /** Lists this node as a holder (ephemeral: it ends with the node's session). The blob must be referenced. */
+  async addHolder(hash: BlobHash): Promise<void> {
+    try {
+      await this.client.create(joinPath(this.blobPath(hash), 'holders', this.self.nodeId), json({ address: this.self.address }), 'ephemeral');
+    } catch (err) {
+      if (isCoordError(err, 'NODE_EXISTS')) return;
+      if (isCoordError(err, 'NO_NODE')) throw new DataError('NOT_FOUND', `blob ${shortHash(hash)} is referenced by no job; reference it before holding it`, hash);
+      throw err;
+    }
+  }
+
+  async removeHolder(hash: BlobHash): Promise<void> {
+    await this.client.delete(joinPath(this.blobPath(hash), 'holders', this.self.nodeId)).catch((err: unknown) => {
+      if (!isCoordError(err, 'NO_NODE')) throw err;
+    });
+  }
+
+  /** Size, live holders and referencing jobs of a blob, or null when it is unknown. */
+  async lookup(hash: BlobHash): Promise<BlobLocation | null> {
+    const blob = this.blobPath(checkBlobHash(hash, 'blob lookup'));
+    try {
+      const { size } = JSON.parse((await this.client.getData(blob)).data.toString()) as { size: number };
+      const [holderIds, jobs] = await Promise.all([
+        this.client.getChildren(joinPath(blob, 'holders')), this.client.getChildren(joinPath(blob, 'refs')),
+      ]);
+      const holders: PeerAddress[] = [];
+      for (const nodeId of holderIds.sort()) {
+        try {
+          const { address } = JSON.parse((await this.client.getData(joinPath(blob, 'holders', nodeId))).data.toString()) as { address: string };
+          holders.push({ nodeId, address });
+        } catch (err) {
+          if (!isCoordError(err, 'NO_NODE')) throw err;
+        }
+      }
+      return { hash, size, holders, jobs };
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return null;
+      throw err;
+    }
+  }
+
+  /** True when `jobId` references the blob (what an authorization check asks). */
+  async isReferencedBy(hash: BlobHash, jobId: string): Promise<boolean> {
+    return (await this.client.exists(joinPath(this.blobPath(hash), 'refs', jobId))) !== null;
+  }
+
+  /**
+   * Resolves once at least `copies` nodes hold the blob (a checkpoint may be referenced from the ledger
+   * only then, so that it survives the crash of the node that wrote it). Rejects after `timeoutMs`.
+   */
+  awaitReplicated(hash: BlobHash, copies: number, timeoutMs = 30_000): Promise<string[]> {
+    const holders = joinPath(this.blobPath(hash), 'holders');
+    return new Promise<string[]>((resolve, reject) => {
+      let done = false;
+      const timer = setTimeout(() => finish(new DataError('UNAVAILABLE', `blob ${shortHash(hash)} is held by fewer than ${copies} nodes after ${timeoutMs} ms`, hash)), timeoutMs);
+      const finish = (err: unknown, ids?: string[]) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve(ids!);
+      };
+      const check = () => {
+        if (done) return;
+        this.client.getChildren(holders, () => check()).then(
+          (ids) => ids.length >= copies && finish(undefined, ids.sort()),
+          (err: unknown) => finish(isCoordError(err, 'NO_NODE') ? new DataError('NOT_FOUND', `blob ${shortHash(hash)} is not in the directory`, hash) : err),
+        );
+      };
+      check();
+    });
+  }
+
+  /**
+   * Cluster-wide collection (any one node, e.g. the coordinator, runs it): references of jobs that no
+   * longer exist are dropped, then every blob without references is removed. Returns the removed hashes.
+   */
+  async collect(): Promise<BlobHash[]> {
+    let hashes: string[];
+    try {
+      hashes = await this.client.getChildren(this.base);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return [];
+      throw err;
+    }
+    const removed: BlobHash[] = [];
+    for (const hash of hashes) {
+      const refs = joinPath(this.base, hash, 'refs');
+      let jobs: string[];
+      try {
+        jobs = await this.client.getChildren(refs);
+      } catch (err) {
+        if (isCoordError(err, 'NO_NODE')) jobs = [];
+        else throw err;
+      }
+      let live = 0;
+      for (const job of jobs) {
+        if (await this.jobExists(job)) live++;
+        else await this.release(hash, job);
+      }
+      if (live === 0 && (await this.removeIfUnreferenced(hash))) removed.push(hash);
+    }
+    return removed;
+  }
+
+  /**
+   * Deletes from this node's store every blob the directory no longer knows (and stops holding it).
+   * `keep` names blobs to spare (stored but not referenced yet). Returns the deleted hashes.
+   */
+  async collectLocal(store: ObjectStore, keep: ReadonlySet<BlobHash> = new Set()): Promise<BlobHash[]> {
+    const deleted: BlobHash[] = [];
+    for (const { hash } of store.list()) {
+      if (keep.has(hash)) continue;
+      if ((await this.client.exists(this.blobPath(hash))) !== null) continue;
+      await store.delete(hash);
+      deleted.push(hash);
+    }
+    return deleted;
+  }
+
+  // ---- internals ---------------------------------------------------------------------
+
+  /**
+   * Removes an unreferenced blob's entry. The refs znode goes first and only while empty, so a job
+   * that references the blob at this moment either keeps it (NOT_EMPTY) or recreates it.
+   */
+  private async removeIfUnreferenced(hash: BlobHash): Promise<boolean> {
+    const blob = this.blobPath(hash);
+    try {
+      await this.client.delete(joinPath(blob, 'refs'));
+    } catch (err) {
+      if (isCoordError(err, 'NOT_EMPTY')) return false;
+      if (!isCoordError(err, 'NO_NODE')) throw err;
+    }
+    await deleteRecursive(this.client, blob);
+    return true;
+  }
+
+  private blobPath(hash: BlobHash): string {
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new CoordError('BAD_ARGUMENTS', hash, undefined, 'not a blob hash');
+    return joinPath(this.base, hash);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * A node's data plane: its object store, the blob transfer service on its transport, and the blob
+ * directory in the coordination service, behind the few calls a runtime needs.
+ *
+ *   share(bytes, job)      store locally, reference for the job, list this node as a holder → BlobRef
+ *   obtain(ref, job)       the bytes, from the local store or fetched once from a holder
+ *   obtainShared(ref, job) the same bytes in a SharedArrayBuffer, for worker threads
+ *   awaitReplicated(ref, n)  held by n nodes (checkpoints)
+ *   collect()              remove blobs of removed jobs, cluster-wide and locally
+ *
+ * A peer may fetch a blob only for a job that references it and of which it is a member
+ * (`isMember`, supplied by the runtime from the job's membership).
+ */
+import type { CoordClient } from '../coord/types.js';
+import type { Transport } from '../transport/types.js';
+import { shortHash, type BlobHash } from './content-hash.js';
+import { DataError } from './data-error.js';
+import { BlobDirectory, type BlobRef } from './blob-directory.js';
+import { BlobTransferService, type BlobTransferOptions } from './blob-transfer.js';
+import { ObjectStore, type ObjectStoreOptions } from './object-store.js';
+
+export interface DataPlaneOptions {
+  client: CoordClient;
+  transport: Transport;
+  /** Whether node `peer` is a member of job `jobId` (it runs or ran tasks of it). */
+  isMember: (peer: string, jobId: string) => boolean | Promise<boolean>;
+  root?: string;
+  store?: ObjectStoreOptions;
+  transfer?: Pick<BlobTransferOptions, 'chunkBytes' | 'window' | 'stallMs' | 'rounds'>;
+  jobExists?: (jobId: string) => Promise<boolean>;
+}
+
+export class DataPlane {
+  /** Blobs stored here whose reference is being written (spared by local collection). */
+  private readonly pending = new Set<BlobHash>();
+
+  private constructor(readonly store: ObjectStore, readonly transfer: BlobTransferService, readonly directory: BlobDirectory) {}
+
+  static async start(opts: DataPlaneOptions): Promise<DataPlane> {
+    const store = await ObjectStore.open(opts.store);
+    const directory = new BlobDirectory(opts.client, {
+      self: { nodeId: opts.transport.nodeId, address: opts.transport.address },
+      ...(opts.root ? { root: opts.root } : {}), ...(opts.jobExists ? { jobExists: opts.jobExists } : {}),
+    });
+    const transfer = new BlobTransferService({
+      transport: opts.transport, store, ...opts.transfer,
+      mayFetch: async (peer, hash, job) => (await opts.isMember(peer, job)) && directory.isReferencedBy(hash, job),
+    });
+    return new DataPlane(store, transfer, directory);
+  }
+
+  /** Stores `bytes` on this node for `jobId` and returns the reference to pass around instead. */
+  async share(bytes: Uint8Array, jobId: string, name = 'blob'): Promise<BlobRef> {
+    const info = await this.store.put(bytes, name);
+    this.pending.add(info.hash);
+    try {
+      const ref = { hash: info.hash, size: info.size };
+      await this.directory.reference(ref, jobId);
+      await this.directory.addHolder(info.hash);
+      return ref;
+    } finally {
+      this.pending.delete(info.hash);
+    }
+  }
+
+  /** The blob's bytes (a read-only view), fetched from a holder the first time this node needs them. */
+  async obtain(ref: BlobRef, jobId: string, name = 'blob'): Promise<Buffer> {
+    if (!this.store.has(ref.hash)) {
+      const where = await this.directory.lookup(ref.hash);
+      if (!where) throw new DataError('NOT_FOUND', `${name} ${shortHash(ref.hash)} is not in the blob directory (was its job removed?)`, ref.hash);
+      if (where.size !== ref.size) throw new DataError('BAD_INPUT', `${name} ${shortHash(ref.hash)}: reference says ${ref.size} bytes, directory ${where.size}`, ref.hash);
+      this.pending.add(ref.hash);
+      try {
+        await this.transfer.fetch(ref.hash, { size: ref.size, holders: where.holders, job: jobId, name });
+        await this.directory.addHolder(ref.hash);
+      } finally {
+        this.pending.delete(ref.hash);
+      }
+    }
+    return this.store.get(ref.hash);
+  }
+
+  /** Like `obtain`, as a SharedArrayBuffer-backed view to post to worker threads (one copy per node). */
+  async obtainShared(ref: BlobRef, jobId: string, name = 'blob'): Promise<Uint8Array> {
+    await this.obtain(ref, jobId, name);
+    return this.store.getShared(ref.hash);
+  }
+
+  awaitReplicated(ref: BlobRef, copies: number, timeoutMs?: number): Promise<string[]> {
+    return this.directory.awaitReplicated(ref.hash, copies, timeoutMs);
+  }
+
+  /** Cluster-wide collection (run by one node) followed by this node's local one. */
+  async collect(): Promise<{ removed: BlobHash[]; deletedHere: BlobHash[] }> {
+    const removed = await this.directory.collect();
+    return { removed, deletedHere: await this.collectLocal() };
+  }
+
+  /** Deletes local copies of blobs that are gone from the directory (every node runs this). */
+  collectLocal(): Promise<BlobHash[]> {
+    return this.directory.collectLocal(this.store, this.pending);
+  }
+
+  async close(): Promise<void> {
+    await this.transfer.close();
+    await this.store.close();
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Blob references in the coordination service and what they keep alive: blobs of removed jobs are
+ * collected from the directory and from every node's store (nothing left after 100 jobs), a checkpoint
+ * counts as replicated once two nodes hold it and survives its writer, and a peer is refused blobs of
+ * jobs it is not a member of.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
+import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
+import { deleteRecursive, mkdirp } from '../../src/coord/tree-ops.js';
+import { DataError } from '../../src/data/data-error.js';
+import { DataPlane } from '../../src/data/data-plane.js';
+import { jobPaths } from '../../src/runtime/job-paths.js';
+import { InProcessNetwork, InProcessTransport } from '../../src/transport/in-process-transport.js';
+import { withDeadline } from '../support/wait.js';
+
+const T = { timeout: 120_000 };
+const planes: DataPlane[] = [];
+after(async () => {
+  for (const p of planes) await p.close();
+});
+
+async function cluster(ids: string[], members: Map<string, Set<string>>) {
+  const server = new EmbeddedServer();
+  const network = InProcessNetwork.get(`blobs-${randomUUID().slice(0, 8)}`);
+  const nodes = new Map<string, { plane: DataPlane; client: EmbeddedClient; transport: InProcessTransport }>();
+  for (const id of ids) {
+    const client = new EmbeddedClient(server);
+    const transport = new InProcessTransport(id, network);
+    await transport.start();
+    const plane = await DataPlane.start({
+      client, transport, isMember: (peer, job) => members.get(job)?.has(peer) ?? false, transfer: { chunkBytes: 16 * 1024, stallMs: 2_000 },
+    });
+    planes.push(plane);
+    nodes.set(id, { plane, client, transport });
+  }
+  const admin = new EmbeddedClient(server);
+  const newJob = async (jobId: string, memberIds: string[]) => {
+    await mkdirp(admin, jobPaths(jobId).base);
+    members.set(jobId, new Set(memberIds));
+  };
+  const removeJob = (jobId: string) => deleteRecursive(admin, jobPaths(jobId).base);
+  return { nodes, admin, newJob, removeJob, plane: (id: string) => nodes.get(id)!.plane };
+}
+
+describe('blob lifetime', () => {
+  it('leaves nothing behind after 100 jobs\' worth of share, fetch and removal; a live job keeps its blobs', T, async () => {
+    const { admin, newJob, removeJob, plane } = await cluster(['a', 'b', 'c'], new Map());
+    await newJob('keeper', ['a', 'b', 'c']);
+    const kept = await plane('a').share(randomBytes(40_000), 'keeper', 'kept input');
+    for (let i = 0; i < 100; i++) {
+      const job = `job-${i}`;
+      await newJob(job, ['a', 'b', 'c']);
+      const input = await plane('a').share(randomBytes(20_000 + i), job, 'input');
+      const state = await plane('b').share(randomBytes(5_000 + i), job, 'state');
+      await plane('b').obtain(input, job);
+      await plane('c').obtain(input, job);
+      await plane('a').obtain(state, job);
+      if (i % 3 === 0) await plane('c').obtain(kept, 'keeper');
+      await removeJob(job);
+      if (i % 10 === 9) {
+        await plane('a').collect();
+        await Promise.all([plane('b').collectLocal(), plane('c').collectLocal()]);
+      }
+    }
+    assert.deepEqual(await admin.getChildren('/tidepool/blobs'), [kept.hash], 'only the live job\'s blob is referenced');
+    assert.deepEqual(plane('a').store.list().map((b) => b.hash), [kept.hash]);
+    assert.deepEqual(plane('b').store.list(), []);
+    assert.deepEqual(plane('c').store.list().map((b) => b.hash), [kept.hash]);
+    await removeJob('keeper');
+    assert.deepEqual((await plane('b').collect()).removed, [kept.hash]);
+    await Promise.all([plane('a').collectLocal(), plane('c').collectLocal()]);
+    assert.deepEqual(await admin.getChildren('/tidepool/blobs'), []);
+    for (const id of ['a', 'b', 'c']) {
+      assert.deepEqual(plane(id).store.list(), [], `node ${id} holds nothing`);
+      assert.equal(plane(id).store.stats.memoryBytes + plane(id).store.stats.diskBytes, 0);
+    }
+  });
+
+  it('counts a checkpoint as replicated once two nodes hold it; it survives the node that wrote it', T, async () => {
+    const { nodes, newJob, plane } = await cluster(['w', 'x', 'y'], new Map());
+    await newJob('j', ['w', 'x', 'y']);
+    const bytes = randomBytes(300_000);
+    const ref = await plane('w').share(bytes, 'j', 'checkpoint of task t1');
+    let replicated = false;
+    const waiting = plane('w').awaitReplicated(ref, 2, 20_000).then((ids) => {
+      replicated = true;
+      return ids;
+    });
+    await plane('w').directory.lookup(ref.hash);
+    assert.equal(replicated, false, 'one holder is not enough');
+    await plane('x').obtain(ref, 'j');
+    assert.deepEqual(await withDeadline(waiting, 'replication'), ['w', 'x']);
+    // The writer dies: its session ends, its holder entry with it; the checkpoint is still there.
+    await nodes.get('w')!.client.close();
+    await nodes.get('w')!.transport.close();
+    assert.deepEqual((await plane('y').directory.lookup(ref.hash))?.holders.map((h) => h.nodeId), ['x']);
+    assert.ok((await plane('y').obtain(ref, 'j')).equals(bytes));
+  });
+
+  it('refuses a peer that is not a member of the job, or asks for a blob under a job that does not use it', T, async () => {
+    const members = new Map<string, Set<string>>();
+    const { newJob, plane } = await cluster(['p', 'q', 'r'], members);
+    await newJob('secret', ['p', 'q']);
+    await newJob('other', ['p', 'r']);
+    const ref = await plane('p').share(randomBytes(50_000), 'secret');
+    for (const job of ['secret', 'other']) {
+      await assert.rejects(plane('r').obtain(ref, job), (err: unknown) => {
+        assert.ok(err instanceof DataError && err.code === 'REFUSED', String(err));
+        assert.match(err.message, new RegExp(`node r may not fetch blob ${ref.hash.slice(0, 12)} for job ${job}`));
+        return true;
+      });
+    }
+    assert.equal(plane('r').store.has(ref.hash), false);
+    assert.equal((await plane('q').obtain(ref, 'secret')).length, 50_000);
+  });
+});
