@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseConnectionString } from '../coord/connection-string.js';
 import { usableCores } from '../util/capacity.js';
@@ -61,6 +62,21 @@ export function clusterSecret(file: string | undefined): Buffer {
     return Buffer.from(env);
   }
   throw new UsageError('a cluster secret is required: --secret-file FILE (or TIDEPOOL_SECRET); every node of a cluster uses the same one');
+}
+
+/**
+ * The secret of node processes a command starts for itself (`solve --zk --nodes N`): the user's when
+ * given (--secret-file or $TIDEPOOL_SECRET, checked now), else a fresh random one. A fresh one goes into
+ * this process's environment, which the children inherit — never onto their command lines, which `ps`
+ * shows to every user of the machine. Returns which it is.
+ */
+export function secretForLocalNodes(file: string | undefined): 'given' | 'fresh' {
+  if (file !== undefined || process.env.TIDEPOOL_SECRET !== undefined) {
+    clusterSecret(file);
+    return 'given';
+  }
+  process.env.TIDEPOOL_SECRET = randomBytes(32).toString('base64url');
+  return 'fresh';
 }
 
 /** One worker per usable core: the scheduler's count, lowered by a cgroup CPU quota (src/util/capacity.ts). */

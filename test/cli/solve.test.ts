@@ -5,18 +5,30 @@
  */
 import assert from 'node:assert/strict';
 import { assertCleanError, tidepool } from '../support/cli.js';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { knapsackByDynamicProgramming, randomKnapsack } from '../../src/frameworks/search/knapsack/knapsack-format.js';
 import { NQUEENS_SOLUTIONS } from '../../src/frameworks/search/nqueens/known-counts.js';
+import { secretForLocalNodes } from '../../src/cli/options.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 import { waitFor } from '../support/wait.js';
 
 const DATA = fileURLToPath(new URL('../data/', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
+
+/** The live child processes of `pid` (Linux /proc). */
+function childPids(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
 
 
 
@@ -34,6 +46,29 @@ function tmpFile(name: string, text: string): string {
   return file;
 }
 
+
+describe('the secret of local node processes', () => {
+  it('a fresh random one in the environment unless the user gave one; a given one is checked', () => {
+    const saved = process.env.TIDEPOOL_SECRET;
+    try {
+      delete process.env.TIDEPOOL_SECRET;
+      assert.equal(secretForLocalNodes(undefined), 'fresh');
+      const first = process.env.TIDEPOOL_SECRET!;
+      assert.ok(Buffer.from(first, 'base64url').length >= 32, 'at least 32 random bytes');
+      delete process.env.TIDEPOOL_SECRET;
+      assert.equal(secretForLocalNodes(undefined), 'fresh');
+      assert.notEqual(process.env.TIDEPOOL_SECRET, first, 'fresh each time');
+      assert.equal(secretForLocalNodes(undefined), 'given', 'a secret in the environment wins');
+      assert.equal(secretForLocalNodes(tmpFile('s', 'a-secret-of-enough-length\n')), 'given');
+      assert.throws(() => secretForLocalNodes(tmpFile('s', 'short')), /--secret-file: .* holds 5 bytes/);
+      process.env.TIDEPOOL_SECRET = 'short';
+      assert.throws(() => secretForLocalNodes(undefined), /TIDEPOOL_SECRET needs at least 16/);
+    } finally {
+      if (saved === undefined) delete process.env.TIDEPOOL_SECRET;
+      else process.env.TIDEPOOL_SECRET = saved;
+    }
+  });
+});
 
 describe('tidepool solve', () => {
   it('TSP on a TSPLIB instance: optimum, tour from city 1, verified, all stats', { timeout: 120_000 }, async () => {
@@ -129,7 +164,36 @@ describe('tidepool solve', () => {
         const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string }> };
         return JSON.stringify(status.nodes.map((n) => n.id).sort()) === registered;
       }, 'the local node to leave with the run', 30_000);
-      assertCleanError(await tidepool(['solve', 'tsp', 'random:10', '--zk', zk.connectionString, '--nodes', '1']), /--secret-file \(or TIDEPOOL_SECRET\) is needed/);
+      assertCleanError(await tidepool(['solve', 'tsp', 'random:10', '--zk', zk.connectionString, '--nodes', '1']), /already has 2 node\(s\).*--secret-file \(or TIDEPOOL_SECRET\) is needed/);
+    });
+
+    it('solve --zk --nodes 2 with no secret: its own node processes share a fresh one (in their environment, not on their command line) and steal from each other', { timeout: 120_000 }, async () => {
+      assert.equal(process.env.TIDEPOOL_SECRET, undefined, 'the run must not inherit a secret');
+      const fresh = `${zk.connectionString}/fresh-secret`; // a cluster with no other nodes, on the same ensemble
+      const plain = await solveJson(['tsp', 'random:10:3']);
+      const solve = spawn(process.execPath, [BIN, 'solve', 'tsp', 'random:10:3', '--no-prune', '--zk', fresh, '--nodes', '2', '--workers', '1', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      solve.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      solve.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => solve.once('close', resolve));
+      // The job starts only once both node processes are ready, so they live until it ends.
+      let children: string[] = [];
+      await waitFor(() => (children = childPids(solve.pid!)).length === 2, 'two local node processes', 60_000);
+      const secrets = children.map((pid) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((v) => v.startsWith('TIDEPOOL_SECRET=')));
+      assert.ok(secrets[0] && secrets[0].length >= 'TIDEPOOL_SECRET='.length + 43, 'a secret of 32 random bytes');
+      assert.equal(secrets[1], secrets[0], 'one secret for both');
+      for (const pid of children) assert.ok(!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(secrets[0]!.slice('TIDEPOOL_SECRET='.length)), 'not on the command line');
+      assert.equal(await exited, 0, stderr);
+      const r = JSON.parse(stdout) as SolveJson;
+      assert.equal(r.objective, plain.objective);
+      assert.equal(r.stats.searchNodes, 986410, 'fixed work: every search node once');
+      // One worker each: a task splits only for a steal request from the other node, which needs the shared secret.
+      assert.ok(r.stats.tasks >= 2, `the nodes talked to each other (tasks: ${r.stats.tasks})`);
+      await waitFor(async () => {
+        const status = JSON.parse((await tidepool(['status', '--zk', fresh, '--json'])).stdout) as { nodes: unknown[] };
+        return status.nodes.length === 0;
+      }, 'the local nodes to leave with the run', 30_000);
     });
   });
 });

@@ -1,10 +1,13 @@
 import type { Command } from 'commander';
+import { connect } from '../../coord/connect.js';
+import { isCoordError } from '../../coord/errors.js';
 import { APPLICATIONS } from '../../frameworks/search/applications.js';
 import { InputError } from '../../frameworks/search/input-error.js';
 import { solveOnCluster } from '../../frameworks/search/solve.js';
+import { clusterPaths } from '../../runtime/job-paths.js';
 import { parseScaleSchedule } from '../../runtime/scale-schedule.js';
 import { UsageError } from '../errors.js';
-import { clusterSecret, defaultWorkers, nonNegativeInt, positiveInt, zookeeperConnection } from '../options.js';
+import { defaultWorkers, nonNegativeInt, positiveInt, secretForLocalNodes, zookeeperConnection } from '../options.js';
 
 interface SolveFlags {
   nodes?: string;
@@ -26,7 +29,7 @@ export function registerSolveCommand(program: Command): void {
     .option('--nodes <n>', 'nodes to start: embedded (default 1), or with --zk local node processes joining for this run (default 0)')
     .option('--workers <n>', 'worker threads per node (default: cores / nodes, at least 1)')
     .option('--zk <conn>', 'run on the cluster registered at this ZooKeeper ensemble')
-    .option('--secret-file <file>', 'with --zk and --nodes or --scale: the cluster secret for local node processes (or the secret itself in $TIDEPOOL_SECRET)')
+    .option('--secret-file <file>', 'with --zk and --nodes or --scale: the cluster secret for local node processes (or the secret itself in $TIDEPOOL_SECRET); without one they get a fresh random secret, if the cluster has no other nodes')
     .option('--no-prune', 'explore the whole tree (a fixed amount of work, for scalability measurements)')
     .option('--scale <schedule>', 'change the node count during the run, e.g. 2s:+2,5s:-2')
     .option('--json', 'print one JSON object')
@@ -37,10 +40,7 @@ export function registerSolveCommand(program: Command): void {
       const zk = flags.zk === undefined ? undefined : zookeeperConnection(flags.zk, '');
       const nodes = flags.nodes === undefined ? (zk ? 0 : 1) : zk ? nonNegativeInt(flags.nodes, '--nodes') : positiveInt(flags.nodes, '--nodes');
       const workers = flags.workers === undefined ? Math.max(1, Math.floor(defaultWorkers() / Math.max(1, nodes))) : positiveInt(flags.workers, '--workers');
-      if (zk && (nodes > 0 || flags.scale !== undefined) && flags.secretFile === undefined && process.env.TIDEPOOL_SECRET === undefined) {
-        throw new UsageError('--secret-file (or TIDEPOOL_SECRET) is needed to start local node processes with --zk');
-      }
-      if (flags.secretFile !== undefined) clusterSecret(flags.secretFile); // validate it now, with a clear message
+      if (zk && (nodes > 0 || flags.scale !== undefined) && secretForLocalNodes(flags.secretFile) === 'fresh') await refuseIfNodesRegistered(zk);
       let schedule: ReturnType<typeof parseScaleSchedule> = [];
       if (flags.scale !== undefined) {
         try {
@@ -74,4 +74,20 @@ export function registerSolveCommand(program: Command): void {
       }
       if (report.verified === false) process.exitCode = 1;
     });
+}
+
+/**
+ * Local node processes with a fresh secret cannot authenticate to nodes already registered (each cluster
+ * shares one secret), and the job would take those nodes too: ask for the cluster's secret instead.
+ */
+async function refuseIfNodesRegistered(zk: string): Promise<void> {
+  const client = await connect(zk);
+  try {
+    const nodes = await client.getChildren(clusterPaths().nodes).catch((err: unknown) => (isCoordError(err, 'NO_NODE') ? [] : Promise.reject(err)));
+    if (nodes.length > 0) {
+      throw new UsageError(`${zk} already has ${nodes.length} node(s), which use the cluster's secret: --secret-file (or TIDEPOOL_SECRET) is needed to start local node processes with --zk`);
+    }
+  } finally {
+    await client.close();
+  }
 }
