@@ -31,6 +31,7 @@ const search = load('search');
 const runtime = load('runtime');
 const termination = load('termination');
 const transport = load('transport');
+const dataPlane = load('data-plane');
 const elasticity = load('elasticity');
 const small = load('peers-small-tasks');
 const dask = load('peers-dask');
@@ -180,6 +181,11 @@ if (transport) {
   out.push('## Transport', '', '`npx tsx bench/transport.ts`:', '');
   out.push(table([['transport', 'message', 'messages/s', 'MB/s'], ...(transport.results as Json[]).map((r) => [r.transport, r.message, int(r.messagesPerSecond as number), f(r.megabytesPerSecond as number, 1)])]));
   out.push('');
+}
+if (dataPlane) {
+  out.push('## Data plane', '', `\`node dist/bench/data-plane.js\`: a ${f((dataPlane.bytes as number) / 1e6, 0)} MB blob fetched by one node process from another (TcpTransport on loopback, chunked, SHA-256 checked) against plain socket copies of the same bytes in the same run; fastest of ${dataPlane.repeat}:`, '');
+  out.push(table([['setup', 'seconds', 'MB/s'], ...(dataPlane.rows as Json[]).map((r) => [r.setup, f(r.seconds as number, 3), f(r.megabytesPerSecond as number, 0)])]));
+  out.push('', `Against the plain copy into a buffer: ${f(dataPlane.ratioToPlainCopy as number)}× (target ≥ ${dataPlane.target}×); against the discarded stream: ${f(dataPlane.ratioToDiscardedStream as number)}×.`, '');
 }
 if (runtime) {
   out.push('## Runtime costs', '', `\`node dist/bench/runtime.js\`: composition tree n = ${runtime.n} (${int(2 ** (runtime.n as number))} nodes, ${runtime.work} operations each), median of ${runtime.repeat}:`, '');

@@ -29,3 +29,10 @@ export { fcfsPolicy, type FcfsOptions } from './runtime/scheduler/fcfs-policy.js
 export type { SchedulingPolicy } from './runtime/scheduler/policy.js';
 export { validateNodeRange, jobBounds, fcfsOrder, type ClusterView, type NodeState, type JobState, type Decision } from './runtime/scheduler/cluster-view.js';
 export { ControlChannel, CONTROL_MESSAGE_LIMIT, type ControlRequest, type ControlAck, type ControlServer, type RequestOptions } from './coord/recipes/control-channel.js';
+export { ObjectStore, type ObjectStoreOptions, type BlobInfo } from './data/object-store.js';
+export { BlobTransferService, type BlobTransferOptions, type FetchOptions, type FetchAuthorizer } from './data/blob-transfer.js';
+export { BlobDirectory, type BlobRef, type BlobLocation, type BlobDirectoryOptions } from './data/blob-directory.js';
+export { DataPlane, type DataPlaneOptions } from './data/data-plane.js';
+export { DataError, type DataErrorCode } from './data/data-error.js';
+export { hashOf, type BlobHash } from './data/content-hash.js';
+export { MAX_REQUEST_BYTES, requestBytes } from './coord/request-size.js';
