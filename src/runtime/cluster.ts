@@ -6,7 +6,9 @@ import type { CoordClient } from '../coord/types.js';
 import { InProcessNetwork, InProcessTransport } from '../transport/in-process-transport.js';
 import { Emitter } from '../util/emitter.js';
 import { clusterPaths } from './job-paths.js';
-import { awaitOutcome, drainNode, listNodes, scaleJob, submitJob, type NodeInfo } from './job-control.js';
+import { awaitOutcome, cancelJob, drainNode, listNodes, scaleJob, submitJob, type NodeInfo } from './job-control.js';
+import type { KindRef } from './kinds/job-kind.js';
+import { assignNamedNode } from './scheduler/job-sizing.js';
 import type { JobOutcome } from './job-spec.js';
 import type { NodeEvent } from './node-events.js';
 import { TidepoolNode } from './node.js';
@@ -28,9 +30,23 @@ export interface EmbeddedClusterOptions {
 
 export interface JobHandle {
   id: string;
-  /** Resolves with the job's result (rejects if the job failed). */
+  /** Resolves with the job's result (rejects if the job failed or was cancelled). */
   result<R = unknown>(): Promise<R>;
   outcome(): Promise<JobOutcome>;
+  /** Cancels the job (false if it had already ended). */
+  cancel(): Promise<boolean>;
+}
+
+export interface JobOptions {
+  /** Nodes the job wants (default: every idle node, at least 1). */
+  nodes?: number;
+  /** Node range: start only with this many free at once (default 0), never more than `maxNodes`. */
+  minNodes?: number;
+  maxNodes?: number;
+  /** Read-only data shared by every task of the job (TaskContext.input). */
+  input?: unknown;
+  /** The job's kind (default: the built-in task pool); see docs/job-kinds.md. */
+  kind?: KindRef;
 }
 
 /**
@@ -102,15 +118,20 @@ export class Cluster {
     return started;
   }
 
-  /** Submits a job and assigns it `nodes` nodes (default: every idle node). */
-  async submit(ref: TaskRef, root: unknown, opts: { nodes?: number; input?: unknown } = {}): Promise<JobHandle> {
+  /**
+   * Submits a job; the scheduler gives it `nodes` nodes as they are free (a job submitted while
+   * every node is busy waits in the queue). Resolves once the job is submitted, not finished.
+   */
+  async submit(ref: TaskRef, root: unknown, opts: JobOptions = {}): Promise<JobHandle> {
     const idle = (await this.nodes()).filter((n) => n.assignment === '').length;
-    const spec = await submitJob(this.client, { ref, root, nodes: opts.nodes ?? Math.max(1, idle), ...(opts.input !== undefined ? { input: opts.input } : {}) });
+    const nodes = opts.nodes ?? Math.min(Math.max(1, idle, opts.minNodes ?? 0), opts.maxNodes ?? Infinity);
+    const spec = await submitJob(this.client, { ...opts, ref, root, nodes });
     const outcome = awaitOutcome(this.client, spec.id);
     outcome.catch(() => undefined);
     return {
       id: spec.id,
       outcome: () => outcome,
+      cancel: () => cancelJob(this.client, spec.id),
       result: async <R>() => {
         const o = await outcome;
         if (o.status === 'done') return o.value as R;
@@ -122,6 +143,16 @@ export class Cluster {
   /** Sets the job's node count (idle nodes join; surplus nodes drain). */
   scale(jobId: string, nodes: number) {
     return scaleJob(this.client, jobId, nodes);
+  }
+
+  /** Cancels a job: its tasks stop, its nodes are freed, its outcome is `cancelled`. */
+  cancel(jobId: string): Promise<boolean> {
+    return cancelJob(this.client, jobId);
+  }
+
+  /** Gives a named idle node to a job (its desired size grows by one). */
+  assign(nodeId: string, jobId: string): Promise<void> {
+    return assignNamedNode(this.client, nodeId, jobId);
   }
 
   /** Drains one node out of its job. */

@@ -8,14 +8,28 @@ import { decode, encode } from './codec.js';
 import { publishOutcome } from './job-coordinator.js';
 import { clusterPaths, jobPaths } from './job-paths.js';
 import { ROOT_TASK_ID, newJobId, type JobOutcome, type JobSpec } from './job-spec.js';
+import type { KindRef } from './kinds/job-kind.js';
+import { loadJobKind } from './kinds/load-kind.js';
+import { validateNodeRange } from './scheduler/cluster-view.js';
+import { setDesiredSize } from './scheduler/job-sizing.js';
+import { Reconciler } from './scheduler/reconciler.js';
+import { schedulerPaths } from './scheduler/scheduler-paths.js';
 import { loadTaskType, type TaskRef } from './task.js';
 import type { TaskRecord } from './task-record.js';
 
 export interface SubmitOptions {
   ref: TaskRef;
   root: unknown;
-  /** Nodes to assign to the job at once (default 1). */
+  /** The job's kind (default: the built-in task pool). */
+  kind?: KindRef;
+  /** Nodes the job wants (default 1); the scheduler assigns them as they are free. */
   nodes?: number;
+  /**
+   * The job's node range. It starts only when `minNodes` nodes are free at once (default 0: a task
+   * pool can start on whatever is free, even wait with none) and never holds more than `maxNodes` (default: no limit).
+   */
+  minNodes?: number;
+  maxNodes?: number;
   jobId?: string;
   /** Read-only data shared by every task of the job (TaskContext.input). */
   input?: unknown;
@@ -23,18 +37,24 @@ export interface SubmitOptions {
 
 /** Creates a job: its spec and its ledger holding the root task (unowned until a node claims it). */
 export async function submitJob(client: CoordClient, opts: SubmitOptions, root?: string): Promise<JobSpec> {
+  const nodes = opts.nodes ?? 1;
+  const minNodes = opts.minNodes ?? 0;
+  validateNodeRange({ nodes, minNodes, ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}) });
   const type = await loadTaskType(opts.ref);
+  const kind = await loadJobKind(opts.kind); // fails here, clearly, rather than on every node
   const id = opts.jobId ?? newJobId();
   const paths = jobPaths(id, root);
   const spec: JobSpec = {
-    id, ref: opts.ref, varNames: Object.keys(type.vars ?? {}).sort(), createdAt: Date.now(), nodes: opts.nodes ?? 1,
+    id, ref: opts.ref, varNames: Object.keys(type.vars ?? {}).sort(), createdAt: Date.now(), nodes, minNodes,
+    ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}),
+    ...(opts.kind && kind.name !== 'task-pool' ? { kind: opts.kind } : {}),
     ...(opts.input !== undefined ? { input: opts.input } : {}),
   };
   await mkdirp(client, paths.base);
-  await client.create(paths.spec, encode(spec));
+  // The ledger (with the root task) exists before the spec, so the scheduler never assigns nodes to a job without one.
   const rootRecord: TaskRecord = { owner: '', state: opts.root, partial: undefined };
   await new TerminationCoordinator(client, paths.termination).init(ROOT_TASK_ID, encode(rootRecord));
-  await scaleJob(client, id, spec.nodes, root);
+  await client.create(paths.spec, encode(spec));
   return spec;
 }
 
@@ -75,53 +95,65 @@ export async function listNodes(client: CoordClient, root?: string): Promise<Nod
 }
 
 /**
- * Sets the number of nodes assigned to a job: idle nodes are assigned, surplus nodes released
- * (they drain: their tasks move to the remaining nodes). Returns what changed.
+ * Sets the number of nodes a job wants; the scheduler assigns idle nodes to it or releases surplus
+ * ones (they drain: their tasks move to the remaining nodes), within the job's node range. Runs one
+ * scheduling pass itself, so the change is made by the time this resolves even where no elected
+ * scheduler runs yet, and returns what changed.
  */
 export async function scaleJob(client: CoordClient, jobId: string, target: number, root?: string): Promise<{ added: string[]; released: string[]; size: number }> {
   if (!Number.isInteger(target) || target < 0) throw new Error(`node count must be a whole number ≥ 0, got ${target}`);
-  const p = clusterPaths(root);
-  const nodes = await listNodes(client, root);
-  const current = nodes.filter((n) => n.assignment === jobId);
-  const added: string[] = [];
-  const released: string[] = [];
-  if (current.length < target) {
-    for (const n of nodes.filter((x) => x.assignment === '')) {
-      if (current.length + added.length >= target) break;
-      if (await casAssignment(client, joinPath(p.assignments, n.id), '', jobId)) added.push(n.id);
-    }
-  } else {
-    // Release the most recently assigned last-listed nodes first; keep the rest.
-    for (const n of current.slice(target).reverse()) {
-      if (await casAssignment(client, joinPath(p.assignments, n.id), jobId, '')) released.push(n.id);
-    }
-  }
-  return { added, released, size: current.length + added.length - released.length };
+  const before = new Set((await listNodes(client, root)).filter((n) => n.assignment === jobId).map((n) => n.id));
+  await setDesiredSize(client, jobId, target, root);
+  await reconcileOnce(client, root);
+  const after = (await listNodes(client, root)).filter((n) => n.assignment === jobId).map((n) => n.id);
+  return { added: after.filter((id) => !before.has(id)), released: [...before].filter((id) => !after.includes(id)), size: after.length };
 }
 
-/** Asks one node to leave its job (drain); it stays in the cluster, idle. */
+/** One scheduling pass from this session (fenced like any other reconciler's). */
+async function reconcileOnce(client: CoordClient, root?: string): Promise<void> {
+  const reconciler = new Reconciler(client, root ? { root } : {});
+  try {
+    await reconciler.start();
+  } finally {
+    reconciler.stop();
+  }
+}
+
+/**
+ * Asks one node to leave its job (drain); it stays in the cluster, idle. The job's desired size
+ * shrinks by one in the same transaction (which also fences concurrent scheduling plans), so the
+ * scheduler does not hand the job another node — unless that would put it below its minimum.
+ */
 export async function drainNode(client: CoordClient, nodeId: string, root?: string): Promise<boolean> {
-  const path = joinPath(clusterPaths(root).assignments, nodeId);
-  try {
-    const { data } = await client.getData(path);
-    const job = data.toString('utf8');
-    return job !== '' && (await casAssignment(client, path, job, ''));
-  } catch (err) {
-    if (isCoordError(err, 'NO_NODE')) throw new Error(`no node ${nodeId} in the cluster`);
-    throw err;
+  const sp = schedulerPaths(root);
+  const path = joinPath(sp.assignments, nodeId);
+  await mkdirp(client, sp.epoch);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    let current: { data: Buffer; stat: { version: number } };
+    try {
+      current = await client.getData(path);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) throw new Error(`no node ${nodeId} in the cluster`);
+      throw err;
+    }
+    const job = current.data.toString('utf8');
+    if (job === '') return false;
+    const nodes = await listNodes(client, root);
+    const size = Math.max(0, nodes.filter((n) => n.assignment === job).length - 1);
+    const sizePath = sp.size(job);
+    const exists = await client.exists(sizePath);
+    try {
+      await client.multi([
+        { op: 'setData', path, data: Buffer.alloc(0), version: current.stat.version },
+        exists ? { op: 'setData', path: sizePath, data: Buffer.from(String(size)) } : { op: 'create', path: sizePath, data: Buffer.from(String(size)) },
+        { op: 'setData', path: sp.epoch, data: Buffer.alloc(0) },
+      ]);
+      return true;
+    } catch (err) {
+      if (!isCoordError(err, 'BAD_VERSION', 'NODE_EXISTS', 'NO_NODE')) throw err; // moved meanwhile: read again
+    }
   }
-}
-
-async function casAssignment(client: CoordClient, path: string, from: string, to: string): Promise<boolean> {
-  try {
-    const { data, stat } = await client.getData(path);
-    if (data.toString('utf8') !== from) return false;
-    await client.setData(path, Buffer.from(to), stat.version);
-    return true;
-  } catch (err) {
-    if (isCoordError(err, 'BAD_VERSION', 'NO_NODE')) return false;
-    throw err;
-  }
+  throw new Error(`could not drain node ${nodeId}: the cluster kept changing`);
 }
 
 /**

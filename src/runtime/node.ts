@@ -22,6 +22,7 @@ import { loadJobKind } from './kinds/load-kind.js';
 import { validateEnvelope, type JobEnvelope } from './messages.js';
 import type { NodeEvent } from './node-events.js';
 import { StatsPublisher } from './node-stats.js';
+import { SchedulerService } from './scheduler/scheduler-service.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import { VarBoard } from './worker/var-board.js';
 import { WorkerPool, type WorkerEvent } from './worker/worker-pool.js';
@@ -39,6 +40,8 @@ export interface NodeOptions {
   seed?: number;
   /** How often a node in a job reports its progress and publishes its stats (ms; 0 = never). Default 1000. */
   progressIntervalMs?: number;
+  /** Stand in the cluster's scheduler election (default true): the elected node assigns nodes to jobs. */
+  scheduler?: boolean;
 }
 
 interface Participation {
@@ -79,6 +82,7 @@ export class TidepoolNode {
   private job: Participation | undefined;
   private assignmentWatch: WatchHandle | undefined;
   private assignmentQueue = Promise.resolve();
+  private scheduler: SchedulerService | undefined;
   private closed = false;
 
   private constructor(private readonly opts: NodeOptions) {
@@ -136,6 +140,7 @@ export class TidepoolNode {
     if (this.closed) return;
     await this.drain(opts);
     this.closed = true;
+    await this.scheduler?.stop();
     await this.stats.stop();
     this.assignmentWatch?.close();
     this.cluster.stop();
@@ -150,6 +155,7 @@ export class TidepoolNode {
    */
   async crash(): Promise<void> {
     this.closed = true;
+    void this.scheduler?.stop();
     void this.stats.stop();
     this.job?.role.stop();
     this.assignmentWatch?.close();
@@ -181,6 +187,10 @@ export class TidepoolNode {
     await this.assignmentWatch.ready;
     this.stats.start();
     await this.stats.publish();
+    if (this.opts.scheduler !== false) {
+      this.scheduler = new SchedulerService(this.client, { id: this.id, root: this.paths.root });
+      await this.scheduler.start();
+    }
   }
 
   /** Joins or leaves jobs to match the assignment. */

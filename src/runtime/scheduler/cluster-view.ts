@@ -53,7 +53,7 @@ export interface JobBounds {
  * breaking the plan for every other job.
  */
 export function jobBounds(job: JobState): JobBounds {
-  const min = Number.isInteger(job.minNodes) && job.minNodes >= 1 ? job.minNodes : 1;
+  const min = Number.isInteger(job.minNodes) && job.minNodes >= 0 ? job.minNodes : 1;
   const max = job.maxNodes >= min ? Math.floor(job.maxNodes) : min; // NaN fails the test and becomes min
   const desired = Number.isFinite(job.desired) ? Math.floor(job.desired) : min;
   return { min, max, want: Math.min(Math.max(desired, min), max) };
@@ -77,7 +77,7 @@ export function assignedCounts(view: ClusterView): Map<string, number> {
  */
 export function validateNodeRange(range: { minNodes?: number; maxNodes?: number; nodes?: number }): void {
   const { minNodes, maxNodes, nodes } = range;
-  if (minNodes !== undefined && (!Number.isInteger(minNodes) || minNodes < 1)) throw new Error(`minNodes must be a whole number ≥ 1, got ${minNodes}`);
+  if (minNodes !== undefined && (!Number.isInteger(minNodes) || minNodes < 0)) throw new Error(`minNodes must be a whole number ≥ 0, got ${minNodes}`);
   if (maxNodes !== undefined && !(maxNodes === Infinity || (Number.isInteger(maxNodes) && maxNodes >= 1))) throw new Error(`maxNodes must be a whole number ≥ 1 or Infinity, got ${maxNodes}`);
   const min = minNodes ?? 1;
   const max = maxNodes ?? Infinity;

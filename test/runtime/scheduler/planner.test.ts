@@ -94,7 +94,9 @@ describe('scheduler planner (FCFS, hand-computed)', () => {
   });
 
   it('validates node ranges on submission with messages naming the problem', () => {
-    assert.throws(() => validateNodeRange({ minNodes: 0 }), /minNodes must be a whole number ≥ 1, got 0/);
+    assert.throws(() => validateNodeRange({ minNodes: -1 }), /minNodes must be a whole number ≥ 0, got -1/);
+    assert.throws(() => validateNodeRange({ minNodes: 0.5 }), /minNodes must be a whole number ≥ 0, got 0.5/);
+    validateNodeRange({ minNodes: 0, nodes: 0 }); // a task pool may wait with no nodes
     assert.throws(() => validateNodeRange({ maxNodes: 1.5 }), /maxNodes must be a whole number/);
     assert.throws(() => validateNodeRange({ minNodes: 3, maxNodes: 2 }), /minNodes \(3\) exceeds maxNodes \(2\)/);
     assert.throws(() => validateNodeRange({ minNodes: 2, nodes: 1 }), /nodes \(1\) must lie between minNodes \(2\) and maxNodes \(Infinity\)/);
