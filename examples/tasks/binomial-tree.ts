@@ -29,9 +29,10 @@ export interface TreeShape {
 }
 
 /**
- * Named trees. `t3` is UTS's T3 (4,112,897 nodes, published with UTS and reproduced here); `t3-100m` has
- * T3's node law with 50 times as many root children, so ≈ 50 × T3 (its exact count is in the README's
- * example list and bench/binomial-tree.ts). `small` (39,137 nodes) is for tests.
+ * Named trees, counted sequentially. `t3` is UTS's T3: 4,112,897 nodes, 3,599,034 leaves, as published with
+ * UTS (q·m = 0.999: 1,000 nodes per root child on average). `t3-100m` has T3's node law with 50 times as many
+ * root children (so its size is concentrated near 50 × 2,000 × 1,000): 95,419,753 nodes, 83,504,783 leaves.
+ * `small` (39,137 nodes) is for tests.
  */
 export const TREES = {
   small: { b0: 200, q: 0.124, m: 8, seed: 3 },
