@@ -1,5 +1,6 @@
 import { isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
+import { ControlChannel, type RequestOptions } from '../coord/recipes/control-channel.js';
 import { TerminationCoordinator } from '../coord/recipes/termination-detection.js';
 import { mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
@@ -165,6 +166,18 @@ export async function cancelJob(client: CoordClient, jobId: string, root?: strin
   const paths = jobPaths(jobId, root);
   if (!(await client.exists(paths.spec))) throw new Error(`no job ${jobId} in the cluster`);
   return publishOutcome(client, paths, { status: 'cancelled', finishedAt: Date.now() });
+}
+
+/**
+ * Asks a running job for something through its control channel and resolves with the job's
+ * acknowledgement (`status` is understood by every job; other types by the job's kind). Rejects
+ * with the job's error, or after `timeoutMs` (the request then stays queued).
+ */
+export async function requestJob(client: CoordClient, jobId: string, type: string, body: unknown = null, opts: RequestOptions = {}, root?: string): Promise<unknown> {
+  const paths = jobPaths(jobId, root);
+  if (!(await client.exists(paths.spec))) throw new Error(`no job ${jobId} in the cluster`);
+  if (await client.exists(paths.result)) throw new Error(`job ${jobId} has ended`);
+  return new ControlChannel(client, paths.control).request(type, body, opts);
 }
 
 /** Resolves with the job's outcome once it has one (watching, never polling). */

@@ -27,6 +27,8 @@ export function jobPaths(jobId: string, root = DEFAULT_ROOT) {
     txns: joinPath(termination, 'txns'),
     vars: joinPath(base, 'vars'),
     result: joinPath(base, 'result'),
+    /** Requests to the running job and their acknowledgements (control-channel recipe). */
+    control: joinPath(base, 'control'),
   };
 }
 

@@ -3,6 +3,7 @@ import { isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
 import { GlobalVariables } from '../coord/recipes/global-variables.js';
 import { addStats, emptyStats } from '../coord/recipes/recipe-stats.js';
+import { ControlChannel, type ControlRequest, type ControlServer } from '../coord/recipes/control-channel.js';
 import { GroupMembership } from '../coord/recipes/group-membership.js';
 import { LeaderElection } from '../coord/recipes/leader-election.js';
 import { mkdirp } from '../coord/tree-ops.js';
@@ -54,6 +55,7 @@ interface Participation {
   members: GroupMembership;
   election: LeaderElection;
   leaderRole: LeaderRole | undefined;
+  control: ControlServer | undefined;
   resultWatch: WatchHandle | undefined;
   leaving: Promise<void> | undefined;
   progress: NodeJS.Timeout | undefined;
@@ -234,7 +236,7 @@ export class TidepoolNode {
     }
     const election = new LeaderElection(this.client, paths.election, { id: this.id, data: null });
     const job: Participation = {
-      spec, paths, kind, role, ctx, vars, members, election, leaderRole: undefined,
+      spec, paths, kind, role, ctx, vars, members, election, leaderRole: undefined, control: undefined,
       resultWatch: undefined, leaving: undefined, progress: undefined,
     };
     this.job = job;
@@ -260,21 +262,36 @@ export class TidepoolNode {
     role.peersJoined?.();
   }
 
-  /** Runs the kind's leader code while this node leads the job. */
+  /** Runs the kind's leader code and serves the job's control channel while this node leads the job. */
   private async lead(job: Participation): Promise<void> {
     if (this.job !== job || job.leaving || job.leaderRole) return;
     this.emit({ type: 'leader', node: this.id, job: job.spec.id });
-    if (!job.kind.leader) return;
-    try {
-      const role = await job.kind.leader({ ...job.ctx, member: job.role, finish: (o) => publishOutcome(this.client, job.paths, o) });
-      if (this.job !== job || job.leaving || !job.election.isLeader) return role.stop();
-      job.leaderRole = role;
-    } catch (err) {
-      log.error('node', `the leader of job ${job.spec.id} could not start`, err);
+    if (job.kind.leader) {
+      try {
+        const role = await job.kind.leader({ ...job.ctx, member: job.role, finish: (o) => publishOutcome(this.client, job.paths, o) });
+        if (this.job !== job || job.leaving || !job.election.isLeader) return role.stop();
+        job.leaderRole = role;
+      } catch (err) {
+        log.error('node', `the leader of job ${job.spec.id} could not start`, err);
+      }
     }
+    if (this.job !== job || job.leaving || !job.election.isLeader) return;
+    job.control = new ControlChannel(this.client, job.paths.control).serve((req) => this.onControl(job, req));
+  }
+
+  /** A control request: `status` is answered by every kind; other types go to the kind's leader code. */
+  private onControl(job: Participation, req: ControlRequest): unknown {
+    if (req.type === 'status') {
+      return { job: job.spec.id, kind: job.kind.name, leader: this.id, members: [...job.members.view().keys()].sort(), counters: job.role.counters?.() ?? ZERO_COUNTERS };
+    }
+    const handler = job.leaderRole?.onControl;
+    if (!handler) throw new Error(`job ${job.spec.id} (kind ${job.kind.name}) does not take control requests of type "${req.type}"`);
+    return handler(req.type, req.body);
   }
 
   private stopLeading(job: Participation): void {
+    void job.control?.stop();
+    job.control = undefined;
     job.leaderRole?.stop();
     job.leaderRole = undefined;
   }

@@ -28,7 +28,7 @@ describe('tidepool CLI', () => {
   it('prints help with every command and exits 0', async () => {
     const run = await tidepool(['--help']);
     assert.equal(run.code, 0);
-    const commands = ['demo', 'solve', 'node', 'coordinator', 'status', 'jobs', 'scale', 'drain', 'cancel', 'coord'];
+    const commands = ['demo', 'solve', 'node', 'coordinator', 'status', 'jobs', 'scale', 'drain', 'cancel', 'control', 'coord'];
     for (const cmd of commands) assert.match(run.stdout, new RegExp(`^\\s+${cmd}\\b`, 'm'), `${cmd} is listed`);
     // Every command has --help with an example, and --json.
     for (const cmd of [...commands.filter((c) => c !== 'coord'), 'coord ls', 'coord get']) {
@@ -115,6 +115,13 @@ describe('tidepool CLI', () => {
         const drained = JSON.parse((await tidepool(['drain', node.id, '--zk', zk.connectionString, '--json'])).stdout) as { draining: boolean };
         assert.equal(drained.draining, true);
         assertCleanError(await tidepool(['scale', 'j-nope', '1', '--zk', zk.connectionString]), /no job j-nope/);
+        // Control channel: the running job's leader acknowledges a status request; an unknown type is the job's clear refusal.
+        await tidepool(['scale', spec.id, '1', '--zk', zk.connectionString]);
+        const acked = await until(async () => (await tidepool(['control', spec.id, 'status', '--zk', zk.connectionString, '--json', '--timeout', '20000'])), (r) => r.code === 0);
+        const reply = JSON.parse(acked.stdout) as { result: { job: string; kind: string; leader: string; members: string[] } };
+        assert.deepEqual([reply.result.job, reply.result.kind, reply.result.leader, reply.result.members], [spec.id, 'task-pool', node.id, [node.id]]);
+        assertCleanError(await tidepool(['control', spec.id, 'rescale', '{"nodes":2}', '--zk', zk.connectionString]), /does not take control requests of type "rescale"/);
+        assertCleanError(await tidepool(['control', spec.id, 'status', '{bad', '--zk', zk.connectionString]), /BODY: not JSON/);
         // Cancel: the job's outcome becomes "cancelled" once; a second cancel and an unknown job say so.
         assert.deepEqual(JSON.parse((await tidepool(['cancel', spec.id, '--zk', zk.connectionString, '--json'])).stdout), { job: spec.id, cancelled: true });
         await until(async () => JSON.parse((await tidepool(['jobs', '--zk', zk.connectionString, '--json'])).stdout) as { jobs: Array<{ state: string }> }, (j) => j.jobs[0]?.state === 'cancelled');

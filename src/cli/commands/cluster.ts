@@ -3,7 +3,7 @@ import { connect } from '../../coord/connect.js';
 import type { CoordClient } from '../../coord/types.js';
 import { decode } from '../../runtime/codec.js';
 import { ClusterReader } from '../../dashboard/cluster-reader.js';
-import { cancelJob, drainNode, listJobs, listNodes, scaleJob } from '../../runtime/job-control.js';
+import { cancelJob, drainNode, listJobs, listNodes, requestJob, scaleJob } from '../../runtime/job-control.js';
 import { jobPaths } from '../../runtime/job-paths.js';
 import { pruneFinishedJobs } from '../../runtime/job-retention.js';
 import type { JobOutcome, JobSpec } from '../../runtime/job-spec.js';
@@ -85,6 +85,32 @@ export function registerClusterCommands(program: Command): void {
       if (opts.json) return print({ job, cancelled });
       process.stdout.write(cancelled ? `job ${job} cancelled\n` : `job ${job} had already ended\n`);
     }));
+
+  common(program.command('control').argument('<job>', 'job id').argument('<type>', 'request type: status, or one the job\'s kind takes').argument('[body]', 'request body as JSON (default null)')
+    .description('ask a running job for something through its control channel and print its acknowledgement'))
+    .option('--timeout <ms>', 'give up waiting for the acknowledgement after this long (the request stays queued)', '30000')
+    .addHelpText('after', '\nExamples:\n  tidepool control j-lx3k2-1a2b3c status --zk zk://127.0.0.1:2181\n  tidepool control j-lx3k2-1a2b3c rescale \'{"nodes":2}\' --zk zk://127.0.0.1:2181 --json')
+    .action((job: string, type: string, rawBody: string | undefined, opts: Common & { timeout: string }) => {
+      const timeoutMs = nonNegativeInt(opts.timeout, '--timeout');
+      let body: unknown = null;
+      if (rawBody !== undefined) {
+        try {
+          body = JSON.parse(rawBody);
+        } catch (err) {
+          throw new UsageError(`BODY: not JSON (${(err as Error).message})`);
+        }
+      }
+      return withCluster(opts, async (client) => {
+        let result: unknown;
+        try {
+          result = await requestJob(client, job, type, body, { timeoutMs, from: 'cli' });
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
+        if (opts.json) return print({ job, type, result });
+        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      });
+    });
 
   common(program.command('drain').argument('<node>', 'node id').description('move a node out of its job: its tasks migrate to the job\'s other nodes'))
     .addHelpText('after', '\nExample:\n  tidepool drain n-1a2b3c4d --zk zk://127.0.0.1:2181')
