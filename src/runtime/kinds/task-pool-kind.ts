@@ -5,23 +5,28 @@
  */
 import { log } from '../../util/log.js';
 import { JobCoordinator } from '../job-coordinator.js';
-import { JobRunner } from '../job-runner.js';
+import { JobRunner, type JobRunnerDeps } from '../job-runner.js';
 import { Ledger } from '../ledger.js';
 import { validateRuntimeMessage, type RuntimeMessage } from '../messages.js';
 import { loadTaskType, reducerOf, type TaskType } from '../task.js';
-import { defineJobKind, type LayerBody, type LeaderContext, type MemberContext, type MemberRole } from './job-kind.js';
+import type { TaskSnapshot } from '../task-record.js';
+import { defineJobKind, type LayerBody, type LeaderContext, type LeaderRole, type MemberContext, type MemberRole } from './job-kind.js';
 
 /** The reference a job spec carries for the task pool (built in: no module to load). */
 export const TASK_POOL_KIND = { module: 'builtin:task-pool', export: 'default' } as const;
 
-/** A member role that also exposes its runner (the leader adopts recovered tasks into it). */
-interface TaskPoolMember extends MemberRole {
+/** A member role that also exposes its runner (the leader adopts recovered tasks into it; kinds built on the pool place tasks with it). */
+export interface TaskPoolMember extends MemberRole {
   readonly runner: JobRunner;
   readonly ledger: Ledger;
   readonly type: TaskType<unknown, unknown>;
 }
 
-async function member(ctx: MemberContext): Promise<TaskPoolMember> {
+/** What a kind built on the task pool may add to it: locality choices and the task-to-kind message channel. */
+export type TaskPoolHooks = Pick<JobRunnerDeps, 'forThief' | 'victims' | 'onTaskMessage'>;
+
+/** The task pool's member role; other kinds build on it by passing hooks and wrapping the result. */
+export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = {}): Promise<TaskPoolMember> {
   const { spec } = ctx;
   const type = await loadTaskType(spec.ref);
   for (const name of spec.varNames) {
@@ -48,6 +53,8 @@ async function member(ctx: MemberContext): Promise<TaskPoolMember> {
     ...(ctx.steal ? { steal: ctx.steal } : {}),
     ...(type.retries !== undefined ? { retries: type.retries } : {}),
     ...(type.failures === 'collect' ? { collectFailures: true } : {}),
+    ...(type.forThief ? { forThief: (pool: readonly TaskSnapshot[], thief: string) => type.forThief!(pool.map((t) => t.state), thief) } : {}),
+    ...hooks,
   });
   return {
     runner,
@@ -71,7 +78,8 @@ async function member(ctx: MemberContext): Promise<TaskPoolMember> {
   };
 }
 
-function leader(ctx: LeaderContext) {
+/** The task pool's leader role (termination, result, recovery) for the member built by `taskPoolMember`. */
+export function taskPoolLeader(ctx: LeaderContext): LeaderRole {
   const own = ctx.member as TaskPoolMember;
   const coordinator = new JobCoordinator(ctx.client, ctx.paths, own.ledger, ctx.membership, reducerOf(own.type), (s) => own.runner.adopt(s));
   coordinator.start();
@@ -80,7 +88,7 @@ function leader(ctx: LeaderContext) {
 
 export const taskPoolKind = defineJobKind({
   name: 'task-pool',
-  member,
-  leader,
+  member: (ctx) => taskPoolMember(ctx),
+  leader: taskPoolLeader,
   validateMessage: (body) => validateRuntimeMessage(body),
 });
