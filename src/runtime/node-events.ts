@@ -5,6 +5,8 @@ export type NodeEvent =
   | { type: 'leader'; node: string; job: string }
   | { type: 'steal'; job: string; from: string; to: string; taskId: string }
   | { type: 'migration'; job: string; from: string; to: string; taskId: string }
+  /** A task was placed on a chosen node (TaskContext.spawn with `on`) and claimed there. */
+  | { type: 'placement'; job: string; from: string; to: string; taskId: string }
   | { type: 'task-done'; job: string; node: string; taskId: string }
   | { type: 'failed'; job: string; node: string; error: string }
   /** Periodic load report of a node in a job (cumulative counters). */

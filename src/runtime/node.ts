@@ -360,6 +360,7 @@ export class TidepoolNode {
     switch (e.type) {
       case 'steal': return this.emit({ type: 'steal', job: jobId, from: e.from, to: e.to, taskId: e.taskId });
       case 'migration': return this.emit({ type: 'migration', job: jobId, from: e.from, to: e.to, taskId: e.taskId });
+      case 'placement': return this.emit({ type: 'placement', job: jobId, from: e.from, to: e.to, taskId: e.taskId });
       case 'task-done': return this.emit({ type: 'task-done', job: jobId, node: this.id, taskId: e.taskId });
       case 'failed': {
         this.emit({ type: 'failed', job: jobId, node: this.id, error: e.error });

@@ -1,0 +1,123 @@
+/**
+ * A job kind written the way a framework would write one, used by the tests to exercise every part
+ * of the job-kind seam: it builds on the task pool (member and leader code), greets every member
+ * with layer messages and counts the answers, answers its tasks' requests on the node-to-worker
+ * channel (the member list for placement, a budget in shared memory), sums its workers' progress,
+ * and serves a `census` control request on the leader by asking every member for its figures.
+ */
+import { defineJobKind, type LayerBody, type MemberRole } from '../../../src/runtime/kinds/job-kind.js';
+import { taskPoolLeader, taskPoolMember } from '../../../src/runtime/kinds/task-pool-kind.js';
+import { validateRuntimeMessage } from '../../../src/runtime/messages.js';
+
+/** Items per block a task may run before it checkpoints (granted through TaskContext.budget). */
+export const BUDGET = 2_000;
+
+export interface MemberFigures {
+  node: string;
+  hellosIn: number;
+  hellosAcked: number;
+  taskMessages: number;
+  progress: number;
+  checkpoints: number;
+  placementsOut: number;
+  tasksDone: number;
+}
+
+interface ProbeMember extends MemberRole {
+  figures(): MemberFigures;
+  onReport(listener: ((from: string, figures: MemberFigures) => void) | undefined): void;
+}
+
+export default defineJobKind({
+  name: 'probe',
+  async member(ctx) {
+    const counts = { hellosIn: 0, hellosAcked: 0, taskMessages: 0 };
+    let toLeader: ((from: string, figures: MemberFigures) => void) | undefined;
+    const pool = await taskPoolMember(ctx, {
+      onTaskMessage: (_taskId, body, slot) => {
+        counts.taskMessages++;
+        const type = (body as { type?: unknown }).type;
+        if (type === 'want-peers') ctx.workers.post?.(slot, { peers: ctx.peers() });
+        if (type === 'want-budget') ctx.workers.setBudget?.(slot, BUDGET);
+      },
+    });
+    const greeted = new Set<string>();
+    const greet = () => {
+      for (const peer of ctx.peers()) {
+        if (greeted.has(peer)) continue;
+        greeted.add(peer);
+        void ctx.send(peer, { type: 'probe-hello', from: ctx.nodeId }).catch(() => greeted.delete(peer));
+      }
+    };
+    const figures = (): MemberFigures => {
+      let progress = 0;
+      for (let slot = 0; slot < ctx.workers.size; slot++) progress += ctx.workers.progress?.(slot) ?? 0;
+      const st = pool.runner.stats;
+      return { node: ctx.nodeId, ...counts, progress, checkpoints: st.checkpoints, placementsOut: st.placementsOut, tasksDone: st.tasksDone };
+    };
+    const role: ProbeMember = {
+      ...pool,
+      onMessage(from, body) {
+        switch (body.type) {
+          case 'probe-hello':
+            counts.hellosIn++;
+            return void ctx.send(from, { type: 'probe-hello-ack' }).catch(() => undefined);
+          case 'probe-hello-ack':
+            counts.hellosAcked++;
+            return;
+          case 'probe-report':
+            return void ctx.send(from, { type: 'probe-figures', figures: figures() as never }).catch(() => undefined);
+          case 'probe-figures':
+            return toLeader?.(from, body.figures as MemberFigures);
+          default:
+            return pool.onMessage!(from, body);
+        }
+      },
+      peersJoined() {
+        pool.peersJoined!();
+        greet();
+      },
+      counters: () => ({ ...pool.counters!(), figures: { ...counts, progress: figures().progress } }),
+      figures,
+      onReport(listener) {
+        toLeader = listener;
+      },
+    };
+    return role;
+  },
+  leader(ctx) {
+    const base = taskPoolLeader(ctx);
+    const own = ctx.member as ProbeMember;
+    return {
+      stop: () => base.stop(),
+      onControl(type) {
+        if (type !== 'census') throw new Error(`probe: unknown request "${type}"`);
+        const peers = ctx.peers();
+        const all = new Map<string, MemberFigures>([[ctx.nodeId, own.figures()]]);
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`probe: census answered by ${all.size - 1} of ${peers.length} members`)), 10_000);
+          const done = () => {
+            clearTimeout(timer);
+            own.onReport(undefined);
+            resolve([...all.values()].sort((a, b) => (a.node < b.node ? -1 : 1)));
+          };
+          own.onReport((from, figures) => {
+            all.set(from, figures);
+            if (all.size === peers.length + 1) done();
+          });
+          if (peers.length === 0) return done();
+          for (const peer of peers) void ctx.send(peer, { type: 'probe-report' }).catch(() => undefined);
+        });
+      },
+    };
+  },
+  validateMessage(body: LayerBody) {
+    switch (body.type) {
+      case 'probe-hello': return typeof body.from === 'string' ? undefined : 'probe-hello needs a string "from"';
+      case 'probe-hello-ack':
+      case 'probe-report': return undefined;
+      case 'probe-figures': return typeof body.figures === 'object' && body.figures !== null ? undefined : 'probe-figures needs "figures"';
+      default: return validateRuntimeMessage(body);
+    }
+  },
+});
