@@ -1,9 +1,9 @@
-import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { connect, embeddedServer } from '../coord/connect.js';
 import { GroupMembership } from '../coord/recipes/group-membership.js';
 import type { CoordClient } from '../coord/types.js';
 import { InProcessNetwork, InProcessTransport } from '../transport/in-process-transport.js';
+import { usableCores } from '../util/capacity.js';
 import { Emitter } from '../util/emitter.js';
 import { clusterPaths } from './job-paths.js';
 import { awaitOutcome, cancelJob, drainNode, listNodes, scaleJob, submitJob, type NodeInfo } from './job-control.js';
@@ -101,7 +101,7 @@ export class Cluster {
   /** Starts `count` more in-process nodes (embedded clusters only). */
   async addNodes(count: number): Promise<string[]> {
     if (!this.embeddedName || !this.network) throw new Error('addNodes() needs an embedded cluster');
-    const workers = this.opts.workers ?? Math.max(1, Math.floor(os.availableParallelism() / Math.max(1, this.opts.nodes ?? 1)));
+    const workers = this.opts.workers ?? Math.max(1, Math.floor(usableCores() / Math.max(1, this.opts.nodes ?? 1)));
     const started = await Promise.all(Array.from({ length: count }, async () => {
       const client = await connect(`embedded:${this.embeddedName}`);
       const id = `n-${randomBytes(3).toString('hex')}`;
