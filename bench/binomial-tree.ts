@@ -30,11 +30,13 @@ const SETUPS = [{ nodes: 1, workers: 1 }, { nodes: 1, workers: 2 }, { nodes: 2, 
 
 interface Run { seconds: number; cpuSeconds: number; tasks: number; steals: number }
 
-/** The plain loop, timed: seconds and the node count. */
-function sequential(shape: TreeShape): { seconds: number; nodes: number } {
+/** The plain loop, timed: wall and CPU seconds, and the node count. */
+function sequential(shape: TreeShape): { seconds: number; cpuSeconds: number; nodes: number } {
   const t = performance.now();
+  const cpu = process.cpuUsage();
   const { nodes } = countSequentially(shape);
-  return { seconds: (performance.now() - t) / 1000, nodes };
+  const used = process.cpuUsage(cpu);
+  return { seconds: (performance.now() - t) / 1000, cpuSeconds: (used.user + used.system) / 1e6, nodes };
 }
 
 /** Plain loops on `threads` threads at once (no runtime), each counting the whole tree: wall seconds until all are done. */
@@ -121,10 +123,10 @@ for (const name of trees) {
   console.log(`\n${name}: ${expected.toLocaleString('en-US')} nodes (b0 ${shape.b0}, q ${shape.q}, m ${shape.m}, seed ${shape.seed}); fastest of ${REPEAT}`);
   printTable([
     ['setup', 'seconds', 'speed-up', 'efficiency', 'of ceiling', 'CPU s', 'tasks', 'steals'],
-    ['plain loop (no runtime)', seqBest, 1, 1, '', seqBest, 1, 0],
+    ['plain loop (no runtime)', seqBest, 1, 1, '', Math.min(...plainRuns.map((r) => r.cpuSeconds)), 1, 0],
     ['ceiling: 2 plain loops at once', '', ceiling, ceiling / 2, '', '', '', ''],
     ...rows.map((r) => [r.setup, r.seconds, r.speedup, r.efficiency, r.ofCeiling ?? '', r.cpuSeconds, r.tasks, r.steals]),
   ]);
-  results.push({ tree: name, shape, nodes: expected, sequentialSeconds: seq, plainThreadSeconds: { alone, pair }, ceiling, rows });
+  results.push({ tree: name, shape, nodes: expected, sequentialSeconds: seq, sequentialCpuSeconds: plainRuns.map((r) => r.cpuSeconds), plainThreadSeconds: { alone, pair }, ceiling, rows });
 }
 writeFileSync(resultsFile('binomial-tree'), `${JSON.stringify({ machine: machineInfo(), repeat: REPEAT, trees: results }, null, 2)}\n`);

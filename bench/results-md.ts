@@ -172,7 +172,7 @@ if (binomial) {
   out.push('## Irregular trees: UTS binomial trees', '', `\`node dist/bench/binomial-tree.js [--large]\`: node count of UTS binomial trees (examples/tasks/binomial-tree.ts; SHA-1 node states as in UTS) on an embedded cluster against the same code in a plain loop; fastest of ${binomial.repeat}; *ceiling* = two plain loops on two threads at once against one alone:`, '');
   for (const t of binomial.trees as Json[]) {
     out.push(`**${t.tree}** (${int(t.nodes as number)} nodes; b0 ${t.shape.b0}, q ${t.shape.q}, m ${t.shape.m}, seed ${t.shape.seed}; ceiling ${f(t.ceiling as number)}):`, '');
-    out.push(table([['setup', 'seconds', 'speed-up', 'efficiency', 'of ceiling', 'CPU s', 'tasks', 'steals'], ['plain loop', f(Math.min(...(t.sequentialSeconds as number[]))), '1.00', '1.00', '', '', '1', '0'],
+    out.push(table([['setup', 'seconds', 'speed-up', 'efficiency', 'of ceiling', 'CPU s', 'tasks', 'steals'], ['plain loop', f(Math.min(...(t.sequentialSeconds as number[]))), '1.00', '1.00', '', t.sequentialCpuSeconds ? f(Math.min(...(t.sequentialCpuSeconds as number[]))) : '', '1', '0'],
       ...(t.rows as Json[]).map((r) => [r.setup, f(r.seconds as number), f(r.speedup as number), f(r.efficiency as number), r.ofCeiling === null ? '' : f(r.ofCeiling as number), f(r.cpuSeconds as number), r.tasks, r.steals])]), '');
   }
 }
