@@ -4,7 +4,12 @@ import { GroupMembership } from '../coord/recipes/group-membership.js';
 import type { CoordClient } from '../coord/types.js';
 import { InProcessNetwork, InProcessTransport } from '../transport/in-process-transport.js';
 import { usableCores } from '../util/capacity.js';
+import { DataPlane } from '../data/data-plane.js';
+import { isInJob, jobEnded } from '../data/job-blobs.js';
+import { TcpTransport } from '../transport/tcp-transport.js';
+import type { Transport } from '../transport/types.js';
 import { Emitter } from '../util/emitter.js';
+import { log } from '../util/log.js';
 import { clusterPaths } from './job-paths.js';
 import { awaitOutcome, cancelJob, drainNode, listNodes, scaleJob, submitJob, type NodeInfo } from './job-control.js';
 import type { KindRef } from './kinds/job-kind.js';
@@ -30,6 +35,8 @@ export interface EmbeddedClusterOptions {
 
 export interface JobHandle {
   id: string;
+  /** The number of nodes the job asked for (the scheduler assigns them as they are free). */
+  nodes: number;
   /** Resolves with the job's result (rejects if the job failed or was cancelled). */
   result<R = unknown>(): Promise<R>;
   outcome(): Promise<JobOutcome>;
@@ -43,7 +50,10 @@ export interface JobOptions {
   /** Node range: start only with this many free at once (default 0), never more than `maxNodes`. */
   minNodes?: number;
   maxNodes?: number;
-  /** Read-only data shared by every task of the job (TaskContext.input). */
+  /**
+   * Read-only data shared by every task of the job (TaskContext.input). Up to 64 KiB it rides in the job
+   * spec; larger it goes through the data plane (a Buffer/Uint8Array reaches tasks as a Buffer over shared memory).
+   */
   input?: unknown;
   /** The job's kind (default: the built-in task pool); see docs/job-kinds.md. */
   kind?: KindRef;
@@ -60,6 +70,8 @@ export class Cluster {
   private readonly members: GroupMembership;
   private readonly network: InProcessNetwork | undefined;
   private readonly embeddedName: string | undefined;
+  /** This client's data plane: it holds what it submits (large inputs, shipped code) until a node has it. */
+  private data: { plane: DataPlane; transport: Transport } | undefined;
 
   private constructor(
     private readonly client: CoordClient,
@@ -79,15 +91,33 @@ export class Cluster {
     const cluster = new Cluster(client, { ...opts, embeddedName: name });
     await cluster.members.watch();
     await cluster.addNodes(opts.nodes ?? 1);
+    await cluster.startData(new InProcessTransport(`client-${randomBytes(3).toString('hex')}`, cluster.network));
     return cluster;
   }
 
-  /** Attaches to a cluster whose nodes run elsewhere (e.g. `zk://…`). */
-  static async connect(connection: string): Promise<Cluster> {
+  /**
+   * Attaches to a cluster whose nodes run elsewhere (e.g. `zk://…`). With the cluster's `secret` this
+   * client can submit inputs of any size and task modules that are local files (shipped as bundles):
+   * it serves them to the job's nodes over an authenticated connection until one holds them.
+   */
+  static async connect(connection: string, opts: { secret?: Buffer | string; host?: string } = {}): Promise<Cluster> {
     const client = await connect(connection);
     const cluster = new Cluster(client, {});
     await cluster.members.watch();
+    if (opts.secret !== undefined) {
+      await cluster.startData(new TcpTransport({ nodeId: `client-${randomBytes(4).toString('hex')}`, secret: opts.secret, ...(opts.host ? { host: opts.host } : {}) }));
+    }
     return cluster;
+  }
+
+  private async startData(transport: Transport): Promise<void> {
+    await transport.start();
+    const plane = await DataPlane.start({
+      client: this.client, transport,
+      isMember: (peer, job) => isInJob(this.client, peer, job),
+      jobEnded: (job) => jobEnded(this.client, job),
+    });
+    this.data = { plane, transport };
   }
 
   get coordination(): CoordClient {
@@ -125,11 +155,14 @@ export class Cluster {
   async submit(ref: TaskRef, root: unknown, opts: JobOptions = {}): Promise<JobHandle> {
     const idle = (await this.nodes()).filter((n) => n.assignment === '').length;
     const nodes = opts.nodes ?? Math.min(Math.max(1, idle, opts.minNodes ?? 0), opts.maxNodes ?? Infinity);
-    const spec = await submitJob(this.client, { ...opts, ref, root, nodes });
+    // Embedded nodes share this process and its files: code is shipped only to nodes elsewhere.
+    const data = this.data ? { data: this.data.plane, shipCode: !this.embeddedName } : {};
+    const spec = await submitJob(this.client, { ...opts, ref, root, nodes, ...data });
     const outcome = awaitOutcome(this.client, spec.id);
     outcome.catch(() => undefined);
     return {
       id: spec.id,
+      nodes,
       outcome: () => outcome,
       cancel: () => cancelJob(this.client, spec.id),
       result: async <R>() => {
@@ -194,6 +227,13 @@ export class Cluster {
    * elsewhere recovers their tasks from the ledger).
    */
   async close(): Promise<void> {
+    if (this.data) {
+      // What this client submitted must outlive it: wait (bounded) until a node holds it.
+      const alone = await this.data.plane.handOff().catch(() => []);
+      if (alone.length > 0) log.warn('cluster', `${alone.length} blob(s) submitted from here are held by no node yet; their jobs cannot obtain them now`);
+      await this.data.plane.close();
+      await this.data.transport.close();
+    }
     this.members.stop();
     await Promise.all([...this.local.values()].map(async ({ node, client }) => {
       await node.shutdown({ handOver: false });

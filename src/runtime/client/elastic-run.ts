@@ -1,0 +1,130 @@
+/**
+ * Runs one job to its end on a cluster that changes size under it (seed 000's Fig. 6 experiment,
+ * and what `tidepool solve --scale`, the demo and the benchmarks do): starts the nodes it needs —
+ * in-process ones for an embedded cluster, local node processes for a ZooKeeper one — applies a
+ * scale schedule, stops the nodes it started once they are released, and counts what happened.
+ * Frameworks supply only how to submit their job and how to describe its progress.
+ */
+import { Cluster, type ClusterEvent, type JobHandle } from '../cluster.js';
+import type { JobOutcome } from '../job-spec.js';
+import { startNodeProcess, stopNodeProcesses, type NodeProcess } from '../node-processes.js';
+import type { ScaleStep } from '../scale-schedule.js';
+
+export interface ElasticRunOptions {
+  /** Nodes to start: embedded ones, or with `zk` local node processes that join the cluster for this run. */
+  nodes: number;
+  workers: number;
+  /** Run on the cluster registered at this ZooKeeper connection string instead. */
+  zk?: string;
+  /** With `zk`: the cluster secret's file for local node processes (else $TIDEPOOL_SECRET). */
+  secretFile?: string;
+  schedule: ScaleStep[];
+  /** Run on this embedded cluster (owned by the caller, left running) instead of starting one. */
+  cluster?: Cluster;
+  /**
+   * Whether a scale-out step starts new nodes (default) or only assigns idle ones already running
+   * (seed 000 used running VMs, to leave VM start-up time out of the measurement).
+   */
+  startNodesOnScaleOut?: boolean;
+  /** With `zk`: how to start a local node process (default: this process's own script, i.e. the CLI). */
+  nodeEntry?: { execArgv: string[]; script: string };
+  onEvent?: (e: ClusterEvent) => void;
+  /** Called about once a second with a one-line progress summary. */
+  onProgress?: (line: string) => void;
+}
+
+export interface ElasticRunStats {
+  seconds: number;
+  steals: number;
+  migrations: number;
+  nodesJoined: number;
+  nodesLeft: number;
+}
+
+/**
+ * Submits a job with `submit`, runs the schedule, and resolves with its outcome and statistics.
+ * `describe` adds the framework's part (a search's incumbent, say) to the progress line.
+ */
+export async function runElastic(
+  opts: ElasticRunOptions,
+  submit: (cluster: Cluster) => Promise<JobHandle>,
+  describe: (cluster: Cluster, job: string) => { line(): string; stop(): void } = () => ({ line: () => '', stop: () => undefined }),
+): Promise<{ outcome: JobOutcome; stats: ElasticRunStats; jobId: string }> {
+  const cluster = opts.cluster ?? (opts.zk ? await Cluster.connect(opts.zk) : await Cluster.embedded({ nodes: opts.nodes, workers: opts.workers, progressIntervalMs: 0 }));
+  const processes: NodeProcess[] = [];
+  /** Nodes this run started; when a scale-in releases one, it is decommissioned (stopped), as in seed 000's Fig. 6. */
+  const startedHere = new Set<string>();
+  const addNodes = async (count: number) => {
+    if (!opts.zk) {
+      for (const id of await cluster.addNodes(count)) startedHere.add(id);
+      return;
+    }
+    const started = await Promise.all(Array.from({ length: count }, () => startNodeProcess({
+      zk: opts.zk!, workers: opts.workers, ...(opts.secretFile !== undefined ? { secretFile: opts.secretFile } : {}),
+      ...(opts.nodeEntry ? { entry: opts.nodeEntry } : {}),
+    })));
+    processes.push(...started);
+    for (const p of started) startedHere.add(p.id);
+  };
+  /** Stops a released node once it has drained (SIGTERM drains a node process; stopNode drains an embedded one). */
+  const decommission = async (id: string) => {
+    if (!startedHere.delete(id)) return;
+    const child = processes.find((p) => p.id === id);
+    if (child) {
+      child.kill('SIGTERM');
+      await child.exited;
+    } else {
+      await cluster.stopNode(id);
+    }
+  };
+  const decommissioning: Promise<void>[] = [];
+  const counts = { steals: 0, migrations: 0, nodesLeft: 0 };
+  const joined = new Set<string>();
+  const timers: NodeJS.Timeout[] = [];
+  const listeners: Array<() => void> = [];
+  let described: { line(): string; stop(): void } | undefined;
+  try {
+    if (opts.zk && opts.nodes > 0) await addNodes(opts.nodes);
+    const started = performance.now();
+    const job = await submit(cluster);
+    // The scheduler assigns the job's nodes shortly after submission: count from what it asked for.
+    const initialNodes = job.nodes;
+    listeners.push(cluster.on((e) => {
+      opts.onEvent?.(e);
+      if (e.type === 'steal' && e.job === job.id) counts.steals++;
+      if (e.type === 'migration' && e.job === job.id) counts.migrations++;
+      if (e.type === 'job-joined' && e.job === job.id) joined.add(e.node);
+      if (e.type === 'job-left' && e.job === job.id && e.reason === 'drained') counts.nodesLeft++;
+    }));
+    let size = initialNodes;
+    for (const step of opts.schedule) {
+      timers.push(setTimeout(() => {
+        void (async () => {
+          if (step.delta > 0 && opts.startNodesOnScaleOut !== false) await addNodes(step.delta);
+          size = Math.max(1, size + step.delta);
+          const change = await cluster.scale(job.id, size);
+          decommissioning.push(...change.released.map((id) => decommission(id).catch(() => undefined)));
+        })().catch(() => undefined);
+      }, step.atMs));
+    }
+    described = describe(cluster, job.id);
+    const progress = opts.onProgress ? setInterval(() => {
+      const s = ((performance.now() - started) / 1000).toFixed(1);
+      opts.onProgress!(`${s}s  nodes ${size}  steals ${counts.steals}  migrations ${counts.migrations}${described!.line()}`);
+    }, 1000) : undefined;
+    const outcome = await job.outcome();
+    clearInterval(progress);
+    return {
+      jobId: job.id,
+      outcome,
+      stats: { seconds: (performance.now() - started) / 1000, ...counts, nodesJoined: Math.max(0, joined.size - initialNodes) },
+    };
+  } finally {
+    described?.stop();
+    for (const t of timers) clearTimeout(t);
+    for (const off of listeners) off();
+    await Promise.all(decommissioning);
+    await stopNodeProcesses(processes);
+    if (!opts.cluster) await cluster.close();
+  }
+}
