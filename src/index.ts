@@ -6,12 +6,17 @@
  * - Coordination layer and recipes (ZooKeeper or embedded), transports, and the node itself.
  * - Watching a cluster: `ClusterMonitor`, `startDashboard` (live page, server-sent events, Prometheus).
  */
-export { defineTask, loadTaskType, type TaskContext, type TaskDefinition, type TaskType, type TaskRef, type ResultReducer, type VarRules } from './runtime/task.js';
-export { Cluster, type ClusterEvent, type EmbeddedClusterOptions, type JobHandle } from './runtime/cluster.js';
+export { defineTask, loadTaskType, type TaskContext, type TaskDefinition, type TaskType, type TaskRef, type ResultReducer, type VarRules, type SpawnOptions } from './runtime/task.js';
+export { Cluster, type ClusterEvent, type EmbeddedClusterOptions, type JobHandle, type JobOptions } from './runtime/cluster.js';
 export { TidepoolNode, type NodeOptions } from './runtime/node.js';
 export type { NodeEvent } from './runtime/node-events.js';
 export type { JobOutcome, JobSpec } from './runtime/job-spec.js';
-export { submitJob, scaleJob, drainNode, listNodes, listJobs, awaitOutcome, jobLeader, type NodeInfo } from './runtime/job-control.js';
+export { submitJob, scaleJob, drainNode, cancelJob, requestJob, listNodes, listJobs, awaitOutcome, jobLeader, type NodeInfo, type SubmitOptions } from './runtime/job-control.js';
+export { defineJobKind, type JobKind, type JobKindDefinition, type KindRef, type MemberContext, type MemberRole, type MemberCounters, type LeaderContext, type LeaderRole, type LayerBody } from './runtime/kinds/job-kind.js';
+export { taskPoolKind, taskPoolMember, taskPoolLeader, TASK_POOL_KIND, type TaskPoolMember, type TaskPoolHooks } from './runtime/kinds/task-pool-kind.js';
+export { runElastic, type ElasticRunOptions, type ElasticRunStats } from './runtime/client/elastic-run.js';
+export type { TaskFailure } from './runtime/contributions.js';
+export type { Workers } from './runtime/worker/worker-pool.js';
 export { defineSearch, solveSequentially } from './frameworks/search/define-search.js';
 export type { SearchProblem, EnumerationProblem, DecisionProblem, OptimisationProblem, SearchResult, SearchKind } from './frameworks/search/search-problem.js';
 export { rootSearchState, type SearchState, type SearchInput } from './frameworks/search/search-state.js';

@@ -33,3 +33,12 @@ it('examples/dashboard.ts serves the dashboard of its own embedded cluster while
   assert.ok(out.job.tasksDone >= 1);
   assert.ok(out.mostNodesAtOnce >= 2, 'the monitor saw the job on its nodes');
 });
+
+it('examples/job-kind.ts runs a job of its own kind: exact sum, and the leader answers a control request', { timeout: 120_000 }, async () => {
+  const script = fileURLToPath(new URL('../../examples/job-kind.ts', import.meta.url));
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, '3000000'], { timeout: 110_000 });
+  const out = JSON.parse(stdout) as { sum: number; expected: number; greetingsAtLeader: { greetedBy?: number } };
+  assert.equal(out.sum, (3_000_000 * 2_999_999) / 2);
+  assert.equal(out.sum, out.expected);
+  assert.equal(typeof out.greetingsAtLeader.greetedBy, 'number', JSON.stringify(out.greetingsAtLeader));
+});
