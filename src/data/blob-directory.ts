@@ -42,6 +42,14 @@ export interface BlobDirectoryOptions {
 
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
 
+/**
+ * Cluster-wide collection from any session (job retention runs it where jobs are pruned): drops the
+ * references of jobs that no longer exist, then the blobs nobody references. Returns their hashes.
+ */
+export function collectBlobs(client: CoordClient, root?: string): Promise<BlobHash[]> {
+  return new BlobDirectory(client, { ...(root ? { root } : {}), self: { nodeId: '', address: '' } }).collect();
+}
+
 export class BlobDirectory {
   readonly base: string;
   private readonly root: string;
@@ -53,6 +61,11 @@ export class BlobDirectory {
     this.base = joinPath(this.root, 'blobs');
     this.self = opts.self;
     this.jobExists = opts.jobExists ?? (async (jobId) => (await this.client.exists(jobPaths(jobId, this.root).base)) !== null);
+  }
+
+  /** This node's id, as it is listed among holders. */
+  get selfId(): string {
+    return this.self.nodeId;
   }
 
   /** Records that `jobId` uses the blob (creating its entry when new). Idempotent. */

@@ -39,6 +39,11 @@ export interface BlobTransferOptions {
   stallMs?: number;
   /** Attempts per holder (default 2). */
   rounds?: number;
+  /**
+   * Subscribe to the transport's messages (default true). A node that routes its frames itself passes
+   * false and hands blob frames to `deliver`, so that one rule decides where a frame goes.
+   */
+  subscribe?: boolean;
 }
 
 export interface FetchOptions {
@@ -102,12 +107,8 @@ export class BlobTransferService {
     this.rounds = opts.rounds ?? 2;
     if (this.chunkBytes < MIN_CHUNK_BYTES || this.chunkBytes > MAX_CHUNK_BYTES) throw new RangeError(`chunkBytes must be ${MIN_CHUNK_BYTES}..${MAX_CHUNK_BYTES}`);
     if (!Number.isInteger(this.window) || this.window < 1 || this.window > MAX_WINDOW) throw new RangeError(`window must be 1..${MAX_WINDOW}`);
-    this.off = this.transport.onMessage((from, m) => {
-      if (!isBlobMessage(m)) return;
-      if (m.type === 'blob.chunk' || m.type === 'blob.refuse') {
-        const xfer = typeof m.xfer === 'string' ? m.xfer : '';
-        this.receiving.get(xfer.slice(0, xfer.lastIndexOf('.')))?.(from, m);
-      } else this.onMessage(from, m);
+    this.off = opts.subscribe === false ? () => undefined : this.transport.onMessage((from, m) => {
+      if (isBlobMessage(m)) this.deliver(from, m);
     });
     // Outgoing transfers whose receiver went quiet (it left, or died) are dropped.
     this.sweeper = setInterval(() => this.sweep(), Math.max(50, this.stallMs));
@@ -129,6 +130,16 @@ export class BlobTransferService {
       this.fetches.set(hash, running);
     }
     return running;
+  }
+
+  /** A blob frame (`type` starting with "blob.") from `from`; validated here, malformed ones dropped and logged. */
+  deliver(from: string, m: Message): void {
+    if (m.type === 'blob.chunk' || m.type === 'blob.refuse') {
+      const xfer = typeof m.xfer === 'string' ? m.xfer : '';
+      const to = this.receiving.get(xfer.slice(0, xfer.lastIndexOf('.')));
+      if (to) to(from, m);
+      else if (typeof m.xfer !== 'string') log.warn('data', `dropped a malformed ${m.type} from ${from}: no transfer id`);
+    } else this.onMessage(from, m);
   }
 
   /** Outgoing transfers in progress (for tests and metrics). */

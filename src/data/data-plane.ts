@@ -12,7 +12,7 @@
  * (`isMember`, supplied by the runtime from the job's membership).
  */
 import type { CoordClient } from '../coord/types.js';
-import type { Transport } from '../transport/types.js';
+import type { Message, Transport } from '../transport/types.js';
 import { shortHash, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
 import { BlobDirectory, type BlobRef } from './blob-directory.js';
@@ -28,13 +28,23 @@ export interface DataPlaneOptions {
   store?: ObjectStoreOptions;
   transfer?: Pick<BlobTransferOptions, 'chunkBytes' | 'window' | 'stallMs' | 'rounds'>;
   jobExists?: (jobId: string) => Promise<boolean>;
+  /** Whether a job has ended (its result is written); `handOff` does not wait for the blobs of ended jobs. */
+  jobEnded?: (jobId: string) => Promise<boolean>;
+  /**
+   * Subscribe to the transport (default true). A node that routes frames itself passes false and
+   * hands frames for which `isBlobMessage` holds to `deliver`.
+   */
+  subscribe?: boolean;
 }
 
 export class DataPlane {
   /** Blobs stored here whose reference is being written (spared by local collection). */
   private readonly pending = new Set<BlobHash>();
 
-  private constructor(readonly store: ObjectStore, readonly transfer: BlobTransferService, readonly directory: BlobDirectory) {}
+  private constructor(
+    readonly store: ObjectStore, readonly transfer: BlobTransferService, readonly directory: BlobDirectory,
+    private readonly jobEnded?: (jobId: string) => Promise<boolean>,
+  ) {}
 
   static async start(opts: DataPlaneOptions): Promise<DataPlane> {
     const store = await ObjectStore.open(opts.store);
@@ -43,10 +53,15 @@ export class DataPlane {
       ...(opts.root ? { root: opts.root } : {}), ...(opts.jobExists ? { jobExists: opts.jobExists } : {}),
     });
     const transfer = new BlobTransferService({
-      transport: opts.transport, store, ...opts.transfer,
+      transport: opts.transport, store, ...opts.transfer, ...(opts.subscribe === false ? { subscribe: false } : {}),
       mayFetch: async (peer, hash, job) => (await opts.isMember(peer, job)) && directory.isReferencedBy(hash, job),
     });
-    return new DataPlane(store, transfer, directory);
+    return new DataPlane(store, transfer, directory, opts.jobEnded);
+  }
+
+  /** A blob frame routed here by the node (see `isBlobMessage`). */
+  deliver(from: string, m: Message): void {
+    this.transfer.deliver(from, m);
   }
 
   /** Stores `bytes` on this node for `jobId` and returns the reference to pass around instead. */
@@ -99,6 +114,27 @@ export class DataPlane {
   /** Deletes local copies of blobs that are gone from the directory (every node runs this). */
   collectLocal(): Promise<BlobHash[]> {
     return this.directory.collectLocal(this.store, this.pending);
+  }
+
+  /**
+   * Waits until every blob stored here is held by another node too, or no longer needed (its jobs
+   * have ended or were removed), at most `timeoutMs`: a submitting client calls this before it
+   * closes, so that the input it submitted outlives it. Resolves with the blobs still held only here.
+   */
+  async handOff(timeoutMs = 60_000): Promise<BlobHash[]> {
+    const deadline = Date.now() + timeoutMs;
+    const alone: BlobHash[] = [];
+    for (const { hash } of this.store.list()) {
+      const where = await this.directory.lookup(hash);
+      if (!where || where.holders.some((h) => h.nodeId !== this.directory.selfId)) continue;
+      if (this.jobEnded && (await Promise.all(where.jobs.map((j) => this.jobEnded!(j)))).every(Boolean)) continue;
+      try {
+        await this.directory.awaitReplicated(hash, 2, Math.max(1, deadline - Date.now()));
+      } catch {
+        alone.push(hash);
+      }
+    }
+    return alone;
   }
 
   async close(): Promise<void> {

@@ -70,8 +70,12 @@ export interface RefuseMessage extends Message {
 
 export type BlobMessage = FetchMessage | ChunkMessage | CreditMessage | CancelMessage | RefuseMessage;
 
-export function isBlobMessage(m: Message): boolean {
-  return m.type.startsWith('blob.');
+/**
+ * The one routing rule for frames on a node's transport: an object whose `type` starts with "blob."
+ * belongs to the data plane (which validates it further); anything else is the node's (a job envelope).
+ */
+export function isBlobMessage(m: unknown): m is Message {
+  return typeof m === 'object' && m !== null && typeof (m as { type?: unknown }).type === 'string' && (m as Message).type.startsWith('blob.');
 }
 
 export function chunkCount(size: number, chunkBytes: number): number {

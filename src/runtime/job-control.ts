@@ -17,6 +17,9 @@ import { Reconciler } from './scheduler/reconciler.js';
 import { schedulerPaths } from './scheduler/scheduler-paths.js';
 import { loadTaskType, type TaskRef } from './task.js';
 import type { TaskRecord } from './task-record.js';
+import { INLINE_INPUT_BYTES, INLINE_STATE_BYTES } from '../data/blob-values.js';
+import { bundleTaskModule, isLocalModule } from '../data/code-bundle.js';
+import type { DataPlane } from '../data/data-plane.js';
 
 export interface SubmitOptions {
   ref: TaskRef;
@@ -32,11 +35,21 @@ export interface SubmitOptions {
   minNodes?: number;
   maxNodes?: number;
   jobId?: string;
-  /** Read-only data shared by every task of the job (TaskContext.input). */
+  /** Read-only data shared by every task of the job (TaskContext.input); a Buffer/Uint8Array is binary input. */
   input?: unknown;
+  /**
+   * The submitter's data plane. A large input or root state is stored there (the spec and the ledger get
+   * a reference) and served to the job's nodes; keep it open until a node holds them (`DataPlane.handOff`).
+   */
+  data?: DataPlane;
+  /** Bundle a task module that is a local file and ship it through `data` (default: whenever `data` is given). */
+  shipCode?: boolean;
 }
 
-/** Creates a job: its spec and its ledger holding the root task (unowned until a node claims it). */
+/**
+ * Creates a job: its spec and its ledger holding the root task (unowned until a node claims it).
+ * Large inputs and root states go to the data plane (`opts.data`), the spec and ledger hold references.
+ */
 export async function submitJob(client: CoordClient, opts: SubmitOptions, root?: string): Promise<JobSpec> {
   const nodes = opts.nodes ?? 1;
   const minNodes = opts.minNodes ?? 0;
@@ -45,18 +58,39 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
   const kind = await loadJobKind(opts.kind); // fails here, clearly, rather than on every node
   const id = opts.jobId ?? newJobId();
   const paths = jobPaths(id, root);
+  const ship = opts.data && (opts.shipCode ?? true) && isLocalModule(opts.ref.module);
+  const bundle = ship ? await bundleTaskModule(opts.ref.module) : undefined;
+  // The job's znode first: the data plane's collection keeps blobs of jobs that exist.
+  await mkdirp(client, paths.base);
   const spec: JobSpec = {
     id, ref: opts.ref, varNames: Object.keys(type.vars ?? {}).sort(), createdAt: Date.now(), nodes, minNodes,
     ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}),
     ...(opts.kind && kind.name !== 'task-pool' ? { kind: opts.kind } : {}),
-    ...(opts.input !== undefined ? { input: opts.input } : {}),
+    ...(await inputFields(opts, id)),
+    ...(bundle ? { code: await opts.data!.share(bundle.code, id, `code of ${opts.ref.module}`) } : {}),
   };
-  await mkdirp(client, paths.base);
   // The ledger (with the root task) exists before the spec, so the scheduler never assigns nodes to a job without one.
-  const rootRecord: TaskRecord = { owner: '', state: opts.root, partial: undefined };
-  await new TerminationCoordinator(client, paths.termination).init(ROOT_TASK_ID, encode(rootRecord));
+  let rootRecord = encode({ owner: '', state: opts.root, partial: undefined } satisfies TaskRecord);
+  if (rootRecord.length > INLINE_STATE_BYTES && opts.data) {
+    const ref = await opts.data.share(encode({ state: opts.root, partial: undefined }), id, 'root task state');
+    rootRecord = encode({ owner: '', state: null, partial: null, ref } satisfies TaskRecord);
+  }
+  await new TerminationCoordinator(client, paths.termination).init(ROOT_TASK_ID, rootRecord);
   await client.create(paths.spec, encode(spec));
   return spec;
+}
+
+/** The spec's input: inline when small, else a reference to it in the submitter's data plane. */
+async function inputFields(opts: SubmitOptions, jobId: string): Promise<Pick<JobSpec, 'input' | 'inputBlob'>> {
+  if (opts.input === undefined) return {};
+  const binary = opts.input instanceof Uint8Array;
+  const bytes = binary ? (opts.input as Uint8Array) : encode(opts.input);
+  if (bytes.length <= INLINE_INPUT_BYTES) return { input: opts.input };
+  if (!opts.data) {
+    throw new Error(`the job input is ${bytes.length} bytes, over the ${INLINE_INPUT_BYTES} bytes a job spec holds inline; ` +
+      'submit it from a process with a data plane (an embedded cluster, or Cluster.connect(zk, { secret }))');
+  }
+  return { inputBlob: { ref: await opts.data.share(bytes, jobId, 'job input'), form: binary ? 'bytes' : 'msgpack' } };
 }
 
 export interface NodeInfo {

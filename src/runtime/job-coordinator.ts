@@ -61,7 +61,9 @@ export class JobCoordinator {
       if (this.stopped) return;
       const entry = await this.ledger.read(id);
       if (!entry || live.has(entry.record.owner)) continue;
-      const snapshot: TaskSnapshot = { id, state: entry.record.state, partial: entry.record.partial, version: entry.version };
+      // A large state was obtained from a surviving holder by read(); the claim keeps its reference.
+      const { ref } = entry.record;
+      const snapshot: TaskSnapshot = { id, state: entry.record.state, partial: entry.record.partial, version: entry.version, ...(ref ? { ref } : {}) };
       if (await this.ledger.claim(snapshot)) {
         if (entry.record.owner !== '') log.info('job', `recovered task ${id} from ${entry.record.owner}`);
         this.adopt({ ...snapshot, version: snapshot.version + 1 });
@@ -75,7 +77,10 @@ export class JobCoordinator {
     const contributions: unknown[] = [];
     for (let i = 0; i < txns.length; i += 64) {
       const chunk = await Promise.all(txns.slice(i, i + 64).map((t) => this.client.getData(joinPath(this.paths.txns, t))));
-      for (const { data } of chunk) contributions.push(...decode<{ results: unknown[] }>(data).results);
+      for (const { data } of chunk) {
+        // Large contributions are references: obtained from the data plane here.
+        contributions.push(...(await Promise.all(decode<{ results: unknown[] }>(data).results.map((r) => this.ledger.resolveResult(r)))));
+      }
     }
     const { value, failures } = foldContributions(this.reducer, contributions);
     await publishOutcome(this.client, this.paths, {

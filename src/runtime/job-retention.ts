@@ -1,6 +1,7 @@
 import { isCoordError } from '../coord/errors.js';
 import { deleteRecursive } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
+import { collectBlobs } from '../data/blob-directory.js';
 import { decode } from './codec.js';
 import { listJobs } from './job-control.js';
 import { jobPaths } from './job-paths.js';
@@ -39,5 +40,8 @@ export async function pruneFinishedJobs(client: CoordClient, opts: RetentionOpti
     await deleteRecursive(client, jobPaths(job.id, opts.root).base);
     removed.push(job.id);
   }
+  // The blobs of removed jobs (inputs, states, results, code) go with them: references of jobs that
+  // no longer exist are dropped, then blobs nobody references; each node deletes its copies later.
+  if (removed.length > 0) await collectBlobs(client, opts.root);
   return removed;
 }

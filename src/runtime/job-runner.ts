@@ -24,6 +24,11 @@ export interface JobRunnerDeps {
   ref: TaskRef;
   /** The job's shared input (shipped once per worker). */
   input?: unknown;
+  /**
+   * Or how to obtain it, called once when the first task is about to run here (a large input comes
+   * from the data plane); tasks wait in the pool meanwhile. A failure fails the job.
+   */
+  loadInput?: () => Promise<unknown>;
   ledger: Ledger;
   workers: Workers;
   /** The job's variable board (shared with workers), if its task type declares vars. */
@@ -105,11 +110,14 @@ export class JobRunner {
   private readonly clock: Clock;
   private drainWaiters: Array<() => void> = [];
   private migrateCursor = 0;
+  /** The input as workers get it: 'loading' until `loadInput` resolved (`d.input` when there is no loader). */
+  private input: { value: unknown } | 'loading' | undefined;
 
   constructor(private readonly d: JobRunnerDeps) {
     this.planner = new StealPlanner(d.rng, d.steal);
     this.ids = new TaskIds(d.nodeId);
     this.clock = d.clock ?? systemClock;
+    if (!d.loadInput) this.input = { value: d.input };
   }
 
   /** Tasks held here: queued, running, or being handed over. */
@@ -322,7 +330,7 @@ export class JobRunner {
   private place(snapshot: TaskSnapshot): void {
     if (this.stopped) return;
     if (!this.draining) {
-      const idle = this.freeSlot();
+      const idle = this.inputReady() ? this.freeSlot() : undefined;
       if (idle !== undefined) return this.start(idle, snapshot);
       const thief = this.pendingSteals.shift();
       if (thief) return this.transfer(snapshot, thief.thief, thief.requestId, 'steal');
@@ -340,7 +348,9 @@ export class JobRunner {
       return;
     }
     // Local workers first (newest task: depth-first, good locality), thieves get the oldest.
-    for (let slot = this.freeSlot(); slot !== undefined && this.pool.length > 0; slot = this.freeSlot()) this.start(slot, this.pool.pop()!);
+    if (this.pool.length > 0 && this.inputReady()) {
+      for (let slot = this.freeSlot(); slot !== undefined && this.pool.length > 0; slot = this.freeSlot()) this.start(slot, this.pool.pop()!);
+    }
     while (this.pendingSteals.length > 0 && this.pool.length > 0) {
       const p = this.pendingSteals.shift()!;
       this.transfer(this.takeForThief(p.thief)!, p.thief, p.requestId, 'steal');
@@ -368,6 +378,7 @@ export class JobRunner {
    * next one: give each busy worker its next task ahead (one at most), while nobody else wants work.
    */
   private pipeline(): void {
+    if (this.input === undefined || this.input === 'loading') return;
     if (this.draining || this.pendingSteals.length > 0 || this.pool.length === 0) return;
     if (this.averageTaskMs === undefined || this.averageTaskMs >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS)) return;
     for (const slot of this.d.workers.pipelineSlots?.() ?? []) {
@@ -439,12 +450,16 @@ export class JobRunner {
     return this.pool.splice(Number.isInteger(at) && at >= 0 && at < this.pool.length ? at : 0, 1)[0];
   }
 
-  private transfer(snapshot: TaskSnapshot, to: string, requestId: number | undefined, kind: TransferKind): void {
+  private transfer(pooled: TaskSnapshot, to: string, requestId: number | undefined, kind: TransferKind): void {
+    // A large state travels as the reference its ledger record holds; the receiver obtains the bytes.
+    const ref = this.d.ledger.refOf(pooled.id);
+    const snapshot: TaskSnapshot = { id: pooled.id, state: pooled.state, partial: pooled.partial, version: pooled.version, ...(ref ? { ref } : {}) };
     this.outgoing.set(snapshot.id, { snapshot, to, requestId, kind, deadline: this.clock.now() + (this.d.offerTimeoutMs ?? 5_000) });
     this.arm(this.d.offerTimeoutMs ?? 5_000);
+    const task: TaskSnapshot = ref ? { id: snapshot.id, state: null, partial: null, version: snapshot.version, ref } : snapshot;
     const msg: RuntimeMessage = requestId === undefined
-      ? { type: 'offer', job: this.d.jobId, task: snapshot }
-      : { type: 'offer', job: this.d.jobId, requestId, task: snapshot };
+      ? { type: 'offer', job: this.d.jobId, task }
+      : { type: 'offer', job: this.d.jobId, requestId, task };
     this.d.send(to, msg).catch(() => void this.takeBack(snapshot.id));
   }
 
@@ -493,6 +508,8 @@ export class JobRunner {
     this.inFlight++;
     let claimed = false;
     try {
+      // A referenced state is obtained before the claim: a task whose bytes cannot be had stays with the sender.
+      if (snapshot.ref) snapshot = { ...snapshot, ...(await this.d.ledger.load(snapshot.ref, snapshot.id)) };
       claimed = await this.d.ledger.claim(snapshot);
     } catch (err) {
       log.warn('runtime', `claiming task ${snapshot.id} failed`, err);
@@ -538,6 +555,19 @@ export class JobRunner {
 
   // ---- helpers -----------------------------------------------------------------------
 
+  /** Whether tasks can start (the input is here); the first call starts obtaining it. */
+  private inputReady(): boolean {
+    if (this.input !== undefined) return this.input !== 'loading';
+    this.input = 'loading';
+    this.d.loadInput!().then((value) => {
+      this.input = { value };
+      this.schedule();
+    }, (err: unknown) => {
+      if (!this.stopped) this.d.onEvent({ type: 'failed', error: `the job input could not be obtained on node ${this.d.nodeId}: ${err instanceof Error ? err.message : String(err)}` });
+    });
+    return false;
+  }
+
   private start(slot: number, snapshot: TaskSnapshot): void {
     this.running.set(snapshot.id, slot);
     this.latest.set(snapshot.id, { state: snapshot.state, partial: snapshot.partial });
@@ -546,7 +576,7 @@ export class JobRunner {
     this.d.workers.run(slot, {
       taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: snapshot.state, partial: snapshot.partial,
       board: this.d.board, varNames: this.d.varNames,
-    }, this.d.input);
+    }, (this.input as { value: unknown }).value);
   }
 
   private forget(taskId: string): void {

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { KindRef } from './kinds/job-kind.js';
 import type { TaskFailure } from './contributions.js';
 import type { TaskRef } from './task.js';
+import type { BlobRef } from '../data/blob-directory.js';
+import type { SharedInputForm } from './worker/shared-input.js';
 
 /** What a job is: its kind, its task type (by module), and how many nodes it wants. */
 export interface JobSpec {
@@ -21,6 +23,10 @@ export interface JobSpec {
   maxNodes?: number;
   /** The job's shared read-only input (see TaskContext.input), if any. */
   input?: unknown;
+  /** A large input lives in the data plane instead: binary ('bytes') or MessagePack ('msgpack'). */
+  inputBlob?: { ref: BlobRef; form: SharedInputForm };
+  /** Shipped code: the bundle of the task module `ref.module` (a file on the submitter's machine). */
+  code?: BlobRef;
 }
 
 /** How a job ended, as stored in its `result` znode. */

@@ -6,8 +6,28 @@ import { existsAcrossLosses, reconnected } from '../coord/tree-ops.js';
 import type { CoordClient, Op } from '../coord/types.js';
 import { emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
 import { log } from '../util/log.js';
+import type { BlobRef } from '../data/blob-directory.js';
+import { blobValue, blobValueRef, INLINE_STATE_BYTES } from '../data/blob-values.js';
 import { decode, encode } from './codec.js';
 import type { TaskRecord, TaskSnapshot } from './task-record.js';
+
+/**
+ * Where a ledger keeps what is too large for a record (the node's data plane, for the job). Without
+ * it every state stays inline (the simulation, tests of the ledger alone).
+ */
+export interface LedgerBlobs {
+  /** Stores bytes and resolves once they are durable (held by two nodes where the job has two). */
+  store(bytes: Buffer, what: string): Promise<BlobRef>;
+  /** The bytes of a reference (local, or fetched from a holder). */
+  fetch(ref: BlobRef, what: string): Promise<Buffer>;
+}
+
+/** A record's data as it will be written: inline, or (once `ready`) a reference to a blob. */
+interface Payload {
+  data: Buffer;
+  ref: BlobRef | undefined;
+  ready?: Promise<void>;
+}
 
 /** The node no longer owns the task: another node claimed it (a transfer or crash recovery won). */
 export class LostOwnership extends Error {
@@ -58,6 +78,12 @@ interface Group {
   result?: unknown;
   resolve: () => void;
   reject: (err: unknown) => void;
+  /** Large payloads being stored as blobs first: the group keeps its place in the queue meanwhile. */
+  ready?: Promise<void>;
+  prepared: boolean;
+  failed?: unknown;
+  /** The record reference each task has once this group commits (undefined: inline, or deleted). */
+  refs: Array<[string, Payload | undefined]>;
 }
 
 /**
@@ -88,6 +114,8 @@ export interface LedgerPaths {
 export class Ledger {
   readonly stats: RecipeStats = emptyStats();
   private readonly versions = new Map<string, number>();
+  /** Owned records whose state is a blob, as last written here (an offer sends the reference). */
+  private readonly refs = new Map<string, BlobRef>();
   private queue: Group[] = [];
   private pumping = false;
 
@@ -96,37 +124,68 @@ export class Ledger {
     readonly paths: LedgerPaths,
     readonly nodeId: string,
     private readonly maxBatch = 64,
+    private readonly blobs?: LedgerBlobs,
   ) {}
 
   /** Records a new child split off (or spawned) by `parentId`, with the parent's checkpoint. */
   split(parentId: string, checkpoint: { state: unknown; partial: unknown }, childId: string, childState: unknown): Promise<void> {
+    const parent = this.payload(parentId, checkpoint.state, checkpoint.partial);
+    const child = this.payload(childId, childState, undefined);
     return this.enqueue(parentId, (v) => {
       const version = v.get(parentId);
       v.set(parentId, version + 1);
       v.set(childId, 0);
       return [
-        { op: 'setData', path: this.taskPath(parentId), data: this.recordBytes(checkpoint.state, checkpoint.partial), version },
-        { op: 'create', path: this.taskPath(childId), data: this.recordBytes(childState, undefined) },
+        { op: 'setData', path: this.taskPath(parentId), data: parent.data, version },
+        { op: 'create', path: this.taskPath(childId), data: child.data },
       ];
-    });
+    }, undefined, [[parentId, parent], [childId, child]]);
   }
 
   /** Records that `taskId` completed with result contribution `partial`. */
   complete(taskId: string, partial: unknown): Promise<void> {
+    const result = { value: partial };
+    let ready: Promise<void> | undefined;
+    if (this.blobs && partial !== undefined) {
+      const bytes = encode(partial);
+      if (bytes.length > INLINE_STATE_BYTES) {
+        ready = this.blobs.store(bytes, `result of task ${taskId}`).then((ref) => void (result.value = blobValue(ref)));
+      }
+    }
     return this.enqueue(taskId, (v) => {
       const version = v.get(taskId);
       v.delete(taskId);
       return [{ op: 'delete', path: this.taskPath(taskId), version }];
-    }, { value: partial });
+    }, result, [[taskId, undefined]], ready);
   }
 
   /** Saves a task's state and partial result (before it migrates). */
   checkpoint(taskId: string, state: unknown, partial: unknown): Promise<void> {
+    const record = this.payload(taskId, state, partial);
     return this.enqueue(taskId, (v) => {
       const version = v.get(taskId);
       v.set(taskId, version + 1);
-      return [{ op: 'setData', path: this.taskPath(taskId), data: this.recordBytes(state, partial), version }];
-    });
+      return [{ op: 'setData', path: this.taskPath(taskId), data: record.data, version }];
+    }, undefined, [[taskId, record]]);
+  }
+
+  /** The blob holding an owned task's latest record, when it is large (what an offer carries). */
+  refOf(taskId: string): BlobRef | undefined {
+    return this.refs.get(taskId);
+  }
+
+  /** The state and partial result a record reference points to. */
+  async load(ref: BlobRef, taskId: string): Promise<{ state: unknown; partial: unknown }> {
+    if (!this.blobs) throw new Error(`the record of task ${taskId} is in the data plane, and this ledger has none`);
+    return decode<{ state: unknown; partial: unknown }>(await this.blobs.fetch(ref, `state of task ${taskId}`));
+  }
+
+  /** A committed result contribution as the reducer wants it (a large one is fetched from the data plane). */
+  async resolveResult(contribution: unknown): Promise<unknown> {
+    const ref = blobValueRef(contribution);
+    if (!ref) return contribution;
+    if (!this.blobs) throw new Error('a result contribution is in the data plane, and this ledger has none');
+    return decode(await this.blobs.fetch(ref, 'result contribution'));
   }
 
   /**
@@ -134,11 +193,15 @@ export class Ledger {
    * or one recovered from a failed node). Resolves false if someone else changed it first.
    */
   async claim(snapshot: TaskSnapshot): Promise<boolean> {
+    // A referenced state is claimed by its reference: the blob is durable already and nothing is re-sent.
+    const record: Payload = snapshot.ref
+      ? { data: encode({ owner: this.nodeId, state: null, partial: null, ref: snapshot.ref } satisfies TaskRecord), ref: snapshot.ref }
+      : this.payload(snapshot.id, snapshot.state, snapshot.partial);
     try {
       await this.enqueue(snapshot.id, (v) => {
         v.set(snapshot.id, snapshot.version + 1);
-        return [{ op: 'setData', path: this.taskPath(snapshot.id), data: this.recordBytes(snapshot.state, snapshot.partial), version: snapshot.version }];
-      });
+        return [{ op: 'setData', path: this.taskPath(snapshot.id), data: record.data, version: snapshot.version }];
+      }, undefined, [[snapshot.id, record]]);
       return true;
     } catch (err) {
       if (err instanceof LostOwnership) return false;
@@ -152,7 +215,10 @@ export class Ledger {
    * from the receiver after it crashed), and that newer ownership must stay.
    */
   release(taskId: string, handedOutVersion: number): void {
-    if (this.versions.get(taskId) === handedOutVersion) this.versions.delete(taskId);
+    if (this.versions.get(taskId) === handedOutVersion) {
+      this.versions.delete(taskId);
+      this.refs.delete(taskId);
+    }
   }
 
   /** The version of an owned record, as this node last wrote it. */
@@ -160,16 +226,20 @@ export class Ledger {
     return this.versions.get(taskId);
   }
 
-  /** Reads one record (or null). */
+  /** Reads one record (or null); a referenced state is obtained from the data plane (`ref` stays set). */
   async read(taskId: string): Promise<{ record: TaskRecord; version: number } | null> {
+    let entry: { record: TaskRecord; version: number };
     try {
       this.stats.reads++;
       const { data, stat } = await this.client.getData(this.taskPath(taskId));
-      return { record: decode<TaskRecord>(data), version: stat.version };
+      entry = { record: decode<TaskRecord>(data), version: stat.version };
     } catch (err) {
       if (isCoordError(err, 'NO_NODE')) return null;
       throw err;
     }
+    const ref = entry.record.ref;
+    if (ref) entry.record = { owner: entry.record.owner, ...(await this.load(ref, taskId)), ref };
+    return entry;
   }
 
   /** Ids of every live task of the job. */
@@ -184,11 +254,36 @@ export class Ledger {
 
   // ---- batching ----------------------------------------------------------------------
 
-  private enqueue(taskId: string, build: (v: Versions) => Op[], result?: { value: unknown }): Promise<void> {
+  private enqueue(taskId: string, build: (v: Versions) => Op[], result: { value: unknown } | undefined, refs: Group['refs'], extra?: Promise<void>): Promise<void> {
+    const waits = [...refs.flatMap(([, p]) => (p?.ready ? [p.ready] : [])), ...(extra ? [extra] : [])];
     return new Promise((resolve, reject) => {
-      this.queue.push({ taskId, build, resolve, reject, ...(result ? { result: result.value } : {}) });
+      const group: Group = { taskId, build, resolve, reject, refs, prepared: waits.length === 0 };
+      if (result) Object.defineProperty(group, 'result', { enumerable: true, get: () => result.value });
+      if (waits.length > 0) {
+        group.ready = Promise.all(waits).then(
+          () => void (group.prepared = true),
+          (err: unknown) => { group.prepared = true; group.failed = err; },
+        );
+        void group.ready.then(() => this.pump());
+      }
+      this.queue.push(group);
       void this.pump();
     });
+  }
+
+  /**
+   * A record's data: inline when small (or without a data plane); else the state is stored as a blob
+   * first (`ready`), and the record holds only its reference. Small records cost one encoding, as before.
+   */
+  private payload(taskId: string, state: unknown, partial: unknown): Payload {
+    const inline = encode({ owner: this.nodeId, state, partial } satisfies TaskRecord);
+    if (!this.blobs || inline.length <= INLINE_STATE_BYTES) return { data: inline, ref: undefined };
+    const p: Payload = { data: inline, ref: undefined };
+    p.ready = this.blobs.store(encode({ state, partial }), `state of task ${taskId}`).then((ref) => {
+      p.ref = ref;
+      p.data = encode({ owner: this.nodeId, state: null, partial: null, ref } satisfies TaskRecord);
+    });
+    return p;
   }
 
   private async pump(): Promise<void> {
@@ -196,7 +291,17 @@ export class Ledger {
     this.pumping = true;
     try {
       while (this.queue.length > 0) {
-        let batch = this.queue.splice(0, this.maxBatch);
+        // Groups commit in order: one whose blobs are still being stored holds back those behind it.
+        const head = this.queue[0]!;
+        if (!head.prepared) {
+          await head.ready;
+          continue;
+        }
+        let take = 0;
+        while (take < this.queue.length && take < this.maxBatch && this.queue[take]!.prepared) take++;
+        let batch = this.queue.splice(0, take);
+        for (const g of batch) if (g.failed !== undefined) g.reject(g.failed);
+        batch = batch.filter((g) => g.failed === undefined);
         const txnPath = joinPath(this.paths.txns, randomUUID());
         for (let attempt = 0; batch.length > 0; attempt++) {
           if (attempt > 0) this.stats.retries++;
@@ -204,6 +309,12 @@ export class Ledger {
           const outcome = await this.commit(batch, txnPath, versions);
           if (outcome === 'committed') {
             versions.applyTo(this.versions);
+            for (const g of batch) {
+              for (const [id, p] of g.refs) {
+                if (p?.ref) this.refs.set(id, p.ref);
+                else this.refs.delete(id);
+              }
+            }
             for (const g of batch) g.resolve();
             batch = [];
           } else if (outcome instanceof Error) {
@@ -308,10 +419,5 @@ export class Ledger {
 
   private taskPath(taskId: string): string {
     return joinPath(this.paths.tasks, taskId);
-  }
-
-  private recordBytes(state: unknown, partial: unknown): Buffer {
-    const record: TaskRecord = { owner: this.nodeId, state, partial };
-    return encode(record);
   }
 }

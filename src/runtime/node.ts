@@ -10,6 +10,10 @@ import { mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
 import { watchData, type WatchHandle } from '../coord/watch.js';
 import type { Transport } from '../transport/types.js';
+import { DataPlane } from '../data/data-plane.js';
+import type { ObjectStoreOptions } from '../data/object-store.js';
+import { isInJob } from '../data/job-blobs.js';
+import { isBlobMessage } from '../data/transfer-protocol.js';
 import { Emitter } from '../util/emitter.js';
 import { log } from '../util/log.js';
 import { Rng } from '../util/rng.js';
@@ -43,6 +47,8 @@ export interface NodeOptions {
   progressIntervalMs?: number;
   /** Stand in the cluster's scheduler election (default true): the elected node assigns nodes to jobs. */
   scheduler?: boolean;
+  /** The node's data plane: its object store's limits, and how often it drops local copies of collected blobs (ms; default 60 000, 0 = never). */
+  data?: { store?: ObjectStoreOptions; collectEveryMs?: number };
 }
 
 interface Participation {
@@ -85,6 +91,8 @@ export class TidepoolNode {
   private assignmentWatch: WatchHandle | undefined;
   private assignmentQueue = Promise.resolve();
   private scheduler: SchedulerService | undefined;
+  private dataPlane: DataPlane | undefined;
+  private collectTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   private constructor(private readonly opts: NodeOptions) {
@@ -111,6 +119,11 @@ export class TidepoolNode {
 
   get isLeader(): boolean {
     return this.job?.election.isLeader ?? false;
+  }
+
+  /** Whether this node runs its job's leader duties now (kind leader code, control channel). */
+  get leading(): boolean {
+    return this.job?.control !== undefined;
   }
 
   get workerCount(): number {
@@ -148,6 +161,7 @@ export class TidepoolNode {
     this.cluster.stop();
     await this.cluster.leave().catch(() => undefined);
     await this.workers.close();
+    await this.closeData();
     await this.transport.close();
   }
 
@@ -162,7 +176,18 @@ export class TidepoolNode {
     this.job?.role.stop();
     this.assignmentWatch?.close();
     await this.workers.close();
+    await this.closeData();
     await this.transport.close();
+  }
+
+  /** The node's data plane (blobs of its jobs), once started. */
+  get data(): DataPlane | undefined {
+    return this.dataPlane;
+  }
+
+  private async closeData(): Promise<void> {
+    clearInterval(this.collectTimer);
+    await this.dataPlane?.close().catch((err: unknown) => log.warn('node', 'closing the data plane failed', err));
   }
 
   // ---- setup -------------------------------------------------------------------------
@@ -171,6 +196,19 @@ export class TidepoolNode {
     await this.workers.start();
     this.transport.onMessage((from, m) => this.onMessage(from, m));
     await this.transport.start();
+    // Blob frames reach the data plane through onMessage (one routing rule), not a subscription of its own.
+    this.dataPlane = await DataPlane.start({
+      client: this.client, transport: this.transport, root: this.paths.root, subscribe: false,
+      isMember: (peer, job) => isInJob(this.client, peer, job, this.paths.root),
+      ...(this.opts.data?.store ? { store: this.opts.data.store } : {}),
+    });
+    const every = this.opts.data?.collectEveryMs ?? 60_000;
+    if (every > 0) {
+      this.collectTimer = setInterval(() => {
+        this.dataPlane?.collectLocal().catch((err: unknown) => log.warn('node', 'local blob collection failed', err));
+      }, every);
+      this.collectTimer.unref();
+    }
     await mkdirp(this.client, this.paths.assignments);
     await this.cluster.join(this.id, { address: this.transport.address, workers: this.workers.size, job: null });
     await this.cluster.watch();
@@ -220,6 +258,7 @@ export class TidepoolNode {
     const members = new GroupMembership(this.client, paths.members);
     const ctx: MemberContext = {
       nodeId: this.id, spec, client: this.client, paths, workers: this.workers, vars, board, rng: this.rng, membership: members,
+      ...(this.dataPlane ? { data: this.dataPlane } : {}),
       ...(this.opts.steal ? { steal: this.opts.steal } : {}),
       send: (to, body) => this.send(to, { type: 'job', job: jobId, body }),
       peers: () => [...members.view().keys()].filter((id) => id !== this.id),
@@ -338,8 +377,10 @@ export class TidepoolNode {
     this.job?.role.onWorker?.(ev);
   }
 
-  /** A frame from a peer: checked, then routed to the job's kind (or bounced if we are not in that job). */
+  /** A frame from a peer: a blob frame goes to the data plane; a job envelope is checked, then routed to the job's kind (or bounced). */
   private onMessage(from: string, m: unknown): void {
+    // The routing rule: a "blob.*" frame is the data plane's (it validates it); anything else must be a job envelope.
+    if (isBlobMessage(m)) return this.dataPlane?.deliver(from, m);
     const wrong = validateEnvelope(m);
     if (wrong) return log.warn('node', `dropped a malformed message from ${from}: ${wrong}`);
     const envelope = m as JobEnvelope;

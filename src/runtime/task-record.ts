@@ -1,3 +1,5 @@
+import type { BlobRef } from '../data/blob-directory.js';
+
 /**
  * A task's durable record in its job's ledger (the termination list of seed 000 §3.5, where
  * each entry also carries the task's latest checkpoint). A record exists from the moment its
@@ -10,6 +12,8 @@ export interface TaskRecord {
   state: unknown;
   /** Its result contribution up to that checkpoint (undefined: nothing yet). */
   partial: unknown;
+  /** A large checkpoint lives in the data plane: `{ state, partial }` encoded as this blob (then both are null here). */
+  ref?: BlobRef;
 }
 
 /** A task as it moves between nodes: its record plus the ledger version the sender last saw. */
@@ -18,6 +22,8 @@ export interface TaskSnapshot {
   state: unknown;
   partial: unknown;
   version: number;
+  /** Where the record's state lives when it is large (an offer carries only this; the receiver obtains it). */
+  ref?: BlobRef;
 }
 
 /** Task ids: `<node id>.<counter>`, unique in the cluster and valid znode names. */

@@ -6,6 +6,7 @@
  * node from the module reference in the job spec — the same weak-migration rule as task types.
  */
 import type { CoordClient } from '../../coord/types.js';
+import type { DataPlane } from '../../data/data-plane.js';
 import type { GlobalVariables } from '../../coord/recipes/global-variables.js';
 import type { GroupMembership } from '../../coord/recipes/group-membership.js';
 import type { RecipeStats } from '../../coord/recipes/recipe-stats.js';
@@ -35,6 +36,11 @@ export interface MemberContext {
   /** The job's variable board (shared with workers), if the job declares variables. */
   readonly board: SharedArrayBuffer | undefined;
   readonly rng: Rng;
+  /**
+   * The node's data plane: blobs too large for the coordination service (inputs, states, results,
+   * code), shared and obtained by reference; peers fetch them only for jobs they are members of.
+   */
+  readonly data?: DataPlane;
   /** The node's stealing parameters (tests and benchmarks tune them). */
   readonly steal?: StealPlannerOptions;
   /** Sends a layer message to the same job's member on another node (validated there by `validateMessage`). */

@@ -3,6 +3,7 @@
  * JobRunner holds the local pool, steals and migrates; on the leader a JobCoordinator detects
  * termination, folds the result and recovers the tasks of vanished members.
  */
+import { ledgerBlobs, obtainInput, onHold, taskRefOnNode, validateBlobFields, type HoldMessage } from '../../data/job-blobs.js';
 import { log } from '../../util/log.js';
 import { JobCoordinator } from '../job-coordinator.js';
 import { JobRunner, type JobRunnerDeps } from '../job-runner.js';
@@ -27,18 +28,24 @@ export type TaskPoolHooks = Pick<JobRunnerDeps, 'forThief' | 'victims' | 'onTask
 
 /** The task pool's member role; other kinds build on it by passing hooks and wrapping the result. */
 export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = {}): Promise<TaskPoolMember> {
-  const { spec } = ctx;
-  const type = await loadTaskType(spec.ref);
+  const { spec, data } = ctx;
+  // Shipped code is loaded from this node's code cache (workers too); installed modules as they are.
+  const ref = await taskRefOnNode(spec, data, ctx.nodeId);
+  const type = await loadTaskType(ref);
   for (const name of spec.varNames) {
     const rule = type.vars?.[name] ?? 'replace';
     await ctx.vars.define(name, { rule: rule as never });
   }
-  const ledger = new Ledger(ctx.client, { tasks: ctx.paths.tasks, txns: ctx.paths.txns }, ctx.nodeId);
+  const side = data ? { spec, nodeId: ctx.nodeId, data, peers: ctx.peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) } : undefined;
+  const ledger = new Ledger(ctx.client, { tasks: ctx.paths.tasks, txns: ctx.paths.txns }, ctx.nodeId, undefined, side ? ledgerBlobs(side) : undefined);
+  if (spec.inputBlob && !data) throw new Error(`job ${spec.id} has its input in the data plane and node ${ctx.nodeId} has none`);
   const runner = new JobRunner({
     nodeId: ctx.nodeId,
     jobId: spec.id,
-    ref: spec.ref,
+    ref,
     ...(spec.input !== undefined ? { input: spec.input } : {}),
+    // A large input is obtained when the first task is about to run here, once per node.
+    ...(spec.inputBlob && data ? { loadInput: () => obtainInput(spec, data) } : {}),
     ledger,
     workers: ctx.workers,
     board: ctx.board,
@@ -60,7 +67,10 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
     runner,
     ledger,
     type,
-    onMessage: (from, body) => runner.onMessage(from, body as unknown as RuntimeMessage),
+    onMessage: (from, body) => {
+      if (body.type === 'hold') return side && onHold(side, from, body as HoldMessage);
+      runner.onMessage(from, body as unknown as RuntimeMessage);
+    },
     onBounce: (from, body) => {
       const m = body as unknown as RuntimeMessage;
       // The receiver is not in this job: a steal finds nothing there, an offer is refused.
@@ -81,6 +91,8 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
 /** The task pool's leader role (termination, result, recovery) for the member built by `taskPoolMember`. */
 export function taskPoolLeader(ctx: LeaderContext): LeaderRole {
   const own = ctx.member as TaskPoolMember;
+  // The first node of a job takes the input from its submitter at once, so the job does not depend on that client.
+  if (ctx.spec.inputBlob && ctx.data) void obtainInput(ctx.spec, ctx.data).catch((err: unknown) => log.warn('job', 'could not obtain the job input', err));
   const coordinator = new JobCoordinator(ctx.client, ctx.paths, own.ledger, ctx.membership, reducerOf(own.type), (s) => own.runner.adopt(s));
   coordinator.start();
   return { stop: () => coordinator.stop() };
@@ -90,5 +102,5 @@ export const taskPoolKind = defineJobKind({
   name: 'task-pool',
   member: (ctx) => taskPoolMember(ctx),
   leader: taskPoolLeader,
-  validateMessage: (body) => validateRuntimeMessage(body),
+  validateMessage: (body) => (body.type === 'hold' ? validateBlobFields(body) : validateRuntimeMessage(body) ?? validateBlobFields(body)),
 });

@@ -1,4 +1,5 @@
 import type { TaskRef } from '../task.js';
+import type { SharedInputForm } from './shared-input.js';
 
 /** What the node asks of a worker. */
 export type ToWorker =
@@ -17,7 +18,8 @@ export const JOB_SETUPS_KEPT = 4;
 export interface JobSetup {
   jobId: string;
   ref: TaskRef;
-  input?: { value: unknown };
+  /** The job's input: a value (structured clone), or shared bytes (no copy; see shared-input.ts). */
+  input?: { value: unknown } | { shared: Uint8Array; form: SharedInputForm };
   board: SharedArrayBuffer | undefined;
   varNames: string[];
 }

@@ -3,6 +3,7 @@
  * and reports children, completion, migration and variable updates to the node.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { decode } from '../codec.js';
 import { loadTaskType, type TaskRef, type TaskType } from '../task.js';
 import { CANCEL, MIGRATE, WANT_SPLIT, ControlFlags } from './control-flags.js';
 import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type TaskMessage, type ToWorker } from './messages.js';
@@ -26,6 +27,17 @@ function typeOf(ref: TaskRef): Promise<TaskType<unknown, unknown>> {
   return type;
 }
 
+/** A shared input becomes the value tasks see: binary as a Buffer over the shared bytes, structured decoded once here. */
+function withInput(job: JobSetup): JobSetup {
+  const input = job.input;
+  if (!input || !('shared' in input)) return job;
+  const { shared, form } = input;
+  // Structured input is decoded from a private copy: msgpackr's native string decoder crashed the
+  // process (SIGSEGV) on SharedArrayBuffer-backed bytes in a worker. The decoded value is per worker anyway.
+  const value = form === 'bytes' ? Buffer.from(shared.buffer, shared.byteOffset, shared.byteLength) : decode(new Uint8Array(shared));
+  return { ...job, input: { value } };
+}
+
 /** Tasks received and not yet finished, in order: one runs at a time (pipelined ones wait here). */
 const queue: TaskMessage[] = [];
 const dropped = new Set<string>();
@@ -41,7 +53,7 @@ function receive(msg: ToWorker): void {
       port.close();
       return;
     case 'job':
-      jobs.set(msg.job.jobId, msg.job);
+      jobs.set(msg.job.jobId, withInput(msg.job));
       if (jobs.size > JOB_SETUPS_KEPT) jobs.delete(jobs.keys().next().value!);
       return;
     case 'drop':
@@ -94,7 +106,7 @@ async function runOne(task: TaskMessage): Promise<void> {
   if (!job) return post({ type: 'failed', taskId: task.taskId, error: `worker has no setup for job ${task.jobId}` });
   const req: RunRequest = { ...task, ref: job.ref, board: job.board, varNames: job.varNames };
   try {
-    await runTask(await typeOf(req.ref), req, flags, post, job.input?.value, takeInbox);
+    await runTask(await typeOf(req.ref), req, flags, post, job.input && 'value' in job.input ? job.input.value : undefined, takeInbox);
   } catch (err) {
     post({ type: 'failed', taskId: req.taskId, error: err instanceof Error ? err.message : String(err) });
   }

@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { log } from '../../util/log.js';
 import { BUDGET, CANCEL, ControlFlags, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type FromWorker, type RunRequest, type ToWorker } from './messages.js';
+import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type ToWorker } from './messages.js';
+import { SharedInput } from './shared-input.js';
 
 /** The worker entry next to this file: .ts when running from sources (tsx), .js when built. */
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
@@ -11,6 +12,11 @@ const ENTRY = new URL(`./worker-main${FROM_SOURCES ? '.ts' : '.js'}`, import.met
  * before loading its entry: Node 20 does not apply the parent's --import hooks to workers.
  */
 const BOOTSTRAP = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); })`;
+
+/** A shared input crosses as its SharedArrayBuffer view (shared, not copied); anything else is cloned. */
+function setupInput(input: unknown): NonNullable<JobSetup['input']> {
+  return input instanceof SharedInput ? { shared: input.bytes, form: input.form } : { value: input };
+}
 
 function createWorker(workerData: unknown): Worker {
   return FROM_SOURCES ? new Worker(BOOTSTRAP, { eval: true, workerData }) : new Worker(ENTRY, { workerData });
@@ -108,7 +114,7 @@ export class WorkerPool implements Workers {
       if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.values().next().value!);
       const setup: ToWorker = {
         type: 'job',
-        job: { jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames, ...(input !== undefined ? { input: { value: input } } : {}) },
+        job: { jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames, ...(input !== undefined ? { input: setupInput(input) } : {}) },
       };
       s.worker.postMessage(setup);
     }
