@@ -187,6 +187,7 @@ export class BlobTransferService {
           void sink.abort().finally(() => reject(err));
         } else {
           this.stats.fetched++;
+          log.info('data', `fetched ${opts.name ?? 'blob'} ${shortHash(hash)} (${opts.size} bytes)`);
           resolve(info!);
         }
       };

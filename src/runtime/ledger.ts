@@ -22,6 +22,13 @@ export interface LedgerBlobs {
   fetch(ref: BlobRef, what: string): Promise<Buffer>;
 }
 
+/**
+ * Blobs are views of the store's shared memory: decode from a private copy, so that a decoded state
+ * never aliases the store (tasks mutate their state) and msgpackr never reads shared memory (its
+ * native decoder crashed the process on SharedArrayBuffer-backed bytes).
+ */
+const privateCopy = (bytes: Uint8Array): Buffer => Buffer.from(bytes);
+
 /** A record's data as it will be written: inline, or (once `ready`) a reference to a blob. */
 interface Payload {
   data: Buffer;
@@ -177,7 +184,7 @@ export class Ledger {
   /** The state and partial result a record reference points to. */
   async load(ref: BlobRef, taskId: string): Promise<{ state: unknown; partial: unknown }> {
     if (!this.blobs) throw new Error(`the record of task ${taskId} is in the data plane, and this ledger has none`);
-    return decode<{ state: unknown; partial: unknown }>(await this.blobs.fetch(ref, `state of task ${taskId}`));
+    return decode<{ state: unknown; partial: unknown }>(privateCopy(await this.blobs.fetch(ref, `state of task ${taskId}`)));
   }
 
   /** A committed result contribution as the reducer wants it (a large one is fetched from the data plane). */
@@ -185,7 +192,7 @@ export class Ledger {
     const ref = blobValueRef(contribution);
     if (!ref) return contribution;
     if (!this.blobs) throw new Error('a result contribution is in the data plane, and this ledger has none');
-    return decode(await this.blobs.fetch(ref, 'result contribution'));
+    return decode(privateCopy(await this.blobs.fetch(ref, 'result contribution')));
   }
 
   /**

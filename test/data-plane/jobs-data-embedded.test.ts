@@ -1,0 +1,115 @@
+/**
+ * The data plane in jobs on an embedded cluster: a 5 MB task state stolen, migrated on drain and
+ * recovered after a crash; a 50 MB binary input fetched once per node and seen by tasks as shared
+ * memory; blobs removed with their jobs; inputs too large for a spec refused without a data plane.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { connect } from '../../src/coord/connect.js';
+import { decode } from '../../src/runtime/codec.js';
+import { Cluster } from '../../src/runtime/cluster.js';
+import { jobLeader, submitJob, taskOwners } from '../../src/runtime/job-control.js';
+import { jobPaths } from '../../src/runtime/job-paths.js';
+import { pruneFinishedJobs } from '../../src/runtime/job-retention.js';
+import type { TaskRecord } from '../../src/runtime/task-record.js';
+import type { TaskRef } from '../../src/runtime/task.js';
+import { waitFor, withDeadline } from '../support/wait.js';
+import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
+
+const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
+const T = { timeout: 180_000 };
+
+/** Records of the job's live tasks as stored (raw sizes and references). */
+async function storedRecords(cluster: Cluster, jobId: string): Promise<Array<{ bytes: number; record: TaskRecord }>> {
+  const dir = jobPaths(jobId).tasks;
+  const out: Array<{ bytes: number; record: TaskRecord }> = [];
+  for (const id of await cluster.coordination.getChildren(dir)) {
+    try {
+      const { data } = await cluster.coordination.getData(`${dir}/${id}`);
+      out.push({ bytes: data.length, record: decode<TaskRecord>(data) });
+    } catch {
+      // completed meanwhile
+    }
+  }
+  return out;
+}
+
+/** A binary input of `size` bytes with a known byte sum. */
+export function binaryInput(size: number): { bytes: Buffer; sum: number } {
+  const bytes = Buffer.allocUnsafe(size);
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+  for (let i = 0; i < words.length; i++) words[i] = Math.imul(i, 2654435761) >>> 0;
+  for (let i = words.length * 4; i < size; i++) bytes[i] = i & 0xff;
+  let sum = 0;
+  for (let i = 0; i < size; i++) sum += bytes[i]!;
+  return { bytes, sum };
+}
+
+describe('the data plane in jobs (embedded cluster)', () => {
+  it('a 5 MB task state is stolen, migrated on drain and recovered after a crash; the result is exact', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 11, progressIntervalMs: 0 });
+    const seen = { steal: 0, migration: 0 };
+    try {
+      const n = 60_000;
+      const job = await cluster.submit(app('big-state'), rootBigState(n, 20_000), { nodes: 3 });
+      cluster.on((e) => {
+        if ((e.type === 'steal' || e.type === 'migration') && e.job === job.id) seen[e.type]++;
+      });
+      await waitFor(() => seen.steal > 0, 'a 5 MB task to be stolen', 60_000);
+      // The ledger holds references, not the 5 MB states.
+      const records = await storedRecords(cluster, job.id);
+      assert.ok(records.some((r) => r.record.ref !== undefined), 'some record references its state');
+      for (const r of records) assert.ok(r.bytes < 1024, `a record of ${r.bytes} bytes`);
+      const leader = await jobLeader(cluster.coordination, job.id);
+      const owner = async (except: string[]) => [...(await taskOwners(cluster.coordination, job.id)).keys()].find((id) => id !== '' && !except.includes(id));
+      let drained: string | undefined;
+      await waitFor(async () => (drained = await owner([leader!])) !== undefined, 'a task on a node other than the leader', 60_000);
+      assert.ok(await cluster.drain(drained!));
+      await waitFor(() => seen.migration > 0, 'a 5 MB task to migrate off the drained node', 60_000);
+      let victim: string | undefined;
+      await waitFor(async () => (victim = await owner([leader!, drained!])) !== undefined, 'a task on the third node', 60_000);
+      await cluster.crashNode(victim!);
+      const outcome = await withDeadline(job.outcome(), 'the outcome', 120_000);
+      assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+      assert.equal(await job.result<number>(), expectedSum(n));
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a 50 MB binary input: each node fetches it once, tasks see it as shared memory; its blobs go with the job', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 5, progressIntervalMs: 0 });
+    try {
+      const { bytes, sum } = binaryInput(50 * 1024 * 1024);
+      const job = await cluster.submit(app('byte-sum'), { lo: 0, hi: bytes.length, sum: 0 }, { nodes: 3, input: bytes });
+      const spec = decode<{ input?: unknown; inputBlob?: { ref: { size: number } } }>((await cluster.coordination.getData(jobPaths(job.id).spec)).data);
+      assert.equal(spec.input, undefined, 'the spec holds no bytes');
+      assert.equal(spec.inputBlob?.ref.size, bytes.length);
+      assert.equal(await withDeadline(job.result<number>(), 'the result', 120_000), sum);
+      const ran = cluster.localNodes().filter((node) => node.data!.store.has((spec.inputBlob!.ref as { hash: string }).hash));
+      assert.ok(ran.length >= 1);
+      for (const node of ran) assert.equal(node.data!.transfer.stats.fetched, 1, `node ${node.id} fetched the input once`);
+      // Retention removes the job and, with it, its blobs: from the directory, then from every store.
+      assert.deepEqual(await pruneFinishedJobs(cluster.coordination, { keep: 0, graceMs: 0 }), [job.id]);
+      assert.deepEqual(await cluster.coordination.getChildren('/tidepool/blobs'), []);
+      for (const node of cluster.localNodes()) {
+        await node.data!.collectLocal();
+        assert.equal(node.data!.store.list().length, 0, `node ${node.id} keeps no blob`);
+      }
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('an input too large for a job spec is refused, naming its size, when the submitter has no data plane', T, async () => {
+    const client = await connect(`embedded:refuse-${Date.now()}`);
+    try {
+      await assert.rejects(
+        submitJob(client, { ref: app('byte-sum'), root: { lo: 0, hi: 0, sum: 0 }, input: Buffer.alloc(100_000) }),
+        /the job input is 100000 bytes, over the 65536 bytes a job spec holds inline/,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
