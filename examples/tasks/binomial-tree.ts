@@ -6,15 +6,17 @@
  * must be found and moved while it runs. Node shapes come from a SHA-1 splittable stream (uts-rng.ts), so
  * the count for given parameters is fixed however the tree is split.
  *
- * A task holds a stack of unexpanded nodes (five words each) and expands them depth-first; `split` gives
- * away the bottom half of the stack — the nodes nearest the root, whose subtrees are the largest on
- * average — so a thief gets as much work as one hand-over can carry. In the deep, narrow parts the stack
- * often holds a single node; `split` then expands nodes itself until there are two to share (or none
- * left), because a split request answered with `undefined` is used up: the idle worker that asked would
- * wait for this task's end (measured: bench/binomial-tree.ts, and the report of issue 16).
+ * A task holds a range of the root's children still to visit and a stack of unexpanded nodes (five words
+ * each), and visits depth-first. Its state is checkpointed in the ledger with every split, so it must stay
+ * small: the root's b0 children are a range, never a stack of b0 nodes. `split` gives away the upper half
+ * of that range while there is one (a few numbers, however many nodes), then the bottom half of the stack —
+ * the nodes nearest the root, whose subtrees are the largest on average — so a thief gets as much work as
+ * one hand-over can carry. In the deep, narrow parts the stack often holds a single node; `split` then
+ * expands nodes itself until there are two to share (or none left), because a split request answered with
+ * `undefined` is used up: the worker that asked would wait for this task's end.
  */
 import { defineTask } from '../../src/index.js';
-import { nodeDraw, pushChildStates, pushRootState } from './uts-rng.js';
+import { nodeDraw, pushChildState, pushRootState } from './uts-rng.js';
 
 /** The tree's shape: the job's input, shared by every task. */
 export interface TreeShape {
@@ -48,8 +50,12 @@ export interface TreeCount {
 export interface TreeState extends TreeCount {
   /** Unexpanded nodes, five state words each; the last five are expanded next. */
   stack: number[];
-  /** The stack holds only the root, not yet expanded (it has b0 children, not the binomial law). */
+  /** The root has not been counted yet (only the task holding the whole tree). */
   atRoot: boolean;
+  /** The root's state words, and the indices [rootNext, rootEnd) of its children this task still has to visit. */
+  root: number[];
+  rootNext: number;
+  rootEnd: number;
   /** The tree's shape (four numbers): `split` expands nodes too and gets only the state. */
   shape: TreeShape;
 }
@@ -59,18 +65,21 @@ const WORDS = 5;
 const top = new Int32Array(WORDS);
 
 export function rootTask(shape: TreeShape): TreeState {
-  const stack: number[] = [];
-  pushRootState(shape.seed, stack);
-  return { stack, atRoot: true, nodes: 0, leaves: 0, shape };
+  const root: number[] = [];
+  pushRootState(shape.seed, root);
+  return { stack: [], atRoot: true, root, rootNext: 0, rootEnd: shape.b0, nodes: 0, leaves: 0, shape };
+}
+
+/** Nodes this task still has to visit (not counting their descendants). */
+function pending(s: TreeState): number {
+  return s.stack.length / WORDS + (s.rootEnd - s.rootNext) + (s.atRoot ? 1 : 0);
 }
 
 /** Expands the node on top of the stack: pops it, pushes its children and counts it. */
-export function expandTop(s: TreeState): void {
+function expandTop(s: TreeState): void {
   const stack = s.stack;
-  const shape = s.shape;
   const at = stack.length - WORDS;
-  const children = s.atRoot ? shape.b0 : nodeDraw(stack, at) < shape.q ? shape.m : 0;
-  s.atRoot = false;
+  const children = nodeDraw(stack, at) < s.shape.q ? s.shape.m : 0;
   s.nodes++;
   if (children === 0) {
     s.leaves++;
@@ -79,31 +88,59 @@ export function expandTop(s: TreeState): void {
   }
   for (let i = 0; i < WORDS; i++) top[i] = stack[at + i]!;
   stack.length = at;
-  pushChildStates(top, children, stack);
+  for (let i = 0; i < children; i++) pushChildState(top, i, stack);
 }
 
-/** The same expansion as the task, in a plain loop on this thread: the sequential baseline. */
+/** Visits one node: the root, else the top of the stack (taking the next root child when the stack is empty). */
+export function visit(s: TreeState): void {
+  if (s.atRoot) {
+    s.atRoot = false;
+    s.nodes++;
+    if (s.shape.b0 === 0) s.leaves++;
+    return;
+  }
+  if (s.stack.length === 0) pushChildState(s.root, s.rootNext++, s.stack);
+  expandTop(s);
+}
+
+export function hasWork(s: TreeState): boolean {
+  return s.stack.length > 0 || s.rootNext < s.rootEnd || s.atRoot;
+}
+
+/** The same visits as the task, in a plain loop on this thread: the sequential baseline. */
 export function countSequentially(shape: TreeShape): TreeCount {
   const s = rootTask(shape);
-  while (s.stack.length > 0) expandTop(s);
+  while (hasWork(s)) visit(s);
   return { nodes: s.nodes, leaves: s.leaves };
+}
+
+/** A task for part of the tree, nothing counted yet. */
+function part(s: TreeState, stack: number[], rootNext: number, rootEnd: number): TreeState {
+  return { stack, atRoot: false, root: s.root, rootNext, rootEnd, nodes: 0, leaves: 0, shape: s.shape };
 }
 
 export default defineTask<TreeState, TreeCount>({
   name: 'binomial-tree',
   run(s, ctx) {
-    while (s.stack.length > 0) {
+    while (hasWork(s)) {
       if (ctx.shouldMigrate()) return;
-      expandTop(s);
+      visit(s);
       ctx.potentialSplit();
     }
     ctx.emit({ nodes: s.nodes, leaves: s.leaves });
   },
   split(s) {
-    while (s.stack.length === WORDS) expandTop(s); // one node: open it up until two can be shared, or none is left
+    // One node left: open it up until two can be shared, or none is left.
+    while (pending(s) === 1 && !s.atRoot) visit(s);
+    const range = s.rootEnd - s.rootNext;
+    if (range >= 2 || (range === 1 && s.stack.length > 0)) {
+      const mid = s.rootEnd - Math.max(1, range >> 1);
+      const child = part(s, [], mid, s.rootEnd);
+      s.rootEnd = mid;
+      return child;
+    }
     const half = Math.floor(s.stack.length / WORDS / 2);
-    if (half === 0) return undefined;
-    return { stack: s.stack.splice(0, half * WORDS), atRoot: false, nodes: 0, leaves: 0, shape: s.shape };
+    return half === 0 ? undefined : part(s, s.stack.splice(0, half * WORDS), 0, 0);
   },
   result: {
     initial: () => ({ nodes: 0, leaves: 0 }),

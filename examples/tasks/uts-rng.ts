@@ -49,24 +49,18 @@ export function pushRootState(seed: number, out: number[]): void {
   compressInto(out);
 }
 
-/**
- * Pushes the states of children 0 … count−1 of the node whose state is `parent` onto `out`
- * (`parent` may be a view of `out` that is about to be overwritten: it is read before any push).
- */
-export function pushChildStates(parent: ArrayLike<number>, count: number, out: number[]): void {
-  const p0 = parent[0]!, p1 = parent[1]!, p2 = parent[2]!, p3 = parent[3]!, p4 = parent[4]!;
-  for (let i = 0; i < count; i++) {
-    W[0] = p0;
-    W[1] = p1;
-    W[2] = p2;
-    W[3] = p3;
-    W[4] = p4;
-    W[5] = i;
-    W[6] = 0x80000000 | 0; // padding bit after 24 bytes
-    W[7] = W[8] = W[9] = W[10] = W[11] = W[12] = W[13] = W[14] = 0;
-    W[15] = 192; // message length in bits
-    compressInto(out);
-  }
+/** Pushes the state of child `index` of the node whose state is `parent` (five words) onto `out`. */
+export function pushChildState(parent: ArrayLike<number>, index: number, out: number[]): void {
+  W[0] = parent[0]!;
+  W[1] = parent[1]!;
+  W[2] = parent[2]!;
+  W[3] = parent[3]!;
+  W[4] = parent[4]!;
+  W[5] = index;
+  W[6] = 0x80000000 | 0; // padding bit after 24 bytes
+  W[7] = W[8] = W[9] = W[10] = W[11] = W[12] = W[13] = W[14] = 0;
+  W[15] = 192; // message length in bits
+  compressInto(out);
 }
 
 /** The node's uniform draw in [0, 1): its last state word's low 31 bits over 2^31 (UTS's rng_toProb). */

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import binomialTree, { countSequentially, expandTop, rootTask, TREES, type TreeState } from '../../examples/tasks/binomial-tree.js';
-import { nodeDraw, pushChildStates, pushRootState } from '../../examples/tasks/uts-rng.js';
+import binomialTree, { countSequentially, hasWork, rootTask, TREES, visit, type TreeState } from '../../examples/tasks/binomial-tree.js';
+import { nodeDraw, pushChildState, pushRootState } from '../../examples/tasks/uts-rng.js';
 
 const run = promisify(execFile);
 
@@ -22,7 +22,7 @@ const bytes = (words: number[]) => Buffer.concat(words.map((w) => {
 
 /** Counts what is left in `s` with the plain loop. */
 function finish(s: TreeState): number {
-  while (s.stack.length > 0) expandTop(s);
+  while (hasWork(s)) visit(s);
   return s.nodes;
 }
 
@@ -35,7 +35,7 @@ describe('examples/binomial-tree', () => {
       seedBytes.writeInt32BE(seed, 16);
       assert.deepEqual(bytes(root), createHash('sha1').update(seedBytes).digest(), `root of seed ${seed}`);
       const children: number[] = [];
-      pushChildStates(root, 9, children);
+      for (let i = 0; i < 9; i++) pushChildState(root, i, children);
       for (let i = 0; i < 9; i++) {
         const index = Buffer.alloc(4);
         index.writeInt32BE(i);
@@ -48,31 +48,48 @@ describe('examples/binomial-tree', () => {
     assert.deepEqual(countSequentially(TREES.t3), { nodes: 4_112_897, leaves: 3_599_034 });
   });
 
-  it('split gives away the bottom half of the stack; both parts together count every node once', () => {
+  it('split gives away the upper half of the root\'s children as a range: a few numbers, however many children', () => {
     const whole = countSequentially(TREES.t3).nodes;
     const s = rootTask(TREES.t3);
-    for (let i = 0; i < 50_000; i++) expandTop(s);
+    const child = binomialTree.split!(s)!;
+    assert.deepEqual([s.rootNext, s.rootEnd, s.atRoot, child.rootNext, child.rootEnd, child.atRoot, child.stack.length], [0, 1000, true, 1000, 2000, false, 0]);
+    assert.equal(finish(s) + finish(child), whole, 'every node counted once');
+  });
+
+  it('then the bottom half of the stack; both parts together count every node once', () => {
+    /** The subtree of the root's child `k` alone. */
+    const subtree = (k: number): TreeState => ({ ...rootTask(TREES.t3), atRoot: false, rootNext: k, rootEnd: k + 1 });
+    const sizes = Array.from({ length: 40 }, (_, k) => finish(subtree(k)));
+    const k = sizes.indexOf(Math.max(...sizes));
+    const s = subtree(k);
+    for (let i = 0; i < 200; i++) visit(s);
     const before = s.stack.length / 5;
     const bottom = s.stack.slice(0, 5 * Math.floor(before / 2));
     const child = binomialTree.split!(s)!;
     assert.deepEqual(child.stack, bottom);
     assert.equal(child.stack.length / 5 + s.stack.length / 5, before);
-    assert.deepEqual([child.atRoot, child.nodes, child.shape], [false, 0, TREES.t3]);
-    assert.equal(finish(s) + finish(child), whole);
+    assert.deepEqual([child.atRoot, child.nodes, child.rootNext, child.rootEnd, child.shape], [false, 0, 0, 0, TREES.t3]);
+    assert.equal(finish(s) + finish(child), sizes[k]);
   });
 
-  it('a lone node is opened up until two can be shared: the root gives half its children, a leaf ends the task', () => {
-    const whole = countSequentially(TREES.t3).nodes;
-    const s = rootTask(TREES.t3);
-    const child = binomialTree.split!(s)!;
-    assert.deepEqual([s.nodes, s.stack.length / 5, child.stack.length / 5], [1, 1000, 1000]);
-    assert.equal(finish(s) + finish(child), whole);
-    const children: number[] = [];
-    pushChildStates(rootTask(TREES.t3).stack, 2000, children);
-    const leafAt = Array.from({ length: 2000 }, (_, i) => i).find((i) => nodeDraw(children, 5 * i) >= TREES.t3.q)!;
-    const leaf: TreeState = { stack: children.slice(5 * leafAt, 5 * leafAt + 5), atRoot: false, nodes: 0, leaves: 0, shape: TREES.t3 };
+  it('a lone node is opened up until two can be shared; a lone leaf ends the task', () => {
+    const root: number[] = [];
+    pushRootState(TREES.t3.seed, root);
+    const draws = Array.from({ length: 2000 }, (_, i) => {
+      const child: number[] = [];
+      pushChildState(root, i, child);
+      return nodeDraw(child, 0);
+    });
+    const only = (k: number): TreeState => ({ ...rootTask(TREES.t3), atRoot: false, rootNext: k, rootEnd: k + 1 });
+    const leaf = only(draws.findIndex((d) => d >= TREES.t3.q));
     assert.equal(binomialTree.split!(leaf), undefined);
-    assert.deepEqual([leaf.stack.length, leaf.nodes, leaf.leaves], [0, 1, 1]);
+    assert.deepEqual([hasWork(leaf), leaf.nodes, leaf.leaves], [false, 1, 1]);
+    const inner = draws.findIndex((d) => d < TREES.t3.q);
+    const s = only(inner);
+    const whole = finish(only(inner));
+    const child = binomialTree.split!(s)!;
+    assert.ok(s.nodes >= 1 && child.stack.length >= 5, 'opened up, then shared');
+    assert.equal(finish(s) + finish(child), whole);
   });
 
   it('on a 2-node embedded cluster the count equals the sequential one', { timeout: 120_000 }, async () => {
