@@ -85,6 +85,8 @@ export class SnapshotBuilder {
         address: info.address,
         workers: stats?.workers ?? info.workers,
         job: info.job,
+        kind: info.job !== null ? stats?.kind ?? null : null,
+        figures: info.job !== null ? numericFigures(stats?.figures) : {},
         busy: stats?.busy ?? 0,
         queued: stats?.queued ?? 0,
         tasksDone: now.tasksDone,
@@ -156,4 +158,12 @@ function delta(before: number, now: number): number {
 
 function round(x: number): number {
   return Math.round(x * 10) / 10;
+}
+
+/** A kind's figures as published, numbers only (what another process wrote is not trusted to be well-formed). */
+function numericFigures(figures: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (typeof figures !== 'object' || figures === null) return out;
+  for (const [k, v] of Object.entries(figures)) if (typeof v === 'number' && Number.isFinite(v) && /^[\w.-]{1,64}$/.test(k)) out[k] = v;
+  return out;
 }

@@ -11,6 +11,9 @@ export interface NodeView extends NodeCounters {
   workers: number;
   /** The job the node takes part in, or null when idle. */
   job: string | null;
+  /** The kind of that job (e.g. task-pool), and the figures that kind publishes (shown in the kinds panel). */
+  kind: string | null;
+  figures: Record<string, number>;
   /** Tasks completed per second (over the monitor's rate window). */
   tasksPerSec: number;
   /** When the monitor first saw the node (ms since the epoch). */

@@ -12,6 +12,9 @@ import { log } from '../util/log.js';
  */
 export interface NodeStats extends NodeCounters {
   job: string | null;
+  /** The kind of the node's current job, and that kind's own figures (a layer adds its own without touching the core's). */
+  kind?: string;
+  figures?: Record<string, number>;
   workers: number;
   /** When the node wrote this (ms since the epoch). */
   at: number;

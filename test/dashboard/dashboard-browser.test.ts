@@ -72,6 +72,9 @@ describe('dashboard page (headless Chromium)', () => {
       // Both nodes, and the job running on them.
       for (const id of initial) await page.waitForSelector(`#nodes tr[data-node-id="${id}"]`, SHOW);
       await page.waitForSelector(`#jobs tr[data-job-id="${job.id}"][data-state="running"]`, SHOW);
+      // The kinds panel: a table for the task pool, a row per node in the job, its figures as columns.
+      for (const id of initial) await page.waitForSelector(`#kinds [data-kind="task-pool"] tr[data-node="${id}"]`, SHOW);
+      assert.match(await page.locator('#kinds [data-kind="task-pool"] thead').innerText(), /checkpoints/i); // headers are shown in capitals
       await waitForText(page, '#cluster-size', '2');
       // A search job: its bound is listed with the job and charted.
       await page.locator(`#jobs tr[data-job-id="${job.id}"] td.vars`, { hasText: /^bound = / }).waitFor(SHOW);

@@ -98,6 +98,8 @@ describe('dashboard server and cluster monitor (embedded cluster)', () => {
     await waitFor(() => (monitor.snapshot?.jobs.some((j) => j.id === job.id && j.state === 'running' && j.nodes === 2) ?? false), 'the monitor to see the job on both nodes', 20_000);
     const busy = monitor.snapshot!;
     assert.deepEqual(busy.nodes.map((n) => n.job), [job.id, job.id]);
+    // Each node publishes its job's kind and that kind's own figures (the page's kinds panel shows them).
+    await waitFor(() => monitor.snapshot!.nodes.every((n) => n.kind === 'task-pool' && typeof n.figures.checkpoints === 'number'), 'the kind and its figures in the snapshot');
     const total = await job.result<number>();
     assert.equal(total, 2 ** 19);
     const outcome = await job.outcome();

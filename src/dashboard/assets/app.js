@@ -196,6 +196,7 @@ function render(snapshot) {
   setText($('running-jobs'), jobs.filter((j) => j.state === 'running').length);
 
   renderNodes(nodes);
+  renderKinds(nodes);
   renderJobs(jobs, Number(snapshot.at) || Date.now());
   updateCharts();
 
@@ -274,6 +275,43 @@ function renderNodes(nodes) {
   reconcile($('nodes').tBodies[0], sorted, 'data-node-id', (n) => n.id, createNodeRow, updateNodeRow);
   $('nodes-empty').hidden = nodes.length > 0;
   setText($('nodes-count'), nodes.length > 0 ? String(nodes.length) : '');
+}
+
+/**
+ * One table per job kind in use: a row per node, a column per figure the kind publishes. Generic on
+ * purpose — a layer that publishes new figures appears here without any change to the page.
+ */
+function renderKinds(nodes) {
+  const byKind = new Map();
+  for (const n of nodes) {
+    if (!n.kind) continue;
+    if (!byKind.has(n.kind)) byKind.set(n.kind, []);
+    byKind.get(n.kind).push(n);
+  }
+  const host = $('kinds');
+  const key = JSON.stringify([...byKind].map(([k, ns]) => [k, ns.map((n) => [n.id, n.figures])]));
+  $('kinds-empty').hidden = byKind.size > 0;
+  if (host.dataset.key === key) return;
+  host.dataset.key = key;
+  host.replaceChildren(...[...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, ns]) => {
+    const names = [...new Set(ns.flatMap((n) => Object.keys(n.figures ?? {})))].sort();
+    const wrap = el('div', 'table-wrap');
+    wrap.dataset.kind = kind;
+    const table = el('table');
+    table.appendChild(el('caption', '', kind));
+    const head = el('tr');
+    head.append(el('th', '', 'Node'), ...names.map((f) => el('th', 'num', f.replace(/([a-z])([A-Z])/g, '$1 $2'))));
+    table.appendChild(el('thead')).appendChild(head);
+    const body = table.appendChild(el('tbody'));
+    for (const n of [...ns].sort((a, b) => String(a.id).localeCompare(String(b.id)))) {
+      const row = el('tr');
+      row.dataset.node = n.id;
+      row.append(el('td', 'mono', n.id), ...names.map((f) => el('td', 'num', fmtNumber(Number(n.figures?.[f] ?? 0)))));
+      body.appendChild(row);
+    }
+    wrap.appendChild(table);
+    return wrap;
+  }));
 }
 
 function createJobRow() {

@@ -83,7 +83,13 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
     drain: (opts) => runner.drain(opts),
     stop: () => runner.stop(),
     load: () => runner.load,
-    counters: () => ({ ...runner.stats }),
+    counters: () => {
+      const st = runner.stats;
+      return {
+        tasksDone: st.tasksDone, splits: st.splits, stealsIn: st.stealsIn, stealsOut: st.stealsOut, migrationsIn: st.migrationsIn, migrationsOut: st.migrationsOut,
+        figures: { checkpoints: st.checkpoints, placements: st.placementsOut, retries: st.retries, failedTasks: st.failedTasks },
+      };
+    },
     coordStats: () => ledger.stats,
   };
 }
