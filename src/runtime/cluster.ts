@@ -16,7 +16,7 @@ import type { KindRef } from './kinds/job-kind.js';
 import { assignNamedNode } from './scheduler/job-sizing.js';
 import type { JobOutcome } from './job-spec.js';
 import type { NodeEvent } from './node-events.js';
-import { TidepoolNode } from './node.js';
+import { newNodeId, TidepoolNode } from './node.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import type { TaskRef } from './task.js';
 
@@ -134,7 +134,7 @@ export class Cluster {
     const workers = this.opts.workers ?? Math.max(1, Math.floor(usableCores() / Math.max(1, this.opts.nodes ?? 1)));
     const started = await Promise.all(Array.from({ length: count }, async () => {
       const client = await connect(`embedded:${this.embeddedName}`);
-      const id = `n-${randomBytes(3).toString('hex')}`;
+      const id = newNodeId();
       const node = await TidepoolNode.start({
         client, transport: new InProcessTransport(id, this.network), workers, nodeId: id,
         ...(this.opts.steal ? { steal: this.opts.steal } : {}),

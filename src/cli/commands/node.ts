@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { connect } from '../../coord/connect.js';
-import { TidepoolNode } from '../../runtime/node.js';
+import { newNodeId, TidepoolNode } from '../../runtime/node.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import { log } from '../../util/log.js';
 import { UsageError } from '../errors.js';
@@ -37,7 +37,7 @@ export function registerNodeCommand(program: Command): void {
       const secret = clusterSecret(opts.secretFile);
       if (opts.id !== undefined && !/^[\w.-]{1,64}$/.test(opts.id)) throw new UsageError(`--id: "${opts.id}" may use letters, digits, "_", "." and "-" only`);
       const client = await connect(conn, { sessionTimeoutMs: 6_000 });
-      const nodeId = opts.id ?? `n-${Math.random().toString(16).slice(2, 10)}`;
+      const nodeId = opts.id ?? newNodeId();
       const transport = new TcpTransport({ nodeId, secret, host: opts.host, port: listenPort });
       const node = await TidepoolNode.start({ client, transport, workers, nodeId });
       const ready = { node: node.id, address: transport.address, workers };
