@@ -15,6 +15,7 @@ import type { TaskRecord } from '../../src/runtime/task-record.js';
 import type { TaskRef } from '../../src/runtime/task.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
+import { binaryInput } from './binary-input.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
 const T = { timeout: 180_000 };
@@ -32,17 +33,6 @@ async function storedRecords(cluster: Cluster, jobId: string): Promise<Array<{ b
     }
   }
   return out;
-}
-
-/** A binary input of `size` bytes with a known byte sum. */
-export function binaryInput(size: number): { bytes: Buffer; sum: number } {
-  const bytes = Buffer.allocUnsafe(size);
-  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
-  for (let i = 0; i < words.length; i++) words[i] = Math.imul(i, 2654435761) >>> 0;
-  for (let i = words.length * 4; i < size; i++) bytes[i] = i & 0xff;
-  let sum = 0;
-  for (let i = 0; i < size; i++) sum += bytes[i]!;
-  return { bytes, sum };
 }
 
 describe('the data plane in jobs (embedded cluster)', () => {
@@ -82,11 +72,11 @@ describe('the data plane in jobs (embedded cluster)', () => {
     try {
       const { bytes, sum } = binaryInput(50 * 1024 * 1024);
       const job = await cluster.submit(app('byte-sum'), { lo: 0, hi: bytes.length, sum: 0 }, { nodes: 3, input: bytes });
-      const spec = decode<{ input?: unknown; inputBlob?: { ref: { size: number } } }>((await cluster.coordination.getData(jobPaths(job.id).spec)).data);
+      const spec = decode<{ input?: unknown; inputBlob?: { ref: { hash: string; size: number } } }>((await cluster.coordination.getData(jobPaths(job.id).spec)).data);
       assert.equal(spec.input, undefined, 'the spec holds no bytes');
       assert.equal(spec.inputBlob?.ref.size, bytes.length);
       assert.equal(await withDeadline(job.result<number>(), 'the result', 120_000), sum);
-      const ran = cluster.localNodes().filter((node) => node.data!.store.has((spec.inputBlob!.ref as { hash: string }).hash));
+      const ran = cluster.localNodes().filter((node) => node.data!.store.has(spec.inputBlob!.ref.hash));
       assert.ok(ran.length >= 1);
       for (const node of ran) assert.equal(node.data!.transfer.stats.fetched, 1, `node ${node.id} fetched the input once`);
       // Retention removes the job and, with it, its blobs: from the directory, then from every store.
