@@ -7,6 +7,7 @@ import type { TaskRef } from './task.js';
 import { TaskIds, type TaskSnapshot } from './task-record.js';
 import type { WorkerEvent, Workers } from './worker/worker-pool.js';
 import { systemClock, type Clock } from './clock.js';
+import { TaskTransfers } from './task-transfers.js';
 import { failedContribution } from './contributions.js';
 
 const firstLine = (s: string) => s.split('\n', 1)[0]!;
@@ -64,20 +65,9 @@ export interface JobRunnerDeps {
 /** Tasks shorter than this on average (ms) are pipelined: a worker gets its next one before it finishes. */
 const PIPELINE_BELOW_MS = 2;
 
-type TransferKind = 'steal' | 'migration' | 'placement';
-
 interface PendingSteal {
   thief: string;
   requestId: number;
-  deadline: number;
-}
-
-interface Outgoing {
-  snapshot: TaskSnapshot;
-  to: string;
-  requestId: number | undefined;
-  kind: TransferKind;
-  /** After this time the offer is taken back (a lost offer or answer must not strand the task). */
   deadline: number;
 }
 
@@ -98,7 +88,7 @@ export class JobRunner {
   private readonly startedAt = new Map<string, number>();
   private averageTaskMs: number | undefined;
   private readonly pendingSteals: PendingSteal[] = [];
-  private readonly outgoing = new Map<string, Outgoing>();
+  private readonly transfers: TaskTransfers;
   private readonly planner: StealPlanner;
   private readonly ids: TaskIds;
   private inFlight = 0; // ledger writes whose outcome decides where a task goes
@@ -117,12 +107,29 @@ export class JobRunner {
     this.planner = new StealPlanner(d.rng, d.steal);
     this.ids = new TaskIds(d.nodeId);
     this.clock = d.clock ?? systemClock;
+    this.transfers = new TaskTransfers({
+      nodeId: d.nodeId, jobId: d.jobId, ledger: d.ledger, clock: this.clock, offerTimeoutMs: d.offerTimeoutMs ?? 5_000,
+      send: (to, m) => d.send(to, m),
+      accepting: () => !this.stopped && !this.draining,
+      place: (snapshot) => this.place(snapshot),
+      schedule: () => this.schedule(),
+      arm: (ms) => this.arm(ms),
+      inFlight: (delta) => void (this.inFlight += delta),
+      handedOver: (kind, to, taskId) => {
+        if (kind === 'steal') this.stats.stealsOut++;
+        else if (kind === 'migration') this.stats.migrationsOut++;
+        else this.stats.placementsOut++;
+        this.d.onEvent({ type: kind, from: this.d.nodeId, to, taskId });
+      },
+      received: (kind) => void (kind === 'steal' ? this.stats.stealsIn++ : this.stats.migrationsIn++),
+      stealAnswered: (requestId, claimed) => this.planner.answered(requestId, claimed, this.clock.now()),
+    });
     if (!d.loadInput) this.input = { value: d.input };
   }
 
   /** Tasks held here: queued, running, or being handed over. */
   get load(): { pooled: number; running: number; outgoing: number } {
-    return { pooled: this.pool.length, running: this.running.size, outgoing: this.outgoing.size };
+    return { pooled: this.pool.length, running: this.running.size, outgoing: this.transfers.size };
   }
 
   get isDraining(): boolean {
@@ -164,8 +171,8 @@ export class JobRunner {
       case 'steal-empty':
         this.planner.answered(m.requestId, false, this.clock.now());
         return this.schedule();
-      case 'offer': return void this.onOffer(from, m.task, m.requestId);
-      case 'offer-ack': return void this.onOfferAck(from, m.taskId, m.claimed);
+      case 'offer': return void this.transfers.receive(from, m.task, m.requestId);
+      case 'offer-ack': return void this.transfers.onAck(from, m.taskId, m.claimed);
     }
   }
 
@@ -173,7 +180,7 @@ export class JobRunner {
   peerLeft(nodeId: string): void {
     this.planner.memberLeft(nodeId, this.clock.now());
     for (let i = this.pendingSteals.length - 1; i >= 0; i--) if (this.pendingSteals[i]!.thief === nodeId) this.pendingSteals.splice(i, 1);
-    for (const [id, out] of this.outgoing) if (out.to === nodeId) void this.takeBack(id);
+    this.transfers.peerLeft(nodeId);
     this.schedule();
   }
 
@@ -212,7 +219,7 @@ export class JobRunner {
   }
 
   get idle(): boolean {
-    return this.running.size === 0 && this.pool.length === 0 && this.outgoing.size === 0 && this.inFlight === 0;
+    return this.running.size === 0 && this.pool.length === 0 && this.transfers.size === 0 && this.inFlight === 0;
   }
 
   // ---- worker events -----------------------------------------------------------------
@@ -224,7 +231,7 @@ export class JobRunner {
     this.write(parentId, this.d.ledger.split(parentId, checkpoint, childId, childState), () => {
       const child = { id: childId, state: childState, partial: undefined, version: 0 };
       // Placement: a child meant for another node is offered there (claimed in the ledger, as a steal is).
-      if (on !== undefined && on !== this.d.nodeId && !this.stopped) this.transfer(child, on, undefined, 'placement');
+      if (on !== undefined && on !== this.d.nodeId && !this.stopped) this.transfers.offer(child, on, undefined, 'placement');
       else this.place(child);
       this.schedule();
     });
@@ -333,7 +340,7 @@ export class JobRunner {
       const idle = this.inputReady() ? this.freeSlot() : undefined;
       if (idle !== undefined) return this.start(idle, snapshot);
       const thief = this.pendingSteals.shift();
-      if (thief) return this.transfer(snapshot, thief.thief, thief.requestId, 'steal');
+      if (thief) return this.transfers.offer(snapshot, thief.thief, thief.requestId, 'steal');
     }
     this.pool.push(snapshot);
   }
@@ -341,7 +348,7 @@ export class JobRunner {
   private schedule(): void {
     if (this.stopped) return;
     const now = this.clock.now();
-    this.expireOffers(now);
+    this.transfers.expire(now);
     if (this.draining) {
       this.migratePool();
       this.checkDrained();
@@ -353,7 +360,7 @@ export class JobRunner {
     }
     while (this.pendingSteals.length > 0 && this.pool.length > 0) {
       const p = this.pendingSteals.shift()!;
-      this.transfer(this.takeForThief(p.thief)!, p.thief, p.requestId, 'steal');
+      this.transfers.offer(this.takeForThief(p.thief)!, p.thief, p.requestId, 'steal');
     }
     this.expireSteals(now);
     this.pipeline();
@@ -406,7 +413,7 @@ export class JobRunner {
   private onStealRequest(thief: string, requestId: number): void {
     if (this.stopped || this.draining) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
     const task = this.takeForThief(thief);
-    if (task) return this.transfer(task, thief, requestId, 'steal');
+    if (task) return this.transfers.offer(task, thief, requestId, 'steal');
     if (this.running.size === 0) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
     this.pendingSteals.push({ thief, requestId, deadline: this.clock.now() + (this.d.stealWaitMs ?? 25) });
     this.schedule();
@@ -435,7 +442,7 @@ export class JobRunner {
   placeOn(taskId: string, node: string): boolean {
     const at = this.pool.findIndex((t) => t.id === taskId);
     if (at < 0 || this.stopped || node === this.d.nodeId) return false;
-    this.transfer(this.pool.splice(at, 1)[0]!, node, undefined, 'placement');
+    this.transfers.offer(this.pool.splice(at, 1)[0]!, node, undefined, 'placement');
     return true;
   }
 
@@ -450,89 +457,6 @@ export class JobRunner {
     return this.pool.splice(Number.isInteger(at) && at >= 0 && at < this.pool.length ? at : 0, 1)[0];
   }
 
-  private transfer(pooled: TaskSnapshot, to: string, requestId: number | undefined, kind: TransferKind): void {
-    // A large state travels as the reference its ledger record holds; the receiver obtains the bytes.
-    const ref = this.d.ledger.refOf(pooled.id);
-    const snapshot: TaskSnapshot = { id: pooled.id, state: pooled.state, partial: pooled.partial, version: pooled.version, ...(ref ? { ref } : {}) };
-    this.outgoing.set(snapshot.id, { snapshot, to, requestId, kind, deadline: this.clock.now() + (this.d.offerTimeoutMs ?? 5_000) });
-    this.arm(this.d.offerTimeoutMs ?? 5_000);
-    const task: TaskSnapshot = ref ? { id: snapshot.id, state: null, partial: null, version: snapshot.version, ref } : snapshot;
-    const msg: RuntimeMessage = requestId === undefined
-      ? { type: 'offer', job: this.d.jobId, task }
-      : { type: 'offer', job: this.d.jobId, requestId, task };
-    this.d.send(to, msg).catch(() => void this.takeBack(snapshot.id));
-  }
-
-  /** The receiver's answer to an offer: it owns the task now, or we take it back. */
-  private async onOfferAck(from: string, taskId: string, claimed: boolean): Promise<void> {
-    const out = this.outgoing.get(taskId);
-    if (!out || out.to !== from) return;
-    if (!claimed) return this.takeBack(taskId);
-    this.outgoing.delete(taskId);
-    this.d.ledger.release(taskId, out.snapshot.version);
-    if (out.kind === 'steal') this.stats.stealsOut++;
-    else if (out.kind === 'migration') this.stats.migrationsOut++;
-    else this.stats.placementsOut++;
-    this.d.onEvent({ type: out.kind, from: this.d.nodeId, to: from, taskId });
-    this.schedule();
-  }
-
-  /**
-   * An offer failed (not delivered, refused, or the receiver left). Re-claiming the record at the
-   * version we handed out fences any late claim by the receiver; if the receiver claimed first,
-   * the task is theirs (and recovered from them if they are gone).
-   */
-  private async takeBack(taskId: string): Promise<void> {
-    const out = this.outgoing.get(taskId);
-    if (!out) return;
-    this.outgoing.delete(taskId);
-    this.inFlight++;
-    try {
-      const mine = await this.d.ledger.claim(out.snapshot);
-      if (mine) this.place({ ...out.snapshot, version: out.snapshot.version + 1 });
-    } catch (err) {
-      log.warn('runtime', `could not take back task ${taskId}`, err);
-    } finally {
-      this.inFlight--;
-      this.schedule();
-    }
-  }
-
-  /** The receiving side of an offer: claim the task in the ledger, then run it. */
-  private async onOffer(from: string, snapshot: TaskSnapshot, requestId: number | undefined): Promise<void> {
-    const refuse = () => this.sendSafe(from, { type: 'offer-ack', job: this.d.jobId, taskId: snapshot.id, claimed: false });
-    if (this.stopped || this.draining) {
-      if (requestId !== undefined) this.planner.answered(requestId, false, this.clock.now());
-      return refuse();
-    }
-    this.inFlight++;
-    let claimed = false;
-    try {
-      // A referenced state is obtained before the claim: a task whose bytes cannot be had stays with the sender.
-      if (snapshot.ref) snapshot = { ...snapshot, ...(await this.d.ledger.load(snapshot.ref, snapshot.id)) };
-      claimed = await this.d.ledger.claim(snapshot);
-    } catch (err) {
-      log.warn('runtime', `claiming task ${snapshot.id} failed`, err);
-    }
-    this.inFlight--;
-    await this.sendSafe(from, { type: 'offer-ack', job: this.d.jobId, taskId: snapshot.id, claimed });
-    if (requestId !== undefined) this.planner.answered(requestId, claimed, this.clock.now());
-    if (claimed) {
-      if (requestId !== undefined) this.stats.stealsIn++;
-      else this.stats.migrationsIn++;
-      this.place({ ...snapshot, version: snapshot.version + 1 });
-    }
-    this.schedule();
-  }
-
-  /** Offers unanswered past their deadline are taken back (the claim decides who owns them). */
-  private expireOffers(now: number): void {
-    for (const [id, out] of this.outgoing) {
-      if (out.deadline <= now) void this.takeBack(id);
-      else this.arm(out.deadline - now);
-    }
-  }
-
   private migratePool(): void {
     if (!this.handOver) return;
     const peers = this.d.peers();
@@ -540,14 +464,14 @@ export class JobRunner {
     while (this.pool.length > 0) {
       const task = this.pool.shift()!;
       const to = peers[this.migrateCursor++ % peers.length]!;
-      this.transfer(task, to, undefined, 'migration');
+      this.transfers.offer(task, to, undefined, 'migration');
     }
   }
 
   private checkDrained(): void {
     if (!this.draining && !this.stopped) return;
     if (!this.stopped) {
-      if (this.running.size > 0 || this.outgoing.size > 0 || this.inFlight > 0) return;
+      if (this.running.size > 0 || this.transfers.size > 0 || this.inFlight > 0) return;
       if (this.pool.length > 0 && this.handOver && this.d.peers().length > 0) return;
     }
     for (const resolve of this.drainWaiters.splice(0)) resolve();
