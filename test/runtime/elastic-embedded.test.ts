@@ -60,7 +60,7 @@ describe('embedded cluster: elasticity and failures', () => {
       }), 'a leader');
       // Kill a non-leader once it holds stolen work, after a random number of steals.
       const steals = rng.int(1, 4);
-      await waitFor(() => events.filter((e) => e.type === 'steal' && e.to !== leader).length >= steals, `${steals} steals by non-leaders`);
+      await waitFor(() => events.filter((e) => e.type === 'steal' && e.to !== leader).length >= steals, `${steals} steals by non-leaders`, 60_000);
       const victim = events.filter((e) => e.type === 'steal' && e.to !== leader).at(-1) as { to: string };
       await cluster.crashNode(victim.to);
       const outcome = await withDeadline(job.outcome(), 'job outcome', 100_000);
@@ -81,7 +81,7 @@ describe('embedded cluster: elasticity and failures', () => {
       // A larger tree, and the kill early in it, so that the job is surely still running when its leader dies.
       const job = await cluster.submit(COMPOSITIONS, rootState(N + 1, WORK));
       const steals = rng.int(2, 4);
-      await waitFor(() => events.filter((e) => e.type === 'steal').length >= steals, `${steals} steals`);
+      await waitFor(() => events.filter((e) => e.type === 'steal').length >= steals, `${steals} steals`, 60_000);
       const leader = (events.find((e) => e.type === 'leader') as { node: string }).node;
       const over = await Promise.race([job.outcome().then(() => true), new Promise<boolean>((r) => setImmediate(() => r(false)))]);
       assert.equal(over, false, 'the job is still running when its leader is killed');
