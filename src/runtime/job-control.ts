@@ -6,7 +6,7 @@ import { mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
 import { watchData } from '../coord/watch.js';
 import { decode, encode } from './codec.js';
-import { publishOutcome } from './job-coordinator.js';
+import { publishOutcome } from './job-outcome.js';
 import { clusterPaths, jobPaths } from './job-paths.js';
 import { ROOT_TASK_ID, newJobId, type JobOutcome, type JobSpec } from './job-spec.js';
 import type { KindRef } from './kinds/job-kind.js';

@@ -18,7 +18,7 @@ import { Emitter } from '../util/emitter.js';
 import { log } from '../util/log.js';
 import { Rng } from '../util/rng.js';
 import { decode } from './codec.js';
-import { publishOutcome } from './job-coordinator.js';
+import { publishOutcome } from './job-outcome.js';
 import { clusterPaths, jobPaths, type JobPaths } from './job-paths.js';
 import type { RunnerEvent } from './job-runner.js';
 import type { JobSpec } from './job-spec.js';

@@ -1,6 +1,6 @@
 /**
  * Deterministic simulation of the job protocols: real JobRunners, Ledgers, membership and the
- * job coordinator on the embedded coordination backend, with simulated workers, simulated time
+ * task pool's leader duties on the embedded coordination backend, with simulated workers, simulated time
  * and a simulated network that reorders messages across node pairs. Each seed picks the schedule,
  * the message order and the faults (a node crash, a drain); the count must always be exact.
  */
@@ -11,7 +11,7 @@ import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
 import { TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
 import { decode, encode } from '../../src/runtime/codec.js';
-import { JobCoordinator } from '../../src/runtime/job-coordinator.js';
+import { TaskPoolLeaderDuties } from '../../src/runtime/kinds/task-pool-leader.js';
 import { jobPaths } from '../../src/runtime/job-paths.js';
 import { JobRunner, type RunnerEvent } from '../../src/runtime/job-runner.js';
 import type { JobOutcome } from '../../src/runtime/job-spec.js';
@@ -74,7 +74,7 @@ async function simulate(sc: Scenario) {
     return { id, client, ledger, members, workers, runner, alive: true };
   }));
   const lead = nodes[0]!;
-  const coordinator = new JobCoordinator(lead.client, paths, lead.ledger, lead.members, { initial: () => 0, combine: (a, b) => (a as number) + (b as number) }, (s) => lead.runner.adopt(s));
+  const coordinator = new TaskPoolLeaderDuties(lead.client, paths, lead.ledger, lead.members, { initial: () => 0, combine: (a, b) => (a as number) + (b as number) }, (s) => lead.runner.adopt(s));
   coordinator.start();
   for (const n of nodes) n.runner.peersJoined();
 

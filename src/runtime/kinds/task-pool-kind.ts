@@ -1,11 +1,11 @@
 /**
  * The first job kind: a splittable task pool with one reduced result (seed 000). On each member a
- * JobRunner holds the local pool, steals and migrates; on the leader a JobCoordinator detects
+ * JobRunner holds the local pool, steals and migrates; on the leader its duties (task-pool-leader.ts) detect
  * termination, folds the result and recovers the tasks of vanished members.
  */
 import { ledgerBlobs, obtainInput, onHold, taskRefOnNode, validateBlobFields, type HoldMessage } from '../../data/job-blobs.js';
 import { log } from '../../util/log.js';
-import { JobCoordinator } from '../job-coordinator.js';
+import { TaskPoolLeaderDuties } from './task-pool-leader.js';
 import { JobRunner, type JobRunnerDeps } from '../job-runner.js';
 import { Ledger } from '../ledger.js';
 import { validateRuntimeMessage, type RuntimeMessage } from '../messages.js';
@@ -99,7 +99,7 @@ export function taskPoolLeader(ctx: LeaderContext): LeaderRole {
   const own = ctx.member as TaskPoolMember;
   // The first node of a job takes the input from its submitter at once, so the job does not depend on that client.
   if (ctx.spec.inputBlob && ctx.data) void obtainInput(ctx.spec, ctx.data).catch((err: unknown) => log.warn('job', 'could not obtain the job input', err));
-  const coordinator = new JobCoordinator(ctx.client, ctx.paths, own.ledger, ctx.membership, reducerOf(own.type), (s) => own.runner.adopt(s));
+  const coordinator = new TaskPoolLeaderDuties(ctx.client, ctx.paths, own.ledger, ctx.membership, reducerOf(own.type), (s) => own.runner.adopt(s));
   coordinator.start();
   return { stop: () => coordinator.stop() };
 }

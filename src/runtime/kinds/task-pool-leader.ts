@@ -1,23 +1,22 @@
-import { isCoordError } from '../coord/errors.js';
-import { joinPath } from '../coord/paths.js';
-import type { GroupMembership } from '../coord/recipes/group-membership.js';
-import { TerminationCoordinator } from '../coord/recipes/termination-detection.js';
-import type { CoordClient } from '../coord/types.js';
-import { log } from '../util/log.js';
-import { decode, encode } from './codec.js';
-import { foldContributions } from './contributions.js';
-import type { JobOutcome } from './job-spec.js';
-import type { JobPaths } from './job-paths.js';
-import type { Ledger } from './ledger.js';
-import type { ResultReducer } from './task.js';
-import type { TaskRecord, TaskSnapshot } from './task-record.js';
+import { joinPath } from '../../coord/paths.js';
+import type { GroupMembership } from '../../coord/recipes/group-membership.js';
+import { TerminationCoordinator } from '../../coord/recipes/termination-detection.js';
+import type { CoordClient } from '../../coord/types.js';
+import { log } from '../../util/log.js';
+import { decode } from '../codec.js';
+import { foldContributions } from '../contributions.js';
+import type { JobPaths } from '../job-paths.js';
+import { publishOutcome } from '../job-outcome.js';
+import type { Ledger } from '../ledger.js';
+import type { ResultReducer } from '../task.js';
+import type { TaskRecord, TaskSnapshot } from '../task-record.js';
 
 /**
- * The duties of a job's elected leader: watch the ledger for termination (seed 000, Alg. 1),
+ * The task pool's leader duties on the job's elected leader: watch the ledger for termination (seed 000, Alg. 1),
  * fold the committed result contributions into the job's result exactly once, and recover the
  * tasks of members that vanished (crash, expired session) by claiming their records.
  */
-export class JobCoordinator {
+export class TaskPoolLeaderDuties {
   private readonly termination: TerminationCoordinator;
   private stopped = false;
   private recovering = Promise.resolve();
@@ -86,17 +85,6 @@ export class JobCoordinator {
     await publishOutcome(this.client, this.paths, {
       status: 'done', value, finishedAt: Date.now(), completions: contributions.length, ...(failures.length > 0 ? { failures } : {}),
     });
-  }
-}
-
-/** Writes the job's outcome once; a later writer (a failure after success, say) changes nothing. */
-export async function publishOutcome(client: CoordClient, paths: JobPaths, outcome: JobOutcome): Promise<boolean> {
-  try {
-    await client.create(paths.result, encode(outcome));
-    return true;
-  } catch (err) {
-    if (isCoordError(err, 'NODE_EXISTS')) return false;
-    throw err;
   }
 }
 
