@@ -53,7 +53,11 @@ class RunContext implements TaskContext<unknown> {
     if (!takeOne(this.view)) return false;
     const want = this.flags.getWide(SPLIT_WANT);
     const child = want >= 0 ? this.type.split(this.state, want) : this.type.split(this.state);
-    if (child === undefined) return false;
+    if (child === undefined) {
+      // Nothing to give now: put the request back, so the asker is served at a later split point instead of waiting for the task to end.
+      Atomics.add(this.view, WANT_SPLIT, 1);
+      return false;
+    }
     this.handOver(child);
     return true;
   }
