@@ -78,8 +78,10 @@ async function drainQueued(): Promise<{ ms: number; migrated: number }> {
   const cluster = await Cluster.embedded({ nodes: 2, workers: 1, progressIntervalMs: 0 });
   try {
     const job = await cluster.submit(FAN, { fanout: 1000, spin: 2_000_000, root: true }, { nodes: 1 });
-    const [busy] = (await cluster.nodes()).filter((n) => n.assignment === job.id);
-    const node = cluster.localNodes().find((n) => n.id === busy!.id)!;
+    // The scheduler assigns the job's node just after submission.
+    let busy: string | undefined;
+    while (!(busy = cluster.localNodes().find((n) => n.currentJob === job.id)?.id)) await new Promise((r) => setTimeout(r, 5));
+    const node = cluster.localNodes().find((n) => n.id === busy)!;
     while ((node.load()?.pooled ?? 0) < 990) await new Promise((r) => setTimeout(r, 5));
     let migrated = 0;
     cluster.on((e) => { if (e.type === 'migration' && e.from === node.id) migrated++; });

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { CoordError, isCoordError, isRetryable } from '../coord/errors.js';
+import { CoordError, isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
 import { MAX_REQUEST_BYTES, requestBytes } from '../coord/request-size.js';
-import { existsAcrossLosses, reconnected } from '../coord/tree-ops.js';
 import type { CoordClient, Op } from '../coord/types.js';
+import { commitMarked, type MarkedCommit } from '../coord/recipes/marked-commit.js';
 import { emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
 import { log } from '../util/log.js';
 import type { BlobRef } from '../data/blob-directory.js';
@@ -370,32 +370,17 @@ export class Ledger {
     }
     ops.push({ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results }) });
     if (requestBytes(ops, true) > MAX_BATCH_BYTES) return this.fitting(batch, ops, owner, txnPath);
-    for (;;) {
-      try {
-        this.stats.writes++;
-        this.stats.transactions++;
-        await this.client.multi(ops);
-        return 'committed';
-      } catch (err) {
-        if (isRetryable(err)) {
-          try {
-            await reconnected(this.client);
-            this.stats.reads++;
-            if (await existsAcrossLosses(this.client, txnPath)) return 'committed';
-          } catch (waitErr) {
-            return waitErr instanceof Error ? waitErr : new Error(String(waitErr));
-          }
-          this.stats.retries++;
-          continue;
-        }
-        if (isCoordError(err, 'BAD_VERSION', 'NO_NODE', 'NODE_EXISTS') && err.opIndex !== undefined) {
-          log.debug('ledger', `transaction refused: ${err.message}`, { ops: ops.map((o) => `${o.op} ${o.path} v${'version' in o ? String(o.version) : '-'}`) });
-          if (err.opIndex === ops.length - 1) return 'committed'; // our marker exists: an earlier attempt went through
-          return owner[err.opIndex]!;
-        }
-        return err instanceof Error ? err : new Error(String(err));
-      }
+    let outcome: MarkedCommit;
+    try {
+      outcome = await commitMarked(this.client, ops, txnPath, this.stats);
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
     }
+    if (outcome.committed) return 'committed';
+    const { refused } = outcome;
+    if (!isCoordError(refused, 'BAD_VERSION', 'NO_NODE', 'NODE_EXISTS')) return refused;
+    log.debug('ledger', `transaction refused: ${refused.message}`, { ops: ops.map((o) => `${o.op} ${o.path} v${'version' in o ? String(o.version) : '-'}`) });
+    return owner[refused.opIndex]!;
   }
 
   /**

@@ -3,9 +3,10 @@ import { Emitter } from '../../util/emitter.js';
 import { log } from '../../util/log.js';
 import { isCoordError, isRetryable } from '../errors.js';
 import { joinPath, parentOf } from '../paths.js';
-import { existsAcrossLosses, mkdirp, reconnected } from '../tree-ops.js';
+import { mkdirp, reconnected } from '../tree-ops.js';
 import type { CoordClient, Op } from '../types.js';
 import { watchChildren, type WatchHandle } from '../watch.js';
+import { commitMarked } from './marked-commit.js';
 import { emptyStats, type RecipeStats } from './recipe-stats.js';
 
 /**
@@ -225,24 +226,23 @@ export class TaskTracker {
     const txnPath = joinPath(p.txns, randomUUID());
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0) this.stats.retries++;
+      // Fresh reads each attempt: a toggle built from a stale read is refused, and then rebuilt.
+      let present: unknown[];
       try {
-        const present = await Promise.all(toggles.map((id) => {
+        present = await Promise.all(toggles.map((id) => {
           this.stats.reads++;
           return this.client.exists(joinPath(p.tasks, id));
         }));
-        const ops: Op[] = [{ op: 'create', path: txnPath }];
-        toggles.forEach((id, i) => ops.push(present[i] ? { op: 'delete', path: joinPath(p.tasks, id) } : { op: 'create', path: joinPath(p.tasks, id) }));
-        this.stats.writes++;
-        this.stats.transactions++;
-        await this.client.multi(ops);
-        return;
       } catch (err) {
-        if (isRetryable(err)) await reconnected(this.client);
-        else if (!isCoordError(err, 'NODE_EXISTS', 'NO_NODE')) throw err;
-        // Failed or unknown outcome: committed only if our txn marker exists.
-        this.stats.reads++;
-        if (await existsAcrossLosses(this.client, txnPath)) return;
+        if (!isRetryable(err)) throw err;
+        await reconnected(this.client); // nothing was written yet: read again
+        continue;
       }
+      const ops: Op[] = [{ op: 'create', path: txnPath }];
+      toggles.forEach((id, i) => ops.push(present[i] ? { op: 'delete', path: joinPath(p.tasks, id) } : { op: 'create', path: joinPath(p.tasks, id) }));
+      const outcome = await commitMarked(this.client, ops, txnPath, this.stats);
+      if (outcome.committed) return;
+      if (!isCoordError(outcome.refused, 'NODE_EXISTS', 'NO_NODE')) throw outcome.refused;
     }
   }
 }
