@@ -389,7 +389,10 @@ describe('DIMACS graphs', () => {
   }
 
   it('has the copied graphs, each known in omega.json', () => {
-    assert.deepEqual(CLQ_FILES, ['C125.9', 'MANN_a9', 'brock200_2', 'hamming6-4', 'johnson8-2-4', 'johnson8-4-4', 'keller4']);
+    assert.deepEqual(CLQ_FILES, [
+      'C125.9', 'MANN_a27', 'MANN_a9', 'brock200_1', 'brock200_2', 'brock200_3', 'brock200_4', 'hamming6-4', 'hamming8-4',
+      'johnson8-2-4', 'johnson8-4-4', 'keller4', 'p_hat300-1', 'p_hat300-2', 'p_hat300-3',
+    ]);
     for (const name of CLQ_FILES) assert.ok(OMEGA[name], name);
   });
 

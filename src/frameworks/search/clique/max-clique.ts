@@ -1,89 +1,117 @@
 import { defineSearch } from '../define-search.js';
 import type { OptimisationProblem } from '../search-problem.js';
-import { hasEdge, type Graph } from './dimacs.js';
+import type { Graph } from './dimacs.js';
+import { COLOUR_SHIFT, colourSort, orderedGraph, popcount, VERTEX_MASK } from './ordered-graph.js';
 
-/** A search node: the clique so far, the vertices that could still join it, and an upper bound. */
+/**
+ * A search node. Vertices are positions in the solver's degeneracy order (see ordered-graph.ts), and
+ * sets of them are bitsets of 32-bit words. A node is in one of two states:
+ *
+ * - fresh (`branches` null): a clique and the candidates that could join it, not yet coloured;
+ * - coloured: the candidates in colour order with their colours (`branches`), and `next`, the index
+ *   there of the next vertex to branch on. Branching goes from the highest colour down (BBMC), and a
+ *   vertex leaves `candidates` once its branch is made.
+ *
+ * Expanding a node branches on one vertex and hands back the node itself, its loop advanced by one,
+ * as the second child: so pruning that continuation (its bound is |clique| + the colour of its next
+ * vertex, and colours only fall from there) drops every remaining branch at once, as BBMC's loop
+ * does, and a split hands over the rest of a loop. Everything is plain data (arrays and typed arrays).
+ * The search loop owns a node once it is popped, so advancing it in place is safe; a root node from
+ * `root()` is consumed by the search that runs it.
+ */
 export interface CliqueNode {
   clique: number[];
-  candidates: number[];
-  /** |clique| + colours needed for the candidates: no clique below this node is larger. */
+  candidates: Int32Array;
+  /** Candidates not yet branched on (0: a complete clique). */
+  size: number;
+  /** Once coloured: each candidate (low 16 bits) with its colour (above), in colour order. */
+  branches: Int32Array | null;
+  /** The index in `branches` of the next vertex to branch on (they are taken from the end). */
+  next: number;
+  /** No clique below this node is larger. */
   bound: number;
 }
 
 /**
- * Maximum clique by branch-and-bound with a greedy-colouring bound (Tomita and Seki's MCQ): the
- * candidates are coloured greedily; a clique takes at most one vertex per colour class, so a
- * vertex of colour k can lead to a clique of at most |clique| + k. Vertices are expanded from the
- * highest colour down, each with only the not-yet-expanded candidates adjacent to it.
+ * Maximum clique by branch-and-bound of the MCS/BBMC family: vertices in degeneracy order, adjacency
+ * as bitsets, a greedy sequential colouring computed on bitsets at every node as the bound (a clique
+ * takes at most one vertex per colour class), branching on the highest colour first. The incumbent
+ * (the job's shared `bound` variable) prunes through the search loop.
  */
 export const maxCliqueProblem: OptimisationProblem<CliqueNode, Graph> = {
   name: 'clique',
   kind: 'optimise',
   sense: 'max',
   root(g) {
-    const degree = (v: number) => {
-      let d = 0;
-      for (let u = 0; u < g.n; u++) if (u !== v && hasEdge(g, u, v)) d++;
-      return d;
-    };
-    const order = Array.from({ length: g.n }, (_, v) => v).sort((a, b) => degree(b) - degree(a) || a - b);
-    return { clique: [], candidates: order, bound: g.n };
+    const words = Math.ceil(g.n / 32);
+    const candidates = new Int32Array(words).fill(-1);
+    if (g.n % 32 !== 0) candidates[words - 1] = (1 << (g.n % 32)) - 1;
+    return { clique: [], candidates, size: g.n, branches: null, next: -1, bound: g.n };
   },
-  objective: (node) => (node.candidates.length === 0 ? node.clique.length : undefined),
+  objective: (node) => (node.size === 0 ? node.clique.length : undefined),
   bound: (node) => node.bound,
-  solutionOf: (node) => [...node.clique].sort((a, b) => a - b),
+  solutionOf(node, g) {
+    const { vertexAt } = orderedGraph(g);
+    return node.clique.map((p) => vertexAt[p]!).sort((a, b) => a - b);
+  },
   children(node, g) {
-    const { order, colour } = greedyColouring(node.candidates, g);
-    const children: CliqueNode[] = [];
-    for (let i = order.length - 1; i >= 0; i--) {
-      const v = order[i]!;
-      const candidates: number[] = [];
-      for (let j = 0; j < i; j++) if (hasEdge(g, v, order[j]!)) candidates.push(order[j]!);
-      children.push({ clique: [...node.clique, v], candidates, bound: node.clique.length + colour[i]! });
+    const og = orderedGraph(g);
+    const { words, adj } = og;
+    let branches = node.branches;
+    if (branches === null) {
+      branches = node.branches = colourSort(og, node.candidates, node.size);
+      node.next = node.size - 1;
     }
-    return children;
+    const i = node.next;
+    const branch = branches[i]!;
+    const v = branch & VERTEX_MASK;
+    const p = node.candidates;
+    const row = v * words;
+    const q = new Int32Array(words);
+    let size = 0;
+    for (let w = 0; w < words; w++) {
+      const x = p[w]! & adj[row + w]!;
+      if (x !== 0) {
+        q[w] = x;
+        size += popcount(x);
+      }
+    }
+    p[v >>> 5] = p[v >>> 5]! & ~(1 << (v & 31));
+    const k = node.clique.length;
+    const clique = node.clique.slice();
+    clique.push(v);
+    const child: CliqueNode = { clique, candidates: q, size, branches: null, next: -1, bound: k + Math.min(branch >>> COLOUR_SHIFT, size + 1) };
+    if (i === 0) return [child];
+    node.next = i - 1;
+    node.size = i;
+    node.bound = k + (branches[i - 1]! >>> COLOUR_SHIFT);
+    return [child, node];
   },
   initial(g) {
     // Greedy: repeatedly add the candidate with the most neighbours among the remaining candidates.
-    let candidates = Array.from({ length: g.n }, (_, v) => v);
+    const { words, adj, vertexAt } = orderedGraph(g);
+    const p = maxCliqueProblem.root(g).candidates;
     const clique: number[] = [];
-    while (candidates.length > 0) {
-      let best = candidates[0]!;
+    for (;;) {
+      let best = -1;
       let bestDegree = -1;
-      for (const v of candidates) {
-        let d = 0;
-        for (const u of candidates) if (u !== v && hasEdge(g, u, v)) d++;
-        if (d > bestDegree) {
-          best = v;
-          bestDegree = d;
+      for (let w = 0; w < words; w++) {
+        for (let x = p[w]!; x !== 0; x &= x - 1) {
+          const v = (w << 5) + 31 - Math.clz32(x & -x);
+          let d = 0;
+          for (let w2 = 0; w2 < words; w2++) d += popcount(p[w2]! & adj[v * words + w2]!);
+          if (d > bestDegree) {
+            best = v;
+            bestDegree = d;
+          }
         }
       }
-      clique.push(best);
-      candidates = candidates.filter((u) => u !== best && hasEdge(g, u, best));
+      if (best < 0) break;
+      clique.push(vertexAt[best]!);
+      for (let w = 0; w < words; w++) p[w] = p[w]! & adj[best * words + w]!;
     }
     return { value: clique.length, solution: clique.sort((a, b) => a - b) };
   },
 };
-
-/** Greedy sequential colouring; returns the vertices ordered by colour and each one's colour (1-based). */
-function greedyColouring(vertices: readonly number[], g: Graph): { order: number[]; colour: number[] } {
-  const order: number[] = [];
-  const colour: number[] = [];
-  let uncoloured = [...vertices];
-  for (let k = 1; uncoloured.length > 0; k++) {
-    const cls: number[] = [];
-    const rest: number[] = [];
-    for (const v of uncoloured) {
-      if (cls.every((u) => !hasEdge(g, u, v))) cls.push(v);
-      else rest.push(v);
-    }
-    for (const v of cls) {
-      order.push(v);
-      colour.push(k);
-    }
-    uncoloured = rest;
-  }
-  return { order, colour };
-}
 
 export default defineSearch(maxCliqueProblem);
