@@ -81,6 +81,9 @@ export async function runElastic(
   const counts = { steals: 0, migrations: 0, nodesLeft: 0 };
   const joined = new Set<string>();
   const timers: NodeJS.Timeout[] = [];
+  /** Scale steps under way; the run waits for them before it stops what they started. */
+  const steps: Promise<void>[] = [];
+  let finished = false;
   const listeners: Array<() => void> = [];
   let described: { line(): string; stop(): void } | undefined;
   try {
@@ -99,12 +102,15 @@ export async function runElastic(
     let size = initialNodes;
     for (const step of opts.schedule) {
       timers.push(setTimeout(() => {
-        void (async () => {
+        steps.push((async () => {
+          if (finished) return;
           if (step.delta > 0 && opts.startNodesOnScaleOut !== false) await addNodes(step.delta);
+          // The job may have ended while a node process started: then the step is moot (the node is stopped below).
+          if (finished) return;
           size = Math.max(1, size + step.delta);
           const change = await cluster.scale(job.id, size);
           decommissioning.push(...change.released.map((id) => decommission(id).catch(() => undefined)));
-        })().catch(() => undefined);
+        })().catch(() => undefined));
       }, step.atMs));
     }
     described = describe(cluster, job.id);
@@ -120,9 +126,11 @@ export async function runElastic(
       stats: { seconds: (performance.now() - started) / 1000, ...counts, nodesJoined: Math.max(0, joined.size - initialNodes) },
     };
   } finally {
+    finished = true;
     described?.stop();
     for (const t of timers) clearTimeout(t);
     for (const off of listeners) off();
+    await Promise.all(steps);
     await Promise.all(decommissioning);
     await stopNodeProcesses(processes);
     if (!opts.cluster) await cluster.close();
