@@ -36,6 +36,7 @@ const elasticity = load('elasticity');
 const small = load('peers-small-tasks');
 const dask = load('peers-dask');
 const binomial = load('binomial-tree');
+const beforeAfter = load('core-before-after');
 
 const out: string[] = [];
 out.push('# Benchmark results', '');
@@ -191,6 +192,23 @@ if (runtime) {
   out.push('## Runtime costs', '', `\`node dist/bench/runtime.js\`: composition tree n = ${runtime.n} (${int(2 ** (runtime.n as number))} nodes, ${runtime.work} operations each), median of ${runtime.repeat}:`, '');
   out.push(table([['setup', 'seconds', 'speedup', 'efficiency'], ...(runtime.rows as Json[]).map((r) => [r.setup, f(r.seconds as number, 3), f(r.speedup as number), f(r.efficiency as number)])]));
   out.push('');
+}
+if (beforeAfter) {
+  const b = beforeAfter.summary.before as Json;
+  const a = beforeAfter.summary.after as Json;
+  out.push('## The core before and after the job-kind seam and the data plane', '',
+    `\`node scripts/bench-before-after.mjs BEFORE_CHECKOUT ${beforeAfter.rounds}\`: the small-task and runtime benchmarks run alternately in the checkout before the change (${b.commit}) and in this one (${a.commit}), ${beforeAfter.rounds} rounds each in one session; fastest round per side (the ratio to Piscina is taken within each round).`, '');
+  const rows: Array<Array<string | number>> = [['figure', `before (${b.commit})`, `after (${a.commit})`, 'after / before']];
+  for (const [name, v] of Object.entries(b.ratioToPiscina as Record<string, number>)) {
+    const w = (a.ratioToPiscina as Record<string, number>)[name] ?? NaN;
+    rows.push([`${name}: × Piscina`, f(v), f(w), f(w / v)]);
+  }
+  for (const [key, label, lowerIsBetter] of [['overheadPercent', '1-worker overhead vs plain loop, %', true], ['efficiencyTwoWorkers', 'efficiency, 1 node × 2 workers', false], ['efficiencyTwoNodes', 'efficiency, 2 nodes × 1 worker', false], ['joinToFirstTaskMs', 'join to first task, ms', true], ['drainMs', 'drain of ~1,000 queued tasks, ms', true]] as const) {
+    const v = b[key] as number;
+    const w = a[key] as number;
+    rows.push([label + (lowerIsBetter ? ' (lower is better)' : ''), f(v), f(w), f(w / v)]);
+  }
+  out.push(table(rows), '');
 }
 if (elasticity) await writeElasticityCharts(elasticity as ElasticityResults);
 writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), `${out.join('\n')}\n`);
