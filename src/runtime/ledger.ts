@@ -153,7 +153,8 @@ export class Ledger {
   complete(taskId: string, partial: unknown): Promise<void> {
     const result = { value: partial };
     let ready: Promise<void> | undefined;
-    if (this.blobs && partial !== undefined) {
+    // Only an object can outgrow a record; numbers and short strings (most results) skip the extra encoding.
+    if (this.blobs && partial !== null && (typeof partial === 'object' || (typeof partial === 'string' && partial.length > INLINE_STATE_BYTES / 4))) {
       const bytes = encode(partial);
       if (bytes.length > INLINE_STATE_BYTES) {
         ready = this.blobs.store(bytes, `result of task ${taskId}`).then((ref) => void (result.value = blobValue(ref)));

@@ -14,6 +14,7 @@ export const SPLIT_WANT = 2;
 const WORDS_PER_WORKER = 4;
 const WIDE_PER_WORKER = 4;
 const SLOT_BYTES = WORDS_PER_WORKER * 4 + WIDE_PER_WORKER * 8; // 48: keeps every wide view 8-byte aligned
+const NONE = -1n;
 
 export class ControlFlags {
   readonly view: Int32Array;
@@ -65,7 +66,7 @@ export class ControlFlags {
   /** Clears the request words and the budget (a new task starts with a clean slate); progress is cumulative. */
   reset(): void {
     for (let i = 0; i < WORDS_PER_WORKER; i++) Atomics.store(this.view, i, 0);
-    this.setWide(BUDGET, -1);
-    this.setWide(SPLIT_WANT, -1);
+    Atomics.store(this.wide, BUDGET, NONE); // on every task start: no number-to-BigInt conversion here
+    Atomics.store(this.wide, SPLIT_WANT, NONE);
   }
 }
