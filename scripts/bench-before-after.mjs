@@ -19,8 +19,8 @@ const after = resolve('.');
 const rev = (dir) => spawnSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
 
 function run(dir, bench, args) {
-  // A run that hangs (a bench bug in one of the two checkouts) is given up after 4 minutes and counted as missing.
-  const r = spawnSync(process.execPath, [`dist/bench/${bench}.js`, ...args], { cwd: dir, encoding: 'utf8', timeout: 240_000, env: { ...process.env, TIDEPOOL_LOG: 'error' } });
+  // A run that hangs (a bench bug in one of the two checkouts) is given up after 150 s and counted as missing.
+  const r = spawnSync(process.execPath, [`dist/bench/${bench}.js`, ...args], { cwd: dir, encoding: 'utf8', timeout: 150_000, env: { ...process.env, TIDEPOOL_LOG: 'error' } });
   if (r.status !== 0) {
     console.error(`${bench} in ${dir} did not finish (${r.signal ?? `exit ${r.status}`}); this sample is missing`);
     failures.push({ dir, bench, error: r.signal ?? `exit ${r.status}` });
@@ -42,7 +42,7 @@ for (let i = 0; i < rounds; i++) {
   }
 }
 // Interference only slows a run down: each side's best figure is its own.
-const best = (side, pick, better) => samples[side].runtime.map(pick).reduce((a, b) => (better(b, a) ? b : a));
+const best = (side, pick, better) => (samples[side].runtime.length === 0 ? null : samples[side].runtime.map(pick).reduce((a, b) => (better(b, a) ? b : a)));
 const summary = {};
 for (const side of ['before', 'after']) {
   const rows = samples[side].small;
