@@ -3,7 +3,6 @@
  * jobs sharing a cluster, a node moved from one job to another mid-run, and failing jobs.
  */
 import assert from 'node:assert/strict';
-import { GlobalVariables } from '../../src/coord/recipes/global-variables.js';
 import { describe, it } from 'node:test';
 import { decode } from '../../src/runtime/codec.js';
 import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
@@ -12,6 +11,7 @@ import type { TaskRef } from '../../src/runtime/task.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 import { minSequentially } from './apps/find-min.js';
+import { openGate } from '../support/gate.js';
 
 const ref = (file: string): TaskRef => ({ module: new URL(`./apps/${file}`, import.meta.url).href, export: 'default' });
 const T = { timeout: 120_000 };
@@ -48,11 +48,7 @@ describe('jobs on an embedded cluster', () => {
       const { added } = await cluster.scale(b.id, 3);
       assert.deepEqual(added, released, 'the released node is the one that joins B');
       await waitFor(() => events.some((e) => e.type === 'job-joined' && e.node === released[0] && e.job === b.id), 'the node to join job B');
-      for (const job of [a, b]) {
-        const vars = new GlobalVariables(cluster.coordination, jobPaths(job.id).vars);
-        await vars.define('go', { rule: 'max' });
-        await vars.setVar('go', 1);
-      }
+      for (const job of [a, b]) await openGate(cluster.coordination, job.id);
       const [ra, rb] = await withDeadline(Promise.all([a.result<number>(), b.result<number>()]), 'both results', 100_000);
       assert.equal(ra, 2 ** 21);
       assert.equal(rb, 2 ** 20);

@@ -7,14 +7,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { connect, embeddedServer } from '../../src/coord/connect.js';
-import { GlobalVariables } from '../../src/coord/recipes/global-variables.js';
 import type { CoordClient } from '../../src/coord/types.js';
 import { awaitOutcome, jobLeader, requestJob, submitJob } from '../../src/runtime/job-control.js';
-import { jobPaths } from '../../src/runtime/job-paths.js';
 import { TidepoolNode } from '../../src/runtime/node.js';
 import { InProcessNetwork, InProcessTransport } from '../../src/transport/in-process-transport.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
+import { openGate } from '../support/gate.js';
 
 const HELD = { module: new URL('./apps/held-compositions.ts', import.meta.url).href, export: 'default' };
 
@@ -40,9 +39,7 @@ describe('leader session expiry', () => {
       await waitFor(async () => { const now = await jobLeader(admin, spec.id); return now !== null && now !== first; }, 'another member to lead');
       const status = await requestJob(admin, spec.id, 'status', null, { timeoutMs: 20_000 }) as { leader: string };
       assert.notEqual(status.leader, first, 'the control channel is served by the new leader');
-      const vars = new GlobalVariables(admin, jobPaths(spec.id).vars);
-      await vars.define('go', { rule: 'max' });
-      await vars.setVar('go', 1);
+      await openGate(admin, spec.id);
       const end = await withDeadline(outcome, 'the outcome', 60_000);
       assert.equal(end.status, 'done', JSON.stringify(end));
       if (end.status === 'done') assert.equal(end.value, 2 ** 18);

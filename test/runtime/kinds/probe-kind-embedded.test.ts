@@ -6,15 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GlobalVariables } from '../../../src/coord/recipes/global-variables.js';
 import { Cluster, type ClusterEvent } from '../../../src/runtime/cluster.js';
 import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
-import { jobPaths } from '../../../src/runtime/job-paths.js';
 import type { KindRef } from '../../../src/runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../../src/runtime/task.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import type { MemberFigures } from '../apps/probe-kind.js';
 import { expectedSum, probeRoot, type ProbeResult } from '../apps/probe-task.js';
+import { openGate } from '../../support/gate.js';
 
 const KIND: KindRef = { module: new URL('../apps/probe-kind.ts', import.meta.url).href, export: 'default' };
 const TASK: TaskRef = { module: new URL('../apps/probe-task.ts', import.meta.url).href, export: 'default' };
@@ -24,11 +23,6 @@ async function census(cluster: Cluster, job: string): Promise<MemberFigures[]> {
   return (await requestJob(cluster.coordination, job, 'census', null, { timeoutMs: 15_000 })) as MemberFigures[];
 }
 
-async function release(cluster: Cluster, job: string): Promise<void> {
-  const vars = new GlobalVariables(cluster.coordination, jobPaths(job).vars);
-  await vars.define('go', { rule: 'max' });
-  await vars.setVar('go', 1);
-}
 
 describe('a job kind on an embedded cluster', () => {
   it('uses member and leader code, layer messages, placement, progress, budget, checkpoints and control; a crash loses nothing', T, async () => {
@@ -57,7 +51,7 @@ describe('a job kind on an embedded cluster', () => {
       const victim = figures.find((f) => f.node !== leader && f.checkpoints >= 1)!;
       await cluster.crashNode(victim.node);
       await waitFor(() => events.some((e) => e.type === 'node-left' && e.node === victim.node), 'the crash to be seen');
-      await release(cluster, job.id);
+      await openGate(cluster.coordination, job.id);
       const result = await withDeadline(job.result<ProbeResult>(), 'the result', 90_000);
       assert.equal(result.sum, expectedSum(N), 'every item counted exactly once');
       assert.ok(result.resumed >= 1, 'a recovered task resumed from its explicit checkpoint, not from its start');

@@ -6,10 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { GlobalVariables } from '../../../src/coord/recipes/global-variables.js';
 import { Cluster } from '../../../src/runtime/cluster.js';
 import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
-import { jobPaths } from '../../../src/runtime/job-paths.js';
 import type { KindRef } from '../../../src/runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../../src/runtime/task.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
@@ -17,6 +15,7 @@ import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import type { MemberFigures } from '../apps/probe-kind.js';
 import { expectedSum, probeRoot, type ProbeResult } from '../apps/probe-task.js';
+import { openGate } from '../../support/gate.js';
 
 const KIND: KindRef = { module: new URL('../apps/probe-kind.ts', import.meta.url).href, export: 'default' };
 const TASK: TaskRef = { module: new URL('../apps/probe-task.ts', import.meta.url).href, export: 'default' };
@@ -53,9 +52,7 @@ describe('a job kind on node processes over ZooKeeper', () => {
       const victim = processes.find((p) => p.id !== leader && figures.some((f) => f.node === p.id && f.checkpoints >= 1))!;
       victim.kill('SIGKILL');
       await victim.exited;
-      const vars = new GlobalVariables(cluster.coordination, jobPaths(job.id).vars);
-      await vars.define('go', { rule: 'max' });
-      await vars.setVar('go', 1);
+      await openGate(cluster.coordination, job.id);
       const result = await withDeadline(job.result<ProbeResult>(), 'the result', 120_000);
       assert.equal(result.sum, expectedSum(N), 'every item counted exactly once');
       assert.ok(result.resumed >= 1, 'the killed member\'s tasks resumed from their explicit checkpoints');

@@ -5,21 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GlobalVariables } from '../../../src/coord/recipes/global-variables.js';
 import { Cluster, type ClusterEvent } from '../../../src/runtime/cluster.js';
-import { jobPaths } from '../../../src/runtime/job-paths.js';
 import type { TaskRef } from '../../../src/runtime/task.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { rootState } from '../apps/compositions.js';
+import { openGate } from '../../support/gate.js';
 
 const HELD: TaskRef = { module: new URL('../apps/held-compositions.ts', import.meta.url).href, export: 'default' };
 const T = { timeout: 120_000 };
 
-async function open(cluster: Cluster, job: string): Promise<void> {
-  const vars = new GlobalVariables(cluster.coordination, jobPaths(job).vars);
-  await vars.define('go', { rule: 'max' });
-  await vars.setVar('go', 1);
-}
 
 const nodesOf = async (cluster: Cluster, job: string) => (await cluster.nodes()).filter((n) => n.assignment === job).map((n) => n.id);
 
@@ -34,13 +28,13 @@ describe('scheduler on an embedded cluster', () => {
       // Nothing is free: B and C wait (C behind B: first come, first served).
       assert.deepEqual(await nodesOf(cluster, b.id), []);
       assert.deepEqual(await nodesOf(cluster, c.id), []);
-      await open(cluster, a.id);
+      await openGate(cluster.coordination, a.id);
       assert.equal(await withDeadline(a.result<number>(), 'A', 60_000), 2 ** 16);
       // Both nodes free at once: B (minimum 2) starts on both; C still waits behind it.
       await waitFor(async () => (await nodesOf(cluster, b.id)).length === 2, 'B to start on two nodes');
       assert.deepEqual(await nodesOf(cluster, c.id), []);
-      await open(cluster, b.id);
-      await open(cluster, c.id);
+      await openGate(cluster.coordination, b.id);
+      await openGate(cluster.coordination, c.id);
       assert.equal(await withDeadline(b.result<number>(), 'B', 60_000), 2 ** 15);
       assert.equal(await withDeadline(c.result<number>(), 'C', 60_000), 2 ** 14);
     } finally {
@@ -59,7 +53,7 @@ describe('scheduler on an embedded cluster', () => {
       const victim = (await nodesOf(cluster, job.id))[0]!;
       await cluster.crashNode(victim);
       await waitFor(() => events.some((e) => e.type === 'job-joined' && e.node === spare && e.job === job.id), 'the spare node to replace the crashed one');
-      await open(cluster, job.id);
+      await openGate(cluster.coordination, job.id);
       assert.equal(await withDeadline(job.result<number>(), 'the result', 60_000), 2 ** 17);
     } finally {
       await cluster.close();
