@@ -13,7 +13,7 @@ import type { SchedulingPolicy } from './policy.js';
  *   not started gets them only if it can have minNodes at once;
  * - only nodes idle in the view are assigned, and every node appears in at most one decision.
  */
-export function plan(view: ClusterView, policy: SchedulingPolicy): Decision[] {
+export function plan<V extends ClusterView>(view: V, policy: SchedulingPolicy<V>): Decision[] {
   const jobs = new Map(view.jobs.map((j) => [j.id, j]));
   const decisions: Decision[] = [];
   const byJob = new Map<string, NodeState[]>();

@@ -10,8 +10,11 @@ import type { ClusterView } from './cluster-view.js';
  * enforces the hard rules whatever the policy says: finished jobs get nothing, no job gets more than
  * its maxNodes, a job that has not started gets nodes only if it can have minNodes at once, only idle
  * nodes are handed out, and a node moves at most once per plan.
+ *
+ * `V` lets a layer plan over a view whose jobs carry more than JobState (e.g. a resource manager's
+ * job kinds and last rescale times); the core reconciler uses the plain ClusterView.
  */
-export interface SchedulingPolicy {
+export interface SchedulingPolicy<V extends ClusterView = ClusterView> {
   readonly name: string;
-  targets(view: ClusterView): Map<string, number>;
+  targets(view: V): Map<string, number>;
 }

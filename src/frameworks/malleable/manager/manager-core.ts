@@ -1,0 +1,73 @@
+import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
+import { decideJobs, type JobDecision } from './job-decisions.js';
+import type { Flexibility, ManagedJob, ManagedView } from './managed-job.js';
+import { SplitPhaseExecutor } from './split-phase-executor.js';
+
+/** A job in the manager's queue, as stored with its spec. */
+export interface QueuedJob {
+  id: string;
+  createdAt: number;
+  flexibility: Flexibility;
+  /** Requested size: a rigid job's size; the start size of others when a policy asks for it. */
+  nodes: number;
+  minNodes: number;
+  maxNodes: number;
+  finished: boolean;
+  /** The job has had nodes before (so it is not gated by its minimum again). */
+  started?: boolean;
+}
+
+/**
+ * Algorithm 1's loop body without I/O: at each scheduling event (an arrival, a finished job, an
+ * acknowledgement, a T_gap expiring) the policy decides on the scheduler's view and the split-phase
+ * executor says what to perform now. Used by the resource manager service over ZooKeeper and by
+ * the workload simulation, so both run the same decisions.
+ */
+export class ManagerCore {
+  readonly executor: SplitPhaseExecutor;
+  private readonly launched = new Set<string>();
+
+  constructor(private readonly policy: SchedulingPolicy<ManagedView>, private readonly clock: () => number, holding: Iterable<readonly [string, string]> = []) {
+    this.executor = new SplitPhaseExecutor(clock, holding);
+    for (const [, job] of holding) if (job !== '') this.launched.add(job);
+  }
+
+  /** The scheduler's view of the pool: `nodes` are the live nodes. */
+  view(jobs: readonly QueuedJob[], nodes: readonly string[]): ManagedView {
+    const sched = this.executor.schedMap();
+    return {
+      now: this.clock(),
+      nodes: nodes.map((id) => ({ id, assignment: sched.get(id) ?? '' })),
+      jobs: jobs.map((j): ManagedJob => {
+        const last = this.executor.lastChangeAt(j.id);
+        return {
+          id: j.id, createdAt: j.createdAt, minNodes: j.minNodes, maxNodes: j.maxNodes, desired: j.nodes, finished: j.finished,
+          started: j.started === true || this.launched.has(j.id), flexibility: j.flexibility,
+          ...(last !== undefined ? { lastChangeAt: last } : {}), busy: this.executor.isBusy(j.id),
+        };
+      }),
+    };
+  }
+
+  /** A scheduling event: decide, update the scheduler's map, and return what to perform now. */
+  schedule(jobs: readonly QueuedJob[], nodes: readonly string[]): JobDecision[] {
+    return this.track(this.executor.execute(decideJobs(this.view(jobs, nodes), this.policy)));
+  }
+
+  shrinkAcknowledged(job: string, nodes: readonly string[]): JobDecision[] {
+    return this.track(this.executor.shrinkAcknowledged(job, nodes));
+  }
+
+  jobFinished(job: string): JobDecision[] {
+    return this.track(this.executor.jobFinished(job));
+  }
+
+  nodeLost(node: string): JobDecision[] {
+    return this.track(this.executor.nodeLost(node));
+  }
+
+  private track(actions: JobDecision[]): JobDecision[] {
+    for (const a of actions) if (a.type === 'launch') this.launched.add(a.job);
+    return actions;
+  }
+}

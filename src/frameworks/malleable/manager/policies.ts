@@ -1,0 +1,36 @@
+import { fcfsPolicy } from '../../../runtime/scheduler/fcfs-policy.js';
+import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
+import { equipartitionPolicy } from './equipartition-policy.js';
+import { rigidSize, type ManagedView } from './managed-job.js';
+
+export type PolicyName = 'fcfs' | 'moldable' | 'equipartition';
+
+export const POLICY_NAMES: readonly PolicyName[] = ['fcfs', 'moldable', 'equipartition'];
+
+/**
+ * First come, first served for rigid jobs: every job gets exactly its requested size, starts when
+ * that many nodes are free, and blocks later jobs until then (the core's strict FCFS over sizes
+ * made rigid: min = max = the requested size).
+ */
+export function rigidFcfsPolicy(): SchedulingPolicy<ManagedView> {
+  const core = fcfsPolicy();
+  return {
+    name: 'fcfs',
+    targets(view: ManagedView): Map<string, number> {
+      return core.targets({ ...view, jobs: view.jobs.map((j) => ({ ...j, minNodes: rigidSize(j), maxNodes: rigidSize(j), desired: rigidSize(j) })) });
+    },
+  };
+}
+
+/** The manager's policies by name; `tGapMs` is used by equipartition only. */
+export function managerPolicy(name: PolicyName, opts: { tGapMs?: number } = {}): SchedulingPolicy<ManagedView> {
+  switch (name) {
+    case 'fcfs': return rigidFcfsPolicy();
+    case 'moldable': return equipartitionPolicy({ tGapMs: Infinity });
+    case 'equipartition': return equipartitionPolicy({ tGapMs: opts.tGapMs ?? 0 });
+  }
+}
+
+export function isPolicyName(value: unknown): value is PolicyName {
+  return typeof value === 'string' && (POLICY_NAMES as readonly string[]).includes(value);
+}
