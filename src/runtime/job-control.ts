@@ -44,6 +44,8 @@ export interface SubmitOptions {
   data?: DataPlane;
   /** Bundle a task module that is a local file and ship it through `data` (default: whenever `data` is given). */
   shipCode?: boolean;
+  /** An external resource manager places the job's nodes (JobSpec.managedBy); the cluster's reconciler leaves it alone. */
+  managedBy?: string;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
     id, ref: opts.ref, varNames: Object.keys(type.vars ?? {}).sort(), createdAt: Date.now(), nodes, minNodes,
     ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}),
     ...(opts.kind && kind.name !== 'task-pool' ? { kind: opts.kind } : {}),
+    ...(opts.managedBy !== undefined ? { managedBy: opts.managedBy } : {}),
     ...(await inputFields(opts, id)),
     ...(bundle ? { code: await opts.data!.share(bundle.code, id, `code of ${opts.ref.module}`) } : {}),
   };

@@ -27,6 +27,8 @@ export interface JobSpec {
   inputBlob?: { ref: BlobRef; form: SharedInputForm };
   /** Shipped code: the bundle of the task module `ref.module` (a file on the submitter's machine). */
   code?: BlobRef;
+  /** The resource manager that places this job's nodes (e.g. 'manager'); the cluster's reconciler leaves it alone. */
+  managedBy?: string;
 }
 
 /** How a job ended, as stored in its `result` znode. */

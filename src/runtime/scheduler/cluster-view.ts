@@ -25,6 +25,11 @@ export interface JobState {
   finished: boolean;
   /** The job has had nodes at some point (a started job is topped up, not gated by minNodes). */
   started: boolean;
+  /**
+   * An external resource manager places this job's nodes (JobSpec.managedBy): policies and the planner
+   * neither give it nodes nor take them away (only a finished job's nodes are released).
+   */
+  external?: boolean;
 }
 
 export interface ClusterView {

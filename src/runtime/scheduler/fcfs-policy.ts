@@ -28,7 +28,7 @@ export function fcfsPolicy(opts: FcfsOptions = {}): SchedulingPolicy {
       let idle = view.nodes.filter((n) => n.assignment === '').length;
       let blocked = false;
       const targets = new Map<string, number>();
-      for (const job of fcfsOrder(view.jobs.filter((j) => !j.finished))) {
+      for (const job of fcfsOrder(view.jobs.filter((j) => !j.finished && !j.external))) {
         const { min, want } = jobBounds(job);
         const current = counts.get(job.id) ?? 0;
         let target: number;

@@ -11,7 +11,8 @@ import type { SchedulingPolicy } from './policy.js';
  *   hold the job's leader and most of its state);
  * - a job below its target gets idle nodes (lowest id first), never above maxNodes; a job that has
  *   not started gets them only if it can have minNodes at once;
- * - only nodes idle in the view are assigned, and every node appears in at most one decision.
+ * - only nodes idle in the view are assigned, and every node appears in at most one decision;
+ * - an external job (placed by a resource manager) is left as it is, whatever the policy says.
  */
 export function plan<V extends ClusterView>(view: V, policy: SchedulingPolicy<V>): Decision[] {
   const jobs = new Map(view.jobs.map((j) => [j.id, j]));
@@ -29,7 +30,7 @@ export function plan<V extends ClusterView>(view: V, policy: SchedulingPolicy<V>
   }
 
   const targets = policy.targets(view);
-  for (const job of fcfsOrder(view.jobs.filter((j) => !j.finished))) {
+  for (const job of fcfsOrder(view.jobs.filter((j) => !j.finished && !j.external))) {
     const asked = targets.get(job.id);
     if (asked === undefined) continue; // the policy leaves this job as it is
     const { min, max } = jobBounds(job);

@@ -257,7 +257,7 @@ export class Reconciler {
     }
     if (spec === 'bad') return { kind: 'pending' };
     const range = nodeRangeOf(spec);
-    const base = { id, createdAt: spec.createdAt, ...range };
+    const base = { id, createdAt: spec.createdAt, ...range, ...(spec.managedBy !== undefined ? { external: true } : {}) };
     if (this.finished.has(id)) return { kind: 'job', state: { ...base, desired: 0, finished: true, started: true }, startedMarker: true };
     const [result, size, started] = await Promise.all([
       this.client.exists(p.result),
