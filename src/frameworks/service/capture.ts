@@ -1,0 +1,235 @@
+/**
+ * Capture (seed 002 §3.2): turns closures into a graph of code and data that can run elsewhere.
+ * A closure's free variables (acorn) are looked up in its `[[Scopes]]` (inspector); functions it
+ * reaches are captured the same way, transitively; objects become nodes with identity. What cannot
+ * run remotely is refused here, naming the variable and the file:line of its use.
+ */
+import { freeVariables } from './free-variables.js';
+import { intrinsicTable, refusedIntrinsic, REFUSED_GLOBALS, SAFE_GLOBALS } from './intrinsics.js';
+import { releaseHandles, scriptFile, sourcePosition, viewClosure } from './inspector-scopes.js';
+import { bytesToBase64, encodePrimitive, type AnyFunction, type CaptureGraph, type Code, type GraphNode, type Key, type Val } from './graph-format.js';
+
+export class CaptureError extends Error {
+  constructor(readonly variable: string, readonly at: string, readonly reason: string) {
+    super(`cannot distribute \`${variable}\` (${at}): ${reason}`);
+    this.name = 'CaptureError';
+  }
+}
+
+export interface CaptureOptions {
+  /** Warn above this many bytes of captured data (default 10 MB). */
+  warnBytes?: number;
+  /** Refuse above this many bytes (default 256 MB). */
+  maxBytes?: number;
+  onWarning?: (message: string) => void;
+}
+
+/** Where the value being captured was reached from: the variable, its use's file:line. */
+interface Origin { path: string; at: string }
+
+const PLAIN_PROTOS = new Set<unknown>([Object.prototype]);
+const SKIPPED_FUNCTION_KEYS = new Set<PropertyKey>(['length', 'name', 'prototype', 'arguments', 'caller']);
+const hostFiles = new Map<string, string | undefined>();
+
+/** A capture of one batch: every task's closure in one graph, so shared data travels once. */
+export class Capture {
+  readonly graph: CaptureGraph = { codes: [], nodes: [], tasks: [] };
+  /** The client's objects by node id (where changes are applied). */
+  readonly objects: unknown[] = [];
+  /** A readable path per node (`outputs`, `config.items`), for conflict messages. */
+  readonly names: string[] = [];
+  private readonly ids = new Map<unknown, number>();
+  private readonly codeIds = new Map<string, number>();
+  private bytes = 0;
+  private readonly warnBytes: number;
+  private readonly maxBytes: number;
+  private warned = false;
+
+  constructor(private readonly opts: CaptureOptions = {}) {
+    this.warnBytes = opts.warnBytes ?? 10e6;
+    this.maxBytes = opts.maxBytes ?? 256e6;
+  }
+
+  /** Adds a task: a closure and the arguments it is called with. Returns the task's index. */
+  addTask(fn: AnyFunction, args: unknown[] = [], label?: string): number {
+    if (typeof fn !== 'function') throw new TypeError('a task must be a function');
+    const origin: Origin = { path: label ?? `task ${this.graph.tasks.length}`, at: 'task' };
+    try {
+      const ref = this.value(fn, origin);
+      const f = (ref as { r: number }).r;
+      const spec: CaptureGraph['tasks'][number] = { f };
+      if (args.length > 0) spec.a = args.map((a, i) => this.value(a, { path: `argument ${i}`, at: origin.at }));
+      if (label) spec.label = label;
+      this.graph.tasks.push(spec);
+      return this.graph.tasks.length - 1;
+    } finally {
+      releaseHandles();
+    }
+  }
+
+  /** Approximate size of the captured data so far (bytes of JSON). */
+  get size(): number {
+    return this.bytes;
+  }
+
+  private grow(n: number, origin: Origin): void {
+    this.bytes += n;
+    if (this.bytes > this.maxBytes) throw new CaptureError(origin.path, origin.at, `the capture exceeds its maximum of ${this.maxBytes} bytes (raise maxCaptureBytes)`);
+    if (!this.warned && this.bytes > this.warnBytes) {
+      this.warned = true;
+      const msg = `tidepool service: captured data exceeds ${Math.round(this.warnBytes / 1e6)} MB (at \`${origin.path}\`, ${origin.at}); it is sent with every batch`;
+      if (this.opts.onWarning) this.opts.onWarning(msg);
+      else process.emitWarning(msg, 'CaptureSizeWarning');
+    }
+  }
+
+  private value(v: unknown, origin: Origin): Val {
+    const prim = encodePrimitive(v);
+    if (prim !== undefined) {
+      if (typeof prim === 'string') this.grow(prim.length + 2, origin);
+      return prim;
+    }
+    const known = this.ids.get(v);
+    if (known !== undefined) return { r: known };
+    const id = this.graph.nodes.length;
+    this.ids.set(v, id);
+    this.objects.push(v);
+    this.names.push(origin.path);
+    this.graph.nodes.push({ t: 'i', path: '' }); // placeholder until filled (cycles see the id)
+    this.graph.nodes[id] = this.node(v, origin);
+    this.grow(16, origin);
+    return { r: id };
+  }
+
+  private node(v: unknown, origin: Origin): GraphNode {
+    const intrinsic = intrinsicTable().get(v);
+    if (intrinsic !== undefined) {
+      const refused = refusedIntrinsic(intrinsic);
+      if (refused) throw new CaptureError(origin.path, origin.at, `${refused} cannot run remotely`);
+      return { t: 'i', path: intrinsic };
+    }
+    if (typeof v === 'symbol') {
+      const g = Symbol.keyFor(v);
+      return g !== undefined ? { t: 'y', g } : v.description !== undefined ? { t: 'y', d: v.description } : { t: 'y' };
+    }
+    if (typeof v === 'function') return this.fn(v, origin);
+    const o = v as object;
+    if (o === globalThis || o === process) throw new CaptureError(origin.path, origin.at, 'host access (the global object or process) cannot run remotely');
+    if (Array.isArray(o)) {
+      const out: Val[] = new Array(o.length);
+      for (let i = 0; i < o.length; i++) out[i] = i in o ? this.value(o[i], { path: `${origin.path}[${i}]`, at: origin.at }) : { h: 1 };
+      return { t: 'a', v: out };
+    }
+    if (ArrayBuffer.isView(o)) {
+      if (o instanceof DataView) throw new CaptureError(origin.path, origin.at, 'a DataView cannot be captured (capture the typed array or ArrayBuffer)');
+      if (o.buffer instanceof SharedArrayBuffer) throw new CaptureError(origin.path, origin.at, 'shared memory (SharedArrayBuffer) means synchronization and cannot run remotely');
+      const bytes = new Uint8Array(o.buffer, o.byteOffset, o.byteLength);
+      this.grow(Math.ceil(o.byteLength / 3) * 4, origin);
+      return { t: 'ta', c: o.constructor.name, b: bytesToBase64(bytes) };
+    }
+    if (o instanceof ArrayBuffer) {
+      this.grow(Math.ceil(o.byteLength / 3) * 4, origin);
+      return { t: 'ab', b: bytesToBase64(new Uint8Array(o)) };
+    }
+    if (o instanceof SharedArrayBuffer) throw new CaptureError(origin.path, origin.at, 'shared memory (SharedArrayBuffer) means synchronization and cannot run remotely');
+    const proto = Object.getPrototypeOf(o) as object | null;
+    if (proto === Map.prototype) {
+      const e: [Val, Val][] = [];
+      for (const [k, val] of o as Map<unknown, unknown>) e.push([this.value(k, { path: `${origin.path} key`, at: origin.at }), this.value(val, { path: `${origin.path}.get(…)`, at: origin.at })]);
+      return { t: 'm', e };
+    }
+    if (proto === Set.prototype) return { t: 's', e: [...(o as Set<unknown>)].map((x) => this.value(x, { path: `${origin.path} member`, at: origin.at })) };
+    if (proto === Date.prototype) return { t: 'd', v: (o as Date).getTime() };
+    if (proto === RegExp.prototype) return { t: 're', s: (o as RegExp).source, f: (o as RegExp).flags };
+    if (o instanceof Promise || o instanceof WeakMap || o instanceof WeakSet || o instanceof WeakRef) {
+      throw new CaptureError(origin.path, origin.at, `a ${o.constructor.name} cannot be captured (its contents cannot be read without running code)`);
+    }
+    if (proto !== null && ([Number.prototype, String.prototype, Boolean.prototype] as object[]).includes(proto)) throw new CaptureError(origin.path, origin.at, 'boxed primitives cannot be captured');
+    return this.object(o, proto, origin);
+  }
+
+  private object(o: object, proto: object | null, origin: Origin): GraphNode {
+    const node: Extract<GraphNode, { t: 'o' }> = { t: 'o', p: [] };
+    if (proto === null) node.np = 1;
+    else if (!PLAIN_PROTOS.has(proto)) {
+      const d = Object.getOwnPropertyDescriptor(proto, 'constructor');
+      const ctor = d && 'value' in d ? (d.value as unknown) : undefined;
+      if (typeof ctor !== 'function' || (ctor as { prototype?: unknown }).prototype !== proto) {
+        throw new CaptureError(origin.path, origin.at, 'an object whose prototype is not the prototype of its class cannot be captured');
+      }
+      node.cls = this.value(ctor, { path: `${origin.path}.constructor`, at: origin.at });
+    }
+    for (const key of Reflect.ownKeys(o)) {
+      const d = Object.getOwnPropertyDescriptor(o, key)!;
+      const k = this.key(key, origin);
+      const path = typeof key === 'string' ? `${origin.path}.${key}` : `${origin.path}[${String(key)}]`;
+      if ('value' in d) node.p.push([k, this.value(d.value, { path, at: origin.at })]);
+      else (node.acc ??= []).push([k, this.value(d.get, { path: `get ${path}`, at: origin.at }), this.value(d.set, { path: `set ${path}`, at: origin.at })]); // never called here
+    }
+    return node;
+  }
+
+  private key(key: string | symbol, origin: Origin): Key {
+    if (typeof key === 'string') {
+      this.grow(key.length + 3, origin);
+      return key;
+    }
+    return this.value(key, origin) as { r: number };
+  }
+
+  private fn(fn: AnyFunction, origin: Origin): GraphNode {
+    const src = Function.prototype.toString.call(fn);
+    const view = viewClosure(fn);
+    if (/\{\s*\[native code\]\s*\}$/.test(src)) {
+      throw new CaptureError(origin.path, origin.at, view.bound ? 'a bound function cannot be captured (use an arrow function instead of .bind)' : `native function ${fn.name || '(anonymous)'} cannot run remotely`);
+    }
+    const file = view.location ? hostFile(view.location.scriptId) : undefined;
+    if (file?.startsWith('node:')) throw new CaptureError(origin.path, origin.at, `${fn.name || 'a function'} is part of Node.js (${file}): I/O and host functions cannot run remotely`);
+    const fv = freeVariables(src);
+    const here = (offset: number) => sourcePosition(view.location, src, offset);
+    if (fv.lexicalThis !== undefined) throw new CaptureError('this', here(fv.lexicalThis), 'an arrow function that uses `this` of its surrounding code cannot be captured');
+    for (const [name, at] of fv.assigned) {
+      if (view.lookup(name).found) throw new CaptureError(name, here(at), 'a task cannot assign a captured variable (its new value could not come back); write to an object field or array element instead');
+    }
+    const envNames: string[] = [];
+    const env: Val[] = [];
+    for (const [name, at] of fv.free) {
+      const found = view.lookup(name);
+      if (found.found) {
+        envNames.push(name);
+        env.push(this.value(found.value, { path: name, at: here(at) }));
+        continue;
+      }
+      const refused = REFUSED_GLOBALS.get(name) ?? (name === 'Function' ? 'dynamic code (Function)' : undefined);
+      if (refused) throw new CaptureError(name, here(at), `${refused} cannot run remotely`);
+      if (SAFE_GLOBALS.has(name)) continue;
+      if (name === 'arguments') throw new CaptureError(name, here(at), 'an arrow function that uses `arguments` of its surrounding code cannot be captured');
+      if (name in globalThis) throw new CaptureError(name, here(at), `the host global \`${name}\` does not exist in the sandbox`);
+      throw new CaptureError(name, here(at), 'undeclared global variable (not defined in any scope of the closure)');
+    }
+    const codeKey = `${envNames.join(',')}\u0000${src}`;
+    let c = this.codeIds.get(codeKey);
+    if (c === undefined) {
+      c = this.graph.codes.length;
+      const code: Code = { src, env: envNames, form: fv.form };
+      if (view.location) code.at = sourcePosition(view.location, src, 0);
+      this.graph.codes.push(code);
+      this.codeIds.set(codeKey, c);
+      this.grow(src.length, origin);
+    }
+    const node: Extract<GraphNode, { t: 'f' }> = { t: 'f', c, env };
+    for (const key of Reflect.ownKeys(fn)) {
+      if (SKIPPED_FUNCTION_KEYS.has(key)) continue;
+      const d = Object.getOwnPropertyDescriptor(fn, key)!;
+      if (!('value' in d)) continue;
+      (node.p ??= []).push([this.key(key, origin), this.value(d.value, { path: `${origin.path}.${String(key)}`, at: origin.at })]);
+    }
+    return node;
+  }
+}
+
+/** The file of a script, cached; Node's own modules are `node:…`. */
+function hostFile(scriptId: string): string | undefined {
+  if (!hostFiles.has(scriptId)) hostFiles.set(scriptId, scriptFile(scriptId));
+  return hostFiles.get(scriptId);
+}

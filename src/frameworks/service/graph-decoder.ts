@@ -1,0 +1,103 @@
+/**
+ * Rebuilds values of a captured graph: in the sandbox (every node reachable from a task, afresh
+ * per task) and on the client (the new objects a task created, around the client's own objects).
+ * Every key is defined as an own data property, so no key reaches a prototype.
+ */
+import { TYPED_ARRAYS, base64ToBytes, decodePrimitive, isRef, type AnyFunction, type GraphNode, type Key, type Val } from './graph-format.js';
+import { resolveIntrinsic } from './intrinsics.js';
+
+/** A factory per code: fresh bindings, returned as [set the bindings, evaluate the function's source]. */
+export type Factory = () => [(values: unknown[]) => void, () => AnyFunction];
+
+export class GraphDecoder {
+  /** Every node rebuilt so far, by id (what a task could reach). */
+  readonly built = new Map<number, unknown>();
+  /** Functions whose bindings are being decoded: a cycle back to one creates it early. */
+  private readonly pending = new Map<number, () => unknown>();
+
+  constructor(
+    private readonly nodeAt: (id: number) => GraphNode | undefined,
+    private readonly global: Record<string, unknown>,
+    private readonly factories: Factory[] = [],
+    private readonly bytesOf: (id: number, b64: string) => Uint8Array = (_id, b64) => base64ToBytes(b64),
+  ) {}
+
+  /** Seeds a node with an existing value (the client's own objects). */
+  preset(id: number, value: unknown): void {
+    this.built.set(id, value);
+  }
+
+  key(k: Key): PropertyKey {
+    return typeof k === 'string' ? k : (this.decode(k) as symbol);
+  }
+
+  decode(v: Val): unknown {
+    if (!isRef(v)) return decodePrimitive(v);
+    const id = v.r;
+    if (this.built.has(id)) return this.built.get(id);
+    const early = this.pending.get(id);
+    if (early) return early();
+    const node = this.nodeAt(id);
+    if (!node) throw new Error(`the graph has no node ${id}`);
+    const keep = <T>(x: T): T => {
+      this.built.set(id, x);
+      return x;
+    };
+    switch (node.t) {
+      case 'i': return keep(resolveIntrinsic(node.path, this.global));
+      case 'y': return keep(node.g !== undefined ? Symbol.for(node.g) : Symbol(node.d));
+      case 'd': return keep(new Date(node.v));
+      case 're': return keep(new RegExp(node.s, node.f));
+      case 'ab': return keep(this.bytesOf(id, node.b).slice().buffer);
+      case 'ta': {
+        if (!(TYPED_ARRAYS as readonly string[]).includes(node.c)) throw new TypeError(`unknown typed array ${node.c}`);
+        const C = this.global[node.c] as new (b: ArrayBuffer) => unknown;
+        return keep(new C(this.bytesOf(id, node.b).slice().buffer));
+      }
+      case 'a': {
+        const a = keep(new Array(node.v.length) as unknown[]);
+        node.v.forEach((x, i) => {
+          if (!(typeof x === 'object' && x !== null && 'h' in x)) a[i] = this.decode(x);
+        });
+        return a;
+      }
+      case 'm': {
+        const m = keep(new Map());
+        for (const [k, x] of node.e) m.set(this.decode(k), this.decode(x));
+        return m;
+      }
+      case 's': {
+        const s = keep(new Set());
+        for (const x of node.e) s.add(this.decode(x));
+        return s;
+      }
+      case 'f': {
+        const factory = this.factories[node.c];
+        if (!factory) throw new Error(`no code ${node.c} for a function`);
+        const [setEnv, make] = factory();
+        let fn: AnyFunction | undefined;
+        this.pending.set(id, () => (fn ??= keep(make())));
+        const values = node.env.map((x) => this.decode(x));
+        this.pending.delete(id);
+        setEnv(values);
+        fn ??= keep(make());
+        for (const [k, x] of node.p ?? []) defineValue(fn, this.key(k), this.decode(x));
+        return fn;
+      }
+      case 'o': {
+        let proto: object | null = null;
+        if (!node.np) proto = node.cls === undefined ? (this.global.Object as ObjectConstructor).prototype : (this.decode(node.cls) as { prototype: object }).prototype;
+        const o = keep(Object.create(proto) as object);
+        for (const [k, x] of node.p) defineValue(o, this.key(k), this.decode(x));
+        for (const [k, g, s] of node.acc ?? []) {
+          Object.defineProperty(o, this.key(k), { get: this.decode(g) as () => unknown, set: this.decode(s) as (x: unknown) => void, enumerable: true, configurable: true });
+        }
+        return o;
+      }
+    }
+  }
+}
+
+function defineValue(o: object, key: PropertyKey, value: unknown): void {
+  Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+}

@@ -1,0 +1,168 @@
+/**
+ * The wire format of captured code and data (seed 002 §3.2–3.3), as JSON: a graph of nodes with
+ * identity (a node is referenced by its index, so shared and cyclic references survive), the
+ * distinct function sources ("codes") once each, and the tasks as roots. The same format carries
+ * a task's changes and new objects back. Pure data and pure functions: it is also bundled into the
+ * sandbox.
+ */
+
+/** Any function value (closures are captured whatever their signature). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyFunction = (...args: any[]) => unknown;
+
+/** A value: a JSON primitive, or a tagged object for what JSON cannot say. */
+export type Val =
+  | number | string | boolean | null
+  | { r: number } // reference to node r
+  | { u: 1 } // undefined
+  | { n: 'NaN' | 'Infinity' | '-Infinity' | '-0' }
+  | { big: string }
+  | { h: 1 }; // an array hole
+
+/** A property key: a string, or a reference to a symbol node. */
+export type Key = string | { r: number };
+
+export type GraphNode =
+  | { t: 'o'; p: [Key, Val][]; cls?: Val; acc?: [Key, Val, Val][]; np?: 1 } // object (np: null prototype)
+  | { t: 'a'; v: Val[] }
+  | { t: 'ta'; c: string; b: string } // typed array, bytes in base64
+  | { t: 'ab'; b: string } // ArrayBuffer
+  | { t: 'm'; e: [Val, Val][] }
+  | { t: 's'; e: Val[] }
+  | { t: 'd'; v: number }
+  | { t: 're'; s: string; f: string }
+  | { t: 'f'; c: number; env: Val[]; p?: [Key, Val][] } // function: code index, captured bindings in code order
+  | { t: 'i'; path: string } // an intrinsic (Math.max), resolved by name in the sandbox
+  | { t: 'y'; d?: string; g?: string }; // symbol: description, or registry key (Symbol.for)
+
+export interface Code {
+  /** Source as `Function.prototype.toString` gives it. */
+  src: string;
+  /** Names of the bindings it closes over, in the order of `env` in its function nodes. */
+  env: string[];
+  form: 'expression' | 'method';
+  /** Where it was defined on the client, `file:line` (to map remote stacks back). */
+  at?: string;
+}
+
+export interface TaskSpec {
+  /** The closure (a function node). */
+  f: number;
+  /** Arguments (a parallel-for passes the index). */
+  a?: Val[];
+  /** Client-side label, `task 7`. */
+  label?: string;
+}
+
+export interface CaptureGraph {
+  codes: Code[];
+  nodes: GraphNode[];
+  tasks: TaskSpec[];
+}
+
+/** One write a task made, against a node of the captured graph. */
+export type Write =
+  | { id: number; k: Key; v: Val } // field or array element set
+  | { id: number; k: Key; del: 1 } // field deleted
+  | { id: number; len: number } // array length changed
+  | { id: number; ta: [number, string][] } // typed array: runs of changed elements [first index, bytes base64]
+  | { id: number; mset: [Val, Val][]; mdel: Val[] } // Map entries
+  | { id: number; sadd: Val[]; sdel: Val[] } // Set members
+  | { id: number; date: number };
+
+/** What a task sends back: its result, its writes and the objects it created (ids from the graph's size on). */
+export interface TaskOutcome {
+  ok: boolean;
+  v?: Val;
+  w?: Write[];
+  /** New nodes, numbered from `base`. */
+  n?: GraphNode[];
+  base?: number;
+  /** Error name, message and stack (with sandbox positions) when `ok` is false. */
+  err?: { name: string; message: string; stack?: string };
+  /** Execution and diffing time in the sandbox (ms). */
+  ms?: number;
+  dms?: number;
+}
+
+/** Keys that could reach a prototype when applied: refused in every direction. */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function isRef(v: Val): v is { r: number } {
+  return typeof v === 'object' && v !== null && 'r' in v;
+}
+
+/** Encodes a primitive; returns undefined for objects and functions (they become nodes). */
+export function encodePrimitive(v: unknown): Val | undefined {
+  switch (typeof v) {
+    case 'string': case 'boolean': return v;
+    case 'number':
+      if (Number.isNaN(v)) return { n: 'NaN' };
+      if (v === Infinity) return { n: 'Infinity' };
+      if (v === -Infinity) return { n: '-Infinity' };
+      if (Object.is(v, -0)) return { n: '-0' };
+      return v;
+    case 'undefined': return { u: 1 };
+    case 'bigint': return { big: v.toString() };
+    case 'object': return v === null ? null : undefined;
+    default: return undefined;
+  }
+}
+
+/** Decodes a non-reference value. */
+export function decodePrimitive(v: Val): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if ('u' in v || 'h' in v) return undefined;
+  if ('n' in v) return v.n === '-0' ? -0 : Number(v.n);
+  if ('big' in v) return BigInt(v.big);
+  throw new Error('a reference is not a primitive');
+}
+
+/** True when two encoded values are the same value (Object.is on primitives, identity on refs). */
+export function sameVal(a: Val, b: Val): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if ('r' in a) return 'r' in b && a.r === b.r;
+  if ('n' in a) return 'n' in b && a.n === b.n;
+  if ('big' in a) return 'big' in b && a.big === b.big;
+  if ('u' in a) return 'u' in b;
+  if ('h' in a) return 'h' in b;
+  return false;
+}
+
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** Base64 without Buffer (the sandbox has none). */
+export function bytesToBase64(bytes: Uint8Array): string {
+  let out = '';
+  const n = bytes.length;
+  for (let i = 0; i < n; i += 3) {
+    const a = bytes[i]!, b = i + 1 < n ? bytes[i + 1]! : 0, c = i + 2 < n ? bytes[i + 2]! : 0;
+    out += B64[a >> 2]! + B64[((a & 3) << 4) | (b >> 4)]! + (i + 1 < n ? B64[((b & 15) << 2) | (c >> 6)]! : '=') + (i + 2 < n ? B64[c & 63]! : '=');
+  }
+  return out;
+}
+
+let lookup: Int16Array | undefined;
+
+export function base64ToBytes(s: string): Uint8Array {
+  if (!lookup) {
+    lookup = new Int16Array(128).fill(-1);
+    for (let i = 0; i < B64.length; i++) lookup[B64.charCodeAt(i)] = i;
+  }
+  const len = s.length;
+  const pad = len > 0 && s[len - 1] === '=' ? (s[len - 2] === '=' ? 2 : 1) : 0;
+  const out = new Uint8Array((len / 4) * 3 - pad);
+  let o = 0;
+  for (let i = 0; i < len; i += 4) {
+    const a = lookup[s.charCodeAt(i)]!, b = lookup[s.charCodeAt(i + 1)]!, c = lookup[s.charCodeAt(i + 2)] ?? 0, d = lookup[s.charCodeAt(i + 3)] ?? 0;
+    const n = (a << 18) | (b << 12) | ((c < 0 ? 0 : c) << 6) | (d < 0 ? 0 : d);
+    if (o < out.length) out[o++] = (n >> 16) & 255;
+    if (o < out.length) out[o++] = (n >> 8) & 255;
+    if (o < out.length) out[o++] = n & 255;
+  }
+  return out;
+}
+
+/** Typed-array constructors by name (the same in every realm). */
+export const TYPED_ARRAYS = ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array'] as const;

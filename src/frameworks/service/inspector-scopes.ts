@@ -1,0 +1,180 @@
+/**
+ * Reads what a closure closes over through the V8 inspector, in process: a function's `[[Scopes]]`
+ * (closure, block, script and module scopes, innermost first) and `[[FunctionLocation]]` — the
+ * mechanism Pulumi's closure serialization uses on Node. The in-process session answers
+ * synchronously, so capture needs no await. Values come back through a global slot by
+ * `Runtime.callFunctionOn` (the inspector's object ids are only handles); getters are never called,
+ * because scope objects hold variables, not properties with accessors.
+ */
+import { Session } from 'node:inspector';
+import { findSourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import type { AnyFunction } from './graph-format.js';
+
+interface RemoteObject { type: string; subtype?: string; value?: unknown; unserializableValue?: string; objectId?: string; description?: string }
+interface PropertyDescriptor { name: string; value?: RemoteObject; get?: RemoteObject }
+interface InternalProperty { name: string; value?: RemoteObject }
+
+export interface FunctionLocation {
+  scriptId: string;
+  /** 0-based, as V8 reports them. */
+  line: number;
+  column: number;
+}
+
+const SLOT = '__tidepoolCaptureSlot';
+const GROUP = 'tidepool-capture';
+let session: Session | undefined;
+const scriptUrls = new Map<string, string>();
+
+function post<T>(method: string, params: object): T {
+  if (!session) {
+    session = new Session();
+    session.connect();
+    session.on('Debugger.scriptParsed', (m: { params: { scriptId: string; url: string } }) => scriptUrls.set(m.params.scriptId, m.params.url));
+  }
+  let result: T | undefined;
+  let error: Error | null = null;
+  let answered = false;
+  session.post(method, params, (err, res) => {
+    error = err;
+    result = res as T;
+    answered = true;
+  });
+  if (!answered) throw new Error(`inspector: ${method} was not answered synchronously`);
+  if (error) throw error;
+  return result as T;
+}
+
+/** An inspector handle for a value of this realm. */
+function handleOf(value: unknown): string {
+  (globalThis as Record<string, unknown>)[SLOT] = value;
+  try {
+    const { result } = post<{ result: RemoteObject }>('Runtime.evaluate', { expression: `globalThis.${SLOT}`, objectGroup: GROUP, silent: true });
+    if (!result.objectId) throw new Error('inspector: no object id for a function');
+    return result.objectId;
+  } finally {
+    delete (globalThis as Record<string, unknown>)[SLOT];
+  }
+}
+
+/** The value an inspector handle stands for. */
+function valueOf(remote: RemoteObject): unknown {
+  if (!remote.objectId) {
+    if (remote.type === 'undefined') return undefined;
+    if (remote.unserializableValue !== undefined) {
+      const u = remote.unserializableValue;
+      if (u.endsWith('n')) return BigInt(u.slice(0, -1));
+      return u === '-0' ? -0 : Number(u);
+    }
+    return remote.value;
+  }
+  post('Runtime.callFunctionOn', {
+    objectId: remote.objectId,
+    functionDeclaration: `function (v) { globalThis.${SLOT} = v; }`,
+    arguments: [{ objectId: remote.objectId }],
+    silent: true,
+  });
+  const value = (globalThis as Record<string, unknown>)[SLOT];
+  delete (globalThis as Record<string, unknown>)[SLOT];
+  return value;
+}
+
+export interface ClosureView {
+  location: FunctionLocation | undefined;
+  /** Looks a free name up in the closure's scopes (innermost first); `found: false` when no closure, script or module scope has it. */
+  lookup(name: string): { found: true; value: unknown } | { found: false };
+  /** `[[TargetFunction]]` of a bound function, when it is one. */
+  bound: boolean;
+}
+
+/** Opens a function's scopes for lookups; call `release()` once a capture is done. */
+export function viewClosure(fn: AnyFunction): ClosureView {
+  const id = handleOf(fn);
+  const { internalProperties = [] } = post<{ internalProperties?: InternalProperty[] }>('Runtime.getProperties', { objectId: id, ownProperties: true, objectGroup: GROUP });
+  let location: FunctionLocation | undefined;
+  let scopesId: string | undefined;
+  let bound = false;
+  for (const p of internalProperties) {
+    if (p.name === '[[FunctionLocation]]') {
+      const v = p.value?.value as { scriptId: string; lineNumber: number; columnNumber: number } | undefined;
+      if (v) location = { scriptId: v.scriptId, line: v.lineNumber, column: v.columnNumber };
+    } else if (p.name === '[[Scopes]]') scopesId = p.value?.objectId;
+    else if (p.name === '[[TargetFunction]]') bound = true;
+  }
+  let scopes: Map<string, PropertyDescriptor>[] | undefined;
+  const readScopes = (): Map<string, PropertyDescriptor>[] => {
+    if (scopes) return scopes;
+    scopes = [];
+    if (!scopesId) return scopes;
+    const list = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: scopesId, ownProperties: true, objectGroup: GROUP });
+    for (const entry of list.result) {
+      const scope = entry.value;
+      if (!scope?.objectId || scope.description === 'Global') continue;
+      const vars = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: scope.objectId, ownProperties: true, objectGroup: GROUP });
+      scopes.push(new Map(vars.result.map((v) => [v.name, v])));
+    }
+    return scopes;
+  };
+  return {
+    location,
+    bound,
+    lookup(name) {
+      for (const scope of readScopes()) {
+        const d = scope.get(name);
+        if (d?.value) return { found: true, value: valueOf(d.value) };
+      }
+      return { found: false };
+    },
+  };
+}
+
+/** Frees the inspector's handles of a capture. */
+export function releaseHandles(): void {
+  if (session) post('Runtime.releaseObjectGroup', { objectGroup: GROUP });
+}
+
+/**
+ * The file a script id belongs to, relative to the working directory (`node:fs` for Node's own).
+ * Script URLs are collected by enabling the debugger once (it reports every parsed script) and
+ * disabling it again, so it costs nothing while programs run; only error messages need it.
+ */
+export function scriptFile(scriptId: string): string | undefined {
+  const url = scriptUrl(scriptId);
+  return url === undefined ? undefined : displayFile(url);
+}
+
+function scriptUrl(scriptId: string): string | undefined {
+  if (!scriptUrls.has(scriptId)) {
+    post('Debugger.enable', {});
+    post('Debugger.disable', {});
+  }
+  return scriptUrls.get(scriptId);
+}
+
+/** `file:line` of a position inside a function's source, given the function's location (1-based line). */
+export function sourcePosition(location: FunctionLocation | undefined, source: string, offset: number): string {
+  if (!location) return '<unknown location>';
+  const before = source.slice(0, Math.max(0, offset));
+  const newline = before.lastIndexOf('\n');
+  const line = location.line + (before.split('\n').length - 1);
+  const column = newline < 0 ? location.column + before.length : before.length - newline - 1;
+  const url = scriptUrl(location.scriptId);
+  const file = url ? displayFile(url) : `<script ${location.scriptId}>`;
+  // Transpiled modules (tsx, tsc with source maps): report the original line.
+  const map = url?.startsWith('file:') ? findSourceMap(fileURLToPath(url)) : undefined;
+  const entry = map?.findEntry(line, column) as { originalSource?: string; originalLine?: number } | undefined;
+  if (entry?.originalSource && entry.originalLine !== undefined) {
+    const original = entry.originalSource.startsWith('file:') ? displayFile(entry.originalSource) : file;
+    return `${original}:${entry.originalLine + 1}`;
+  }
+  return `${file}:${line + 1}`;
+}
+
+function displayFile(url: string): string {
+  if (!url.startsWith('file:')) return url;
+  const file = fileURLToPath(url);
+  const rel = path.relative(process.cwd(), file);
+  return rel.startsWith('..') ? file : rel;
+}

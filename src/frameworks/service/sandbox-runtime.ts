@@ -1,0 +1,239 @@
+/**
+ * What runs inside a sandbox (an isolate, or a `node:vm` context locally): rebuilds a task's
+ * reachable part of the captured graph afresh for every task (so every task reads the batch's
+ * start snapshot), runs the closure, and compares every object it rebuilt with the snapshot it
+ * came from (seed 002 §3.3): fields, array elements, typed arrays element-wise, Map and Set
+ * entries, dates; objects the task created come back as new nodes. No host APIs are used here.
+ */
+import {
+  base64ToBytes, bytesToBase64, encodePrimitive, sameVal,
+  type CaptureGraph, type Code, type GraphNode, type Key, type TaskOutcome, type Val, type Write,
+} from './graph-format.js';
+import { GraphDecoder, type Factory } from './graph-decoder.js';
+
+export type { Factory };
+
+export const TASK_SCRIPT = 'tidepool-task.js';
+
+/**
+ * The script text of a graph's factories, one per code. Every source starts on a line of its own at
+ * column 0, so a sandbox stack position maps back to (code, line, column) — see `codeLines`.
+ */
+export function factoriesScript(codes: Code[]): { text: string; firstLines: number[] } {
+  const firstLines: number[] = [];
+  let line = 0;
+  const parts: string[] = [];
+  for (const code of codes) {
+    const lets = code.env.length > 0 ? `let ${code.env.join(', ')};` : '';
+    const set = code.env.map((n, i) => `${n} = __tp_v[${i}];`).join(' ');
+    // [set the captured bindings, evaluate the source]: bindings first, since a class's static blocks read them.
+    const head = `function () { ${lets} return [function (__tp_v) { ${set} }, function () { return ${code.form === 'method' ? '__tp_method({' : '('}`;
+    const tail = `${code.form === 'method' ? '})' : ')'}; }]; },`;
+    parts.push(head);
+    firstLines.push(line + 1);
+    parts.push(code.src);
+    parts.push(tail);
+    line += 2 + code.src.split('\n').length;
+  }
+  const prefix = '(function (__tp_method) { return [';
+  const text = `${prefix}\n${parts.join('\n')}\n]; })(function (o) { const d = Object.getOwnPropertyDescriptors(o); const k = Reflect.ownKeys(d)[0]; return d[k].value ?? d[k].get ?? d[k].set; })`;
+  return { text, firstLines: firstLines.map((l) => l + 1) };
+}
+
+export class SandboxRuntime {
+  private readonly graph: CaptureGraph;
+  private readonly snapshotBytes = new Map<number, Uint8Array>();
+
+  constructor(graphJson: string, private readonly factories: Factory[], private readonly global: Record<string, unknown>) {
+    this.graph = JSON.parse(graphJson) as CaptureGraph;
+  }
+
+  get taskCount(): number {
+    return this.graph.tasks.length;
+  }
+
+  /** Runs task `i` and returns its outcome as JSON. */
+  run(i: number): string {
+    const spec = this.graph.tasks[i];
+    if (!spec) throw new Error(`no task ${i}`);
+    const decoder = new GraphDecoder((id) => this.graph.nodes[id], this.global, this.factories, (id, b64) => this.bytesOf(id, b64));
+    const built = decoder.built;
+    const t0 = Date.now();
+    let outcome: TaskOutcome;
+    try {
+      const fn = decoder.decode({ r: spec.f }) as (...a: unknown[]) => unknown;
+      const args = (spec.a ?? []).map((a) => decoder.decode(a));
+      const result = fn(...args);
+      if (result !== null && typeof result === 'object' && typeof (result as { then?: unknown }).then === 'function') {
+        throw new TypeError('a distributed task must be synchronous (it returned a promise)');
+      }
+      const ms = Date.now() - t0;
+      const diff = new Differ(this.graph, built, this.snapshotBytes);
+      const v = diff.encode(result);
+      const w = diff.writes();
+      outcome = { ok: true, v, w, n: diff.fresh, base: this.graph.nodes.length, ms, dms: Date.now() - t0 - ms };
+    } catch (e) {
+      const err = e as { name?: unknown; message?: unknown; stack?: unknown };
+      outcome = { ok: false, err: { name: String(err?.name ?? 'Error'), message: String(err?.message ?? e), stack: typeof err?.stack === 'string' ? err.stack : undefined }, ms: Date.now() - t0 };
+    }
+    return JSON.stringify(outcome);
+  }
+
+  private bytesOf(id: number, b64: string): Uint8Array {
+    let bytes = this.snapshotBytes.get(id);
+    if (!bytes) this.snapshotBytes.set(id, (bytes = base64ToBytes(b64)));
+    return bytes;
+  }
+}
+
+/** Compares what a task rebuilt with the snapshot and encodes its writes and new objects. */
+class Differ {
+  readonly fresh: GraphNode[] = [];
+  private readonly ids = new Map<unknown, number>();
+  private readonly base: number;
+
+  constructor(private readonly graph: CaptureGraph, private readonly built: Map<number, unknown>, private readonly snapshotBytes: Map<number, Uint8Array>) {
+    this.base = graph.nodes.length;
+    for (const [id, v] of built) if ((typeof v === 'object' && v !== null) || typeof v === 'function' || typeof v === 'symbol') this.ids.set(v, id);
+  }
+
+  encode(v: unknown): Val {
+    const prim = encodePrimitive(v);
+    if (prim !== undefined) return prim;
+    const known = this.ids.get(v);
+    if (known !== undefined) return { r: known };
+    const id = this.base + this.fresh.length;
+    this.ids.set(v, id);
+    this.fresh.push({ t: 'i', path: '' });
+    this.fresh[id - this.base] = this.newNode(v);
+    return { r: id };
+  }
+
+  private key(k: PropertyKey): Key {
+    return typeof k === 'symbol' ? (this.encode(k) as { r: number }) : String(k);
+  }
+
+  private newNode(v: unknown): GraphNode {
+    if (typeof v === 'function') throw new TypeError('a task cannot return or store a function it created (its code cannot travel back)');
+    if (typeof v === 'symbol') return v.description !== undefined ? { t: 'y', d: v.description } : { t: 'y' };
+    const o = v as object;
+    if (Array.isArray(o)) return { t: 'a', v: Array.from(o, (x, i) => (i in o ? this.encode(x) : { h: 1 as const })) };
+    if (ArrayBuffer.isView(o) && !(o instanceof DataView)) return { t: 'ta', c: o.constructor.name, b: bytesToBase64(new Uint8Array(o.buffer, o.byteOffset, o.byteLength)) };
+    if (o instanceof ArrayBuffer) return { t: 'ab', b: bytesToBase64(new Uint8Array(o)) };
+    if (o instanceof Map) return { t: 'm', e: [...o].map(([k, x]) => [this.encode(k), this.encode(x)] as [Val, Val]) };
+    if (o instanceof Set) return { t: 's', e: [...o].map((x) => this.encode(x)) };
+    if (o instanceof Date) return { t: 'd', v: o.getTime() };
+    if (o instanceof RegExp) return { t: 're', s: o.source, f: o.flags };
+    const node: Extract<GraphNode, { t: 'o' }> = { t: 'o', p: [] };
+    const proto = Object.getPrototypeOf(o) as object | null;
+    if (proto === null) node.np = 1;
+    else if (proto !== Object.prototype) {
+      const ctor = (proto as { constructor?: unknown }).constructor;
+      const known = this.ids.get(ctor);
+      if (known !== undefined) node.cls = { r: known };
+    }
+    for (const k of Reflect.ownKeys(o)) {
+      const d = Object.getOwnPropertyDescriptor(o, k)!;
+      if ('value' in d) node.p.push([this.key(k), this.encode(d.value)]);
+    }
+    return node;
+  }
+
+  /** Every write the task made to objects of the snapshot. */
+  writes(): Write[] {
+    const out: Write[] = [];
+    for (const [id, v] of this.built) {
+      const node = this.graph.nodes[id] as GraphNode;
+      switch (node.t) {
+        case 'o': this.objectWrites(id, v as object, node.p, out); break;
+        case 'a': this.arrayWrites(id, v as unknown[], node.v, out); break;
+        case 'ta': this.typedWrites(id, v as ArrayBufferView, out); break;
+        case 'm': this.mapWrites(id, v as Map<unknown, unknown>, node.e, out); break;
+        case 's': this.setWrites(id, v as Set<unknown>, node.e, out); break;
+        case 'd': if ((v as Date).getTime() !== node.v) out.push({ id, date: (v as Date).getTime() }); break;
+        default: break;
+      }
+    }
+    return out;
+  }
+
+  private objectWrites(id: number, o: object, before: [Key, Val][], out: Write[]): void {
+    const old = new Map<string, Val>();
+    for (const [k, x] of before) old.set(typeof k === 'string' ? k : `@${k.r}`, x);
+    for (const k of Reflect.ownKeys(o)) {
+      const d = Object.getOwnPropertyDescriptor(o, k)!;
+      if (!('value' in d)) continue;
+      const key = this.key(k);
+      const name = typeof key === 'string' ? key : `@${key.r}`;
+      const prev = old.get(name);
+      old.delete(name);
+      const now = this.encode(d.value);
+      if (prev === undefined || !sameVal(prev, now)) out.push({ id, k: key, v: now });
+    }
+    for (const [name] of old) out.push({ id, k: name.startsWith('@') ? { r: Number(name.slice(1)) } : name, del: 1 });
+  }
+
+  private arrayWrites(id: number, a: unknown[], before: Val[], out: Write[]): void {
+    if (a.length !== before.length) out.push({ id, len: a.length });
+    for (let i = 0; i < a.length; i++) {
+      const now: Val = i in a ? this.encode(a[i]) : { h: 1 };
+      const prev = before[i];
+      if (prev === undefined || !sameVal(prev, now)) out.push({ id, k: String(i), v: now });
+    }
+  }
+
+  private typedWrites(id: number, t: ArrayBufferView, out: Write[]): void {
+    const snap = this.snapshotBytes.get(id)!;
+    const now = new Uint8Array(t.buffer, t.byteOffset, t.byteLength);
+    const size = (t as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+    const runs: [number, string][] = [];
+    const n = now.length / size;
+    // Whole words first: most of a large array is usually unchanged.
+    const words = t.byteOffset % 4 === 0 && now.length % 4 === 0 ? new Uint32Array(t.buffer, t.byteOffset, now.length / 4) : undefined;
+    const snapWords = words && snap.byteOffset % 4 === 0 ? new Uint32Array(snap.buffer, snap.byteOffset, snap.length / 4) : undefined;
+    const changed = (e: number): boolean => {
+      if (words && snapWords && size >= 4) {
+        const w0 = (e * size) / 4;
+        for (let w = w0; w < w0 + size / 4; w++) if (words[w] !== snapWords[w]) return true;
+        return false;
+      }
+      for (let b = e * size; b < (e + 1) * size; b++) if (now[b] !== snap[b]) return true;
+      return false;
+    };
+    for (let e = 0; e < n; e++) {
+      if (!changed(e)) continue;
+      let end = e + 1;
+      while (end < n && changed(end)) end++;
+      runs.push([e, bytesToBase64(now.subarray(e * size, end * size))]);
+      e = end;
+    }
+    if (runs.length > 0) out.push({ id, ta: runs });
+  }
+
+  private mapWrites(id: number, m: Map<unknown, unknown>, before: [Val, Val][], out: Write[]): void {
+    const old = new Map<string, Val>(before.map(([k, x]) => [JSON.stringify(k), x]));
+    const mset: [Val, Val][] = [];
+    for (const [k, x] of m) {
+      const ek = this.encode(k);
+      const name = JSON.stringify(ek);
+      const prev = old.get(name);
+      old.delete(name);
+      const now = this.encode(x);
+      if (prev === undefined || !sameVal(prev, now)) mset.push([ek, now]);
+    }
+    const mdel = [...old.keys()].map((name) => JSON.parse(name) as Val);
+    if (mset.length + mdel.length > 0) out.push({ id, mset, mdel });
+  }
+
+  private setWrites(id: number, s: Set<unknown>, before: Val[], out: Write[]): void {
+    const old = new Set(before.map((x) => JSON.stringify(x)));
+    const sadd: Val[] = [];
+    for (const x of s) {
+      const name = JSON.stringify(this.encode(x));
+      if (!old.delete(name)) sadd.push(JSON.parse(name) as Val);
+    }
+    const sdel = [...old].map((name) => JSON.parse(name) as Val);
+    if (sadd.length + sdel.length > 0) out.push({ id, sadd, sdel });
+  }
+}
+
