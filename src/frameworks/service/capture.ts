@@ -112,7 +112,7 @@ export class Capture {
       const g = Symbol.keyFor(v);
       return g !== undefined ? { t: 'y', g } : v.description !== undefined ? { t: 'y', d: v.description } : { t: 'y' };
     }
-    if (typeof v === 'function') return this.fn(v, origin);
+    if (typeof v === 'function') return this.fn(v as AnyFunction, origin);
     const o = v as object;
     if (o === globalThis || o === process) throw new CaptureError(origin.path, origin.at, 'host access (the global object or process) cannot run remotely');
     if (Array.isArray(o)) {

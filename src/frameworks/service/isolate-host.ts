@@ -1,0 +1,75 @@
+/**
+ * The sandbox process: runs tasks in isolated-vm isolates with a memory limit and a time limit.
+ * Started by the sandbox pool with `--no-node-snapshot` (isolated-vm needs it) and
+ * `--disallow-code-generation-from-strings` (no eval or Function in any isolate). An isolate that
+ * runs out of memory may take this process down; the pool replaces it. One message per task
+ * outcome, so the pool knows which task was running when the process died.
+ */
+import ivm from 'isolated-vm';
+import { runtimeBundle } from './runtime-bundle.js';
+import type { Code } from './graph-format.js';
+import { TASK_SCRIPT } from './sandbox-runtime.js';
+import type { HostRequest, HostReply } from './sandbox-pool.js';
+
+let isolate: ivm.Isolate | undefined;
+let loaded: { key: string; context: ivm.Context; run: ivm.Reference<(i: number) => string> } | undefined;
+let runtimeScript: ivm.Script | undefined;
+
+function send(reply: HostReply): void {
+  process.send!(reply);
+}
+
+function load(key: string, graph: string, codes: Code[], memoryMb: number) {
+  if (!isolate || isolate.isDisposed) {
+    isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+    runtimeScript = undefined;
+    loaded = undefined;
+  }
+  if (loaded?.key === key) return loaded;
+  loaded?.context.release();
+  const context = isolate.createContextSync();
+  runtimeScript ??= isolate.compileScriptSync(runtimeBundle(), { filename: 'tidepool-sandbox-runtime.js' });
+  runtimeScript.runSync(context);
+  const text = context.evalClosureSync('return __tidepoolRuntime.factoriesScript(JSON.parse($0)).text', [JSON.stringify(codes)]) as string;
+  const factories = isolate.compileScriptSync(`globalThis.__tp_factories = ${text};`, { filename: TASK_SCRIPT });
+  factories.runSync(context);
+  context.evalClosureSync('globalThis.__tp_rt = new __tidepoolRuntime.SandboxRuntime($0, __tp_factories, globalThis);', [graph]);
+  const run = context.evalSync('(i) => __tp_rt.run(i)', { reference: true }) as ivm.Reference<(i: number) => string>;
+  loaded = { key, context, run };
+  return loaded;
+}
+
+process.on('message', (msg: HostRequest) => {
+  if (msg.type !== 'run') return;
+  let target: NonNullable<typeof loaded>;
+  try {
+    target = load(msg.key, msg.graph, msg.codes, msg.memoryMb);
+  } catch (e) {
+    for (const index of msg.indexes) send({ type: 'outcome', index, outcome: JSON.stringify({ ok: false, err: { name: 'SandboxError', message: `the sandbox could not load the batch: ${(e as Error).message}` } }) });
+    send({ type: 'done' });
+    return;
+  }
+  for (const index of msg.indexes) {
+    const t0 = Date.now();
+    let outcome: string;
+    try {
+      outcome = target.run.applySync(undefined, [index], { timeout: msg.timeoutMs });
+    } catch (e) {
+      const message = (e as Error).message;
+      const name = /timed out/i.test(message) ? 'TimeoutError' : /memory limit|disposed/i.test(message) ? 'MemoryLimitError' : 'SandboxError';
+      const detail = name === 'TimeoutError' ? `the task ran longer than its limit of ${msg.timeoutMs} ms` : name === 'MemoryLimitError' ? `the task exceeded its memory limit of ${msg.memoryMb} MB` : message;
+      outcome = JSON.stringify({ ok: false, err: { name, message: detail }, ms: Date.now() - t0 });
+      if (isolate?.isDisposed) loaded = undefined;
+      if (loaded === undefined) {
+        try {
+          target = load(msg.key, msg.graph, msg.codes, msg.memoryMb);
+        } catch {
+          process.exit(70); // cannot go on: the pool replaces this process
+        }
+      }
+    }
+    send({ type: 'outcome', index, outcome });
+  }
+  send({ type: 'done' });
+});
+send({ type: 'ready' });

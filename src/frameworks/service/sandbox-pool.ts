@@ -1,0 +1,123 @@
+/**
+ * Child processes that run sandboxed tasks (isolate-host). A process that dies — an isolate out of
+ * memory can abort it — is replaced; the task it was running is retried in a fresh process up to
+ * `retries` times and then fails with the reason, so one poisonous task cannot take down its node.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Code } from './graph-format.js';
+
+export interface SandboxLimits {
+  /** Memory of one isolate (MB; default 128). */
+  memoryMb?: number;
+  /** Time one task may run (ms; default 60 000). */
+  timeoutMs?: number;
+  /** Runs of a task whose sandbox process died, after the first (default 1). */
+  retries?: number;
+}
+
+export type HostRequest = { type: 'run'; key: string; graph: string; codes: Code[]; indexes: number[]; timeoutMs: number; memoryMb: number };
+export type HostReply = { type: 'ready' } | { type: 'outcome'; index: number; outcome: string } | { type: 'done' };
+
+const here = import.meta.url;
+const hostFile = fileURLToPath(new URL(`./isolate-host${here.endsWith('.ts') ? '.ts' : '.js'}`, here));
+
+/** One sandbox process; `run` resolves with what it finished, or reports its death. */
+class SandboxProcess {
+  readonly child: ChildProcess;
+  private exitInfo: string | undefined;
+  private listener: ((m: HostReply) => void) | undefined;
+  private onExit: ((why: string) => void) | undefined;
+
+  constructor() {
+    const execArgv = ['--no-node-snapshot', '--disallow-code-generation-from-strings'];
+    if (hostFile.endsWith('.ts')) execArgv.push('--import', 'tsx');
+    this.child = fork(hostFile, [], { execArgv, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
+    this.child.stderr?.resume();
+    this.child.on('message', (m: HostReply) => this.listener?.(m));
+    this.child.on('exit', (code, signal) => {
+      this.exitInfo = signal ? `signal ${signal}` : `exit code ${code}`;
+      this.onExit?.(this.exitInfo);
+    });
+    this.child.unref();
+    (this.child as unknown as { channel?: { unref(): void } }).channel?.unref();
+  }
+
+  get dead(): boolean {
+    return this.exitInfo !== undefined;
+  }
+
+  /** Runs indexes in order; `onOutcome` for each; resolves when done or rejects with the index running when it died. */
+  run(req: HostRequest, onOutcome: (index: number, outcome: string) => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const pending = new Set(req.indexes);
+      this.listener = (m) => {
+        if (m.type === 'outcome') {
+          pending.delete(m.index);
+          onOutcome(m.index, m.outcome);
+        } else if (m.type === 'done') resolve();
+      };
+      this.onExit = (why) => reject(Object.assign(new Error(why), { running: [...pending][0] }));
+      if (this.dead) return reject(Object.assign(new Error(this.exitInfo!), { running: req.indexes[0] }));
+      this.child.send(req);
+    });
+  }
+
+  kill(): void {
+    if (!this.dead) this.child.kill('SIGKILL');
+  }
+}
+
+/** A pool of sandbox processes (one per concurrent caller is enough: each caller runs one chunk at a time). */
+export class SandboxPool {
+  private idle: SandboxProcess[] = [];
+  private readonly all = new Set<SandboxProcess>();
+  private readonly deaths = new Map<string, number>();
+  /** Sandbox processes started so far (replacements included). */
+  started = 0;
+
+  constructor(private readonly limits: SandboxLimits = {}) {}
+
+  private take(): SandboxProcess {
+    const p = this.idle.pop();
+    if (p && !p.dead) return p;
+    const fresh = new SandboxProcess();
+    this.started++;
+    this.all.add(fresh);
+    return fresh;
+  }
+
+  /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (in the order given). */
+  async run(key: string, graph: string, codes: Code[], indexes: number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    let todo = indexes.slice();
+    while (todo.length > 0) {
+      const proc = this.take();
+      try {
+        await proc.run({ type: 'run', key, graph, codes, indexes: todo, timeoutMs: this.limits.timeoutMs ?? 60_000, memoryMb: this.limits.memoryMb ?? 128 }, (i, o) => out.set(i, o));
+        this.idle.push(proc);
+        todo = [];
+      } catch (e) {
+        this.all.delete(proc);
+        proc.kill();
+        const running = (e as { running?: number }).running;
+        if (running !== undefined) {
+          const id = `${key}:${running}`;
+          const deaths = (this.deaths.get(id) ?? 0) + 1;
+          this.deaths.set(id, deaths);
+          if (deaths > (this.limits.retries ?? 1)) {
+            out.set(running, JSON.stringify({ ok: false, err: { name: 'SandboxCrash', message: `the sandbox process died (${(e as Error).message}) while running this task, ${deaths} time(s); it is not retried again` } }));
+          }
+        }
+        todo = todo.filter((i) => !out.has(i));
+      }
+    }
+    return out;
+  }
+
+  close(): void {
+    for (const p of this.all) p.kill();
+    this.all.clear();
+    this.idle = [];
+  }
+}
