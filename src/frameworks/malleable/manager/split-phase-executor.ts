@@ -59,6 +59,11 @@ export class SplitPhaseExecutor {
     return this.changedAt.get(job);
   }
 
+  /** A restarted manager's memory of when a job last changed (from the job's recorded events). */
+  restoreChange(job: string, at: number): void {
+    this.changedAt.set(job, at);
+  }
+
   /** Decisions waiting for nodes (for status displays). */
   waiting(): readonly JobDecision[] {
     return this.dependent;

@@ -1,0 +1,353 @@
+import { isCoordError, isRetryable } from '../../../coord/errors.js';
+import { joinPath } from '../../../coord/paths.js';
+import { LeaderElection } from '../../../coord/recipes/leader-election.js';
+import { mkdirp } from '../../../coord/tree-ops.js';
+import type { CoordClient } from '../../../coord/types.js';
+import { watchChildren, watchData, type WatchHandle } from '../../../coord/watch.js';
+import { requestJob } from '../../../runtime/job-control.js';
+import { childrenOrNone, readOrNull } from '../../../runtime/scheduler/znode-reads.js';
+import { Emitter } from '../../../util/emitter.js';
+import { log } from '../../../util/log.js';
+import type { JobDecision } from './job-decisions.js';
+import { ManagerCore } from './manager-core.js';
+import { listManagedJobs, managerPaths, updateRecord, type ManagedJobInfo, type RescaleEvent } from './manager-store.js';
+import { moveNodes } from './node-moves.js';
+import { managerPolicy, type PolicyName } from './policies.js';
+import type { ExecutorEvent } from './split-phase-executor.js';
+
+export interface ResourceManagerOptions {
+  /** Candidate id in the managers' election (one manager acts, others stand by). */
+  id: string;
+  root?: string;
+  policy: PolicyName;
+  /** Equipartition's T_gap, ms. */
+  tGapMs?: number;
+  /** How long a job may take to acknowledge a rescale before it counts as refused, ms (default 10 min). */
+  rescaleTimeoutMs?: number;
+}
+
+type Events = { event: ExecutorEvent & { tRescaleMs?: number }; elected: void };
+
+interface Ack { job: string; nodes: string[]; tRescaleMs: number }
+
+/**
+ * The resource manager as a service over the pool of node processes (seed §IV): one elected
+ * instance runs Algorithm 1 on ManagerCore. Its state is in the coordination service — the core's
+ * job specs and results, node assignments (the actual node → job map) and each job's managed record
+ * (kind, pending shrink, events) — so a restarted manager rebuilds the maps from the assignments
+ * and sends any unacknowledged shrink again; it loses no job.
+ *
+ * Rescale mechanisms: a job with a kind gets `rescale {nodes: [...]}` control requests (or `vacate
+ * {node}` for a warned node) and its nodes are released after it acknowledges; a task-pool job is
+ * shrunk by releasing its nodes (they drain) and the shrink is done when they have left the job.
+ * A node with a failure warning (`warnNode`) is vacated and given to no job until the warning is cleared.
+ */
+export class ResourceManager {
+  private readonly events = new Emitter<Events>();
+  private readonly paths: ReturnType<typeof managerPaths>;
+  private readonly election: LeaderElection;
+  private readonly watches: WatchHandle[] = [];
+  private readonly drainWatches = new Map<string, WatchHandle>();
+  private readonly jobWatches = new Map<string, WatchHandle[]>();
+  private readonly acks: Ack[] = [];
+  private readonly seenFinished = new Set<string>();
+  private core: ManagerCore | undefined;
+  private jobs: ManagedJobInfo[] = [];
+  private gapTimer: NodeJS.Timeout | undefined;
+  private dirty = false;
+  private running: Promise<void> | undefined;
+  private active = false;
+  private stopped = false;
+
+  constructor(private readonly client: CoordClient, private readonly opts: ResourceManagerOptions) {
+    this.paths = managerPaths(opts.root);
+    this.election = new LeaderElection(client, this.paths.election, { id: opts.id, data: null });
+  }
+
+  on<K extends keyof Events>(event: K, listener: (payload: Events[K]) => void): () => void {
+    return this.events.on(event, listener);
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([mkdirp(this.client, this.paths.nodes), mkdirp(this.client, this.paths.jobs), mkdirp(this.client, warningsPath(this.opts.root))]);
+    this.election.on('elected', () => void this.activate());
+    this.election.on('lost', () => this.deactivate());
+    await this.election.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.deactivate();
+    await this.idle();
+    await this.election.resign().catch(() => undefined);
+  }
+
+  /** Resolves when no pass is running or scheduled. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private activate(): void {
+    if (this.stopped || this.active) return;
+    this.active = true;
+    this.events.emit('elected', undefined);
+    const onEnd = () => this.deactivate();
+    this.watches.push(
+      watchChildren(this.client, this.paths.nodes, () => this.trigger(), { onEnd }),
+      watchChildren(this.client, warningsPath(this.opts.root), () => this.trigger(), { onEnd }),
+      watchChildren(this.client, this.paths.jobs, (ids) => this.syncJobWatches(ids ?? []), { onEnd }),
+    );
+  }
+
+  private deactivate(): void {
+    this.active = false;
+    this.core = undefined;
+    clearTimeout(this.gapTimer);
+    for (const w of [...this.watches, ...this.drainWatches.values(), ...[...this.jobWatches.values()].flat()]) w.close();
+    this.watches.length = 0;
+    this.drainWatches.clear();
+    this.jobWatches.clear();
+  }
+
+  private syncJobWatches(ids: string[]): void {
+    const present = new Set(ids);
+    for (const [id, ws] of this.jobWatches) if (!present.has(id)) { for (const w of ws) w.close(); this.jobWatches.delete(id); }
+    for (const id of present) {
+      if (this.jobWatches.has(id) || this.seenFinished.has(id)) continue;
+      this.jobWatches.set(id, [this.paths.record(id), joinPath(this.paths.jobs, id, 'spec'), joinPath(this.paths.jobs, id, 'result')].map((p) => watchData(this.client, p, () => this.trigger())));
+    }
+    this.trigger();
+  }
+
+  private trigger(): void {
+    if (!this.active) return;
+    this.dirty = true;
+    if (this.running) return;
+    const run = (async () => {
+      while (this.dirty && this.active) {
+        this.dirty = false;
+        try {
+          await this.pass();
+        } catch (err) {
+          if (isCoordError(err, 'SESSION_EXPIRED', 'CLOSED')) this.deactivate();
+          else if (!isRetryable(err)) log.error('manager', 'scheduling pass failed', err);
+        }
+      }
+    })();
+    this.running = run;
+    void run.then(() => {
+      if (this.running === run) this.running = undefined;
+      if (this.dirty) this.trigger();
+    });
+  }
+
+  private async pass(): Promise<void> {
+    const [members, warned] = await Promise.all([childrenOrNone(this.client, this.paths.nodes), childrenOrNone(this.client, warningsPath(this.opts.root))]);
+    this.jobs = await listManagedJobs(this.client, this.opts.root);
+    const core = this.core ?? (this.core = await this.restore());
+    const live = members.filter((n) => !warned.includes(n)).sort();
+    for (const job of this.jobs.filter((j) => j.finished && !this.seenFinished.has(j.id))) {
+      this.seenFinished.add(job.id);
+      for (const w of this.jobWatches.get(job.id) ?? []) w.close();
+      this.jobWatches.delete(job.id);
+      if (job.record.pending) await updateRecord(this.client, job.id, (r) => void delete r.pending, this.opts.root).catch(() => undefined);
+      await this.perform(core.jobFinished(job.id));
+    }
+    for (const node of new Set([...core.executor.actualMap().keys(), ...core.executor.schedMap().keys()])) {
+      if (!members.includes(node)) await this.perform(core.nodeLost(node));
+    }
+    for (const ack of this.acks.splice(0)) await this.acknowledged(core, ack);
+    await this.vacateWarned(core, warned);
+    await this.operatorRescales(core, live);
+    await this.perform(core.schedule(this.jobs, live));
+    this.armGapTimer(core);
+  }
+
+  /** A new manager's maps: what the assignments say, and the shrinks its predecessor left pending. */
+  private async restore(): Promise<ManagerCore> {
+    const managed = new Set(this.jobs.filter((j) => !j.finished).map((j) => j.id));
+    const ids = await childrenOrNone(this.client, this.paths.assignments);
+    const holding: Array<[string, string]> = [];
+    for (const id of ids) {
+      const job = (await readOrNull(this.client, joinPath(this.paths.assignments, id)))?.data.toString('utf8') ?? '';
+      if (managed.has(job)) holding.push([id, job]);
+    }
+    const policy = managerPolicy(this.opts.policy, this.opts.tGapMs !== undefined ? { tGapMs: this.opts.tGapMs } : {});
+    const core = new ManagerCore(policy, Date.now, holding);
+    for (const job of this.jobs.filter((j) => managed.has(j.id))) {
+      const last = job.record.events.at(-1);
+      if (last) core.executor.restoreChange(job.id, last.at);
+      const pending = job.record.pending;
+      if (pending) await this.perform(core.executor.execute([{ type: 'shrink', job: job.id, nodes: pending.nodes, removed: pending.removed }]));
+    }
+    log.info('manager', `active: ${holding.length} node(s) held by managed jobs, ${this.jobs.filter((j) => !j.finished).length} job(s) queued or running`);
+    return core;
+  }
+
+  private async acknowledged(core: ManagerCore, ack: Ack): Promise<void> {
+    const job = this.jobs.find((j) => j.id === ack.job);
+    const pending = core.executor.inFlight().get(ack.job);
+    if (!pending) return;
+    const actions = core.shrinkAcknowledged(ack.job, ack.nodes);
+    if (job?.record.channel === 'control') {
+      const released = pending.decision.removed.filter((n) => !ack.nodes.includes(n));
+      await moveNodes(this.client, released.map((node) => ({ node, from: ack.job, to: '' })), this.opts.root);
+    }
+    await this.record(ack.job, { at: Date.now(), type: 'shrink', nodes: ack.nodes.length, tRescaleMs: ack.tRescaleMs }, true);
+    this.emit({ at: Date.now(), type: 'shrink-acked', job: ack.job, nodes: ack.nodes, tRescaleMs: ack.tRescaleMs });
+    await this.perform(actions);
+  }
+
+  /** A warned node held by a malleable job is shrunk away from (proactive fault tolerance). */
+  private async vacateWarned(core: ManagerCore, warned: string[]): Promise<void> {
+    const actual = core.executor.actualMap();
+    const byJob = new Map<string, string[]>();
+    for (const node of warned) {
+      const job = actual.get(node);
+      if (job !== undefined && !core.executor.isBusy(job) && this.jobs.find((j) => j.id === job)?.flexibility === 'malleable') byJob.set(job, [...(byJob.get(job) ?? []), node]);
+    }
+    for (const [job, removed] of byJob) {
+      const nodes = [...actual].filter(([n, j]) => j === job && !removed.includes(n)).map(([n]) => n).sort();
+      await this.perform(core.executor.execute([{ type: 'shrink', job, nodes, removed }]), new Set(removed));
+    }
+  }
+
+  /** `tidepool rescale JOB N`: an operator's size for a running job, done as the policy's decisions are. */
+  private async operatorRescales(core: ManagerCore, live: string[]): Promise<void> {
+    for (const job of this.jobs.filter((j) => j.record.rescaleTo !== undefined && !j.finished)) {
+      if (core.executor.isBusy(job.id)) continue;
+      const want = Math.min(Math.max(job.record.rescaleTo!, job.minNodes), job.maxNodes);
+      const sched = core.executor.schedMap();
+      const mine = [...sched].filter(([, j]) => j === job.id).map(([n]) => n).sort();
+      let decision: JobDecision | undefined;
+      if (mine.length > 0 && want < mine.length) decision = { type: 'shrink', job: job.id, nodes: mine.slice(0, want), removed: mine.slice(want) };
+      if (mine.length > 0 && want > mine.length) {
+        const added = live.filter((n) => !sched.has(n)).slice(0, want - mine.length);
+        if (added.length > 0) decision = { type: 'expand', job: job.id, nodes: [...mine, ...added].sort(), added };
+      }
+      await updateRecord(this.client, job.id, (r) => void delete r.rescaleTo, this.opts.root);
+      if (decision) await this.perform(core.executor.execute([decision]));
+    }
+  }
+
+  /** Carries out what the executor says to do now. */
+  private async perform(actions: readonly JobDecision[], vacating = new Set<string>()): Promise<void> {
+    for (const a of actions) {
+      const job = this.jobs.find((j) => j.id === a.job);
+      if (a.type === 'shrink') {
+        await updateRecord(this.client, a.job, (r) => void (r.pending = { nodes: a.nodes, removed: a.removed, sentAt: Date.now() }), this.opts.root);
+        this.emit({ at: Date.now(), type: 'shrink-sent', job: a.job, nodes: a.nodes });
+        if (job?.record.channel === 'control') this.sendShrink(a, a.removed.length === 1 && vacating.has(a.removed[0]!));
+        else await this.drain(a);
+        continue;
+      }
+      const added = a.type === 'launch' ? a.nodes : a.added;
+      const failed = await moveNodes(this.client, added.map((node) => ({ node, from: '', to: a.job })), this.opts.root, this.seenFinished);
+      if (failed.length > 0) log.warn('manager', `could not give ${failed.map((m) => m.node).join(' ')} to ${a.job}; they are re-planned`);
+      await this.record(a.job, { at: Date.now(), type: a.type, nodes: a.nodes.length }, false);
+      this.emit({ at: Date.now(), type: a.type, job: a.job, nodes: a.nodes });
+      if (a.type === 'expand' && job?.record.channel === 'control') {
+        const started = Date.now();
+        void this.request(a.job, 'rescale', { nodes: a.nodes }).then((ack) => {
+          if (ack) void this.record(a.job, { at: Date.now(), type: 'expand', nodes: ack.nodes.length, tRescaleMs: ack.tRescaleMs ?? Date.now() - started }, false).catch(() => undefined);
+        });
+      }
+      if (failed.length > 0) this.trigger();
+    }
+  }
+
+  private sendShrink(a: Extract<JobDecision, { type: 'shrink' }>, vacate: boolean): void {
+    const started = Date.now();
+    const ask = vacate ? this.request(a.job, 'vacate', { node: a.removed[0] }) : this.request(a.job, 'rescale', { nodes: a.nodes });
+    void ask.then((ack) => {
+      // A refused or timed-out rescale frees nothing: the job keeps what it holds, and is planned again.
+      const held = ack?.nodes ?? [...(this.core?.executor.actualMap() ?? [])].filter(([, j]) => j === a.job).map(([n]) => n);
+      this.acks.push({ job: a.job, nodes: held, tRescaleMs: ack?.tRescaleMs ?? Date.now() - started });
+      this.trigger();
+    });
+  }
+
+  /** A task-pool shrink: release the nodes (they drain) and acknowledge once each has left the job. */
+  private async drain(a: Extract<JobDecision, { type: 'shrink' }>): Promise<void> {
+    const started = Date.now();
+    await moveNodes(this.client, a.removed.map((node) => ({ node, from: a.job, to: '' })), this.opts.root);
+    const left = new Set<string>();
+    const done = (node: string) => {
+      left.add(node);
+      this.drainWatches.get(`${a.job}/${node}`)?.close();
+      this.drainWatches.delete(`${a.job}/${node}`);
+      if (left.size === a.removed.length) {
+        this.acks.push({ job: a.job, nodes: a.nodes, tRescaleMs: Date.now() - started });
+        this.trigger();
+      }
+    };
+    for (const node of a.removed) {
+      const w = watchData(this.client, joinPath(this.paths.nodes, node), (d) => {
+        const meta = d ? (JSON.parse(d.data.toString('utf8')) as { job?: string | null }) : null;
+        if (!meta || meta.job !== a.job) done(node);
+      });
+      this.drainWatches.set(`${a.job}/${node}`, w);
+    }
+  }
+
+  private async request(job: string, type: string, body: unknown): Promise<{ nodes: string[]; tRescaleMs?: number } | undefined> {
+    try {
+      const ack = (await requestJob(this.client, job, type, body, { timeoutMs: this.opts.rescaleTimeoutMs ?? 600_000, from: 'manager' }, this.opts.root)) as { nodes?: unknown; tRescaleMs?: unknown } | null;
+      if (!ack || !Array.isArray(ack.nodes) || !ack.nodes.every((n) => typeof n === 'string')) throw new Error(`acknowledgement without a "nodes" list: ${JSON.stringify(ack)}`);
+      return { nodes: ack.nodes as string[], ...(typeof ack.tRescaleMs === 'number' ? { tRescaleMs: ack.tRescaleMs } : {}) };
+    } catch (err) {
+      log.warn('manager', `job ${job} did not acknowledge ${type}: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  private async record(jobId: string, event: RescaleEvent, clearPending: boolean): Promise<void> {
+    await updateRecord(this.client, jobId, (r) => {
+      r.events.push(event);
+      if (clearPending) delete r.pending;
+    }, this.opts.root).catch((err: unknown) => log.warn('manager', `could not record ${event.type} of ${jobId}`, err));
+  }
+
+  private emit(e: ExecutorEvent & { tRescaleMs?: number }): void {
+    log.info('manager', `${e.type} ${e.job} → ${e.nodes.length} node(s)${e.tRescaleMs !== undefined ? ` (${e.tRescaleMs} ms)` : ''}`);
+    this.events.emit('event', e);
+  }
+
+  /** Schedules a pass when the next job's T_gap runs out (it may be rescaled then). */
+  private armGapTimer(core: ManagerCore): void {
+    clearTimeout(this.gapTimer);
+    const gap = this.opts.policy === 'equipartition' ? (this.opts.tGapMs ?? 0) : Infinity;
+    if (gap === Infinity) return;
+    const now = Date.now();
+    const next = Math.min(...this.jobs.filter((j) => !j.finished).map((j) => (core.executor.lastChangeAt(j.id) ?? -Infinity) + gap).filter((t) => t > now));
+    if (next !== Infinity) this.gapTimer = setTimeout(() => this.trigger(), next - now + 1);
+  }
+}
+
+/** Failure warnings: a znode per warned node (see warnNode). */
+export function warningsPath(root?: string): string {
+  return joinPath(managerPaths(root).root, 'manager-warnings');
+}
+
+/** A failure is predicted on `node`: the manager vacates it and gives it to no job until `clearWarning`. */
+export async function warnNode(client: CoordClient, node: string, root?: string): Promise<void> {
+  await mkdirp(client, warningsPath(root));
+  try {
+    await client.create(joinPath(warningsPath(root), node));
+  } catch (err) {
+    if (!isCoordError(err, 'NODE_EXISTS')) throw err;
+  }
+}
+
+/** The node is healthy again: the manager may give it to jobs (a malleable job expands onto it). */
+export async function clearWarning(client: CoordClient, node: string, root?: string): Promise<void> {
+  try {
+    await client.delete(joinPath(warningsPath(root), node));
+  } catch (err) {
+    if (!isCoordError(err, 'NO_NODE')) throw err;
+  }
+}
