@@ -6,7 +6,7 @@
  */
 import { freeVariables } from './free-variables.js';
 import { intrinsicTable, refusedIntrinsic, REFUSED_GLOBALS, SAFE_GLOBALS } from './intrinsics.js';
-import { releaseHandles, scriptFile, sourcePosition, viewClosure } from './inspector-scopes.js';
+import { releaseHandles, scriptFile, sourcePosition, viewClosure, type FunctionLocation } from './inspector-scopes.js';
 import { bytesToBase64, encodePrimitive, type AnyFunction, type CaptureGraph, type Code, type GraphNode, type Key, type Val } from './graph-format.js';
 
 export class CaptureError extends Error {
@@ -38,6 +38,8 @@ export class Capture {
   readonly objects: unknown[] = [];
   /** A readable path per node (`outputs`, `config.items`), for conflict messages. */
   readonly names: string[] = [];
+  /** Where each code is on the client (to map sandbox stacks back to client lines). */
+  readonly locations: (FunctionLocation | undefined)[] = [];
   private readonly ids = new Map<unknown, number>();
   private readonly codeIds = new Map<string, number>();
   private bytes = 0;
@@ -63,8 +65,14 @@ export class Capture {
       this.graph.tasks.push(spec);
       return this.graph.tasks.length - 1;
     } finally {
-      releaseHandles();
+      // Handles are freed in groups: one release per task would cost as much as the capture.
+      if (this.graph.tasks.length % 256 === 0) releaseHandles();
     }
+  }
+
+  /** Frees the inspector handles still held (call once the batch is captured). */
+  done(): void {
+    releaseHandles();
   }
 
   /** Approximate size of the captured data so far (bytes of JSON). */
@@ -214,6 +222,7 @@ export class Capture {
       const code: Code = { src, env: envNames, form: fv.form };
       if (view.location) code.at = sourcePosition(view.location, src, 0);
       this.graph.codes.push(code);
+      this.locations.push(view.location);
       this.codeIds.set(codeKey, c);
       this.grow(src.length, origin);
     }

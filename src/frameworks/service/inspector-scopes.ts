@@ -103,29 +103,34 @@ export function viewClosure(fn: AnyFunction): ClosureView {
     } else if (p.name === '[[Scopes]]') scopesId = p.value?.objectId;
     else if (p.name === '[[TargetFunction]]') bound = true;
   }
-  let scopes: Map<string, PropertyDescriptor>[] | undefined;
-  const readScopes = (): Map<string, PropertyDescriptor>[] => {
-    if (scopes) return scopes;
-    scopes = [];
-    if (!scopesId) return scopes;
-    const list = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: scopesId, ownProperties: true, objectGroup: GROUP });
-    for (const entry of list.result) {
-      const scope = entry.value;
-      if (!scope?.objectId || scope.description === 'Global') continue;
-      const vars = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: scope.objectId, ownProperties: true, objectGroup: GROUP });
-      scopes.push(new Map(vars.result.map((v) => [v.name, v])));
+  // Scopes are read lazily, innermost first, and only until a name is found: a module scope can be large.
+  let list: RemoteObject[] | undefined;
+  const read: Map<string, PropertyDescriptor>[] = [];
+  const scopeAt = (i: number): Map<string, PropertyDescriptor> | undefined => {
+    if (!list) {
+      list = [];
+      if (scopesId) {
+        const all = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: scopesId, ownProperties: true, objectGroup: GROUP });
+        for (const entry of all.result) if (entry.value?.objectId && entry.value.description !== 'Global') list.push(entry.value);
+      }
     }
-    return scopes;
+    if (i >= list.length) return undefined;
+    if (!read[i]) {
+      const vars = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: list[i]!.objectId, ownProperties: true, objectGroup: GROUP });
+      read[i] = new Map(vars.result.map((v) => [v.name, v]));
+    }
+    return read[i];
   };
   return {
     location,
     bound,
     lookup(name) {
-      for (const scope of readScopes()) {
+      for (let i = 0; ; i++) {
+        const scope = scopeAt(i);
+        if (!scope) return { found: false };
         const d = scope.get(name);
         if (d?.value) return { found: true, value: valueOf(d.value) };
       }
-      return { found: false };
     },
   };
 }
@@ -158,8 +163,13 @@ export function sourcePosition(location: FunctionLocation | undefined, source: s
   if (!location) return '<unknown location>';
   const before = source.slice(0, Math.max(0, offset));
   const newline = before.lastIndexOf('\n');
-  const line = location.line + (before.split('\n').length - 1);
-  const column = newline < 0 ? location.column + before.length : before.length - newline - 1;
+  return clientPosition(location, before.split('\n').length - 1, newline < 0 ? before.length : before.length - newline - 1);
+}
+
+/** `file:line:column` of a position in a function's source given as (line, column) from its start, both 0-based. */
+export function clientPosition(location: FunctionLocation, relLine: number, relColumn: number, withColumn = false): string {
+  const line = location.line + relLine;
+  const column = relLine === 0 ? location.column + relColumn : relColumn;
   const url = scriptUrl(location.scriptId);
   const file = url ? displayFile(url) : `<script ${location.scriptId}>`;
   // Transpiled modules (tsx, tsc with source maps): report the original line.
@@ -167,9 +177,10 @@ export function sourcePosition(location: FunctionLocation | undefined, source: s
   const entry = map?.findEntry(line, column) as { originalSource?: string; originalLine?: number } | undefined;
   if (entry?.originalSource && entry.originalLine !== undefined) {
     const original = entry.originalSource.startsWith('file:') ? displayFile(entry.originalSource) : file;
-    return `${original}:${entry.originalLine + 1}`;
+    const col = (entry as { originalColumn?: number }).originalColumn ?? 0;
+    return `${original}:${entry.originalLine + 1}${withColumn ? `:${col + 1}` : ''}`;
   }
-  return `${file}:${line + 1}`;
+  return `${file}:${line + 1}${withColumn ? `:${column + 1}` : ''}`;
 }
 
 function displayFile(url: string): string {

@@ -30,14 +30,14 @@ export function factoriesScript(codes: Code[]): { text: string; firstLines: numb
     const head = `function () { ${lets} return [function (__tp_v) { ${set} }, function () { return ${code.form === 'method' ? '__tp_method({' : '('}`;
     const tail = `${code.form === 'method' ? '})' : ')'}; }]; },`;
     parts.push(head);
-    firstLines.push(line + 1);
+    firstLines.push(line + 3); // 1-based: the prefix line, then this code's head line, then its source
     parts.push(code.src);
     parts.push(tail);
     line += 2 + code.src.split('\n').length;
   }
   const prefix = '(function (__tp_method) { return [';
   const text = `${prefix}\n${parts.join('\n')}\n]; })(function (o) { const d = Object.getOwnPropertyDescriptors(o); const k = Reflect.ownKeys(d)[0]; return d[k].value ?? d[k].get ?? d[k].set; })`;
-  return { text, firstLines: firstLines.map((l) => l + 1) };
+  return { text, firstLines };
 }
 
 export class SandboxRuntime {

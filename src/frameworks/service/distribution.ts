@@ -1,0 +1,140 @@
+/**
+ * The application's view of task parallelism as a service (seed 002 §2): closures are tasks;
+ * `start` captures a whole batch and sends it in one round trip; `await t.result` gives a task's
+ * result once its batch has finished and its side effects were applied to this process's memory.
+ */
+import { BatchApplier, WriteConflictError } from './apply-changes.js';
+import { Capture, type CaptureOptions } from './capture.js';
+import type { BatchCosts, BatchExecutor } from './executor.js';
+import type { AnyFunction, TaskOutcome } from './graph-format.js';
+import { LocalExecutor } from './local-executor.js';
+import { RemoteExecutor, type ConnectOptions } from './remote-executor.js';
+import { mapStack } from './stack-map.js';
+
+export class DistributedTask<R> {
+  /** Resolves with the task's result once its batch is done (rejects with an AggregateError if the task failed). */
+  readonly result: Promise<R>;
+  private settle!: { resolve(v: R): void; reject(e: unknown): void };
+  started = false;
+
+  constructor(readonly fn: () => R, readonly label?: string) {
+    this.result = new Promise<R>((resolve, reject) => (this.settle = { resolve, reject }));
+    this.result.catch(() => undefined); // awaited by the application, or not at all
+  }
+
+  /** @internal */
+  finish(ok: boolean, value: unknown): void {
+    if (ok) this.settle.resolve(value as R);
+    else this.settle.reject(value);
+  }
+}
+
+export interface DistributionOptions extends CaptureOptions {
+  /** Worker threads of `Distribution.local()` (default: this machine's cores). */
+  workers?: number;
+  /** Time one task may run locally (ms; default none). */
+  timeoutMs?: number;
+}
+
+export class Distribution {
+  /** The cost breakdown of the latest batch that finished. */
+  lastCosts: BatchCosts | undefined;
+
+  private constructor(private readonly executor: BatchExecutor, private readonly opts: CaptureOptions) {}
+
+  /** Runs tasks on this machine's worker threads, with the same capture, snapshot and side effects. */
+  static local(opts: DistributionOptions = {}): Distribution {
+    return new Distribution(new LocalExecutor(opts.workers, opts.timeoutMs), opts);
+  }
+
+  /** Connects to a tidepool service (`tidepool serve`). */
+  static async connect(url: string, opts: ConnectOptions & CaptureOptions): Promise<Distribution> {
+    const executor = await RemoteExecutor.open(url, opts);
+    return new Distribution(executor, opts);
+  }
+
+  /** A task of this closure (not started). */
+  task<R>(fn: () => R, label?: string): DistributedTask<R> {
+    return new DistributedTask(fn, label);
+  }
+
+  /**
+   * Starts tasks as one batch: captures them (a CaptureError names what cannot be distributed) and
+   * sends them in one round trip. Resolves when the batch is started; results come with `t.result`.
+   */
+  async start(tasks: DistributedTask<unknown>[]): Promise<void> {
+    const t0 = performance.now();
+    const capture = new Capture(this.opts);
+    tasks.forEach((t, i) => {
+      if (t.started) throw new Error(`task ${t.label ?? i} was already started`);
+      capture.addTask(t.fn, [], t.label ?? `task ${i}`);
+    });
+    capture.done();
+    for (const t of tasks) t.started = true;
+    await this.run(capture, (i, ok, v) => tasks[i]!.finish(ok, v), t0);
+  }
+
+  /** Runs `body(i)` for every i in [from, to) as a batch of tasks; resolves when all side effects are applied. */
+  async parallelFor(from: number, to: number, body: (i: number) => void): Promise<void> {
+    const t0 = performance.now();
+    const capture = new Capture(this.opts);
+    for (let i = from; i < to; i++) capture.addTask(body as AnyFunction, [i], `iteration ${i}`);
+    capture.done();
+    const errors: unknown[] = [];
+    const { completion } = await this.run(capture, (_i, ok, v) => {
+      if (!ok) errors.push(v);
+    }, t0);
+    await completion;
+    if (errors.length > 0) throw new AggregateError(errors.flatMap((e) => (e instanceof AggregateError ? e.errors : [e])), `${errors.length} of ${to - from} iterations failed`);
+  }
+
+  /** Sends a captured batch; returns a promise of its completion (results applied, tasks settled). */
+  private async run(capture: Capture, settle: (i: number, ok: boolean, v: unknown) => void, t0: number): Promise<{ completion: Promise<void> }> {
+    const json = JSON.stringify(capture.graph);
+    const serializationMs = performance.now() - t0;
+    const run = await this.executor.start(json, capture.graph.tasks.length);
+    const completion = (async () => {
+      let outcomes: TaskOutcome[];
+      let costs: Partial<BatchCosts>;
+      try {
+        ({ outcomes, costs } = await run.outcomes());
+      } catch (e) {
+        capture.graph.tasks.forEach((_t, i) => settle(i, false, e));
+        return;
+      }
+      const a0 = performance.now();
+      const applier = new BatchApplier(capture);
+      let diffMs = 0;
+      let taskMs = 0;
+      outcomes.forEach((o, i) => {
+        diffMs += o.dms ?? 0;
+        taskMs += o.ms ?? 0;
+        const label = capture.graph.tasks[i]?.label ?? `task ${i}`;
+        if (!o.ok) return settle(i, false, remoteError(label, o, capture));
+        try {
+          settle(i, true, applier.apply(i, o));
+        } catch (e) {
+          settle(i, false, e instanceof WriteConflictError ? e : new AggregateError([e], `${label}: ${(e as Error).message}`));
+        }
+      });
+      this.lastCosts = {
+        serializationMs, transferMs: 0, dispatchMs: 0, executionMs: 0, requestBytes: json.length, responseBytes: 0, ...costs,
+        diffingMs: diffMs + (performance.now() - a0), taskMs,
+      };
+    })();
+    return { completion };
+  }
+
+  async close(): Promise<void> {
+    await this.executor.close();
+  }
+}
+
+/** A remote exception as an AggregateError whose inner error's stack points at the client's source lines. */
+function remoteError(label: string, o: TaskOutcome, capture: Capture): AggregateError {
+  const err = o.err ?? { name: 'Error', message: 'unknown failure' };
+  const inner = new Error(err.message);
+  inner.name = err.name;
+  inner.stack = err.stack ? mapStack(err.stack, capture) : `${err.name}: ${err.message}`;
+  return new AggregateError([inner], `${label} failed: ${err.name}: ${err.message}`);
+}

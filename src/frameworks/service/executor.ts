@@ -1,0 +1,33 @@
+/** Where a batch runs: this machine's worker threads, or a tidepool service. */
+import type { TaskOutcome } from './graph-format.js';
+
+/** The cost breakdown of one batch (seed 002 Table 1), in milliseconds. */
+export interface BatchCosts {
+  /** Client: capture and encoding. */
+  serializationMs: number;
+  /** Client ↔ service: request round trips less the time the service spent on them. */
+  transferMs: number;
+  /** Service: turning the batch into a job on its cluster until the job was accepted. */
+  dispatchMs: number;
+  /** Cluster: wall time from the job's start to its result. */
+  executionMs: number;
+  /** Sandboxes' comparison of state after each task with its snapshot, summed, plus applying on the client. */
+  diffingMs: number;
+  /** Σ of the tasks' own execution times in the sandboxes. */
+  taskMs: number;
+  /** Bytes of the request that started the batch, and of the answer that ended it. */
+  requestBytes: number;
+  responseBytes: number;
+}
+
+export interface BatchRun {
+  /** Each task's outcome, by task index. */
+  outcomes(): Promise<{ outcomes: TaskOutcome[]; costs: Partial<BatchCosts> }>;
+  cancel(): Promise<void>;
+}
+
+export interface BatchExecutor {
+  /** Starts a captured batch (one round trip for a remote service). */
+  start(graphJson: string, taskCount: number): Promise<BatchRun>;
+  close(): Promise<void>;
+}

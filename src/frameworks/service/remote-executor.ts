@@ -1,0 +1,85 @@
+/**
+ * The client of a tidepool service over HTTPS (seed 002 §3.4): one request starts a batch, one
+ * long-polling request awaits it, one cancels it. Authenticated with a bearer token.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { BatchCosts, BatchExecutor, BatchRun } from './executor.js';
+import type { TaskOutcome } from './graph-format.js';
+
+export interface ConnectOptions {
+  token: string;
+  /** CA certificate(s) to trust (a self-signed service certificate). */
+  ca?: string | Buffer;
+  /** How long one await request waits on the service before asking again (ms; default 25 000). */
+  pollMs?: number;
+}
+
+interface Reply { status: number; body: string; ms: number }
+
+export class RemoteExecutor implements BatchExecutor {
+  private readonly agent: http.Agent;
+
+  private constructor(private readonly base: URL, private readonly opts: ConnectOptions) {
+    this.agent = base.protocol === 'https:' ? new https.Agent({ keepAlive: true, ca: opts.ca }) : new http.Agent({ keepAlive: true });
+  }
+
+  static async open(url: string, opts: ConnectOptions): Promise<RemoteExecutor> {
+    const base = new URL(url);
+    if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error(`${url}: the service URL must be https:// (or http:// for an --insecure loopback service)`);
+    const ex = new RemoteExecutor(base, opts);
+    const hello = await ex.request('GET', '/v1/health');
+    if (hello.status !== 200) throw new Error(`${url}: the service answered ${hello.status}: ${hello.body}`);
+    return ex;
+  }
+
+  private request(method: string, path: string, body?: string): Promise<Reply> {
+    const mod = this.base.protocol === 'https:' ? https : http;
+    const t0 = performance.now();
+    return new Promise((resolve, reject) => {
+      const req = mod.request(new URL(path, this.base), {
+        method, agent: this.agent,
+        headers: { authorization: `Bearer ${this.opts.token}`, ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  async start(graphJson: string, taskCount: number): Promise<BatchRun> {
+    const body = `{"graph":${graphJson}}`;
+    const started = await this.request('POST', '/v1/batches', body);
+    if (started.status !== 202) throw new Error(`the service refused the batch (${started.status}): ${started.body}`);
+    const { batch, serverMs } = JSON.parse(started.body) as { batch: string; serverMs: number };
+    let transferMs = started.ms - serverMs;
+    let cancelled = false;
+    return {
+      outcomes: async () => {
+        for (;;) {
+          if (cancelled) throw new Error(`batch ${batch} was cancelled`);
+          const r = await this.request('GET', `/v1/batches/${batch}?waitMs=${this.opts.pollMs ?? 25_000}`);
+          if (r.status !== 200) throw new Error(`the service answered ${r.status} for batch ${batch}: ${r.body}`);
+          const reply = JSON.parse(r.body) as { state: string; error?: string; outcomes?: TaskOutcome[]; costs?: Partial<BatchCosts>; waitedMs?: number };
+          transferMs += r.ms - (reply.waitedMs ?? 0);
+          if (reply.state === 'running') continue;
+          if (reply.state !== 'done') throw new Error(`batch ${batch} ${reply.state}: ${reply.error ?? ''}`);
+          if (reply.outcomes?.length !== taskCount) throw new Error(`batch ${batch}: ${reply.outcomes?.length} outcomes for ${taskCount} tasks`);
+          return { outcomes: reply.outcomes, costs: { ...reply.costs, transferMs: Math.max(0, transferMs), requestBytes: body.length, responseBytes: r.body.length } };
+        }
+      },
+      cancel: async () => {
+        cancelled = true;
+        await this.request('DELETE', `/v1/batches/${batch}`);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.agent.destroy();
+  }
+}

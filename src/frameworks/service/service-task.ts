@@ -1,0 +1,45 @@
+/**
+ * The task type a service batch becomes on the cluster: a range of the batch's task indexes, split
+ * in halves when other workers want work; each task runs in an isolated-vm sandbox process of this
+ * worker thread. The captured graph is the job's input (through the data plane when large); the
+ * outcomes are emitted keyed by index, so the job's result lists them in task order.
+ */
+import { defineTask } from '../../runtime/task.js';
+import type { CaptureGraph } from './graph-format.js';
+import { SandboxPool, type SandboxLimits } from './sandbox-pool.js';
+
+export interface BatchInput {
+  graph: string;
+  limits?: SandboxLimits;
+}
+
+let pool: SandboxPool | undefined;
+let codes: { key: string; codes: CaptureGraph['codes'] } | undefined;
+
+export default defineTask<{ lo: number; hi: number }, [number, string][], BatchInput>({
+  name: 'tidepool-service-batch',
+  async run(range, ctx) {
+    pool ??= new SandboxPool(ctx.input.limits);
+    if (codes?.key !== ctx.jobId) codes = { key: ctx.jobId, codes: (JSON.parse(ctx.input.graph) as CaptureGraph).codes };
+    let chunk = 1;
+    while (range.lo < range.hi) {
+      if (ctx.cancelled() || ctx.shouldMigrate()) return;
+      const indexes = Array.from({ length: Math.min(chunk, range.hi - range.lo) }, (_, i) => range.lo + i);
+      const t0 = Date.now();
+      const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes);
+      ctx.emit(indexes.map((i) => [i, outs.get(i)!]), range.lo);
+      range.lo += indexes.length;
+      // Short tasks go to the sandbox in growing chunks (fewer messages); long ones one by one.
+      if ((Date.now() - t0) / indexes.length < 5) chunk = Math.min(256, chunk * 2);
+      ctx.potentialSplit();
+    }
+  },
+  split(range) {
+    if (range.hi - range.lo < 2) return undefined;
+    const mid = range.lo + ((range.hi - range.lo) >> 1);
+    const upper = { lo: mid, hi: range.hi };
+    range.hi = mid;
+    return upper;
+  },
+  result: { initial: () => [], combine: (a, b) => a.concat(b), ordered: true },
+});
