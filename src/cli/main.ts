@@ -5,6 +5,7 @@ import { log, parseLevel, setLogFormat, setLogLevel, LOG_LEVELS } from '../util/
 import { registerClusterCommands } from './commands/cluster.js';
 import { registerCoordCommands } from './commands/coord.js';
 import { registerCoordinatorCommand } from './commands/coordinator.js';
+import { registerManagerCommands } from './commands/manager.js';
 import { registerDemo } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
 import { registerSolveCommand } from './commands/solve.js';
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerCoordinatorCommand(program);
   registerClusterCommands(program);
   registerCoordCommands(program);
+  registerManagerCommands(program);
   return program;
 }
 

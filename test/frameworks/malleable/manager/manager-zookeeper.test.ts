@@ -1,0 +1,104 @@
+/**
+ * The resource manager as `tidepool manager` processes over a real 3-server ZooKeeper ensemble,
+ * with `tidepool node` processes on loopback and jobs queued by `tidepool submit`: a malleable job is
+ * asked to shrink and holds its acknowledgement; the manager is killed (SIGKILL) while the shrink is
+ * pending; a new manager sends it again from the job's record, the waiting job is launched only after
+ * the acknowledgement, `tidepool queue` and `tidepool rescale` work, and both jobs count exactly.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { connect } from '../../../../src/coord/connect.js';
+import { readManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
+import { jobPaths } from '../../../../src/runtime/job-paths.js';
+import { runCommand } from '../../../support/cli.js';
+import { secretFile, startNodeProcess, type NodeProcess } from '../../../support/node-process.js';
+import { startEnsemble, type ZkEnsemble } from '../../../support/zk-ensemble.js';
+import { rootState } from '../../../runtime/apps/compositions.js';
+import { finishExactly, HELD, membersOf, nodesOf, RESCALABLE, rescaleLog, waitFor } from './manager-scenario.js';
+
+const RUN = fileURLToPath(new URL('../../../../src/cli/run.ts', import.meta.url));
+const T = { timeout: 240_000 };
+
+/** `tidepool ARGS` from the sources; resolves with the process once it printed a line matching `ready`. */
+function startCli(args: string[], ready: RegExp): Promise<{ child: ChildProcess; out: () => string; exited: Promise<unknown> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TIDEPOOL_LOG: 'warn' } });
+  let out = '';
+  const exited = new Promise((r) => child.on('exit', r));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`tidepool ${args[0]} not ready: ${out}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        resolve({ child, out: () => out, exited });
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`tidepool ${args[0]} exited (${code}): ${out}`)));
+  });
+}
+
+const cli = async (args: string[]) => {
+  const run = await runCommand(process.execPath, ['--import', 'tsx', RUN, ...args], { timeoutMs: 90_000 });
+  assert.equal(run.code, 0, `tidepool ${args.join(' ')}: ${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+};
+
+describe('tidepool manager over ZooKeeper with node processes', () => {
+  let zk: ZkEnsemble;
+  const processes: NodeProcess[] = [];
+
+  before(async () => {
+    zk = await startEnsemble({ size: 3 });
+    const secret = secretFile();
+    processes.push(...await Promise.all(Array.from({ length: 3 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
+  });
+  after(async () => {
+    for (const p of processes) p.kill('SIGKILL');
+    await Promise.all(processes.map((p) => p.exited));
+    await zk.stop();
+  });
+
+  it('a manager killed with a shrink pending is replaced and loses no job; submit, queue and rescale', T, async () => {
+    const client = await connect(zk.connectionString);
+    const zkArgs = ['--zk', zk.connectionString];
+    const managerArgs = ['manager', ...zkArgs, '--policy', 'equipartition', '--tgap', '0', '--json'];
+    let m1 = await startCli(managerArgs, /"active":true/);
+    try {
+      const heldFile = fileURLToPath(HELD.module);
+      const a = await cli(['submit', heldFile, '--kind', 'malleable', '--min', '1', '--max', '3', '--root', JSON.stringify(rootState(20, 300)), '--job-kind', `${fileURLToPath(RESCALABLE.module)}#default`, ...zkArgs, '--json']);
+      const aId = a.job as string;
+      await waitFor(async () => (await membersOf(client, aId)).length === 3, 'A to run on the 3 nodes', 90_000);
+      await client.create(`${jobPaths(aId).base}/hold-rescales`); // A will hold its acknowledgements
+      const b = await cli(['submit', heldFile, '--kind', 'malleable', '--min', '1', '--max', '3', '--root', JSON.stringify(rootState(19, 300)), ...zkArgs, '--json']);
+      const bId = b.job as string;
+      await waitFor(async () => (await rescaleLog(client, aId)).length === 1, 'A to be asked to shrink', 60_000);
+      const pending = (await readManagedJob(client, aId))!.record.pending;
+      assert.ok(pending && pending.removed.length >= 1, 'the pending shrink is in A\'s record');
+
+      m1.child.kill('SIGKILL');
+      await m1.exited;
+      m1 = await startCli(managerArgs, /"active":true/);
+      const queue = await cli(['queue', ...zkArgs, '--json']) as { jobs: Array<{ id: string; state: string; pending: unknown; nodes: string[] }> };
+      assert.deepEqual(queue.jobs.map((j) => [j.id, j.state]), [[aId, 'running'], [bId, 'waiting']], 'both jobs are still queued after the crash');
+      assert.deepEqual(await nodesOf(client, bId), [], 'B gets nothing while A has not acknowledged');
+      assert.deepEqual((await nodesOf(client, aId)).length, 3);
+
+      await client.delete(`${jobPaths(aId).base}/hold-rescales`);
+      await waitFor(async () => (await membersOf(client, bId)).length >= 1, 'B to launch on the nodes A gave up', 90_000);
+      const log = await rescaleLog(client, aId);
+      assert.ok(log.length >= 2 && log.every((r) => r.members.length === 3), 'the new manager asked again, and A held all 3 nodes when asked');
+      assert.equal((await readManagedJob(client, aId))!.record.pending, undefined, 'the shrink is acknowledged and recorded');
+
+      const r = await cli(['rescale', bId, '1', ...zkArgs, '--json']);
+      assert.equal(r.requested, 1);
+      await finishExactly(client, [{ id: aId, n: 20 }, { id: bId, n: 19 }], 150_000);
+    } finally {
+      m1.child.kill('SIGTERM');
+      await m1.exited;
+      await client.close();
+    }
+  });
+});
