@@ -87,14 +87,22 @@ export class SandboxPool {
     return fresh;
   }
 
-  /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (in the order given). */
-  async run(key: string, graph: string, codes: Code[], indexes: number[]): Promise<Map<number, string>> {
+  /** The live sandbox processes (their pids for monitoring). */
+  processes(): ChildProcess[] {
+    return [...this.all].filter((p) => !p.dead).map((p) => p.child);
+  }
+
+  /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (`onOutcome` hears each as it arrives). */
+  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void): Promise<Map<number, string>> {
     const out = new Map<number, string>();
     let todo = indexes.slice();
     while (todo.length > 0) {
       const proc = this.take();
       try {
-        await proc.run({ type: 'run', key, graph, codes, indexes: todo, timeoutMs: this.limits.timeoutMs ?? 60_000, memoryMb: this.limits.memoryMb ?? 128 }, (i, o) => out.set(i, o));
+        await proc.run({ type: 'run', key, graph, codes, indexes: todo, timeoutMs: this.limits.timeoutMs ?? 60_000, memoryMb: this.limits.memoryMb ?? 128 }, (i, o) => {
+          out.set(i, o);
+          onOutcome?.(i);
+        });
         this.idle.push(proc);
         todo = [];
       } catch (e) {
