@@ -1,0 +1,70 @@
+/**
+ * Pegasus 5 YAML workflows: `jobs[]` (`id`, `name`, `arguments`, `uses[]` with `lfn`, `type:
+ * input|output|checkpoint` and an optional `size`, a runtime in `profiles.pegasus.runtime`) and
+ * `jobDependencies[]` (`id`, `children`). The `requires` of transformations in the catalog are what a
+ * program needs installed, not job I/O, and are not read. Lines come from the YAML parser's own
+ * positions of every job.
+ */
+import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { WorkflowBuilder, type FileUse } from './workflow-builder.js';
+import type { Workflow } from './workflow.js';
+import { WorkflowError } from './workflow-error.js';
+
+interface YamlJob {
+  type?: string;
+  id?: unknown;
+  name?: unknown;
+  arguments?: unknown[];
+  uses?: { lfn?: unknown; type?: unknown; size?: unknown }[];
+  profiles?: { pegasus?: { runtime?: unknown } };
+}
+
+export function loadPegasusYaml(text: string, file: string): Workflow {
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    throw new WorkflowError(file, e.linePos?.[0].line, `malformed YAML: ${e.message.split('\n')[0]}`);
+  }
+  const data = doc.toJS() as { name?: unknown; pegasus?: unknown; jobs?: YamlJob[]; jobDependencies?: { id?: unknown; children?: unknown[] }[] };
+  const jobsNode = doc.get('jobs', true);
+  const lineAt = (i: number): number | undefined => {
+    const item = isSeq(jobsNode) ? jobsNode.items[i] : undefined;
+    const range = isMap(item) ? item.range : undefined;
+    return range ? counter.linePos(range[0]).line : undefined;
+  };
+  if (!Array.isArray(data?.jobs)) throw new WorkflowError(file, 1, 'no "jobs" list: not a Pegasus 5 workflow');
+  const lines = new Map<string, number>();
+  const builder = new WorkflowBuilder(typeof data.name === 'string' ? data.name : file, { file, lineOf: (id) => lines.get(id) }, `Pegasus YAML ${String(data.pegasus ?? '5.0')}`);
+  data.jobs.forEach((job, i) => {
+    const line = lineAt(i);
+    if (typeof job?.id !== 'string') throw new WorkflowError(file, line, `jobs[${i}] has no string "id"`);
+    const id = job.id;
+    lines.set(id, line ?? 0);
+    const inputs: FileUse[] = [];
+    const outputs: FileUse[] = [];
+    for (const use of job.uses ?? []) {
+      if (typeof use?.lfn !== 'string') throw new WorkflowError(file, line, `task ${id}: a "uses" entry has no "lfn"`);
+      const size = use.size === undefined ? undefined : Number(use.size);
+      if (size !== undefined && !(Number.isFinite(size) && size >= 0)) throw new WorkflowError(file, line, `task ${id}: file ${use.lfn}: size is not a number of bytes`);
+      const entry = size === undefined ? { name: use.lfn } : { name: use.lfn, size };
+      if (use.type === 'input') inputs.push(entry);
+      else if (use.type === 'output' || use.type === 'checkpoint') outputs.push(entry);
+      else throw new WorkflowError(file, line, `task ${id}: file ${use.lfn}: type must be input, output or checkpoint, got ${JSON.stringify(use.type)}`);
+    }
+    const runtimeValue = job.profiles?.pegasus?.runtime;
+    const runtime = runtimeValue === undefined ? undefined : Number(runtimeValue);
+    if (runtime !== undefined && !(Number.isFinite(runtime) && runtime >= 0)) throw new WorkflowError(file, line, `task ${id}: pegasus runtime profile is not a non-negative number`);
+    const program = typeof job.name === 'string' ? job.name : id;
+    builder.task({
+      id, name: program, category: program, inputs, outputs, line: line ?? 0,
+      command: { program, args: (job.arguments ?? []).map((a) => (typeof a === 'object' && a !== null && 'lfn' in a ? String((a as { lfn: unknown }).lfn) : String(a))) },
+      ...(runtime !== undefined ? { runtime } : {}),
+    });
+  });
+  for (const dep of data.jobDependencies ?? []) {
+    if (typeof dep?.id !== 'string') throw new WorkflowError(file, undefined, 'a jobDependencies entry has no string "id"');
+    for (const child of dep.children ?? []) builder.dependsOn(String(child), dep.id);
+  }
+  return builder.build();
+}

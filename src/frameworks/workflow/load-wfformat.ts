@@ -1,0 +1,122 @@
+/**
+ * WfCommons JSON. WfFormat 1.5: `workflow.specification.tasks` (parents and children by task id,
+ * `inputFiles`/`outputFiles` by file id), sizes in `specification.files`, runtimes in the separate
+ * `workflow.execution.tasks` list; validated against the published schema first. The older 1.4
+ * (and 1.3) layout: `workflow.tasks` with inline `files[]` (`link: input|output`), parents by task
+ * name, runtimes on the task. Errors name the task and the line where its id (or name) appears.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type AjvClass from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { parseDocument } from 'yaml';
+import { WorkflowBuilder, type FileUse } from './workflow-builder.js';
+import type { Workflow } from './workflow.js';
+import { lineOfText, WorkflowError } from './workflow-error.js';
+
+const require = createRequire(import.meta.url);
+const SCHEMA_URL = new URL('../../../data/workflows/wfcommons-schema.v1.5.json', import.meta.url);
+let validator: ValidateFunction | undefined;
+
+function schemaValidator(): ValidateFunction {
+  if (!validator) {
+    // ajv is CommonJS; its default export differs between module systems, so take the constructor directly.
+    const Ajv = require('ajv') as typeof AjvClass.default;
+    const url = import.meta.url.includes('/dist/') ? new URL('../../../../data/workflows/wfcommons-schema.v1.5.json', import.meta.url) : SCHEMA_URL;
+    const schema = JSON.parse(readFileSync(url, 'utf8')) as Record<string, unknown>;
+    delete schema.$schema; // "http://json-schema.org/schema#" names no draft; its keywords are draft-07's
+    validator = new Ajv({ allErrors: false, strict: false, validateFormats: false }).compile(schema);
+  }
+  return validator;
+}
+
+type Json = Record<string, unknown>;
+
+export function loadWfFormat(text: string, file: string, doc?: unknown): Workflow {
+  let data: unknown = doc;
+  if (data === undefined) {
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      throw new WorkflowError(file, jsonErrorLine(text, err as Error), `malformed JSON: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  if (typeof data !== 'object' || data === null || typeof (data as Json).workflow !== 'object') {
+    throw new WorkflowError(file, 1, 'no "workflow" object: not a WfCommons workflow');
+  }
+  const root = data as Json;
+  const version = String(root.schemaVersion ?? '?');
+  const lineOf = (id: string) => lineOfText(text, `"${id}"`);
+  const wf = root.workflow as Json;
+  const name = typeof root.name === 'string' ? root.name : file;
+  return typeof wf.specification === 'object' ? load15(root, text, file, name, version, lineOf) : load14(wf, file, name, version, lineOf);
+}
+
+function load15(root: Json, text: string, file: string, name: string, version: string, lineOf: (id: string) => number | undefined): Workflow {
+  const validate = schemaValidator();
+  if (!validate(root as unknown)) {
+    const e = validate.errors![0]!;
+    const path = e.instancePath.split('/').slice(1);
+    const spec = (root.workflow as Json).specification as Json;
+    const taskAt = path[2] === 'tasks' && path[3] !== undefined ? ((path[1] === 'specification' ? spec.tasks : ((root.workflow as Json).execution as Json).tasks) as Json[])[Number(path[3])] : undefined;
+    const id = taskAt && typeof taskAt.id === 'string' ? taskAt.id : undefined;
+    const line = id !== undefined ? lineOf(id) : lineOfText(text, `"${path[path.length - 1] ?? 'workflow'}"`);
+    throw new WorkflowError(file, line, `${id !== undefined ? `task ${id}: ` : ''}${e.instancePath || '/'} ${e.message ?? 'is invalid'} (WfFormat schema)`);
+  }
+  const spec = (root.workflow as Json).specification as { tasks: Json[]; files?: { id: string; sizeInBytes: number }[] };
+  const exec = (root.workflow as Json).execution as { tasks: { id: string; runtimeInSeconds: number; command?: { program?: string; arguments?: unknown[] } }[] } | undefined;
+  const builder = new WorkflowBuilder(name, { file, lineOf }, `WfFormat ${version}`);
+  for (const f of spec.files ?? []) builder.file(f.id, f.sizeInBytes);
+  const runs = new Map((exec?.tasks ?? []).map((t) => [t.id, t]));
+  let missing = 0;
+  for (const t of spec.tasks as { id: string; name: string; category?: string; parents: string[]; inputFiles?: string[]; outputFiles?: string[] }[]) {
+    const run = runs.get(t.id);
+    if (!run) missing++;
+    const program = run?.command?.program;
+    builder.task({
+      id: t.id, name: t.name, category: t.category ?? categoryOf(t.name), parents: t.parents,
+      inputs: t.inputFiles ?? [], outputs: t.outputFiles ?? [],
+      ...(run ? { runtime: run.runtimeInSeconds } : {}),
+      ...(program ? { command: { program, args: (run!.command!.arguments ?? []).map(String) } } : {}),
+    });
+  }
+  const workflow = builder.build();
+  if (missing > 0) workflow.warnings.push(`${missing} task(s) have no execution record: runtime 0`);
+  return workflow;
+}
+
+function load14(wf: Json, file: string, name: string, version: string, lineOf: (id: string) => number | undefined): Workflow {
+  if (!Array.isArray(wf.tasks)) throw new WorkflowError(file, lineOf('workflow'), '"workflow" has neither "specification" (1.5) nor "tasks" (1.4)');
+  const builder = new WorkflowBuilder(name, { file, lineOf }, `WfFormat ${version}`);
+  (wf.tasks as Json[]).forEach((t, i) => {
+    const tName = typeof t.name === 'string' ? t.name : undefined;
+    const id = typeof t.id === 'string' ? t.id : tName;
+    if (id === undefined) throw new WorkflowError(file, undefined, `workflow.tasks[${i}] has neither "id" nor "name"`);
+    const files = Array.isArray(t.files) ? (t.files as Json[]) : [];
+    const uses = (link: string): FileUse[] => files.filter((f) => f.link === link).map((f) => ({ name: String(f.name), size: Number(f.sizeInBytes ?? f.size ?? 0) }));
+    for (const f of files) {
+      if (f.link !== 'input' && f.link !== 'output') throw new WorkflowError(file, lineOf(id), `task ${id}: file ${String(f.name)}: link must be "input" or "output", got ${JSON.stringify(f.link)}`);
+    }
+    const runtime = Number(t.runtimeInSeconds ?? t.runtime ?? 0);
+    const command = t.command as { program?: string; arguments?: unknown[] } | undefined;
+    // 1.4 names parents by task name; the id is then only the suffix (ID0000001): keep both reachable.
+    builder.task({
+      id: tName ?? id, name: tName ?? id, category: typeof t.category === 'string' ? t.category : categoryOf(tName ?? id),
+      parents: Array.isArray(t.parents) ? (t.parents as unknown[]).map(String) : [], inputs: uses('input'), outputs: uses('output'), runtime,
+      ...(command?.program ? { command: { program: command.program, args: (command.arguments ?? []).map(String) } } : {}),
+    });
+  });
+  return builder.build();
+}
+
+/** `mProject_ID0000001` → `mProject`; Nextflow's `NFCORE_RNASEQ:…:FASTQC (1)` → as written up to the space. */
+function categoryOf(name: string): string {
+  return name.replace(/_ID\d+$/, '').replace(/ \(.*\)$/, '');
+}
+
+/** Node 20's JSON.parse names no position; the YAML parser (JSON is YAML) does. */
+function jsonErrorLine(text: string, err: Error): number | undefined {
+  const at = /position (\d+)/.exec(err.message);
+  if (at) return lineOfText(text.slice(0, Number(at[1])) + '\u0000', '\u0000');
+  return parseDocument(text, { prettyErrors: true }).errors[0]?.linePos?.[0].line;
+}
