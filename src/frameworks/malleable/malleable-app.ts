@@ -1,0 +1,92 @@
+/**
+ * The application model of malleable iterative jobs (seed 003 §III): an array of migratable objects
+ * (the seed's chares), each with plain-data state and a step per iteration. Objects talk only by
+ * messages addressed to an object index; the runtime routes each to wherever that object lives now.
+ * Messages sent in iteration i are read in iteration i + 1 (those sent by `init` in iteration 0), and
+ * every iteration boundary is a synchronization point (the seed's AtSync) where the runtime may
+ * balance, checkpoint, shrink or expand. State must be data the runtime can copy (numbers, strings,
+ * arrays, typed arrays, plain objects): that is all it takes for an application to be malleable.
+ */
+import type { TaskDefinition } from '../../runtime/task.js';
+
+/** A message as the receiving object sees it: the sender's index and what it sent. */
+export interface Delivered<M> {
+  from: number;
+  msg: M;
+}
+
+/** Sends a message to the object with index `to` (read by it in the next iteration). */
+export type Send<M> = (to: number, msg: M) => void;
+
+export interface StepContext<P, S, M> {
+  readonly index: number;
+  readonly iteration: number;
+  readonly params: P;
+  /** The object's state; `step` may change it in place or return a new one. */
+  readonly state: S;
+  /** Messages sent to this object in the previous iteration, ordered by sender index then send order. */
+  readonly inbox: readonly Delivered<M>[];
+  send: Send<M>;
+}
+
+export interface MalleableDefinition<P, S, M, Sum, R> {
+  /** Stable name (logs, CLI, results). */
+  name: string;
+  /** Checks the parameters before anything runs; returns what is wrong (naming the field) or undefined. */
+  validate?(params: P): string | undefined;
+  /** How many objects the application is decomposed into. */
+  objects(params: P): number;
+  /** How many iterations to run. */
+  iterations(params: P): number;
+  /** Builds object `index`; messages it sends are read in iteration 0. */
+  init(index: number, params: P, send: Send<M>): S;
+  /** One iteration of one object; returns the new state (or undefined when it changed `ctx.state` in place). */
+  step(ctx: StepContext<P, S, M>): S | void;
+  /** What one object contributes to the result at the end. */
+  summary(index: number, state: S, params: P): Sum;
+  /** The job's result from every object's summary, in index order. */
+  result(summaries: Sum[], params: P): R;
+}
+
+export interface MalleableApp<P = unknown, S = unknown, M = unknown, Sum = unknown, R = unknown> extends MalleableDefinition<P, S, M, Sum, R> {
+  readonly malleable: true;
+}
+
+/**
+ * The exported value is also a (never-run) task type, because a job spec names its application module
+ * where a task-pool job names its task type, and submission loads it as one.
+ */
+type AsTaskType = Pick<TaskDefinition<unknown, unknown>, 'run'> & { readonly kind: 'tidepool.task' };
+
+export type MalleableExport<P = unknown, S = unknown, M = unknown, Sum = unknown, R = unknown> = MalleableApp<P, S, M, Sum, R> & AsTaskType;
+
+/** Declares a malleable application; export it from a module so every node can load it by reference. */
+export function defineMalleable<P, S, M, Sum, R>(definition: MalleableDefinition<P, S, M, Sum, R>): MalleableExport<P, S, M, Sum, R> {
+  for (const fn of ['objects', 'iterations', 'init', 'step', 'summary', 'result'] as const) {
+    if (typeof definition?.[fn] !== 'function') throw new TypeError(`defineMalleable: \`${fn}\` must be a function`);
+  }
+  return {
+    ...definition,
+    malleable: true,
+    kind: 'tidepool.task',
+    run() {
+      throw new Error(`${definition.name} is a malleable application: submit it with submitMalleable (the malleable job kind), not as a task`);
+    },
+  };
+}
+
+export function isMalleableApp(value: unknown): value is AnyMalleableApp {
+  return typeof value === 'object' && value !== null && (value as { malleable?: unknown }).malleable === true;
+}
+
+/** Loads an application by module reference (the node side of weak migration). */
+export async function loadMalleableApp(ref: { module: string; export: string }): Promise<AnyMalleableApp> {
+  const mod = (await import(ref.module)) as Record<string, unknown>;
+  const app = mod[ref.export];
+  if (!isMalleableApp(app)) throw new Error(`${ref.module} has no malleable application export "${ref.export}" (export the result of defineMalleable)`);
+  return app;
+}
+
+/** Any application, as the runtime handles it (it never looks inside states, messages or summaries). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyMalleableApp = MalleableApp<any, any, any, any, any>;

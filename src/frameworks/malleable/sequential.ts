@@ -1,0 +1,22 @@
+/**
+ * Runs a malleable application in this process, every object on one host, iteration after iteration:
+ * the reference a distributed run must match bit for bit, and a way to run an application without a
+ * cluster. The application code is the same; nothing in it knows whether it runs here or spread out.
+ */
+import type { AnyMalleableApp } from './malleable-app.js';
+import { ObjectHost, type Routed } from './object-host.js';
+
+export function runSequential<R = unknown>(app: AnyMalleableApp, params: unknown, onIteration?: (iteration: number) => void): R {
+  const wrong = app.validate?.(params);
+  if (wrong) throw new Error(`${app.name}: ${wrong}`);
+  const n = app.objects(params);
+  const host = new ObjectHost(app, params);
+  host.deliver(0, host.init(Array.from({ length: n }, (_, i) => i)));
+  for (let it = 0; it < app.iterations(params); it++) {
+    const out: Routed[] = [];
+    for (let i = 0; i < n; i++) host.step(i, it, out);
+    host.deliver(it + 1, out);
+    onIteration?.(it);
+  }
+  return app.result(host.summaries().map(([, s]) => s), params) as R;
+}
