@@ -54,6 +54,23 @@ export class ManagerCore {
     return this.track(this.executor.execute(decideJobs(this.view(jobs, nodes), this.policy)));
   }
 
+  /**
+   * Failure warnings (proactive fault tolerance): every malleable job holding a warned node is asked
+   * to shrink away from it (one shrink per job, unless an action of the job is under way). Leave the
+   * warned nodes out of `schedule`'s node list until they are healthy, so no job gets them meanwhile.
+   */
+  vacate(warned: readonly string[], jobs: readonly QueuedJob[]): JobDecision[] {
+    const actual = this.executor.actualMap();
+    const malleable = new Set(jobs.filter((j) => j.flexibility === 'malleable' && !j.finished).map((j) => j.id));
+    const byJob = new Map<string, string[]>();
+    for (const node of warned) {
+      const job = actual.get(node);
+      if (job !== undefined && malleable.has(job) && !this.executor.isBusy(job)) byJob.set(job, [...(byJob.get(job) ?? []), node]);
+    }
+    const shrinks: JobDecision[] = [...byJob].map(([job, removed]) => ({ type: 'shrink', job, removed, nodes: [...actual].filter(([n, j]) => j === job && !removed.includes(n)).map(([n]) => n).sort() }));
+    return this.track(this.executor.execute(shrinks));
+  }
+
   shrinkAcknowledged(job: string, nodes: readonly string[]): JobDecision[] {
     return this.track(this.executor.shrinkAcknowledged(job, nodes));
   }

@@ -204,16 +204,7 @@ export class ResourceManager {
 
   /** A warned node held by a malleable job is shrunk away from (proactive fault tolerance). */
   private async vacateWarned(core: ManagerCore, warned: string[]): Promise<void> {
-    const actual = core.executor.actualMap();
-    const byJob = new Map<string, string[]>();
-    for (const node of warned) {
-      const job = actual.get(node);
-      if (job !== undefined && !core.executor.isBusy(job) && this.jobs.find((j) => j.id === job)?.flexibility === 'malleable') byJob.set(job, [...(byJob.get(job) ?? []), node]);
-    }
-    for (const [job, removed] of byJob) {
-      const nodes = [...actual].filter(([n, j]) => j === job && !removed.includes(n)).map(([n]) => n).sort();
-      await this.perform(core.executor.execute([{ type: 'shrink', job, nodes, removed }]), new Set(removed));
-    }
+    await this.perform(core.vacate(warned, this.jobs), new Set(warned));
   }
 
   /** `tidepool rescale JOB N`: an operator's size for a running job, done as the policy's decisions are. */
