@@ -8,9 +8,18 @@ import type { Capture } from './capture.js';
 import { GraphDecoder } from './graph-decoder.js';
 import { FORBIDDEN_KEYS, TYPED_ARRAYS, base64ToBytes, type GraphNode, type Key, type TaskOutcome, type Write } from './graph-format.js';
 
+export interface Conflict {
+  location: string;
+  /** The task that kept the location, and the later one. */
+  tasks: [string, string];
+}
+
+/** Every write-write conflict of one task with earlier tasks of its batch. */
 export class WriteConflictError extends Error {
-  constructor(readonly location: string, readonly tasks: [string, string]) {
-    super(`write-write conflict: ${location} written by ${tasks[0]} and ${tasks[1]}`);
+  constructor(readonly conflicts: Conflict[]) {
+    const [c] = conflicts;
+    const more = conflicts.length > 1 ? ` (and ${conflicts.length - 1} more location(s))` : '';
+    super(`write-write conflict: ${c!.location} written by ${c!.tasks[0]} and ${c!.tasks[1]}${more}`);
     this.name = 'WriteConflictError';
   }
 }
@@ -43,22 +52,22 @@ export class BatchApplier {
       return decoder.decode(v);
     };
     for (const node of fresh) presetRefs(node, base, objects, decoder);
-    let conflict: WriteConflictError | undefined;
+    const conflicts: Conflict[] = [];
     const claim = (location: string): boolean => {
       const first = this.writers.get(location);
       if (first === undefined) {
         this.writers.set(location, task);
         return true;
       }
-      if (first !== task) conflict ??= new WriteConflictError(location, [this.label(first), this.label(task)]);
+      if (first !== task) conflicts.push({ location, tasks: [this.label(first), this.label(task)] });
       return first === task;
     };
-    for (const w of outcome.w ?? []) this.applyWrite(task, w, resolve, claim, (c) => (conflict ??= c));
-    if (conflict) throw conflict;
+    for (const w of outcome.w ?? []) this.applyWrite(task, w, resolve, claim, (c) => conflicts.push(c));
+    if (conflicts.length > 0) throw new WriteConflictError(conflicts);
     return outcome.v === undefined ? undefined : resolve(outcome.v);
   }
 
-  private applyWrite(task: number, w: Write, resolve: (v: never) => unknown, claim: (loc: string) => boolean, onConflict: (c: WriteConflictError) => void): void {
+  private applyWrite(task: number, w: Write, resolve: (v: never) => unknown, claim: (loc: string) => boolean, onConflict: (c: Conflict) => void): void {
     const target = this.capture.objects[w.id] as Record<PropertyKey, unknown> | undefined;
     const node = this.capture.graph.nodes[w.id] as GraphNode | undefined;
     if (target === undefined || node === undefined) throw new Error(`task ${task}: write to unknown node ${w.id}`);
@@ -93,7 +102,7 @@ export class BatchApplier {
   }
 
   /** Element-wise conflict detection for typed arrays: one int per element, allocated on first write. */
-  private applyElements(task: number, id: number, name: string, target: ArrayBufferView & { length: number; BYTES_PER_ELEMENT: number }, runs: [number, string][], onConflict: (c: WriteConflictError) => void): void {
+  private applyElements(task: number, id: number, name: string, target: ArrayBufferView & { length: number; BYTES_PER_ELEMENT: number }, runs: [number, string][], onConflict: (c: Conflict) => void): void {
     let owners = this.elementWriters.get(id);
     if (!owners) this.elementWriters.set(id, (owners = new Int32Array(target.length)));
     const bytes = new Uint8Array(target.buffer, target.byteOffset, target.byteLength);
@@ -105,7 +114,7 @@ export class BatchApplier {
       for (let e = 0; e < count; e++) {
         const owner = owners[first + e]! - 1;
         if (owner >= 0 && owner !== task) {
-          onConflict(new WriteConflictError(`${name}[${first + e}]`, [this.label(owner), this.label(task)]));
+          onConflict({ location: `${name}[${first + e}]`, tasks: [this.label(owner), this.label(task)] });
           continue;
         }
         owners[first + e] = task + 1;

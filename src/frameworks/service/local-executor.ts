@@ -38,12 +38,14 @@ export class LocalExecutor implements BatchExecutor {
     }
   }
 
+  /** A worker keeps the process alive only while it owes an answer. */
   private send(w: Worker, msg: object): Promise<[number, string][]> {
     const id = ++this.seq;
-    return new Promise((resolve, reject) => {
+    w.ref();
+    return new Promise<[number, string][]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       w.postMessage({ id, ...msg });
-    });
+    }).finally(() => w.unref());
   }
 
   async start(graphJson: string, taskCount: number): Promise<BatchRun> {
