@@ -1,0 +1,95 @@
+/**
+ * The seed's programs (seed 002 §4) as ordinary functions of a module, and their distributed forms:
+ * closures over these functions are the tasks. Nothing here knows about sockets, threads or
+ * serialization.
+ */
+import type { Distribution } from '../../src/index.js';
+
+/** The smallest factor of n (n itself when prime), by trial division — seed 002 Fig. 1. */
+export function factorize(n: number): number {
+  for (let k = 2; k * k <= n; k++) if (n % k === 0) return k;
+  return n;
+}
+
+/** Escape counts of one image row of the Mandelbrot set, written into `image` (one byte per pixel). */
+export function mandelbrotRow(y: number, width: number, height: number, maxIter: number, image: Uint8Array): void {
+  const ci = (y / height) * 2.4 - 1.2;
+  for (let x = 0; x < width; x++) {
+    const cr = (x / width) * 3.5 - 2.5;
+    let zr = 0, zi = 0, i = 0;
+    while (i < maxIter && zr * zr + zi * zi <= 4) {
+      const t = zr * zr - zi * zi + cr;
+      zi = 2 * zr * zi + ci;
+      zr = t;
+      i++;
+    }
+    image[y * width + x] = i === maxIter ? 0 : 1 + (i % 255);
+  }
+}
+
+/** Primes in [lo, hi). */
+export function countPrimes(lo: number, hi: number): number {
+  let count = 0;
+  for (let n = Math.max(lo, 2); n < hi; n++) {
+    let prime = true;
+    for (let k = 2; k * k <= n; k++) if (n % k === 0) { prime = false; break; }
+    if (prime) count++;
+  }
+  return count;
+}
+
+const MOVES = [[1, 2], [2, 1], [2, -1], [1, -2], [-1, -2], [-2, -1], [-2, 1], [-1, 2]] as const;
+
+/** Open knight's tours on an n×n board that start on square `start` (row-major index). */
+export function knightTours(n: number, start: number): number {
+  const visited = new Uint8Array(n * n);
+  const walk = (square: number, depth: number): number => {
+    if (depth === n * n) return 1;
+    let tours = 0;
+    const r = Math.floor(square / n), c = square % n;
+    for (const [dr, dc] of MOVES) {
+      const rr = r + dr, cc = c + dc;
+      if (rr < 0 || rr >= n || cc < 0 || cc >= n) continue;
+      const next = rr * n + cc;
+      if (visited[next]) continue;
+      visited[next] = 1;
+      tours += walk(next, depth + 1);
+      visited[next] = 0;
+    }
+    return tours;
+  };
+  visited[start] = 1;
+  return walk(start, 1);
+}
+
+/** Seed 002 Fig. 1: one task per number. */
+export async function factorizeAll(distribution: Distribution, numbers: number[]): Promise<number[]> {
+  const tasks = numbers.map((n) => distribution.task(() => factorize(n)));
+  await distribution.start(tasks);
+  return Promise.all(tasks.map((t) => t.result));
+}
+
+/** Seed 002 Fig. 3: a parallel loop whose iterations write rows of one image. */
+export async function mandelbrot(distribution: Distribution, width: number, height: number, maxIter: number): Promise<Uint8Array> {
+  const image = new Uint8Array(width * height);
+  await distribution.parallelFor(0, height, (y) => mandelbrotRow(y, width, height, maxIter, image));
+  return image;
+}
+
+/** Primes below `limit`, counted in `chunks` tasks whose counts land in an array. */
+export async function primes(distribution: Distribution, limit: number, chunks: number): Promise<number> {
+  const counts = new Array<number>(chunks).fill(0);
+  const size = Math.ceil(limit / chunks);
+  await distribution.parallelFor(0, chunks, (i) => {
+    counts[i] = countPrimes(i * size, Math.min(limit, (i + 1) * size));
+  });
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** All open knight's tours of an n×n board: one task per start square. */
+export async function allKnightTours(distribution: Distribution, n: number): Promise<number> {
+  const tasks = Array.from({ length: n * n }, (_, start) => distribution.task(() => knightTours(n, start)));
+  await distribution.start(tasks);
+  const counts = await Promise.all(tasks.map((t) => t.result));
+  return counts.reduce((a, b) => a + b, 0);
+}
