@@ -81,6 +81,10 @@ export class JobRunner {
   readonly stats = { tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0, placementsOut: 0, checkpoints: 0, retries: 0, failedTasks: 0 };
   /** Each running task's latest durable state (start, split or checkpoint): a retry resumes from it. */
   private readonly latest = new Map<string, { state: unknown; partial: unknown }>();
+  /** Only a task type with retries needs `latest` (most jobs pay nothing for it). */
+  private get keepsLatest(): boolean {
+    return (this.d.retries ?? 0) > 0;
+  }
   private readonly attempts = new Map<string, number>();
   private readonly pool: TaskSnapshot[] = [];
   private readonly running = new Map<string, number>(); // task -> worker slot
@@ -227,7 +231,7 @@ export class JobRunner {
   private onChild(parentId: string, childState: unknown, checkpoint: { state: unknown; partial: unknown }, on?: string): void {
     const childId = this.ids.fresh();
     this.stats.splits++;
-    if (this.running.has(parentId)) this.latest.set(parentId, checkpoint);
+    if (this.keepsLatest && this.running.has(parentId)) this.latest.set(parentId, checkpoint);
     this.write(parentId, this.d.ledger.split(parentId, checkpoint, childId, childState), () => {
       const child = { id: childId, state: childState, partial: undefined, version: 0 };
       // Placement: a child meant for another node is offered there (claimed in the ledger, as a steal is).
@@ -256,7 +260,7 @@ export class JobRunner {
   /** An explicit checkpoint: the task keeps running; after a crash it resumes from here. */
   private onCheckpoint(taskId: string, state: unknown, partial: unknown): void {
     if (!this.running.has(taskId)) return;
-    this.latest.set(taskId, { state, partial });
+    if (this.keepsLatest) this.latest.set(taskId, { state, partial });
     this.write(taskId, this.d.ledger.checkpoint(taskId, state, partial), () => {
       this.stats.checkpoints++;
       this.schedule();
@@ -366,17 +370,16 @@ export class JobRunner {
     this.pipeline();
     // Potential splitting: ask running tasks for as many new tasks as there are takers.
     let wanted = this.idleSlots().length + this.pendingSteals.length;
-    for (const slot of new Set(this.running.values())) {
-      if (wanted <= 0) break;
-      if (this.d.workers.splitRequested(slot)) {
+    if (wanted > 0) {
+      for (const slot of new Set(this.running.values())) {
+        if (wanted <= 0) break;
+        if (!this.d.workers.splitRequested(slot)) this.d.workers.requestSplit(slot);
         wanted--;
-        continue;
       }
-      this.d.workers.requestSplit(slot);
-      wanted--;
+    } else {
+      // Withdraw split requests nobody needs any more.
+      for (const slot of this.running.values()) this.d.workers.clearSplit(slot);
     }
-    // Withdraw split requests nobody needs any more.
-    if (this.idleSlots().length === 0 && this.pendingSteals.length === 0) for (const slot of this.running.values()) this.d.workers.clearSplit(slot);
     this.steal(now);
   }
 
@@ -397,6 +400,8 @@ export class JobRunner {
   /** The thief side: an idle node asks a random peer for work. */
   private steal(now: number): void {
     const needWork = this.idleSlots().length > 0 && this.pool.length === 0 && this.running.size === 0 && this.inFlight === 0;
+    // Busy with nothing asked of anyone: the planner has nothing to do (spares a peer list per event).
+    if (!needWork && !this.planner.asking) return;
     const peers = this.d.peers();
     const action = this.planner.next(now, needWork, this.d.victims ? this.d.victims(peers) : peers);
     if (action.kind === 'send') {
@@ -494,7 +499,7 @@ export class JobRunner {
 
   private start(slot: number, snapshot: TaskSnapshot): void {
     this.running.set(snapshot.id, slot);
-    this.latest.set(snapshot.id, { state: snapshot.state, partial: snapshot.partial });
+    if (this.keepsLatest) this.latest.set(snapshot.id, { state: snapshot.state, partial: snapshot.partial });
     this.startedAt.set(snapshot.id, this.clock.now());
     this.stats.tasksRun++;
     this.d.workers.run(slot, {

@@ -81,8 +81,8 @@ interface Group {
   taskId: string;
   /** Builds the ops, advancing the batch's view of versions as they will be after them. */
   build: (v: Versions) => Op[];
-  /** Result contribution committed with this group (completions). */
-  result?: unknown;
+  /** Result contribution committed with this group (completions); `value` may become a blob reference before it commits. */
+  result?: { value: unknown };
   resolve: () => void;
   reject: (err: unknown) => void;
   /** Large payloads being stored as blobs first: the group keeps its place in the queue meanwhile. */
@@ -263,11 +263,13 @@ export class Ledger {
   // ---- batching ----------------------------------------------------------------------
 
   private enqueue(taskId: string, build: (v: Versions) => Op[], result: { value: unknown } | undefined, refs: Group['refs'], extra?: Promise<void>): Promise<void> {
-    const waits = [...refs.flatMap(([, p]) => (p?.ready ? [p.ready] : [])), ...(extra ? [extra] : [])];
+    // The common case (small inline records, no blob pending) allocates nothing beyond the group.
+    let waits: Promise<void>[] | undefined;
+    for (const [, p] of refs) if (p?.ready) (waits ??= []).push(p.ready);
+    if (extra) (waits ??= []).push(extra);
     return new Promise((resolve, reject) => {
-      const group: Group = { taskId, build, resolve, reject, refs, prepared: waits.length === 0 };
-      if (result) Object.defineProperty(group, 'result', { enumerable: true, get: () => result.value });
-      if (waits.length > 0) {
+      const group: Group = { taskId, build, resolve, reject, refs, prepared: waits === undefined, ...(result ? { result } : {}) };
+      if (waits !== undefined) {
         group.ready = Promise.all(waits).then(
           () => void (group.prepared = true),
           (err: unknown) => { group.prepared = true; group.failed = err; },
@@ -308,8 +310,10 @@ export class Ledger {
         let take = 0;
         while (take < this.queue.length && take < this.maxBatch && this.queue[take]!.prepared) take++;
         let batch = this.queue.splice(0, take);
-        for (const g of batch) if (g.failed !== undefined) g.reject(g.failed);
-        batch = batch.filter((g) => g.failed === undefined);
+        if (batch.some((g) => g.failed !== undefined)) {
+          for (const g of batch) if (g.failed !== undefined) g.reject(g.failed);
+          batch = batch.filter((g) => g.failed === undefined);
+        }
         const txnPath = joinPath(this.paths.txns, randomUUID());
         for (let attempt = 0; batch.length > 0; attempt++) {
           if (attempt > 0) this.stats.retries++;
@@ -367,7 +371,7 @@ export class Ledger {
         ops.push(op);
         owner.push(gi);
       }
-      if ('result' in g) results.push(g.result);
+      if (g.result) results.push(g.result.value);
     }
     ops.push({ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results }) });
     if (requestBytes(ops, true) > MAX_BATCH_BYTES) return this.fitting(batch, ops, owner, txnPath);
@@ -395,7 +399,7 @@ export class Ledger {
     for (let gi = 0; gi < batch.length; gi++) {
       const g = batch[gi]!;
       const mine = ops.filter((_, i) => owner[i] === gi);
-      const share = requestBytes(mine, true) - EMPTY_MULTI_BYTES + ('result' in g ? encode(g.result).length : 0);
+      const share = requestBytes(mine, true) - EMPTY_MULTI_BYTES + (g.result ? encode(g.result.value).length : 0);
       if (bytes + share > MAX_BATCH_BYTES) break;
       bytes += share;
       fits++;

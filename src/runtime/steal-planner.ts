@@ -37,6 +37,11 @@ export class StealPlanner {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 2_000;
   }
 
+  /** Whether a request is outstanding (then `next` has a timeout to watch even when no work is needed). */
+  get asking(): boolean {
+    return this.outstanding !== undefined;
+  }
+
   /** What to do now. `victims` are the other live members of the job. */
   next(now: number, needWork: boolean, victims: readonly string[]): StealAction {
     if (this.outstanding) {

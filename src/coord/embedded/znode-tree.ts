@@ -11,7 +11,8 @@ interface Znode {
   ctime: number;
   mtime: number;
   ephemeralOwner: string | null;
-  children: Set<string>;
+  /** Created on the first child: most znodes (task records, markers) never have one. */
+  children: Set<string> | undefined;
 }
 
 /** A change that fires watches: which event, on which path. */
@@ -53,7 +54,7 @@ export class ZnodeTree {
   }
 
   getChildren(path: string): string[] {
-    return [...this.require(path).children];
+    return [...(this.require(path).children ?? [])];
   }
 
   has(path: string): boolean {
@@ -113,11 +114,11 @@ export class ZnodeTree {
     const name = basename(actual);
     const saved = { cversion: parent.cversion };
     this.nodes.set(actual, node);
-    parent.children.add(name);
+    (parent.children ??= new Set()).add(name);
     parent.cversion++;
     undo.push(() => {
       this.nodes.delete(actual);
-      parent.children.delete(name);
+      parent.children!.delete(name);
       parent.cversion = saved.cversion;
     });
     out.triggers.push({ type: 'created', path: actual }, { type: 'childrenChanged', path: parentPath });
@@ -129,16 +130,16 @@ export class ZnodeTree {
     if (path === '/') throw new CoordError('BAD_ARGUMENTS', path, undefined, 'cannot delete the root');
     const node = this.require(path);
     if (version !== -1 && node.version !== version) throw new CoordError('BAD_VERSION', path);
-    if (node.children.size > 0) throw new CoordError('NOT_EMPTY', path);
+    if (node.children !== undefined && node.children.size > 0) throw new CoordError('NOT_EMPTY', path);
     const parentPath = parentOf(path);
     const parent = this.nodes.get(parentPath)!;
     const name = basename(path);
     this.nodes.delete(path);
-    parent.children.delete(name);
+    parent.children!.delete(name);
     parent.cversion++;
     undo.push(() => {
       this.nodes.set(path, node);
-      parent.children.add(name);
+      parent.children!.add(name);
       parent.cversion--;
     });
     out.triggers.push({ type: 'deleted', path }, { type: 'childrenChanged', path: parentPath });
@@ -166,7 +167,7 @@ export class ZnodeTree {
   }
 
   private fresh(data: Buffer, zxid: bigint, now: number, owner: string | null): Znode {
-    return { data, version: 0, cversion: 0, czxid: zxid, mzxid: zxid, ctime: now, mtime: now, ephemeralOwner: owner, children: new Set() };
+    return { data, version: 0, cversion: 0, czxid: zxid, mzxid: zxid, ctime: now, mtime: now, ephemeralOwner: owner, children: undefined };
   }
 }
 
@@ -180,7 +181,7 @@ function toStat(n: Znode): Stat {
   return {
     version: n.version,
     cversion: n.cversion,
-    numChildren: n.children.size,
+    numChildren: n.children?.size ?? 0,
     dataLength: n.data.length,
     ephemeralOwner: n.ephemeralOwner,
     czxid: n.czxid,

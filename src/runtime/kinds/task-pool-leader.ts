@@ -3,6 +3,7 @@ import type { GroupMembership } from '../../coord/recipes/group-membership.js';
 import { TerminationCoordinator } from '../../coord/recipes/termination-detection.js';
 import type { CoordClient } from '../../coord/types.js';
 import { log } from '../../util/log.js';
+import { blobValueRef } from '../../data/blob-values.js';
 import { decode } from '../codec.js';
 import { foldContributions } from '../contributions.js';
 import type { JobPaths } from '../job-paths.js';
@@ -77,8 +78,8 @@ export class TaskPoolLeaderDuties {
     for (let i = 0; i < txns.length; i += 64) {
       const chunk = await Promise.all(txns.slice(i, i + 64).map((t) => this.client.getData(joinPath(this.paths.txns, t))));
       for (const { data } of chunk) {
-        // Large contributions are references: obtained from the data plane here.
-        contributions.push(...(await Promise.all(decode<{ results: unknown[] }>(data).results.map((r) => this.ledger.resolveResult(r)))));
+        // Large contributions are references, obtained from the data plane here; the rest are taken as they are.
+        for (const r of decode<{ results: unknown[] }>(data).results) contributions.push(blobValueRef(r) ? await this.ledger.resolveResult(r) : r);
       }
     }
     const { value, failures } = foldContributions(this.reducer, contributions);

@@ -82,15 +82,22 @@ export class WorkerPool implements Workers {
 
   /** Slots not running a task. */
   idleSlots(): number[] {
-    return this.slots.flatMap((s, i) => (s.tasks.length === 0 ? [i] : []));
+    return this.slotsWith((n) => n === 0);
   }
 
   runningSlots(): number[] {
-    return this.slots.flatMap((s, i) => (s.tasks.length === 0 ? [] : [i]));
+    return this.slotsWith((n) => n > 0);
   }
 
   pipelineSlots(): number[] {
-    return this.slots.flatMap((s, i) => (s.tasks.length === 1 ? [i] : []));
+    return this.slotsWith((n) => n === 1);
+  }
+
+  /** Slots whose count of sent tasks passes `test` (asked several times per task: a plain loop, no per-slot arrays). */
+  private slotsWith(test: (tasks: number) => boolean): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.slots.length; i++) if (test(this.slots[i]!.tasks.length)) out.push(i);
+    return out;
   }
 
   currentTask(slot: number): string | undefined {
