@@ -109,35 +109,41 @@ export class WorkflowBuilder {
       if (t === undefined || t < 0) throw this.error(child.decl.id, `parent "${ref}" is not a task of this workflow`, child.decl.line);
       return t;
     };
-    const explicit: Set<number>[] = this.pending.map(() => new Set());
-    this.pending.forEach((p, t) => {
-      for (const ref of p.parents) explicit[t]!.add(resolve(ref, p));
-    });
+    const explicit: number[][] = this.pending.map((p) => p.parents.map((ref) => resolve(ref, p)));
     for (const [childId, parentRef] of this.extraParents) {
       const c = byId.get(childId) ?? byName.get(childId);
       if (c === undefined || c < 0) throw this.error(childId, 'a dependency names a child that is not a task of this workflow');
-      explicit[c]!.add(resolve(parentRef, this.pending[c]!));
+      explicit[c]!.push(resolve(parentRef, this.pending[c]!));
     }
     const { files, fileNames } = this.numberFiles(explicit);
     const tasks: WorkflowTask[] = new Array(n);
     let explicitEdges = 0;
     let fileEdges = 0;
+    // Stamps instead of sets: seen[q] === t means q is already a parent of t (a million tasks, no garbage).
+    const seenExplicit = new Int32Array(n).fill(-1);
+    const seenFile = new Int32Array(n).fill(-1);
     let edges = 0;
     this.pending.forEach((p, t) => {
-      const fromFiles = new Set<number>();
-      for (const f of p.inputsNumbered!) {
-        const producer = files[f]!.producer;
-        if (producer >= 0 && producer !== t) fromFiles.add(producer);
+      const parents: number[] = [];
+      for (const q of explicit[t]!) {
+        if (seenExplicit[q] === t) continue;
+        seenExplicit[q] = t;
+        parents.push(q);
       }
-      const union = new Set(explicit[t]);
-      for (const q of fromFiles) union.add(q);
-      explicitEdges += explicit[t]!.size;
-      fileEdges += fromFiles.size;
-      edges += union.size;
+      explicitEdges += parents.length;
+      for (const f of p.inputsNumbered!) {
+        const q = files[f]!.producer;
+        if (q < 0 || q === t || seenFile[q] === t) continue;
+        seenFile[q] = t;
+        fileEdges++;
+        if (seenExplicit[q] !== t) parents.push(q);
+      }
+      if (parents.length > 1) parents.sort((x, y) => x - y);
+      edges += parents.length;
       const d = p.decl;
       tasks[t] = {
         id: d.id, name: d.name ?? d.id, category: d.category ?? d.name ?? d.id, runtime: d.runtime ?? 0,
-        inputs: p.inputsNumbered!, outputs: p.outputsNumbered!, parents: [...union].sort((a, b) => a - b),
+        inputs: p.inputsNumbered!, outputs: p.outputsNumbered!, parents,
         ...(d.command ? { command: d.command } : {}), ...(d.fn ? { fn: d.fn } : {}), ...(d.args ? { args: d.args } : {}),
       };
     });
@@ -158,7 +164,7 @@ export class WorkflowBuilder {
    * Pegasus generator reuses names such as fit.txt) becomes one copy per writer; a reader reads
    * the copies of the writers among its explicit parents, or every copy when none is its parent.
    */
-  private numberFiles(explicit: Set<number>[]): { files: WorkflowFile[]; fileNames: number } {
+  private numberFiles(explicit: number[][]): { files: WorkflowFile[]; fileNames: number } {
     const writers = new Map<string, number[]>();
     this.pending.forEach((p, t) => {
       for (const name of p.outputs) {
@@ -183,26 +189,26 @@ export class WorkflowBuilder {
         for (const t of w) add(`${name}@${this.pending[t]!.decl.id}`, name, t);
       }
     }
-    const names = new Set<string>(writers.keys());
+    let copies = 0;
+    for (const w of writers.values()) if (w.length > 1) copies += w.length;
     this.pending.forEach((p, t) => {
-      p.outputsNumbered = p.outputs.map((name) => index.get(name) ?? index.get(`${name}@${p.decl.id}`)!);
-      p.outputsNumbered = [...new Set(p.outputsNumbered)];
-      const inputs = new Set<number>();
+      const outs = p.outputs.map((name) => index.get(name) ?? index.get(`${name}@${p.decl.id}`)!);
+      p.outputsNumbered = outs.length > 1 ? [...new Set(outs)] : outs;
+      const inputs: number[] = [];
       for (const name of p.inputs) {
-        names.add(name);
         const w = writers.get(name);
-        if (w === undefined) inputs.add(index.get(name) ?? add(name, name, -1));
-        else if (w.length === 1) { if (w[0] !== t) inputs.add(index.get(name)!); }
+        if (w === undefined) inputs.push(index.get(name) ?? add(name, name, -1));
+        else if (w.length === 1) { if (w[0] !== t) inputs.push(index.get(name)!); }
         else {
-          const mine = w.filter((q) => explicit[t]!.has(q));
-          for (const q of mine.length > 0 ? mine : w.filter((q) => q !== t)) inputs.add(index.get(`${name}@${this.pending[q]!.decl.id}`)!);
+          const mine = w.filter((q) => explicit[t]!.includes(q));
+          for (const q of mine.length > 0 ? mine : w.filter((q) => q !== t)) inputs.push(index.get(`${name}@${this.pending[q]!.decl.id}`)!);
         }
       }
-      p.inputsNumbered = [...inputs];
-      for (const f of inputs) files[f]!.consumers.push(t);
+      p.inputsNumbered = inputs.length > 1 ? [...new Set(inputs)] : inputs;
+      for (const f of p.inputsNumbered) files[f]!.consumers.push(t);
     });
     if (multi > 0) this.warnings.push(`${multi} file name(s) are written by several tasks; each writer's copy is kept apart and read by that writer's explicit children`);
-    return { files, fileNames: names.size };
+    return { files, fileNames: files.length - copies + multi };
   }
 
   private error(taskId: string | undefined, detail: string, line?: number): WorkflowError {
