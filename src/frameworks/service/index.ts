@@ -4,6 +4,6 @@ export { CaptureError, type CaptureOptions } from './capture.js';
 export { WriteConflictError, type Conflict } from './apply-changes.js';
 export { startService, type ServiceOptions, type RunningService } from './service-server.js';
 export type { BatchCosts } from './executor.js';
-export type { ConnectOptions } from './remote-executor.js';
+export type { ConnectOptions as ServiceConnectOptions } from './remote-executor.js';
 export type { SandboxLimits } from './sandbox-pool.js';
 export { default as serviceBatchTask } from './service-task.js';
