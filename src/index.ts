@@ -42,3 +42,4 @@ export { DataError, type DataErrorCode } from './data/data-error.js';
 export { hashOf, type BlobHash } from './data/content-hash.js';
 export { MAX_REQUEST_BYTES, requestBytes } from './coord/request-size.js';
 export * from './frameworks/service/index.js';
+export * from './frameworks/iterative/index.js';

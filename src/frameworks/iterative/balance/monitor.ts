@@ -1,0 +1,172 @@
+/**
+ * RUPER-LB across processes (seed 001 §2.2, Fig. 4). Rank 0's monitor keeps one guess worker per
+ * process, asks each for a report on its own schedule, and answers three instructions: 0 start
+ * (a preliminary equal share of what is left), 1 report and 2 finish request (both go through
+ * receiveReport: the guess worker's measure, then a checkpoint over all processes; the balance ends
+ * for good once the predicted remaining time is below t_min). The other ranks' side is
+ * `ProcessMonitorMember`. Pure state machines: time and elapsed time come in as arguments, the
+ * messages to send come out as return values.
+ */
+import { GuessWorker } from './ruper-worker.js';
+import { RuperTask, type RuperParams } from './ruper-task.js';
+
+export interface Assignment {
+  /** Iterations the process is assigned in total (I_n of its guess worker). */
+  assigned: number;
+  /** finished^MPI: the assignment will not change again. */
+  finished: boolean;
+}
+
+interface Schedule {
+  /** Δt^report: time between this process's reports. */
+  every: number;
+  /** Δt^next: time until its next report request (0: requested, waiting for it). */
+  next: number;
+}
+
+export class ProcessMonitor {
+  readonly task: RuperTask<GuessWorker>;
+  /** Guess worker index per process. */
+  private readonly index = new Map<string, number>();
+  private readonly schedule = new Map<string, Schedule>();
+  /** finished^MPI. */
+  finished = false;
+  /** Processes told that the balance finished. */
+  private readonly told = new Set<string>();
+
+  constructor(total: number, readonly params: RuperParams) {
+    this.task = new RuperTask<GuessWorker>(total, params, () => new GuessWorker());
+  }
+
+  processes(): string[] {
+    return [...this.index.keys()];
+  }
+
+  worker(node: string): GuessWorker | undefined {
+    const i = this.index.get(node);
+    return i === undefined ? undefined : this.task.workers[i];
+  }
+
+  /** done^MPI(): iterations predicted done by all processes at t. */
+  predictedDone(t: number): number {
+    return this.task.tally(t).predicted;
+  }
+
+  /**
+   * The top of Fig. 4's loop: `elapsed` seconds passed since the last call. Returns the processes whose
+   * report is due now and the timeout until the next one is due (the smallest Δt^next).
+   */
+  advance(elapsed: number): { requestReports: string[]; timeout: number } {
+    const requestReports: string[] = [];
+    let timeout = Infinity;
+    for (const [node, s] of this.schedule) {
+      if (s.next <= 0) continue;
+      if (s.next <= elapsed) {
+        requestReports.push(node);
+        s.next = 0;
+      } else {
+        s.next -= elapsed;
+        timeout = Math.min(timeout, s.next);
+      }
+    }
+    return { requestReports, timeout };
+  }
+
+  /** Instruction 0: a process starts and gets I_rem / processes as its preliminary assignment. */
+  start(node: string, t: number): Assignment {
+    if (!this.task.started) {
+      this.task.started = true;
+      this.task.startedAt = t;
+      this.task.lastCheckpoint = t;
+    }
+    let i = this.index.get(node);
+    const remaining = this.task.total - this.predictedDone(t);
+    const share = Math.floor(remaining / (this.index.size + (i === undefined ? 1 : 0)));
+    if (i === undefined) {
+      i = this.task.addWorker(t, share);
+      this.index.set(node, i);
+    } else {
+      this.task.workers[i]!.assigned = this.task.workers[i]!.done + share;
+    }
+    this.schedule.set(node, { every: this.params.checkpointInterval, next: this.params.checkpointInterval });
+    return this.answer(node);
+  }
+
+  /**
+   * Instructions 1 and 2 (receiveReport): the guess worker registers the predicted iterations done,
+   * the report interval adapts as in Fig. 2, and the processes' assignments are rebalanced unless the
+   * balance has finished. Returns the assignment to send back.
+   */
+  receiveReport(node: string, t: number, predictedDone: number): Assignment {
+    const i = this.index.get(node);
+    if (i === undefined) throw new Error(`monitor: a report from ${node}, which never started`);
+    const every = this.task.report(i, predictedDone, t);
+    if (!this.finished) {
+      const cp = this.task.checkPoint(t);
+      if (cp.kind === 'force-finish' || cp.remainingTime <= this.params.minRemaining) this.finished = true;
+    }
+    const s = this.schedule.get(node)!;
+    s.every = every > 0 ? every : this.params.checkpointInterval;
+    s.next = s.every;
+    return this.answer(node);
+  }
+
+  /** A process left (drained or crashed): its guess worker stops counting; what it held is reassigned. */
+  remove(node: string): void {
+    const i = this.index.get(node);
+    if (i === undefined) return;
+    this.task.workers[i]!.finished = true;
+    this.schedule.delete(node);
+    this.index.delete(node);
+  }
+
+  /** allFinished(): every live process was told that the balance finished. */
+  allFinished(): boolean {
+    return this.finished && [...this.index.keys()].every((n) => this.told.has(n));
+  }
+
+  private answer(node: string): Assignment {
+    if (this.finished) this.told.add(node);
+    return { assigned: this.worker(node)!.assigned, finished: this.finished };
+  }
+}
+
+export type MemberSend = { instruction: 0 } | { instruction: 1 | 2; t: number; predictedDone: number };
+
+/**
+ * Fig. 4 right, a process other than rank 0: sends a start petition, answers report requests with
+ * its predicted iterations done, and asks to finish (instruction 2) when its local task wants to;
+ * it stops once the assignment is final.
+ */
+export class ProcessMonitorMember {
+  assigned = 0;
+  finished = false;
+  /** finish^MPI_req and finish^MPI_sent. */
+  finishRequested = false;
+  finishSent = false;
+
+  begin(): MemberSend {
+    return { instruction: 0 };
+  }
+
+  /** Rank 0 asked for a report (1) or answers our finish request (2): send the prediction at t. */
+  onRequest(instruction: 1 | 2, t: number, predictedDone: number): MemberSend {
+    return { instruction, t, predictedDone };
+  }
+
+  /** The answer to a start, report or finish request. */
+  onAssignment(instruction: 0 | 1 | 2, a: Assignment): void {
+    this.assigned = a.assigned;
+    this.finished = a.finished;
+    if (instruction === 2) this.finishSent = false;
+  }
+
+  /** The local task wants to finish: returns the finish request to send, if one is not already on its way. */
+  requestFinish(t: number, predictedDone: number): MemberSend | undefined {
+    this.finishRequested = true;
+    if (this.finished || this.finishSent) return undefined;
+    this.finishRequested = false;
+    this.finishSent = true;
+    return { instruction: 2, t, predictedDone };
+  }
+}

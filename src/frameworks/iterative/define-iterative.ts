@@ -1,0 +1,169 @@
+/**
+ * `defineIterative`: an application's iterations become a tidepool task type over ranges of
+ * fixed, index-aligned blocks (block k = iterations [kB, (k+1)B)). Each block's tally starts from
+ * `result.initial()`, is emitted under its block index and folded in index order by the runtime's
+ * ordered result, so the job's result is bit-identical whatever ran where. A range moves between
+ * threads and nodes only as a whole task (split, spawn, steal, migration), through the ledger, so
+ * every block counts exactly once.
+ */
+import { defineTask, type TaskContext, type TaskType } from '../../runtime/task.js';
+import { IterationRandom } from './iteration-random.js';
+import type { BlockRange, BlockTally, IterationContext, IterativeDefinition, IterativeInput } from './iterative-types.js';
+import { toTask, type FromKind, type LayoutAnswer } from './worker-messages.js';
+
+export type IterativeTaskType<T, P> = TaskType<BlockRange, BlockTally<T>, IterativeInput<P>> & { readonly iterative: IterativeDefinition<T, P> };
+
+/**
+ * Declares an iterative application. Export the result from its module, so every node can load it:
+ *
+ * ```ts
+ * export default defineIterative<Tally, Params>({
+ *   name: 'slab-transport',
+ *   iterate(first, count, tally, ctx) { for (let i = first; i < first + count; i++) { const r = ctx.random(i); … } },
+ *   result: { initial: () => ({ through: 0 }), combine: (a, b) => ({ through: a.through + b.through }) },
+ * });
+ * ```
+ */
+export function defineIterative<T, P = undefined>(def: IterativeDefinition<T, P>): IterativeTaskType<T, P> {
+  if (!def || typeof def.iterate !== 'function') throw new TypeError('defineIterative: `iterate` must be a function');
+  if (!def.result || typeof def.result.initial !== 'function' || typeof def.result.combine !== 'function') {
+    throw new TypeError('defineIterative: `result` needs `initial` and `combine` functions');
+  }
+  const task = defineTask<BlockRange, BlockTally<T>, IterativeInput<P>>({
+    name: def.name,
+    run: (state, ctx) => runBlocks(def, state, ctx),
+    // The runtime's own splitting serves the `steal` strategy only; the others move blocks by the balancer's orders.
+    split(state, want) {
+      if (state.fan !== undefined) return undefined;
+      return stealSplit(state, want);
+    },
+    result: {
+      ordered: true,
+      initial: () => ({ n: 0, v: def.result.initial() }),
+      combine: (a, b) => ({ n: a.n + b.n, v: def.result.combine(a.v, b.v) }),
+    },
+  });
+  return { ...task, iterative: def };
+}
+
+/** Half of the blocks not yet started (or `want` of them), taken from the end. */
+function stealSplit(state: BlockRange, want?: number): BlockRange | undefined {
+  const free = state.hi - state.lo;
+  if (free < 2) return undefined;
+  const take = want !== undefined && want > 0 ? Math.min(free - 1, Math.ceil(want)) : Math.floor(free / 2);
+  const child = { lo: state.hi - take, hi: state.hi };
+  state.hi = child.lo;
+  return child;
+}
+
+/** Runs one block at a time, obeying the balancer between blocks (and between chunks for stops). */
+function runBlocks<T, P>(def: IterativeDefinition<T, P>, state: BlockRange, ctx: TaskContext<BlockTally<T>, IterativeInput<P>>): void {
+  const job = ctx.input;
+  const steal = job.balance === 'steal';
+  if (state.fan !== undefined) fanOut(state, ctx);
+  const rng = new IterationRandom(job.seed);
+  const ictx: IterationContext<P> = { params: job.params, random: (i) => rng.at(i) };
+  ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
+  let checkpointed = Date.now();
+  while (state.lo < state.hi) {
+    if (!steal && obeyOrders(state, ctx)) ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
+    if (state.lo >= state.hi) return;
+    const first = state.lo * job.blockSize;
+    const end = Math.min(first + job.blockSize, job.iterations);
+    let tally = def.result.initial();
+    for (let i = first; i < end; i += job.chunkSize) {
+      const n = Math.min(job.chunkSize, end - i);
+      const out = def.iterate(i, n, tally, ictx);
+      if (out !== undefined) tally = out;
+      ctx.progress(n);
+      // An unfinished block is dropped on a stop: it is run again from its first iteration wherever the range goes.
+      if (ctx.cancelled() || migrateNow(ctx)) return;
+    }
+    ctx.emit({ n: end - first, v: tally }, state.lo);
+    state.lo++;
+    if (Date.now() - checkpointed >= job.checkpointMs && state.lo < state.hi) {
+      ctx.checkpoint();
+      checkpointed = Date.now();
+    }
+    if (steal && splitNow(ctx)) ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
+  }
+}
+
+/**
+ * The first task of a static or RUPER job spreads its blocks equally: over the job's nodes (a part
+ * placed on each), then each part over its node's threads. This is RUPER's preliminary assignment.
+ */
+function fanOut<T, P>(state: BlockRange, ctx: TaskContext<BlockTally<T>, IterativeInput<P>>): void {
+  const layout = askLayout(ctx);
+  const fan = state.fan;
+  delete state.fan;
+  if (!layout) return;
+  const targets: Array<string | undefined> = fan === 'nodes' ? [undefined, ...layout.peers] : Array.from({ length: layout.workers }, () => undefined);
+  const parts = targets.length;
+  const total = state.hi - state.lo;
+  if (parts < 2 || total < 2) return;
+  const lo = state.lo;
+  const bound = (k: number) => lo + Math.floor((total * k) / parts);
+  state.hi = bound(1);
+  for (let k = parts - 1; k >= 1; k--) {
+    if (bound(k + 1) <= bound(k)) continue;
+    const child: BlockRange = { lo: bound(k), hi: bound(k + 1), ...(fan === 'nodes' ? { fan: 'threads' as const } : {}) };
+    ctx.spawn(child, targets[k] !== undefined ? { on: targets[k]! } : undefined);
+  }
+  if (fan === 'nodes') fanOut(Object.assign(state, { fan: 'threads' as const }), ctx);
+}
+
+/** Asks the node for the job's members and its worker count; waits for the answer in shared memory (up to 10 s). */
+function askLayout<T, P>(ctx: TaskContext<BlockTally<T>, IterativeInput<P>>): LayoutAnswer | undefined {
+  ctx.send({ type: 'it-layout?' });
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && !ctx.cancelled()) {
+    for (const m of ctx.receive()) {
+      const body = toTask(m);
+      if (body?.type === 'it-layout') return body;
+    }
+    Atomics.wait(nap, 0, 0, 2);
+  }
+  return undefined;
+}
+
+/**
+ * The balancer's orders, read between blocks: `it-keep` (thread level: keep this many iterations,
+ * the rest goes to this node's pool for its faster threads) and `it-shed` (process level: send this
+ * many iterations to another node). The parent's state shrinks before the child is spawned, so the
+ * checkpoint that travels with the child already excludes its blocks. Returns true if the range changed.
+ */
+function obeyOrders<T, P>(state: BlockRange, ctx: TaskContext<BlockTally<T>, IterativeInput<P>>): boolean {
+  const B = ctx.input.blockSize;
+  let changed = false;
+  for (const m of ctx.receive()) {
+    const order: FromKind | undefined = toTask(m);
+    if (!order || order.type === 'it-layout') continue;
+    const cut = order.type === 'it-keep'
+      ? state.lo + Math.ceil(order.iterations / B)
+      : Math.max(state.lo, state.hi - Math.round(order.iterations / B));
+    if (cut >= state.hi) continue;
+    const child: BlockRange = { lo: cut, hi: state.hi };
+    state.hi = cut;
+    ctx.spawn(child, order.type === 'it-shed' ? { on: order.to } : undefined);
+    ctx.send({ type: 'it-shed', lo: child.lo, hi: child.hi, ...(order.type === 'it-shed' ? { to: order.to } : {}) });
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * The runtime reads its control words on every 16th call of shouldMigrate / potentialSplit (cheap for
+ * tiny work units); a block is long, so each check here makes the 16 calls that reach one real read.
+ */
+function migrateNow(ctx: TaskContext<unknown, unknown>): boolean {
+  for (let k = 0; k < 16; k++) if (ctx.shouldMigrate()) return true;
+  return false;
+}
+
+function splitNow(ctx: TaskContext<unknown, unknown>): boolean {
+  let split = false;
+  for (let k = 0; k < 16; k++) split = ctx.potentialSplit() || split;
+  return split;
+}

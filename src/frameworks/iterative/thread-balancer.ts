@@ -1,0 +1,215 @@
+/**
+ * RUPER-LB's thread level on one node (seed 001 §2.1), driven from shared memory: a worker's report
+ * is a read of its slot's progress word (`workers.progress(slot)`), taken when its own report
+ * interval (Fig. 2) is due, so reporting costs no message and no thread waits for another. Every
+ * Δt_pc a checkpoint (Fig. 3 left) turns measured speeds into how many iterations each running
+ * task keeps; tasks put the rest in the node's pool, where the threads that run out take it. A
+ * thread that runs out with nothing pooled asks to finish (§2.1's two rules).
+ *
+ * The same bookkeeping (which blocks each slot holds, iterations done, speeds) serves the process
+ * level and the figures of every strategy; only `ruper` gives orders.
+ */
+import type { Workers } from '../../runtime/worker/worker-pool.js';
+import { RuperTask, type RuperParams } from './balance/ruper-task.js';
+import type { FromKind, FromTask } from './worker-messages.js';
+
+interface SlotRange {
+  /** Iterations the slot's task holds: [from, to), `from` as of `progressAt`. */
+  from: number;
+  to: number;
+  progressAt: number;
+}
+
+export interface ThreadBalancerDeps {
+  workers: Workers;
+  params: RuperParams;
+  /** Seconds, monotonic. */
+  now(): number;
+  blockSize: number;
+  iterations: number;
+  /** Whether to give orders (the `ruper` strategy) or only measure. */
+  orders: boolean;
+  /** The node's pool is empty (a thread that runs out then asks to finish). */
+  poolEmpty(): boolean;
+  /** Every local thread is out of work: the process-level monitor may want to know. */
+  onProcessIdle?(): void;
+  /** Timers (tests replace them). */
+  setTimer?(fn: () => void, ms: number): () => void;
+}
+
+const defaultTimer = (fn: () => void, ms: number) => {
+  const h = setTimeout(fn, ms);
+  h.unref?.();
+  return () => clearTimeout(h);
+};
+
+export class ThreadBalancer {
+  readonly task: RuperTask;
+  private readonly base: number[];
+  private readonly ranges: Array<SlotRange | undefined>;
+  /** Blocks shed into this node's pool and not started yet (lo → hi, in blocks). */
+  private readonly pooled = new Map<number, number>();
+  private readonly nextReport: number[];
+  private cancelTimer: (() => void) | undefined;
+  private stopped = false;
+  /** When each slot last ran out of work (s), for finish-time figures. */
+  readonly idleSince: Array<number | undefined>;
+  checkpoints = 0;
+  ordersSent = 0;
+
+  constructor(private readonly d: ThreadBalancerDeps) {
+    const size = d.workers.size;
+    this.task = new RuperTask(0, d.params);
+    const t = d.now();
+    this.task.start(t, size);
+    this.base = Array.from({ length: size }, (_, s) => d.workers.progress?.(s) ?? 0);
+    this.ranges = Array.from({ length: size }, () => undefined);
+    this.idleSince = Array.from({ length: size }, () => undefined);
+    // The first report comes a tenth of Δt_pc after the start; Fig. 2 adapts it from then on.
+    this.nextReport = Array.from({ length: size }, () => t + d.params.checkpointInterval / 10);
+  }
+
+  start(): void {
+    this.arm();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancelTimer?.();
+  }
+
+  /** Iterations this node's threads did (their progress words since the job came here). */
+  doneBy(slot: number): number {
+    return (this.d.workers.progress?.(slot) ?? 0) - this.base[slot]!;
+  }
+
+  done(): number {
+    let sum = 0;
+    for (let s = 0; s < this.base.length; s++) sum += this.doneBy(s);
+    return sum;
+  }
+
+  /** Iterations a slot's task still holds (estimated from its progress since it said where it was). */
+  heldBy(slot: number): number {
+    const r = this.ranges[slot];
+    if (!r) return 0;
+    const at = r.from + ((this.d.workers.progress?.(slot) ?? 0) - r.progressAt);
+    return Math.max(0, r.to - Math.min(r.to, at));
+  }
+
+  /** Iterations this node holds: what its tasks have left plus what it knows is pooled. */
+  held(): number {
+    let sum = 0;
+    for (let s = 0; s < this.ranges.length; s++) sum += this.heldBy(s);
+    for (const [lo, hi] of this.pooled) sum += this.iterationsOf(lo, hi);
+    return sum;
+  }
+
+  /** Iterations predicted done now (the process level's I_d^pred). */
+  predictedDone(t = this.d.now()): number {
+    return this.task.tally(t).predicted;
+  }
+
+  speeds(): number[] {
+    return this.task.workers.map((w) => w.speed());
+  }
+
+  /** A task's message on the worker channel. */
+  onTaskMessage(slot: number, m: FromTask): void {
+    if (m.type === 'it-range') {
+      this.pooled.delete(m.lo);
+      this.ranges[slot] = { from: m.lo * this.d.blockSize, to: Math.min(this.d.iterations, m.hi * this.d.blockSize), progressAt: this.d.workers.progress?.(slot) ?? 0 };
+      this.idleSince[slot] = undefined;
+      const w = this.task.workers[slot]!;
+      if (!w.working()) {
+        w.finished = false; // work came back to a thread that had finished (a transfer, a recovered task)
+        this.nextReport[slot] = this.d.now() + this.d.params.checkpointInterval / 10;
+      }
+    } else if (m.type === 'it-shed' && m.to === undefined) {
+      this.pooled.set(m.lo, m.hi);
+    }
+  }
+
+  /** A slot finished its task: if nothing is pooled, this thread asks to finish (§2.1). */
+  onSlotDone(slot: number, slotIdle: boolean): void {
+    if (!slotIdle) return;
+    this.ranges[slot] = undefined;
+    const t = this.d.now();
+    this.idleSince[slot] = t;
+    if (this.stopped || !this.d.poolEmpty()) return;
+    if (this.d.orders) this.finishRequest(slot, t);
+    if (this.ranges.every((r) => r === undefined)) this.d.onProcessIdle?.();
+  }
+
+  private finishRequest(slot: number, t: number): void {
+    const w = this.task.workers[slot]!;
+    if (!w.working()) return;
+    let answer = this.task.requestFinish(slot, t);
+    if (answer === 'report') {
+      this.task.report(slot, this.doneBy(slot), t);
+      answer = this.task.requestFinish(slot, t);
+    }
+    // Still 'report': the others were told to shed its share and will at their next block.
+    if (answer === 'checkpoint') this.checkpoint(t);
+  }
+
+  /**
+   * Fig. 3 left with I_n = what this node has done plus what it holds. Each running task is told how
+   * many iterations to keep from now; its surplus goes to the pool for the threads that need it.
+   */
+  checkpoint(t = this.d.now()): void {
+    this.checkpoints++;
+    this.task.total = this.done() + this.held();
+    const cp = this.task.checkPoint(t);
+    if (cp.kind !== 'rebalanced' || !this.d.orders) return;
+    for (let s = 0; s < this.ranges.length; s++) {
+      if (!this.ranges[s]) continue;
+      const keep = Math.max(0, this.task.workers[s]!.assigned - this.doneBy(s));
+      if (keep + this.d.blockSize > this.heldBy(s)) continue; // nothing worth a block to give
+      this.post(s, { type: 'it-keep', iterations: keep });
+    }
+  }
+
+  /** Process level: send `iterations` to node `to`, taken from the tasks holding the most. */
+  shed(iterations: number, to: string): void {
+    const order = this.ranges.map((_, s) => s).filter((s) => this.ranges[s]).sort((a, b) => this.heldBy(b) - this.heldBy(a));
+    let left = iterations;
+    for (const s of order) {
+      if (left < this.d.blockSize) break;
+      const give = Math.min(left, Math.max(0, this.heldBy(s) - this.d.blockSize));
+      if (give < this.d.blockSize) continue;
+      this.post(s, { type: 'it-shed', iterations: give, to });
+      left -= give;
+    }
+  }
+
+  private post(slot: number, body: FromKind): void {
+    this.ordersSent++;
+    this.d.workers.post?.(slot, body);
+  }
+
+  private iterationsOf(lo: number, hi: number): number {
+    return Math.max(0, Math.min(this.d.iterations, hi * this.d.blockSize) - lo * this.d.blockSize);
+  }
+
+  /** Reports that are due (a shared-memory read each), then the checkpoint if Δt_pc has passed. */
+  tick(t = this.d.now()): void {
+    for (let s = 0; s < this.nextReport.length; s++) {
+      if (t < this.nextReport[s]! || !this.ranges[s]) continue;
+      const dt = this.task.report(s, this.doneBy(s), t);
+      this.nextReport[s] = t + (dt > 0 ? dt : this.d.params.checkpointInterval);
+    }
+    if (t - this.task.lastCheckpoint >= this.d.params.checkpointInterval) this.checkpoint(t);
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const t = this.d.now();
+    const next = Math.min(this.task.lastCheckpoint + this.d.params.checkpointInterval, ...this.nextReport.map((x, s) => (this.ranges[s] ? x : Infinity)));
+    const ms = Math.max(1, Math.min(1000 * this.d.params.checkpointInterval, (next - t) * 1000));
+    this.cancelTimer = (this.d.setTimer ?? defaultTimer)(() => {
+      this.tick();
+      this.arm();
+    }, ms);
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * RUPER-LB's state machines against hand-computed cases from the seed's pseudocode (Fig. 2–4), under
+ * simulated time (timestamps are plain numbers of seconds).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { GuessWorker, RuperWorker } from '../../../src/frameworks/iterative/balance/ruper-worker.js';
+import { apportion, RuperTask } from '../../../src/frameworks/iterative/balance/ruper-task.js';
+import { ProcessMonitor, ProcessMonitorMember } from '../../../src/frameworks/iterative/balance/monitor.js';
+
+const close = (actual: number, expected: number, what: string) => assert.ok(Math.abs(actual - expected) < 1e-9, `${what}: ${actual} ≠ ${expected}`);
+
+test('addMeasure (Fig. 2 right): speed since the last report and its deviation from the previous speed', () => {
+  const w = new RuperWorker();
+  w.start(0, 1000);
+  assert.equal(w.addMeasure(2, 100), Infinity); // no previous speed
+  assert.deepEqual(w.measures, [{ at: 2, speed: 50 }]);
+  close(w.addMeasure(4, 220), 1.2, 'dev'); // 120 / 2 s = 60 it/s, 60 / 50
+  assert.deepEqual(w.measures[1], { at: 4, speed: 60 });
+  assert.equal(w.done, 220);
+  assert.equal(w.lastReport, 4);
+  close(w.predDone(5), 280, 'predDone'); // 220 + 60 · 1
+  assert.equal(w.predDone(100), 1000, 'never past the assignment');
+});
+
+test('report (Fig. 2 left): the interval shrinks by at most 0.8, grows by at most 1.2, and is capped at 0.8·Δt_pc', () => {
+  const task = new RuperTask(10_000, { checkpointInterval: 10, minRemaining: 1, maxDeviation: 0.1 });
+  task.start(0, 1);
+  close(task.report(0, 100, 2), 1.6, 'first report: infinite deviation → ×0.8');
+  close(task.report(0, 220, 4), 2 * 0.9, 'dev 0.2 > ds_max: ×(1 − (0.2 − 0.1))');
+  close(task.report(0, 340.6, 6), 2 * 1.045, 'dev 0.005 < 0.1·ds_max: ×(1 + (0.05 − 0.005))');
+  close(task.report(0, 461.2, 8), 2 * 1.05, 'same speed, dev 0: ×1.05');
+  close(task.report(0, 761.2, 9), 1 * 0.8, 'speed ×4.98: ×max(1 − 3.875, 0.8)');
+  close(task.report(0, 791.2, 10), 0.8, 'speed ×0.1, dev 0.9: ×max(0.2, 0.8)');
+  close(task.report(0, 822.7, 11), 1, 'dev 0.05 between 0.1·ds_max and ds_max: unchanged');
+  const capped = new RuperTask(10_000, { checkpointInterval: 2, minRemaining: 1, maxDeviation: 0.1 });
+  capped.start(0, 1);
+  capped.report(0, 100, 2);
+  close(capped.report(0, 225, 4.5), 1.6, '2.5 s · 1.05 > Δt_pc = 2 → 0.8 · 2');
+  capped.workers[0]!.finished = true;
+  assert.equal(capped.report(0, 300, 5), -1, 'a worker that left the task gets -1');
+});
+
+test('checkPoint (Fig. 3 left): what is left goes to the working workers in proportion to speed', () => {
+  const task = new RuperTask(1000, { checkpointInterval: 5, minRemaining: 0.25, maxDeviation: 0.1 });
+  task.start(0, 2);
+  assert.deepEqual(task.workers.map((w) => w.assigned), [500, 500]);
+  task.report(0, 100, 1); // 100 it/s
+  task.report(1, 50, 1); // 50 it/s
+  // I_t = 150, s_t = 150, I_pred = 200 + 100 = 300, t_res = 700 / 150 > t_min: 850 left, 2/3 and 1/3.
+  const cp = task.checkPoint(2);
+  assert.equal(cp.kind, 'rebalanced');
+  close((cp as { remainingTime: number }).remainingTime, 700 / 150, 't_res');
+  assert.deepEqual(task.workers.map((w) => w.assigned), [100 + 567, 50 + 283]); // 566.67 → 567, 283.33 → 283
+  assert.equal(task.lastCheckpoint, 2);
+});
+
+test('checkPoint keeps the assignment below t_min and forces the finish once everything is done', () => {
+  const task = new RuperTask(1000, { checkpointInterval: 5, minRemaining: 2, maxDeviation: 0.1 });
+  task.start(0, 2);
+  task.report(0, 450, 1);
+  task.report(1, 400, 1);
+  // I_pred at 1.1 = 495 + 440 = 935: 65 left at 850 it/s, under t_min.
+  assert.equal(task.checkPoint(1.1).kind, 'kept');
+  assert.deepEqual(task.workers.map((w) => w.assigned), [500, 500]);
+  task.report(0, 500, 2);
+  task.report(1, 500, 2);
+  assert.deepEqual(task.checkPoint(2), { kind: 'force-finish' });
+  assert.deepEqual(task.workers.map((w) => w.assigned), [500, 500]);
+  const over = new RuperTask(100);
+  over.start(0, 2);
+  over.report(0, 70, 1);
+  over.report(1, 40, 1); // 110 registered of 100 (the assignment moved under it): assignments become what was done
+  over.checkPoint(1);
+  assert.deepEqual(over.workers.map((w) => w.assigned), [70, 40]);
+});
+
+test('finish requests (§2.1): refused for a report, refused for a checkpoint, then granted', () => {
+  const task = new RuperTask(1000, { checkpointInterval: 5, minRemaining: 0.25, maxDeviation: 0.1 });
+  task.start(0, 2);
+  task.report(0, 100, 1);
+  task.report(1, 50, 1);
+  task.checkPoint(2); // 667 / 333
+  assert.equal(task.requestFinish(1, 2), 'report', '50 registered < 333 assigned');
+  task.report(1, 333, 3);
+  // worker 0 predicted 100 + 100·2 = 300, worker 1 333: 367 left at 100 + 141.5 it/s = 1.52 s > t_min.
+  assert.equal(task.requestFinish(1, 3), 'checkpoint');
+  task.report(0, 667, 6);
+  assert.equal(task.requestFinish(1, 6), 'granted');
+  assert.equal(task.workers[1]!.working(), false);
+  assert.equal(task.finished, false);
+  assert.equal(task.requestFinish(0, 6), 'granted');
+  assert.equal(task.finished, true);
+});
+
+test('apportion splits whole units exactly, largest remainders first', () => {
+  assert.deepEqual(apportion(850, [2 / 3, 1 / 3]), [567, 283]);
+  assert.deepEqual(apportion(10, [1, 1, 1]), [4, 3, 3]);
+  assert.deepEqual(apportion(7, [0, 0]), [4, 3]);
+  assert.deepEqual(apportion(0, [1, 2]), [0, 0]);
+});
+
+test('guess worker addMeasure (Fig. 3 right): corrects the speed by the deviation from its own prediction', () => {
+  const g = new GuessWorker();
+  g.start(0, 1000);
+  assert.equal(g.addMeasure(2, 200), Infinity); // no speed yet: a plain measure, 100 it/s
+  close(g.speed(), 100, 'first speed');
+  close(g.addMeasure(4, 380), 0.9, 'expected 200 more, got 180');
+  close(g.speed(), 90, '0.9 · 100');
+  // The process now predicts fewer than before (380 → 300): mean speeds 300/6 vs 380/4.
+  close(g.addMeasure(6, 300), 50 / 95, 'dev from mean speeds');
+  close(g.speed(), (50 / 95) * 90, 'corrected speed');
+  assert.equal(g.done, 300);
+});
+
+test('rank-0 monitor (Fig. 4 left): start shares, report schedule, rebalance, then the balance ends below t_min', () => {
+  const m = new ProcessMonitor(1000, { checkpointInterval: 2, minRemaining: 0.5, maxDeviation: 0.1 });
+  assert.deepEqual(m.start('a', 0), { assigned: 1000, finished: false });
+  assert.deepEqual(m.start('b', 0), { assigned: 500, finished: false }, 'preliminary: I_rem / processes');
+  assert.deepEqual(m.advance(1), { requestReports: [], timeout: 1 });
+  assert.deepEqual(m.advance(1), { requestReports: ['a', 'b'], timeout: Infinity });
+  // a reports 300 at t=2 (150 it/s); b has no speed yet, so a gets all 700 left.
+  assert.deepEqual(m.receiveReport('a', 2, 300), { assigned: 1000, finished: false });
+  // b reports 100 (50 it/s): 600 left shared 3 : 1.
+  assert.deepEqual(m.receiveReport('b', 2, 100), { assigned: 250, finished: false });
+  assert.equal(m.worker('a')!.assigned, 750);
+  const due = m.advance(1.6); // both asked at 1.6 s (first report: ×0.8)
+  assert.deepEqual(due.requestReports, ['a', 'b']);
+  // a: expected 150·1.6 = 240, got 400 → 250 it/s; b predicted 100 + 50·1.6 = 180. 120 left at 300 it/s = 0.4 s < t_min.
+  assert.deepEqual(m.receiveReport('a', 3.6, 700), { assigned: 750, finished: true });
+  assert.equal(m.allFinished(), false, 'b has not been told');
+  assert.deepEqual(m.receiveReport('b', 3.6, 180), { assigned: 250, finished: true });
+  assert.equal(m.allFinished(), true);
+  assert.throws(() => m.receiveReport('c', 4, 1), /never started/);
+});
+
+test('rank-0 monitor: a process that leaves stops counting and is not asked for reports', () => {
+  const m = new ProcessMonitor(900, { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 });
+  m.start('a', 0);
+  m.start('b', 0);
+  m.start('c', 0);
+  m.remove('b');
+  assert.deepEqual(m.processes(), ['a', 'c']);
+  assert.deepEqual(m.advance(1).requestReports, ['a', 'c']);
+});
+
+test('rank-n monitor (Fig. 4 right): start, answer requests, one finish request at a time', () => {
+  const p = new ProcessMonitorMember();
+  assert.deepEqual(p.begin(), { instruction: 0 });
+  p.onAssignment(0, { assigned: 500, finished: false });
+  assert.deepEqual(p.onRequest(1, 3, 120), { instruction: 1, t: 3, predictedDone: 120 });
+  p.onAssignment(1, { assigned: 600, finished: false });
+  assert.equal(p.assigned, 600);
+  assert.deepEqual(p.requestFinish(5, 600), { instruction: 2, t: 5, predictedDone: 600 });
+  assert.equal(p.requestFinish(5.1, 600), undefined, 'one finish request on its way at a time');
+  p.onAssignment(2, { assigned: 650, finished: false });
+  assert.equal(p.finishSent, false);
+  p.onAssignment(1, { assigned: 650, finished: true });
+  assert.equal(p.requestFinish(6, 650), undefined, 'the balance is over: nothing to ask');
+});
