@@ -24,6 +24,8 @@ export interface NodeProcessOptions {
   entry?: { execArgv: string[]; script: string };
   extraArgs?: string[];
   env?: NodeJS.ProcessEnv;
+  /** The working directory of the node (default: this process's). */
+  cwd?: string;
   timeoutMs?: number;
 }
 
@@ -45,7 +47,7 @@ export function startNodeProcess(opts: NodeProcessOptions): Promise<NodeProcess>
   if (opts.secretFile !== undefined) args.push('--secret-file', opts.secretFile);
   if (opts.id) args.push('--id', opts.id);
   args.push(...(opts.extraArgs ?? []));
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}) });
   live.add(child);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

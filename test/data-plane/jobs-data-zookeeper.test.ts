@@ -27,6 +27,7 @@ import { binaryInput } from './binary-input.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
 const RUN = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
+const TIDEPOOL_BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
 const T = { timeout: 240_000 };
 
 describe('the data plane in jobs (node processes, ZooKeeper)', () => {
@@ -115,15 +116,22 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
     ].join('\n'));
     const ref = { module: pathToFileURL(join(dir, 'task.mjs')).href, export: 'default' };
     const job = await cluster.submit(ref, { lo: 0, hi: 100_000 }, { nodes: 2 });
-    // The module is gone before any node starts: only the shipped bundle can run the job.
+    // The module is gone before any node starts: only the shipped bundle can run the job. The nodes run
+    // the installed command (bin/tidepool.mjs, built) in an empty directory of their own: no project, no
+    // node_modules beside them, no copy of the module or what it imports.
     rmSync(dir, { recursive: true, force: true });
-    await start(2);
+    const nodeDir = mkdtempSync(join(os.tmpdir(), 'tidepool-node-'));
+    const started = await Promise.all([0, 1].map(() => startProcess({
+      zk: zk.connectionString, secretFile: secret, cwd: nodeDir, entry: { execArgv: [], script: TIDEPOOL_BIN },
+    })));
+    processes.push(...started);
     let expected = 0;
     for (let i = 0; i < 100_000; i++) expected += (i % 7) + 1;
     assert.equal(await withDeadline(job.result<number>(), 'the result', 120_000), expected);
     const spec = decode<{ code?: { size: number } }>((await cluster.coordination.getData(jobPaths(job.id).spec)).data);
     assert.ok(spec.code && spec.code.size > 0, 'the spec references the bundle');
     await stopAll();
+    rmSync(nodeDir, { recursive: true, force: true });
   });
 
   it('tidepool solve clique MANN_a27 proves ω = 126 on 3 node processes and embedded', T, async () => {
