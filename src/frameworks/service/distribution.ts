@@ -16,10 +16,23 @@ export class DistributedTask<R> {
   readonly result: Promise<R>;
   private settle!: { resolve(v: R): void; reject(e: unknown): void };
   started = false;
+  private canceller: (() => Promise<void>) | undefined;
 
   constructor(readonly fn: () => R, readonly label?: string) {
     this.result = new Promise<R>((resolve, reject) => (this.settle = { resolve, reject }));
     this.result.catch(() => undefined); // awaited by the application, or not at all
+  }
+
+  /** Cancels this task's whole batch (its result rejects); false if it was not started. */
+  async cancel(): Promise<boolean> {
+    if (!this.canceller) return false;
+    await this.canceller();
+    return true;
+  }
+
+  /** @internal */
+  onCancel(cancel: () => Promise<void>): void {
+    this.canceller = cancel;
   }
 
   /** @internal */
@@ -71,7 +84,8 @@ export class Distribution {
     });
     capture.done();
     for (const t of tasks) t.started = true;
-    await this.run(capture, (i, ok, v) => tasks[i]!.finish(ok, v), t0);
+    const { cancel } = await this.run(capture, (i, ok, v) => tasks[i]!.finish(ok, v), t0);
+    for (const t of tasks) t.onCancel(cancel);
   }
 
   /** Runs `body(i)` for every i in [from, to) as a batch of tasks; resolves when all side effects are applied. */
@@ -89,7 +103,7 @@ export class Distribution {
   }
 
   /** Sends a captured batch; returns a promise of its completion (results applied, tasks settled). */
-  private async run(capture: Capture, settle: (i: number, ok: boolean, v: unknown) => void, t0: number): Promise<{ completion: Promise<void> }> {
+  private async run(capture: Capture, settle: (i: number, ok: boolean, v: unknown) => void, t0: number): Promise<{ completion: Promise<void>; cancel(): Promise<void> }> {
     const json = JSON.stringify(capture.graph);
     const serializationMs = performance.now() - t0;
     const run = await this.executor.start(json, capture.graph.tasks.length);
@@ -122,7 +136,7 @@ export class Distribution {
         diffingMs: diffMs + (performance.now() - a0), taskMs,
       };
     })();
-    return { completion };
+    return { completion, cancel: () => run.cancel() };
   }
 
   async close(): Promise<void> {

@@ -54,6 +54,7 @@ export class LocalExecutor implements BatchExecutor {
     // Chunks from a shared queue: long tasks spread, short ones are not sent one by one.
     const chunk = Math.max(1, Math.min(256, Math.floor(taskCount / (this.workers.length * 8))));
     let next = 0;
+    let cancelled = false;
     const all: [number, string][] = [];
     const drive = async (w: Worker) => {
       let loaded = false;
@@ -70,11 +71,13 @@ export class LocalExecutor implements BatchExecutor {
     return {
       outcomes: async () => {
         const executionMs = await done;
+        if (cancelled) throw new Error(`batch ${key} was cancelled`);
         const outcomes = new Array<TaskOutcome>(taskCount);
         for (const [i, o] of all) outcomes[i] = JSON.parse(o) as TaskOutcome;
         return { outcomes, costs: { executionMs, dispatchMs: 0, transferMs: 0 } };
       },
       cancel: async () => {
+        cancelled = true;
         next = taskCount;
       },
     };

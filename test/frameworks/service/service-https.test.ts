@@ -1,0 +1,148 @@
+// The service over real HTTPS on an embedded cluster with real isolates: the seed's programs give
+// the sequential results; one round trip starts a batch; costs come back; exceptions map to client
+// lines; escapes and bombs are contained while the service keeps serving; cancel works; requests
+// without the token, oversized or malformed are refused with a 4xx (fuzzed).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import { Cluster } from '../../../src/runtime/cluster.js';
+import { Distribution, startService, type RunningService } from '../../../src/index.js';
+import { Rng } from '../../../src/util/rng.js';
+import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';
+import { selfSignedCert } from './tls.js';
+
+const token = 'test-token-0123456789abcdef';
+const tls = selfSignedCert();
+let cluster: Cluster;
+let service: RunningService;
+let dist: Distribution;
+
+before(async () => {
+  cluster = await Cluster.embedded({ nodes: 1, workers: 2 });
+  service = await startService({ cluster, tls, token, port: 0, maxBodyBytes: 2 * 1024 * 1024, limits: { timeoutMs: 2_000, memoryMb: 64 } });
+  dist = await Distribution.connect(service.url, { token, ca: tls.cert });
+});
+after(async () => {
+  await dist.close();
+  await service.close();
+  await cluster.close();
+});
+
+function request(method: string, path: string, opts: { body?: string | Buffer; auth?: string | null; contentType?: string } = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = {};
+    if (opts.auth !== null) headers.authorization = opts.auth ?? `Bearer ${token}`;
+    if (opts.body !== undefined) {
+      headers['content-type'] = opts.contentType ?? 'application/json';
+      headers['content-length'] = Buffer.byteLength(opts.body);
+    }
+    const req = https.request(new URL(path, service.url), { method, ca: tls.cert, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+test('the seed programs give the sequential results through the service', async () => {
+  const numbers = [1_000_003 * 999_983, 104_723 * 104_729, 2 ** 31 - 1, 600_851_475_143, 97 * 89, 1_299_709 * 15_485_863];
+  assert.deepEqual(await factorizeAll(dist, numbers), numbers.map(factorize));
+  const costs = dist.lastCosts!;
+  for (const key of ['serializationMs', 'transferMs', 'dispatchMs', 'executionMs', 'diffingMs'] as const) assert.ok(costs[key] >= 0 && Number.isFinite(costs[key]), key);
+
+  const [w, h, it] = [160, 48, 200];
+  const image = await mandelbrot(dist, w, h, it);
+  const expected = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) mandelbrotRow(y, w, h, it, expected);
+  assert.deepEqual(image, expected);
+
+  assert.equal(await primes(dist, 200_000, 8), countPrimes(0, 200_000));
+  assert.equal(await primes(dist, 200_000, 8), 17_984); // π(2·10^5)
+});
+
+test('knight tours on a 5×5 board: 1728 open tours, as a sequential count', async () => {
+  const total = await allKnightTours(dist, 5);
+  assert.equal(total, 1728); // directed open tours of the 5×5 board (OEIS A165134)
+  assert.equal(knightTours(5, 0), 304);
+});
+
+test('a remote exception is an AggregateError whose stack points at this file', async () => {
+  const values = [1, 0, 2];
+  const tasks = values.map((v) => dist.task(() => {
+    if (v === 0) throw new RangeError(`bad value ${v}`);
+    return 10 / v;
+  }));
+  await dist.start(tasks);
+  assert.equal(await tasks[0]!.result, 10);
+  await assert.rejects(tasks[1]!.result, (e: AggregateError) => {
+    assert.ok(e instanceof AggregateError);
+    assert.match(e.message, /task 1 failed: RangeError: bad value 0/);
+    assert.match(String(e.errors[0].stack), /service-https\.test\.ts:\d+:\d+/);
+    return true;
+  });
+});
+
+test('escapes, an infinite loop and a memory bomb are contained and the service keeps serving', async () => {
+  const probe = { run() { return typeof (function (this: Record<string, unknown>) { return this; }.call(undefined as never)).process; } };
+  const tasks = [
+    dist.task(() => probe.run()),
+    dist.task(() => { for (;;) { /* spin */ } }),
+    dist.task(() => { const keep: number[][] = []; for (;;) keep.push(new Array(100_000).fill(1)); }),
+    dist.task(() => (() => 0).constructor('return process')()),
+  ];
+  await dist.start(tasks);
+  assert.equal(await tasks[0]!.result, 'undefined');
+  await assert.rejects(tasks[1]!.result, /TimeoutError/);
+  await assert.rejects(tasks[2]!.result, /MemoryLimitError/);
+  await assert.rejects(tasks[3]!.result, /dynamic code/);
+  assert.deepEqual(await factorizeAll(dist, [91]), [7]);
+});
+
+test('one round trip starts a batch of 1,000 tasks; cancel stops a running batch', async () => {
+  const tasks = Array.from({ length: 1000 }, (_, i) => dist.task(() => i * i));
+  await dist.start(tasks);
+  let sum = 0;
+  for (const t of tasks) sum += await t.result;
+  assert.equal(sum, (999 * 1000 * 1999) / 6);
+  const long = { ms: 1e12 };
+  const slow = dist.task(() => { let x = 0; for (let i = 0; i < long.ms; i++) x++; return x; });
+  await dist.start([slow]);
+  assert.equal(await slow.cancel(), true);
+  await assert.rejects(slow.result, /cancel/);
+});
+
+test('requests without the token, oversized or malformed get a 4xx; the service keeps serving', async () => {
+  assert.equal((await request('GET', '/v1/health', { auth: null })).status, 401);
+  assert.equal((await request('GET', '/v1/health', { auth: `Bearer ${token}x` })).status, 401);
+  assert.equal((await request('POST', '/v1/batches', { body: JSON.stringify({ graph: { codes: [], nodes: [], tasks: [{ f: 0 }] } }), auth: 'Bearer nope' })).status, 401);
+  const big = await request('POST', '/v1/batches', { body: `{"graph":{"codes":[],"nodes":[],"tasks":[{"f":0}],"pad":"${'x'.repeat(3 * 1024 * 1024)}"}}` });
+  assert.equal(big.status, 413);
+  const rng = new Rng(7);
+  const valid = JSON.stringify({ graph: { codes: [{ src: '() => 1', env: [], form: 'expression' }], nodes: [{ t: 'f', c: 0, env: [] }], tasks: [{ f: 0 }] } });
+  const malformed: string[] = ['', '{', 'null', '[]', '{"graph":1}', '{"graph":{}}', '{"graph":{"codes":[],"nodes":[],"tasks":[]}}', '{"graph":{"codes":[],"nodes":[],"tasks":[{"f":5}]}}',
+    '{"graph":{"codes":[],"nodes":[{"t":"zz"}],"tasks":[{"f":0}]}}', '{"graph":{"codes":[{"src":1}],"nodes":[],"tasks":[{"f":0}]}}'];
+  for (let i = 0; i < 40; i++) {
+    // Random corruptions of a valid request: a byte changed, a cut, a duplicate.
+    const at = rng.int(0, valid.length - 1);
+    const kind = rng.int(0, 2);
+    const bad = kind === 0 ? valid.slice(0, at) : kind === 1 ? valid.slice(0, at) + String.fromCharCode(rng.int(32, 126)) + valid.slice(at + 1) : valid.slice(0, at) + valid.slice(at - 1 >= 0 ? at - 1 : 0);
+    malformed.push(bad);
+  }
+  let refused = 0;
+  for (const body of malformed) {
+    const r = await request('POST', '/v1/batches', { body });
+    assert.ok(r.status === 202 || (r.status >= 400 && r.status < 500), `${r.status} for ${JSON.stringify(body).slice(0, 80)}: ${r.body}`);
+    if (r.status !== 202) {
+      refused++;
+      assert.match(r.body, /"error"/);
+    }
+  }
+  assert.ok(refused >= 10);
+  assert.equal((await request('GET', '/v1/batches/nope')).status, 404);
+  assert.equal((await request('GET', '/v1/batches/nope?waitMs=-5')).status, 400);
+  const plain = await request('POST', '/v1/batches', { body: valid, contentType: 'text/plain' });
+  assert.ok(plain.status >= 400 && plain.status < 500, `text/plain: ${plain.status}`);
+  assert.equal((await request('GET', '/v1/health')).status, 200);
+});
