@@ -9,6 +9,10 @@ describe('failure traces and proactive fault tolerance', () => {
   it('parses LANL outages (node, start, end) and names file:line and column of a bad row', () => {
     const csv = `${HEADER}\n2,cluster,49,6152,80,0,0,5-Apr,5-Jun,current,part,80,1,1,0,graphics.fe,6/21/2005 10:54,6/21/2005 11:00,6,,Graphics Accel Hdwr,,,,,No\n`;
     assert.deepEqual(parseLanlCsv(csv, 'lanl.csv'), [{ system: '2', node: '0', start: Date.UTC(2005, 5, 21, 10, 54), end: Date.UTC(2005, 5, 21, 11, 0) }]);
+    // A row of the real file (line 12781): system 17 down as a whole, no node.
+    assert.deepEqual(parseLanlCsv(`${HEADER}
+17,,,,,,,,,,,,,,,,1/8/1997 8:40,1/8/1997 8:50,10,,Other,,,,,No
+`, 'lanl.csv')[0]?.node, null);
     assert.throws(() => parseLanlCsv(`${csv}2,cluster,49,6152,80,0,0,5-Apr,5-Jun,current,part,80,1,1,0,x,13/40/2005 1:00,6/21/2005 11:00,6\n`, 'lanl.csv'), /lanl\.csv:3: "Prob Started": "13\/40\/2005 1:00" is not m\/d\/yyyy h:mm/);
     assert.throws(() => parseLanlCsv('a,b\n', 'lanl.csv'), /lanl\.csv:1: no "System" column/);
   });

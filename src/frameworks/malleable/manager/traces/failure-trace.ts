@@ -1,13 +1,13 @@
 import { TraceError } from './trace-error.js';
 
-/** A node outage: down from `start` to `end` (ms since the epoch). */
-export interface Outage { system: string; node: string; start: number; end: number }
+/** A node outage: down from `start` to `end` (ms since the epoch); `node` null: the whole system (no node given). */
+export interface Outage { system: string; node: string | null; start: number; end: number }
 
 const COLUMNS = { system: 'System', node: 'nodenumz', started: 'Prob Started', fixed: 'Prob Fixed' } as const;
 
 /**
  * The LANL failure data 1996–2005 (LA-UR-05-7318, CSV with a header line): one outage per row, its
- * node (`nodenumz`, numbered from 0) in its system, `Prob Started` and `Prob Fixed` as m/d/yyyy h:mm
+ * node (`nodenumz`, numbered from 0; empty for an outage of the whole system) in its system, `Prob Started` and `Prob Fixed` as m/d/yyyy h:mm
  * (read as UTC: only differences matter here).
  */
 export function parseLanlCsv(text: string, file: string): Outage[] {
@@ -32,7 +32,8 @@ export function parseLanlCsv(text: string, file: string): Outage[] {
     if (start === null) throw new TraceError(file, i + 1, `"${COLUMNS.started}": "${field('started')}" is not m/d/yyyy h:mm`);
     if (end === null) throw new TraceError(file, i + 1, `"${COLUMNS.fixed}": "${field('fixed')}" is not m/d/yyyy h:mm`);
     if (end < start) throw new TraceError(file, i + 1, `fixed (${field('fixed')}) before started (${field('started')})`);
-    outages.push({ system: field('system'), node: field('node'), start, end });
+    const node = f[index.node]?.trim() ?? '';
+    outages.push({ system: field('system'), node: node === '' ? null : node, start, end });
   }
   return outages;
 }
