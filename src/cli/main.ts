@@ -9,6 +9,7 @@ import { registerManagerCommands } from './commands/manager.js';
 import { registerDemo } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
 import { registerSolveCommand } from './commands/solve.js';
+import { registerServeCommand } from './commands/serve.js';
 import { SettingsCommand, applySettings } from './config.js';
 import { UsageError, reportError } from './errors.js';
 import { LOG_FORMATS } from './settings.js';
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
   registerClusterCommands(program);
   registerCoordCommands(program);
   registerManagerCommands(program);
+  registerServeCommand(program);
   return program;
 }
 

@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { Cluster } from '../../runtime/cluster.js';
+import { startService } from '../../frameworks/service/service-server.js';
+import { log } from '../../util/log.js';
+import { UsageError } from '../errors.js';
+import { clusterSecret, defaultWorkers, port, positiveInt, zookeeperConnection } from '../options.js';
+import { stopSignal } from '../stop-signal.js';
+
+interface ServeFlags {
+  zk?: string;
+  secretFile?: string;
+  nodes: string;
+  workers?: string;
+  port: string;
+  host: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tokenFile?: string;
+  insecure?: boolean;
+  memoryMb: string;
+  timeoutMs: string;
+  maxBodyMb: string;
+  json?: boolean;
+}
+
+export const SERVICE_PORT = 7480;
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+function readFlagFile(file: string, flag: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** The service token from --token-file or $TIDEPOOL_SERVICE_TOKEN (at least 16 characters). */
+function serviceToken(file: string | undefined): string {
+  const token = (file !== undefined ? readFlagFile(file, '--token-file') : process.env.TIDEPOOL_SERVICE_TOKEN ?? '').trim();
+  if (file === undefined && token === '') throw new UsageError('a token is required: --token-file FILE (or TIDEPOOL_SERVICE_TOKEN); clients send it as "Authorization: Bearer TOKEN"');
+  if (token.length < 16) throw new UsageError(`${file !== undefined ? `--token-file: ${file}` : 'TIDEPOOL_SERVICE_TOKEN'} holds ${token.length} characters; a token needs at least 16`);
+  return token;
+}
+
+/**
+ * `tidepool serve`: task parallelism as a service (seed 002). Clients (`Distribution.connect`) send
+ * batches of captured closures over HTTPS; each batch runs as a job on the cluster behind it —
+ * embedded nodes in this process, or node processes registered on ZooKeeper.
+ */
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('serve task parallelism over HTTPS: run the closures of Distribution.connect clients on a cluster')
+    .option('--zk <conn>', 'run batches on the node processes of this ZooKeeper cluster (default: embedded nodes)')
+    .option('--secret-file <file>', 'with --zk: the cluster secret (or $TIDEPOOL_SECRET)')
+    .option('--nodes <n>', 'embedded nodes to start (without --zk)', '1')
+    .option('--workers <n>', 'worker threads per embedded node (default: usable cores / nodes)')
+    .option('--port <port>', `HTTPS port (0 = any free port)`, String(SERVICE_PORT))
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--tls-cert <file>', 'certificate (PEM)')
+    .option('--tls-key <file>', 'private key (PEM)')
+    .option('--token-file <file>', 'file holding the bearer token clients must send (or $TIDEPOOL_SERVICE_TOKEN)')
+    .option('--insecure', 'plain HTTP without TLS: loopback development only')
+    .option('--memory-mb <n>', 'memory limit of one task\'s isolate (MB)', '128')
+    .option('--timeout-ms <n>', 'time limit of one task (ms)', '60000')
+    .option('--max-body-mb <n>', 'largest batch request (MB)', '64')
+    .option('--json', 'print one JSON line when ready')
+    .addHelpText('after', '\nExample:\n  openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -keyout key.pem -out cert.pem\n  head -c 24 /dev/urandom | base64 > token\n  tidepool serve --tls-cert cert.pem --tls-key key.pem --token-file token --nodes 2')
+    .action(async (flags: ServeFlags) => {
+      const listenPort = port(flags.port, '--port');
+      const token = serviceToken(flags.tokenFile);
+      const memoryMb = positiveInt(flags.memoryMb, '--memory-mb');
+      const timeoutMs = positiveInt(flags.timeoutMs, '--timeout-ms');
+      const maxBodyBytes = positiveInt(flags.maxBodyMb, '--max-body-mb') * 1024 * 1024;
+      let tls: { cert: string; key: string } | undefined;
+      if (flags.insecure) {
+        if (flags.tlsCert || flags.tlsKey) throw new UsageError('--insecure and --tls-cert/--tls-key exclude each other');
+        if (!LOOPBACK.test(flags.host)) throw new UsageError(`--insecure serves plain HTTP and is for loopback only; --host ${flags.host} is not a loopback address`);
+      } else {
+        if (!flags.tlsCert || !flags.tlsKey) throw new UsageError('--tls-cert and --tls-key are required (or --insecure for loopback development)');
+        tls = { cert: readFlagFile(flags.tlsCert, '--tls-cert'), key: readFlagFile(flags.tlsKey, '--tls-key') };
+      }
+      let cluster: Cluster;
+      let taskRef: { module: string; export: string } | undefined;
+      if (flags.zk !== undefined) {
+        const conn = zookeeperConnection(flags.zk, 'the service runs batches on node processes');
+        cluster = await Cluster.connect(conn, { secret: clusterSecret(flags.secretFile) });
+        taskRef = { module: 'tidepool', export: 'serviceBatchTask' }; // every node has tidepool installed
+      } else {
+        const nodes = positiveInt(flags.nodes, '--nodes');
+        cluster = await Cluster.embedded({ nodes, workers: flags.workers !== undefined ? positiveInt(flags.workers, '--workers') : Math.max(1, Math.floor(defaultWorkers() / nodes)) });
+      }
+      const service = await startService({ cluster, tls, insecure: flags.insecure, token, port: listenPort, host: flags.host, maxBodyBytes, limits: { memoryMb, timeoutMs }, taskRef });
+      process.stdout.write(flags.json ? `${JSON.stringify({ url: service.url, cluster: flags.zk ?? 'embedded' })}\n` : `tidepool service at ${service.url} (cluster: ${flags.zk ?? 'embedded'})\n`);
+      log.info('serve', `${await stopSignal()}: stopping`);
+      await service.close();
+      await cluster.close();
+    });
+}
