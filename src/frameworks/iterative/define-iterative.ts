@@ -48,9 +48,10 @@ export function defineIterative<T, P = undefined>(def: IterativeDefinition<T, P>
 
 /** Half of the blocks not yet started (or `want` of them), taken from the end. */
 function stealSplit(state: BlockRange, want?: number): BlockRange | undefined {
-  const free = state.hi - state.lo;
-  if (free < 2) return undefined;
-  const take = want !== undefined && want > 0 ? Math.min(free - 1, Math.ceil(want)) : Math.floor(free / 2);
+  // Block lo may be under way (splits are offered between chunks too): only blocks after it can go.
+  const free = state.hi - state.lo - 1;
+  if (free < 1) return undefined;
+  const take = want !== undefined && want > 0 ? Math.min(free, Math.ceil(want)) : Math.ceil(free / 2);
   const child = { lo: state.hi - take, hi: state.hi };
   state.hi = child.lo;
   return child;
@@ -78,6 +79,8 @@ function runBlocks<T, P>(def: IterativeDefinition<T, P>, state: BlockRange, ctx:
       ctx.progress(n);
       // An unfinished block is dropped on a stop: it is run again from its first iteration wherever the range goes.
       if (ctx.cancelled() || migrateNow(ctx)) return;
+      // A thief waits only briefly for a split: offer one between chunks (it takes blocks after this one).
+      if (steal && splitNow(ctx)) ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
     }
     ctx.emit({ n: end - first, v: tally }, state.lo);
     state.lo++;

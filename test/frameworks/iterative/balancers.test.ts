@@ -142,6 +142,15 @@ test('rank-0 monitor: a process that leaves stops counting and is not asked for 
   m.remove('b');
   assert.deepEqual(m.processes(), ['a', 'c']);
   assert.deepEqual(m.advance(1).requestReports, ['a', 'c']);
+  m.receiveReport('a', 1, 100); // 100 it/s
+  m.receiveReport('c', 1, 300); // 300 it/s
+  // A process that joins now is credited with the mean measured speed (200 it/s), so it gets a share.
+  m.start('d', 1);
+  assert.equal(m.worker('d')!.speed(), 200);
+  m.receiveReport('a', 1.5, 150); // a keeps its 100 it/s
+  const [a, c, d] = ['a', 'c', 'd'].map((n) => m.worker(n)!);
+  // I_t = 150 + 300 + 0 = 450 left 450, speeds 100 : 300 : 200 → 75, 225, 150.
+  assert.deepEqual([a!.assigned, c!.assigned, d!.assigned], [150 + 75, 300 + 225, 0 + 150]);
 });
 
 test('rank-n monitor (Fig. 4 right): start, answer requests, one finish request at a time', () => {

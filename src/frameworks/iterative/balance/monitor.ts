@@ -83,8 +83,12 @@ export class ProcessMonitor {
     const remaining = this.task.total - this.predictedDone(t);
     const share = Math.floor(remaining / (this.index.size + (i === undefined ? 1 : 0)));
     if (i === undefined) {
+      const measured = this.task.workers.filter((w) => w.working() && w.speed() > 0);
       i = this.task.addWorker(t, share);
       this.index.set(node, i);
+      // Beyond the seed: a process joining a running job holds nothing yet, so it could never show a
+      // speed; it is credited with the mean speed of the measured ones until its first report.
+      if (measured.length > 0) this.task.workers[i]!.measures.push({ at: 0, speed: measured.reduce((a, w) => a + w.speed(), 0) / measured.length });
     } else {
       this.task.workers[i]!.assigned = this.task.workers[i]!.done + share;
     }

@@ -13,9 +13,13 @@ export interface Checksum {
   steps: number;
 }
 
-export default defineIterative<Checksum, { work: number }>({
+/** Sleeping (not spinning) gives a job a wall-clock length that does not depend on how loaded the machine is. */
+const nap = new Int32Array(new SharedArrayBuffer(4));
+
+export default defineIterative<Checksum, { work: number; sleepMs?: number }>({
   name: 'checksum',
   iterate(first, count, t, ctx) {
+    if (ctx.params.sleepMs) Atomics.wait(nap, 0, 0, ctx.params.sleepMs);
     for (let i = first; i < first + count; i++) {
       const r = ctx.random(i);
       const steps = 1 + Math.floor(r.exponential() * ctx.params.work);
