@@ -43,3 +43,4 @@ export { hashOf, type BlobHash } from './data/content-hash.js';
 export { MAX_REQUEST_BYTES, requestBytes } from './coord/request-size.js';
 export * from './frameworks/service/index.js';
 export * from './frameworks/iterative/index.js';
+export * from './frameworks/malleable/manager/index.js';

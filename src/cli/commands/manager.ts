@@ -7,7 +7,7 @@ import { connect } from '../../coord/connect.js';
 import type { CoordClient } from '../../coord/types.js';
 import { watchData } from '../../coord/watch.js';
 import { isFlexibility } from '../../frameworks/malleable/manager/managed-job.js';
-import { listManagedJobs, managerPaths, readManagedJob, submitManagedJob, updateRecord, type ManagedJobInfo } from '../../frameworks/malleable/manager/manager-store.js';
+import { listManagedJobs, managerPaths, readManagedJob, requestRescale, submitManagedJob, type ManagedJobInfo } from '../../frameworks/malleable/manager/manager-store.js';
 import { isPolicyName, POLICY_NAMES } from '../../frameworks/malleable/manager/policies.js';
 import { ResourceManager } from '../../frameworks/malleable/manager/resource-manager.js';
 import { listNodes } from '../../runtime/job-control.js';
@@ -108,7 +108,7 @@ export function registerManagerCommands(program: Command): void {
         if (!info) throw new UsageError(`no managed job ${job} in the cluster`);
         if (info.finished) throw new UsageError(`job ${job} has ended (${info.outcome})`);
         if (info.flexibility !== 'malleable') throw new UsageError(`job ${job} is ${info.flexibility}: only malleable jobs are rescaled`);
-        await updateRecord(client, job, (r) => void (r.rescaleTo = n));
+        await requestRescale(client, job, n);
         await consumed(client, job, timeoutMs);
         const nodes = (await listNodes(client)).filter((x) => x.assignment === job).map((x) => x.id);
         line(flags.json, { job, requested: n, nodes }, `job ${job}: rescale to ${n} taken by the manager; ${nodes.length} node(s) now`);

@@ -124,6 +124,12 @@ export async function updateRecord(client: CoordClient, jobId: string, change: (
   throw new Error(`could not update the record of job ${jobId}: it kept changing`);
 }
 
+/** Asks the manager to rescale a malleable job to `nodes` (taken at its next pass; clamped to the job's range). */
+export async function requestRescale(client: CoordClient, jobId: string, nodes: number, root?: string): Promise<void> {
+  if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`node count must be a whole number ≥ 1, got ${nodes}`);
+  await updateRecord(client, jobId, (r) => void (r.rescaleTo = nodes), root);
+}
+
 function parseRecord(data: Uint8Array, jobId: string): ManagedRecord {
   const r = JSON.parse(Buffer.from(data).toString('utf8')) as Partial<ManagedRecord>;
   if (!isFlexibility(r.flexibility)) throw new Error(`job ${jobId}: managed record has no valid flexibility`);

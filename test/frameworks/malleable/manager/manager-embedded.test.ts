@@ -6,9 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
+import { readManagedJob, requestRescale } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { clearWarning, ResourceManager, warnNode } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
-import { updateRecord } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { Cluster, type ClusterEvent } from '../../../../src/runtime/cluster.js';
 import { finishExactly, membersOf, nodesOf, RESCALABLE, rescaleLog, submit, waitFor } from './manager-scenario.js';
 
@@ -53,7 +52,7 @@ describe('resource manager on an embedded cluster', () => {
       await waitFor(async () => (await nodesOf(client, a.id)).includes(warned), 'A to expand onto the node again', 60_000);
 
       // An operator's rescale (tidepool rescale): A to 1 node.
-      await updateRecord(client, a.id, (r) => void (r.rescaleTo = 1));
+      await requestRescale(client, a.id, 1);
       await waitFor(async () => (await readManagedJob(client, a.id))?.record.events.filter((e) => e.type === 'shrink' && e.nodes === 1).length === 2, 'A to shrink to 1 node (the second time: the first was the vacate)', 30_000);
       assert.equal((await readManagedJob(client, a.id))?.record.rescaleTo, undefined, 'the operator\'s request is consumed');
 
