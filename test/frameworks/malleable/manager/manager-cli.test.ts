@@ -1,0 +1,50 @@
+/**
+ * The manager's commands as a user meets them: help, and bad input refused with exit code 2 and a
+ * one-line message naming the flag (no cluster needed). Run in this process through the CLI's
+ * `main`, capturing what it prints; the ZooKeeper test runs the commands as processes.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { main } from '../../../../src/cli/main.js';
+
+delete process.env.TIDEPOOL_ZK; // the refusals below must not reach a cluster named in the environment
+
+async function tidepool(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = { stdout: '', stderr: '' };
+  const write = { stdout: process.stdout.write.bind(process.stdout), stderr: process.stderr.write.bind(process.stderr) };
+  process.stdout.write = ((chunk: string | Uint8Array) => ((out.stdout += String(chunk)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => ((out.stderr += String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    const code = await main(['node', 'tidepool', ...args]);
+    return { code, ...out };
+  } finally {
+    process.stdout.write = write.stdout;
+    process.stderr.write = write.stderr;
+  }
+}
+
+describe('tidepool manager, submit, queue, rescale (CLI)', () => {
+  it('every command has --help with --json and an example', async () => {
+    for (const cmd of ['manager', 'submit', 'queue', 'rescale']) {
+      const r = await tidepool([cmd, '--help']);
+      assert.equal(r.code, 0, `${cmd} --help`);
+      assert.match(r.stdout, /--json/, `${cmd} --help lists --json`);
+      assert.match(r.stdout, /Example/, `${cmd} --help shows an example`);
+    }
+  });
+
+  it('refuses bad input with exit code 2 and a message naming the flag', async () => {
+    const refused = async (args: string[], pattern: RegExp) => {
+      const r = await tidepool(args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, pattern);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    };
+    await refused(['submit', 'x.js', '--kind', 'elastic', '--zk', 'zk://127.0.0.1:1'], /--kind: "elastic" is not one of rigid, moldable, malleable/);
+    await refused(['submit', 'x.js', '--kind', 'malleable', '--min', '4', '--max', '2', '--zk', 'zk://127.0.0.1:1'], /--max \(2\) is below --min \(4\)/);
+    await refused(['submit', 'x.js', '--kind', 'malleable', '--root', '{oops', '--zk', 'zk://127.0.0.1:1'], /--root: not JSON/);
+    await refused(['manager', '--policy', 'lottery', '--zk', 'zk://127.0.0.1:1'], /--policy: "lottery" is not one of fcfs, moldable, equipartition/);
+    await refused(['rescale', 'j-1', 'two', '--zk', 'zk://127.0.0.1:1'], /NODES: "two" is not a positive whole number/);
+    await refused(['queue'], /--zk is required/);
+  });
+});
