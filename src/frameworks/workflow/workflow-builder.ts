@@ -147,6 +147,7 @@ export class WorkflowBuilder {
         ...(d.command ? { command: d.command } : {}), ...(d.fn ? { fn: d.fn } : {}), ...(d.args ? { args: d.args } : {}),
       };
     });
+    this.addMarkers(tasks, files);
     const graph = computeOrder(tasks, (cycle) => {
       const first = this.pending[cycle[0]!]!.decl;
       return this.error(first.id, `dependency cycle: ${[...cycle, cycle[0]!].map((t) => tasks[t]!.id).join(' -> ')}`, first.line);
@@ -157,6 +158,30 @@ export class WorkflowBuilder {
       warnings: this.warnings,
       taskIndex: (id) => byId.get(id) ?? -1,
     };
+  }
+
+  /**
+   * Explicit edges no file implies get a marker file (one per such parent, read by each such child),
+   * so that a worker learns a parent finished exactly as it learns a file exists.
+   */
+  private addMarkers(tasks: WorkflowTask[], files: WorkflowFile[]): void {
+    const markerOf = new Map<number, number>();
+    const stamp = new Int32Array(tasks.length).fill(-1); // stamp[p] === t: p writes a file t reads
+    tasks.forEach((task, t) => {
+      for (const f of task.inputs) if (files[f]!.producer >= 0) stamp[files[f]!.producer] = t;
+      for (const p of task.parents) {
+        if (stamp[p] === t) continue;
+        let m = markerOf.get(p);
+        if (m === undefined) {
+          m = files.length;
+          markerOf.set(p, m);
+          files.push({ key: `#done:${tasks[p]!.id}`, name: `#done:${tasks[p]!.id}`, size: 0, producer: p, consumers: [], marker: true });
+          tasks[p]!.outputs.push(m);
+        }
+        files[m]!.consumers.push(t);
+        task.inputs.push(m);
+      }
+    });
   }
 
   /**

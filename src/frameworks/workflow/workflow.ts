@@ -52,6 +52,11 @@ export interface WorkflowFile {
   producer: number;
   /** Tasks that read it. */
   consumers: number[];
+  /**
+   * A completion marker, not a real file: it stands for explicit edges that no file implies, so that
+   * readiness stays data-driven (the children wait for it as for any input). Never written anywhere.
+   */
+  marker?: boolean;
 }
 
 export interface WorkflowCounts {
@@ -99,7 +104,7 @@ export function childrenOf(workflow: Workflow): number[][] {
 export function finalOutputs(workflow: Workflow): number[] {
   const out: number[] = [];
   workflow.files.forEach((f, i) => {
-    if (f.producer >= 0 && f.consumers.length === 0) out.push(i);
+    if (f.producer >= 0 && f.consumers.length === 0 && !f.marker) out.push(i);
   });
   return out;
 }

@@ -1,0 +1,58 @@
+/**
+ * The workflow layer's messages between members (all batched: one message carries many tasks or
+ * files) and their shape checks. Tasks and files travel as their numbers: every member loaded the
+ * same workflow, so a number is all a peer needs (AME's dispatchers read task descriptions from
+ * the shared file system too; only control traffic crosses the network).
+ */
+import type { LayerBody } from '../../runtime/kinds/job-kind.js';
+import type { FileLocation } from './location-shard.js';
+import type { StolenTask } from './worker-tasks.js';
+
+export interface View {
+  epoch: number;
+  members: string[];
+  leader: string;
+}
+
+export type WorkflowMessage =
+  | { type: 'wf-view'; view: View }
+  | { type: 'wf-assign'; epoch: number; tasks: number[]; recreate?: boolean }
+  | { type: 'wf-query'; files: number[] }
+  | { type: 'wf-located'; files: [number, FileLocation][] }
+  | { type: 'wf-update'; files: [number, FileLocation][] }
+  | { type: 'wf-got'; tasks: number[] }
+  | { type: 'wf-done'; tasks: number[] }
+  | { type: 'wf-held?'; epoch: number }
+  | { type: 'wf-held'; epoch: number; tasks: number[] }
+  | { type: 'wf-count'; epoch: number; partitions: [number, number][] }
+  | { type: 'wf-failed'; task: number; error: string }
+  | { type: 'wf-steal'; want: number }
+  | { type: 'wf-stolen'; tasks: StolenTask[] };
+
+const isInts = (v: unknown) => Array.isArray(v) && v.every((x) => Number.isInteger(x) && (x as number) >= 0);
+const isLocation = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as FileLocation).node === 'string';
+const isLocated = (v: unknown) => Array.isArray(v) && v.every((e) => Array.isArray(e) && Number.isInteger(e[0]) && isLocation(e[1]));
+
+/** Undefined when `body` is a well-formed workflow message, else what is wrong (the node drops it). */
+export function validateWorkflowMessage(body: LayerBody): string | undefined {
+  const ok = (cond: boolean, what: string) => (cond ? undefined : `${body.type}: ${what}`);
+  switch (body.type) {
+    case 'wf-view': {
+      const v = body.view as View | undefined;
+      return ok(!!v && typeof v.epoch === 'number' && Array.isArray(v.members) && v.members.every((m) => typeof m === 'string') && typeof v.leader === 'string', 'needs view {epoch, members, leader}');
+    }
+    case 'wf-assign': return ok(typeof body.epoch === 'number' && isInts(body.tasks), 'needs epoch and task numbers');
+    case 'wf-query': return ok(isInts(body.files), 'needs file numbers');
+    case 'wf-located':
+    case 'wf-update': return ok(isLocated(body.files), 'needs [file, location] pairs');
+    case 'wf-done':
+    case 'wf-got': return ok(isInts(body.tasks), 'needs task numbers');
+    case 'wf-held?': return ok(typeof body.epoch === 'number', 'needs an epoch');
+    case 'wf-held': return ok(typeof body.epoch === 'number' && isInts(body.tasks), 'needs epoch and task numbers');
+    case 'wf-count': return ok(typeof body.epoch === 'number' && Array.isArray(body.partitions), 'needs epoch and partitions');
+    case 'wf-failed': return ok(Number.isInteger(body.task) && typeof body.error === 'string', 'needs task and error');
+    case 'wf-steal': return ok(Number.isInteger(body.want), 'needs want');
+    case 'wf-stolen': return ok(Array.isArray(body.tasks) && (body.tasks as StolenTask[]).every((s) => Number.isInteger(s.task) && Array.isArray(s.inputs)), 'needs stolen tasks');
+    default: return `unknown workflow message "${body.type}"`;
+  }
+}

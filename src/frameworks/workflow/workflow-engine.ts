@@ -1,0 +1,344 @@
+/**
+ * One member of a running workflow, without I/O: dispatcher of the partitions it owns, shard of the
+ * File Location Service for the files it owns, worker running its READY tasks, and — on the leader
+ * — the submitter, which decides the view (epoch, members) and counts finished tasks per partition.
+ * The job kind (and the simulations in the tests) feed it messages, task completions and views,
+ * and carry out what it asks through `EngineIO`.
+ */
+import type { LayerBody } from '../../runtime/kinds/job-kind.js';
+import { Dispatcher, type DispatchMode, type JournalState, type Reconciled } from './dispatcher.js';
+import { LocationShard, type FileLocation } from './location-shard.js';
+import type { View, WorkflowMessage } from './protocol.js';
+import { Rendezvous } from './rendezvous.js';
+import { type Workflow } from './workflow.js';
+import { WorkerTasks, type StolenTask } from './worker-tasks.js';
+
+export interface EngineIO {
+  send(to: string, body: LayerBody): void;
+  /** Run `task` (fetch its remote inputs, execute, store outputs), then call taskFinished / taskFailed / inputLost. */
+  run(task: number, inputs: [number, FileLocation | 'shared'][], recreate: boolean): void;
+  readJournal(): JournalState;
+  /** Make these completions durable before they are reported. */
+  journal(done: [number, string][]): void;
+  /** Leader only: every task finished (or one failed for good). */
+  finish(outcome: { ok: true } | { ok: false; error: string }): void;
+  random(): number;
+}
+
+export interface EngineOptions {
+  mode?: DispatchMode;
+  partitions?: number;
+  /** Tasks run at once on this member. */
+  slots?: number;
+  maxAttempts?: number;
+  stealing?: boolean;
+  /** Files in the shared directory before the run (workflow inputs always are). */
+  saved?: Set<number>;
+}
+
+export interface EngineStats {
+  ready: number; waiting: number; running: number; finished: number; retries: number;
+  steals: number; stolenIn: number; queries: number; updates: number; dispatched: number;
+  /** Tasks this member ran to completion for the first time, and again to recreate lost files. */
+  completed: number; recreated: number;
+}
+
+/** Where completion markers "are": a holder that never leaves (a marker is never lost, never fetched). */
+export const MARKER_NODE = '*';
+
+type Batch = 'wf-query' | 'wf-update' | 'wf-done' | 'wf-located';
+
+export class WorkflowEngine {
+  readonly worker: WorkerTasks;
+  readonly shard = new LocationShard();
+  readonly dispatcher: Dispatcher;
+  private view: View | undefined;
+  private ring: Rendezvous | undefined;
+  private acceptFrom = 0;
+  private readonly recreating = new Set<number>();
+  private readonly attempts = new Map<number, number>();
+  /** Tasks stolen from here whose thief has not confirmed them yet. */
+  private readonly given = new Map<number, string>();
+  private readonly outbox = new Map<string, Map<Batch, unknown[]>>();
+  private readonly local: [string, WorkflowMessage][] = [];
+  private flushing = false;
+  private stealOut = false;
+  /** The last steal came back empty: wait for the next tick before asking again. */
+  private stealBackoff = false;
+  private leaderCounts: Int32Array | undefined;
+  private finished = false;
+  readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0 };
+  private readonly opts: Required<Omit<EngineOptions, 'saved'>>;
+
+  constructor(readonly workflow: Workflow, readonly self: string, private readonly io: EngineIO, options: EngineOptions = {}) {
+    this.opts = { mode: 'decentralized', partitions: 256, slots: 1, maxAttempts: 3, stealing: true, ...options };
+    const saved = options.saved ?? new Set<number>();
+    this.worker = new WorkerTasks(workflow, self, (f) => workflow.files[f]!.producer < 0 || saved.has(f));
+    this.dispatcher = new Dispatcher(workflow, this.opts.partitions, this.opts.mode, self);
+  }
+
+  get currentView(): View | undefined {
+    return this.view;
+  }
+
+  /** Leader: announce a view of these members (this one included). */
+  lead(members: string[]): void {
+    const epoch = Math.max(Date.now(), (this.view?.epoch ?? 0) + 1);
+    const view: View = { epoch, members: [...new Set([...members, this.self])].sort(), leader: this.self };
+    this.leaderCounts = new Int32Array(this.opts.partitions);
+    for (const m of view.members) this.post(m, { type: 'wf-view', view });
+    this.flush();
+  }
+
+  onMessage(from: string, body: LayerBody): void {
+    this.handle(from, body as unknown as WorkflowMessage);
+    this.flush();
+  }
+
+  private handle(from: string, m: WorkflowMessage): void {
+    switch (m.type) {
+      case 'wf-view': return this.adoptView(m.view);
+      case 'wf-assign':
+        if (m.epoch < this.acceptFrom) return;
+        for (const t of m.tasks) {
+          if (m.recreate) this.recreating.add(t);
+          this.queryAll(this.worker.assign(t));
+        }
+        return;
+      case 'wf-query':
+        for (const f of m.files) {
+          const answer = this.shard.query(f, from);
+          if (answer.state === 'VALID') this.batch(from, 'wf-located', [f, answer.location]);
+        }
+        return;
+      case 'wf-update':
+        for (const [f, location] of m.files) for (const w of this.shard.update(f, location)) this.batch(w, 'wf-located', [f, location]);
+        return;
+      case 'wf-located':
+        for (const [f, location] of m.files) this.worker.located(f, location);
+        return;
+      case 'wf-done': return this.doneHere(from, m.tasks);
+      case 'wf-held?':
+        this.acceptFrom = Math.max(this.acceptFrom, m.epoch);
+        return this.post(from, { type: 'wf-held', epoch: m.epoch, tasks: [...this.worker.holding(), ...this.given.keys()] });
+      case 'wf-held':
+        if (this.dispatcher.heldBy(from, m.epoch, m.tasks)) this.reconcile();
+        return;
+      case 'wf-count':
+        if (!this.leaderCounts || !this.view || m.epoch !== this.view.epoch) return;
+        for (const [p, n] of m.partitions) this.leaderCounts[p] = Math.max(this.leaderCounts[p]!, n);
+        return this.checkFinished();
+      case 'wf-failed':
+        if (this.leaderCounts && !this.finished) {
+          this.finished = true;
+          this.io.finish({ ok: false, error: `task ${this.workflow.tasks[m.task]!.id} failed ${this.opts.maxAttempts} times: ${m.error}` });
+        }
+        return;
+      case 'wf-steal': {
+        const stolen = this.worker.steal(from, m.want, this.opts.slots);
+        this.stats.steals += stolen.length;
+        // Until the thief says it has them, they count as held here (a reconcile must not dispatch them again).
+        for (const s of stolen) {
+          this.given.set(s.task, from);
+          if (this.recreating.delete(s.task)) s.recreate = true;
+        }
+        return this.post(from, { type: 'wf-stolen', tasks: stolen });
+      }
+      case 'wf-stolen':
+        this.stealOut = false;
+        this.stealBackoff = m.tasks.length === 0;
+        this.stats.stolenIn += m.tasks.length;
+        for (const s of m.tasks) if (s.recreate) this.recreating.add(s.task);
+        this.queryAll(this.worker.adopt(m.tasks as StolenTask[]));
+        if (m.tasks.length > 0) this.post(from, { type: 'wf-got', tasks: m.tasks.map((s) => s.task) });
+        return;
+      case 'wf-got':
+        for (const t of m.tasks) this.given.delete(t);
+        return;
+    }
+  }
+
+  private adoptView(view: View): void {
+    if (this.view && view.epoch <= this.view.epoch) return;
+    const gone = (this.view?.members ?? []).filter((m) => !view.members.includes(m));
+    this.view = view;
+    this.acceptFrom = Math.max(this.acceptFrom, view.epoch);
+    this.ring = new Rendezvous(view.members);
+    if (view.leader !== this.self) this.leaderCounts = undefined;
+    for (const node of gone) {
+      this.shard.nodeLeft(node);
+      this.queryAll(this.worker.nodeLeft(node));
+    }
+    // Entries of the location service that belong to another shard now move there; holders and
+    // waiters announce themselves again (both are idempotent), which rebuilds what a dead shard held.
+    const moved = this.shard.handOff((f) => this.flsOwner(f) === this.self);
+    for (const e of moved) {
+      const owner = this.flsOwner(e.file);
+      if (e.location) this.batch(owner, 'wf-update', [e.file, e.location]);
+    }
+    for (const [f, location] of this.worker.held()) this.batch(this.flsOwner(f), 'wf-update', [f, location]);
+    for (const f of this.worker.awaited()) this.batch(this.flsOwner(f), 'wf-query', f);
+    const { ask } = this.dispatcher.newView(view, this.ring);
+    for (const m of ask) this.post(m, { type: 'wf-held?', epoch: view.epoch });
+  }
+
+  private reconcile(): void {
+    const r: Reconciled = this.dispatcher.reconcile(this.io.readJournal());
+    const epoch = this.view!.epoch;
+    for (const [worker, tasks] of r.assign) this.post(worker, { type: 'wf-assign', epoch, tasks });
+    for (const [worker, tasks] of r.recreate) this.post(worker, { type: 'wf-assign', epoch, tasks, recreate: true });
+    this.stats.dispatched = this.dispatcher.dispatched;
+    this.post(this.view!.leader, { type: 'wf-count', epoch, partitions: r.counts });
+  }
+
+  private doneHere(from: string, tasks: number[]): void {
+    const changed = new Set<number>();
+    for (const t of tasks) {
+      const p = this.dispatcher.partitionOf(t);
+      if (!this.dispatcher.owns(p)) {
+        const owner = Dispatcher.ownerOf(p, this.view!, this.opts.mode, this.ring);
+        if (owner !== this.self && owner !== from) this.batch(owner, 'wf-done', t);
+        continue;
+      }
+      if (this.dispatcher.markDone(t, from)) changed.add(p);
+    }
+    if (changed.size > 0) this.post(this.view!.leader, { type: 'wf-count', epoch: this.view!.epoch, partitions: [...changed].map((p) => [p, this.dispatcher.countFor(p)]) });
+  }
+
+  private checkFinished(): void {
+    if (this.finished || !this.leaderCounts) return;
+    let total = 0;
+    for (const n of this.leaderCounts) total += n;
+    this.stats.finished = total;
+    if (total === this.workflow.tasks.length) {
+      this.finished = true;
+      this.io.finish({ ok: true });
+    }
+  }
+
+  /** The task ran; its outputs are at these locations (final outputs are in the shared directory and need none; markers are added here). */
+  taskFinished(task: number, outputs: [number, FileLocation][]): void {
+    this.worker.finished(task);
+    const markers = this.workflow.tasks[task]!.outputs.filter((f) => this.workflow.files[f]!.marker);
+    for (const [f, location] of [...outputs, ...markers.map((f): [number, FileLocation] => [f, { node: MARKER_NODE }])]) {
+      this.worker.holds(f, location);
+      this.batch(this.flsOwner(f), 'wf-update', [f, location]);
+    }
+    // A recreation is journaled and reported too (its dispatcher learns where the files are now) but counts nothing.
+    if (this.recreating.delete(task)) this.stats.recreated++;
+    else this.stats.completed++;
+    this.io.journal([[task, this.self]]);
+    this.batch(Dispatcher.ownerOf(this.dispatcher.partitionOf(task), this.view!, this.opts.mode, this.ring), 'wf-done', task);
+    this.flush();
+  }
+
+  taskFailed(task: number, error: string): void {
+    const attempts = (this.attempts.get(task) ?? 0) + 1;
+    this.attempts.set(task, attempts);
+    if (attempts < this.opts.maxAttempts) {
+      this.stats.retries++;
+      this.queryAll(this.worker.requeue(task));
+    } else {
+      this.worker.finished(task);
+      this.post(this.view!.leader, { type: 'wf-failed', task, error });
+    }
+    this.flush();
+  }
+
+  /** An input could not be fetched (its holder left): wait for it again. */
+  inputLost(task: number): void {
+    this.queryAll(this.worker.requeue(task));
+    this.flush();
+  }
+
+  /** Periodic: start READY tasks on free slots; when idle, ask a random peer for work. */
+  tick(): void {
+    this.stealBackoff = false;
+    this.flush();
+  }
+
+  private pump(): void {
+    while (this.worker.running.size < this.opts.slots) {
+      const t = this.worker.take();
+      if (t === undefined) break;
+      const inputs = this.workflow.tasks[t]!.inputs.map((f): [number, FileLocation | 'shared'] => {
+        const state = this.worker.fileState(f);
+        return [f, state === 'SHARED' ? 'shared' : this.worker.location(f)!];
+      });
+      this.io.run(t, inputs, this.recreating.has(t));
+    }
+    const peers = this.view?.members.filter((m) => m !== this.self) ?? [];
+    if (this.opts.stealing && !this.stealOut && !this.stealBackoff && peers.length > 0 && this.worker.running.size < this.opts.slots && this.worker.readyCount === 0) {
+      this.stealOut = true;
+      this.post(peers[Math.floor(this.io.random() * peers.length)]!, { type: 'wf-steal', want: this.opts.slots });
+    }
+  }
+
+  /** A peer left: tasks it had not confirmed stealing come back; a steal it did not answer is forgotten. */
+  peerGone(node: string): void {
+    const lost = [...this.given].filter(([, thief]) => thief === node).map(([t]) => t);
+    if (lost.length > 0) {
+      const done = this.io.readJournal().done;
+      for (const t of lost) {
+        this.given.delete(t);
+        if (!done.has(t)) this.queryAll(this.worker.assign(t));
+      }
+    }
+    if (this.dispatcher.forget(node)) this.reconcile();
+    this.stealOut = false;
+    this.flush();
+  }
+
+  private flsOwner(file: number): string {
+    return this.ring!.ownerOf(this.workflow.files[file]!.key);
+  }
+
+  private queryAll(files: number[]): void {
+    if (!this.ring) return;
+    for (const f of files) this.batch(this.flsOwner(f), 'wf-query', f);
+  }
+
+  private batch(to: string, type: Batch, item: unknown): void {
+    let byType = this.outbox.get(to);
+    if (!byType) this.outbox.set(to, (byType = new Map()));
+    let list = byType.get(type);
+    if (!list) byType.set(type, (list = []));
+    list.push(item);
+  }
+
+  private post(to: string, m: WorkflowMessage): void {
+    if (to === this.self) this.local.push([to, m]);
+    else this.io.send(to, m as unknown as LayerBody);
+  }
+
+  /** Sends the batches, handles messages to itself, starts what became READY; until nothing is left. */
+  private flush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      for (;;) {
+        for (const [to, byType] of this.outbox) {
+          this.outbox.delete(to);
+          for (const [type, items] of byType) {
+            const key = type === 'wf-done' ? 'tasks' : 'files';
+            if (type === 'wf-query') this.stats.queries += items.length;
+            if (type === 'wf-update') this.stats.updates += items.length;
+            this.post(to, { type, [key]: items } as unknown as WorkflowMessage);
+          }
+        }
+        const next = this.local.shift();
+        if (next) {
+          this.handle(this.self, next[1]);
+          continue;
+        }
+        this.pump();
+        if (this.outbox.size === 0 && this.local.length === 0) break;
+      }
+    } finally {
+      this.flushing = false;
+    }
+    this.stats.ready = this.worker.readyCount;
+    this.stats.waiting = this.worker.waitingCount;
+    this.stats.running = this.worker.running.size;
+  }
+}
