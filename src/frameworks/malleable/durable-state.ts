@@ -1,0 +1,53 @@
+/**
+ * The malleable job's durable state in the coordination service (`/tidepool/jobs/<job>/malleable`):
+ * the configuration epoch and the last committed checkpoint. Writing a checkpoint's manifest here
+ * is its commit point; a new leader (after a failover) rolls back to it. Writes are fenced by the
+ * znode's version, so a deposed leader cannot overwrite its successor's state.
+ */
+import { isCoordError } from '../../coord/errors.js';
+import { joinPath } from '../../coord/paths.js';
+import type { CoordClient } from '../../coord/types.js';
+import { decode, encode } from '../../runtime/codec.js';
+import type { JobPaths } from '../../runtime/job-paths.js';
+import { readOrNull } from '../../runtime/scheduler/znode-reads.js';
+import type { CheckpointManifest } from './protocol.js';
+
+export interface MalleableState {
+  epoch: number;
+  manifest: CheckpointManifest | null;
+}
+
+export class DurableState {
+  private readonly path: string;
+  private version = -1;
+
+  constructor(private readonly client: CoordClient, paths: JobPaths) {
+    this.path = joinPath(paths.base, 'malleable');
+  }
+
+  async load(): Promise<MalleableState> {
+    const read = await readOrNull(this.client, this.path);
+    if (!read) {
+      this.version = -1;
+      return { epoch: 0, manifest: null };
+    }
+    this.version = read.stat.version;
+    return decode<MalleableState>(read.data);
+  }
+
+  /** Writes the state; throws if another leader wrote since this one read. */
+  async save(state: MalleableState): Promise<void> {
+    const data = encode(state);
+    try {
+      if (this.version < 0) {
+        await this.client.create(this.path, data);
+        this.version = 0;
+      } else {
+        this.version = (await this.client.setData(this.path, data, this.version)).version;
+      }
+    } catch (err) {
+      if (isCoordError(err, 'BAD_VERSION', 'NODE_EXISTS')) throw new Error('another leader has taken over this malleable job');
+      throw err;
+    }
+  }
+}

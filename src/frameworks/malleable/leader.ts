@@ -1,0 +1,348 @@
+/**
+ * The malleable job's leader: drives iterations (every boundary is a sync point), and at a sync point
+ * serves rescale requests (shrink: balance objects off the leaving nodes, checkpoint, let them go,
+ * install the mapping; expand: admit the new nodes, balance onto them, checkpoint), periodic
+ * checkpoints and balancing. When a node holding objects vanishes it rolls every member back to the
+ * last committed checkpoint on the nodes that remain. A new leader starts the same way, from the
+ * durable state alone.
+ */
+import { performance } from 'node:perf_hooks';
+import { drainNode } from '../../runtime/job-control.js';
+import type { LeaderContext, LeaderRole } from '../../runtime/kinds/job-kind.js';
+import { assignNamedNode, setDesiredSize } from '../../runtime/scheduler/job-sizing.js';
+import { log } from '../../util/log.js';
+import { DurableState } from './durable-state.js';
+import { balance, blockMapping } from './load-balance.js';
+import type { AnyMalleableApp } from './malleable-app.js';
+import type { MalleableMember } from './member.js';
+import { MemberCalls, NodeLost } from './member-calls.js';
+import type { CheckpointManifest, Command, Mapping, RunReply } from './protocol.js';
+import { parseRequest, targetNodes, wantedNodes, type RescaleRequest } from './rescale-plan.js';
+import type { MalleableInput, MalleableStats, RescaleAck } from './runtime-options.js';
+
+interface Queued {
+  req: RescaleRequest;
+  resolve(ack: unknown): void;
+  reject(err: Error): void;
+}
+
+const now = () => performance.now();
+/** Consecutive failed recoveries (other than lost nodes) before the job fails. */
+const MAX_FAILURES = 5;
+
+export function malleableLeader(ctx: LeaderContext, app: AnyMalleableApp, input: MalleableInput): LeaderRole {
+  const leader = new MalleableLeader(ctx, app, input);
+  void leader.run();
+  return { stop: () => leader.stop(), onControl: (type, body) => leader.onControl(type, body) };
+}
+
+class MalleableLeader {
+  private readonly own: MalleableMember;
+  private readonly calls: MemberCalls;
+  private readonly state: DurableState;
+  private readonly total: number;
+  private readonly objects: number;
+  private epoch = 0;
+  private map: Mapping = { nodes: [], owner: [] };
+  private iteration = 0;
+  private expect = new Map<string, number>();
+  private settled = true;
+  private loads: number[];
+  private manifest: CheckpointManifest | null = null;
+  private readonly requests: Queued[] = [];
+  private readonly leaving = new Set<string>();
+  private readonly scheduled: Array<{ iteration: number; nodes: number }>;
+  private stopped = false;
+  private readonly offLeft: () => void;
+  private readonly pauseAt: number[];
+  private wake: (() => void) | undefined;
+  private readonly stats: MalleableStats;
+
+  constructor(private readonly ctx: LeaderContext, private readonly app: AnyMalleableApp, private readonly input: MalleableInput) {
+    this.own = ctx.member as MalleableMember;
+    this.calls = new MemberCalls(ctx, this.own, (node) => this.leaving.add(node));
+    this.offLeft = ctx.membership.on('left', (m) => {
+      this.leaving.delete(m.id);
+      this.wake?.();
+    });
+    this.state = new DurableState(ctx.client, ctx.paths);
+    this.total = app.iterations(input.params);
+    this.objects = app.objects(input.params);
+    this.loads = new Array<number>(this.objects).fill(0);
+    this.scheduled = [...(input.runtime?.rescaleAt ?? [])];
+    this.pauseAt = [...(input.runtime?.pauseAt ?? [])];
+    this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [] };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.offLeft();
+    this.calls.stop();
+    this.wake?.();
+    for (const q of this.requests.splice(0)) q.reject(new Error('the leader stopped; the request is served again by the next leader'));
+  }
+
+  onControl(type: string, body: unknown): Promise<unknown> {
+    if (type === 'progress') return Promise.resolve({ iteration: this.iteration, iterations: this.total, nodes: [...this.map.nodes], epoch: this.epoch, rescales: this.stats.rescales.length, rollbacks: this.stats.rollbacks });
+    const req = parseRequest(type, body);
+    void this.prepare(req);
+    return new Promise((resolve, reject) => {
+      this.requests.push({ req, resolve, reject });
+      this.wake?.();
+    });
+  }
+
+  /** Asks for an expand's nodes at once, so they join while iterations go on. */
+  private async prepare(req: RescaleRequest): Promise<void> {
+    if (this.ctx.spec.managedBy !== undefined) return; // the resource manager assigns this job's nodes
+    const { names, count } = wantedNodes(req, this.map.nodes);
+    try {
+      for (const name of names) await assignNamedNode(this.ctx.client, name, this.ctx.spec.id).catch((err: Error) => log.warn('malleable', `cannot take ${name}: ${err.message}`));
+      if (names.length === 0 && count > this.calls.live().size) await setDesiredSize(this.ctx.client, this.ctx.spec.id, count);
+    } catch (err) {
+      log.warn('malleable', 'could not ask for nodes', err);
+    }
+  }
+
+  async run(): Promise<void> {
+    let failures = 0;
+    let restore = true;
+    try {
+      const stored = await this.state.load();
+      this.epoch = stored.epoch;
+      this.manifest = stored.manifest;
+      const want = Math.max(1, this.ctx.spec.nodes);
+      await this.members(() => this.calls.live().size >= want, this.input.runtime?.startWaitMs ?? 5_000);
+    } catch (err) {
+      return this.fail(err);
+    }
+    while (!this.stopped) {
+      try {
+        if (restore) await this.rollback();
+        restore = false;
+        if (this.iteration >= this.total) return await this.finish();
+        await this.syncPoint();
+        await this.runIteration();
+        failures = 0;
+      } catch (err) {
+        if (this.stopped) return;
+        restore = true;
+        if (!(err instanceof NodeLost) && ++failures >= MAX_FAILURES) return this.fail(err);
+        log.warn('malleable', `job ${this.ctx.spec.id}: ${(err as Error).message}; rolling back to ${this.manifest ? `the checkpoint at iteration ${this.manifest.iteration}` : 'the start'}`);
+      }
+    }
+  }
+
+  private async fail(err: unknown): Promise<void> {
+    if (this.stopped) return;
+    const error = `malleable job ${this.ctx.spec.id} (${this.app.name}): ${err instanceof Error ? err.message : String(err)}`;
+    log.error('malleable', error);
+    await this.ctx.finish({ status: 'failed', error, finishedAt: Date.now() }).catch(() => false);
+  }
+
+  /** Every live member drops what it has and takes its share of the last checkpoint (or builds it afresh). */
+  private async rollback(): Promise<void> {
+    const first = this.map.nodes.length === 0;
+    this.epoch++;
+    await this.state.save({ epoch: this.epoch, manifest: this.manifest });
+    const live = [...this.calls.live()].sort();
+    const nodes = live.filter((n) => !this.leaving.has(n));
+    if (nodes.length === 0) throw new Error('no member left to run on');
+    this.map = { nodes, owner: blockMapping(this.objects, nodes.length) };
+    const replies = await this.calls.all<{ sentTo: string[] }>(live, { type: 'restore', map: this.map, manifest: this.manifest }, this.epoch);
+    this.countExpected(replies);
+    this.settled = this.manifest !== null;
+    this.iteration = this.manifest?.iteration ?? 0;
+    this.loads.fill(0);
+    if (!first) this.stats.rollbacks++;
+  }
+
+  private countExpected(replies: ReadonlyArray<{ sentTo: string[] }>): void {
+    this.expect = new Map();
+    for (const r of replies) for (const n of r.sentTo) this.expect.set(n, (this.expect.get(n) ?? 0) + 1);
+  }
+
+  private checkAlive(): void {
+    const live = this.calls.live();
+    for (const n of this.map.nodes) if (!live.has(n)) throw new NodeLost(n);
+  }
+
+  private async runIteration(): Promise<void> {
+    this.checkAlive();
+    const started = now();
+    const settled = this.settled;
+    const replies = await this.calls.all<RunReply>(this.map.nodes, (n) => ({ type: 'run', iteration: this.iteration, expect: settled ? 0 : this.expect.get(n) ?? 0 }), this.epoch);
+    this.countExpected(replies);
+    // Recent iterations weigh most (the first ones also pay for compilation).
+    for (const r of replies) for (let k = 0; k < r.loads.length; k += 2) this.loads[r.loads[k]!] = (this.loads[r.loads[k]!]! + r.loads[k + 1]!) / 2;
+    this.settled = false;
+    this.stats.iterationMs[this.iteration] = now() - started;
+    this.stats.nodesPerIteration[this.iteration] = this.map.nodes.length;
+    this.iteration++;
+  }
+
+  /** Every halo batch for the next iteration has arrived: objects and their messages can be moved or saved. */
+  private async settle(): Promise<void> {
+    if (this.settled) return;
+    await this.calls.all(this.map.nodes, (n) => ({ type: 'settle', iteration: this.iteration, expect: this.expect.get(n) ?? 0 }), this.epoch);
+    this.settled = true;
+  }
+
+  private async syncPoint(): Promise<void> {
+    this.checkAlive();
+    const due = this.scheduled.findIndex((s) => s.iteration === this.iteration);
+    if (due >= 0) {
+      const [s] = this.scheduled.splice(due, 1);
+      const req: RescaleRequest = { type: 'rescale', count: s!.nodes };
+      void this.prepare(req);
+      this.requests.push({ req, resolve: () => undefined, reject: () => undefined });
+    }
+    const pause = this.pauseAt.indexOf(this.iteration);
+    if (pause >= 0) this.pauseAt.splice(pause, 1);
+    let paused = pause >= 0;
+    for (;;) {
+      const q = this.requests[0];
+      if (q) {
+        paused &&= q.req.type !== 'resume';
+        await this.serve(q);
+        continue;
+      }
+      if (!paused || this.stopped) break;
+      await new Promise<void>((resolve) => (this.wake = resolve)); // a request, or a member lost
+      this.checkAlive();
+    }
+    const opts = this.input.runtime ?? {};
+    const joiners = [...this.calls.live()].filter((n) => !this.map.nodes.includes(n) && !this.leaving.has(n));
+    const leavers = this.map.nodes.filter((n) => this.leaving.has(n));
+    if (joiners.length > 0 || leavers.length > 0) {
+      // Nodes the scheduler gave or took without a request: expand onto them, or evacuate them.
+      const target = [...this.map.nodes.filter((n) => !this.leaving.has(n)), ...joiners].sort();
+      if (target.length > 0) return void (await this.reconfigure(target));
+    }
+    if (opts.lbEvery && this.iteration % opts.lbEvery === 0) await this.migrate(this.map.nodes);
+    if (opts.checkpointEvery && this.iteration % opts.checkpointEvery === 0 && this.manifest?.iteration !== this.iteration) await this.checkpoint();
+  }
+
+  /** Serves the first queued request; it stays queued (served again after a rollback) if this throws. */
+  private async serve(q: Queued): Promise<void> {
+    let ack: unknown;
+    if (q.req.type === 'checkpoint') ack = { iteration: await this.checkpoint() };
+    else if (q.req.type === 'resume') ack = { iteration: this.iteration };
+    else {
+      await this.awaitWanted(q.req);
+      const target = targetNodes(q.req, this.map.nodes, this.calls.live(), this.ctx.nodeId);
+      ack = await this.reconfigure(target);
+    }
+    this.requests.shift();
+    q.resolve(ack);
+    if (!this.map.nodes.includes(this.ctx.nodeId)) this.leaveAfterAck();
+  }
+
+  /** An expand waits (bounded) for its nodes to join; a shrink waits for nothing. */
+  private async awaitWanted(req: RescaleRequest): Promise<void> {
+    const { names, count } = wantedNodes(req, this.map.nodes);
+    if (names.length === 0 && count <= this.map.nodes.length) return;
+    const wait = this.input.runtime?.joinWaitMs ?? 30_000;
+    await this.members(() => (names.length > 0 ? names.every((n) => this.calls.live().has(n)) : this.calls.live().size >= count), wait);
+  }
+
+  /** Resolves when `ready()` holds or after `ms` (a deadline: an expand goes on with the nodes it got). */
+  private members(ready: () => boolean, ms: number): Promise<void> {
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        off();
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const off = this.ctx.membership.on('change', () => (ready() || this.stopped) && done());
+    });
+  }
+
+  /** Rescale to `target`, phase by phase (seed 003 Table II), and say what it took. */
+  private async reconfigure(target: string[]): Promise<RescaleAck> {
+    const t0 = now();
+    const phases = { lb: 0, checkpoint: 0, reconnect: 0, restore: 0 };
+    const before = this.map.nodes;
+    const joiners = target.filter((n) => !before.includes(n));
+    const leavers = before.filter((n) => !target.includes(n));
+    if (joiners.length === 0 && leavers.length === 0) {
+      return { nodes: [...before], tRescaleMs: 0, phases, iteration: this.iteration, kind: 'none' }; // already so (a request served again)
+    }
+    let t = now();
+    // Reconnect (in): the new members learn the current mapping and epoch.
+    await this.calls.all(joiners, { type: 'configure', map: this.map }, this.epoch);
+    phases.reconnect += now() - t;
+    t = now();
+    await this.migrate(target);
+    phases.lb = now() - t;
+    t = now();
+    await this.checkpoint();
+    phases.checkpoint = now() - t;
+    t = now();
+    // Reconnect (out): the leaving nodes hold nothing now; let them go and wait until they have left.
+    for (const n of leavers) if (n !== this.ctx.nodeId) await drainNode(this.ctx.client, n).catch((err: Error) => log.warn('malleable', `could not release ${n}: ${err.message}`));
+    await this.members(() => leavers.every((n) => n === this.ctx.nodeId || !this.calls.live().has(n)), 30_000);
+    for (const n of leavers) this.leaving.delete(n);
+    phases.reconnect += now() - t;
+    t = now();
+    // Restore: every member installs the final mapping (its location table) and says what it holds.
+    const held = await this.calls.all<{ objects: number }>(this.map.nodes, { type: 'configure', map: this.map }, this.epoch);
+    const count = held.reduce((a, h) => a + h.objects, 0);
+    if (count !== this.objects) throw new Error(`after the rescale the members hold ${count} objects, not ${this.objects}`);
+    phases.restore = now() - t;
+    const kind = joiners.length > 0 && leavers.length > 0 ? 'replace' : joiners.length > 0 ? 'expand' : leavers.length > 0 ? 'shrink' : 'none';
+    const ack: RescaleAck = { nodes: [...this.map.nodes], tRescaleMs: now() - t0, phases, iteration: this.iteration, kind };
+    this.stats.rescales.push(ack);
+    log.info('malleable', `${kind} to ${target.length} node(s) at iteration ${this.iteration} in ${ack.tRescaleMs.toFixed(1)} ms`);
+    return ack;
+  }
+
+  /** The leader's own node was rescaled away: once acknowledged, it leaves; the next leader resumes from the checkpoint. */
+  private leaveAfterAck(): void {
+    this.stopped = true;
+    void drainNode(this.ctx.client, this.ctx.nodeId).catch((err: Error) => log.warn('malleable', `could not release the leader's node: ${err.message}`));
+  }
+
+  /** Balances the objects over `nodes` with the measured loads and moves those that change node. */
+  private async migrate(nodes: string[]): Promise<void> {
+    await this.settle();
+    const slots = [...nodes, ...this.map.nodes.filter((n) => !nodes.includes(n))];
+    const owners = this.map.owner.map((o) => slots.indexOf(this.map.nodes[o]!));
+    const measured = this.loads.some((l) => l > 0);
+    const loads = measured ? this.loads : this.loads.map(() => 1);
+    const placed = balance(this.input.runtime?.strategy ?? 'refine', loads, owners, slots.map((n) => nodes.includes(n)));
+    const next: Mapping = { nodes, owner: placed };
+    const involved = [...new Set([...this.map.nodes, ...nodes])];
+    await this.calls.all(involved, { type: 'migrate', map: next }, this.epoch);
+    this.map = next;
+  }
+
+  /** A coordinated checkpoint at this sync point, committed by writing its manifest. */
+  private async checkpoint(): Promise<number> {
+    await this.settle();
+    const nodes = this.map.nodes;
+    const parts = await this.calls.all<{ ref: CheckpointManifest['parts'][number]['ref']; indices: number[] }>(nodes, (n): Command => ({ type: 'checkpoint', iteration: this.iteration, peers: nodes.filter((p) => p !== n) }), this.epoch);
+    this.manifest = { iteration: this.iteration, parts: parts.map((p, k) => ({ node: nodes[k]!, ref: p.ref, indices: p.indices })), takenAt: Date.now() };
+    await this.state.save({ epoch: this.epoch, manifest: this.manifest });
+    this.stats.checkpoints++;
+    return this.iteration;
+  }
+
+  private async finish(): Promise<void> {
+    const replies = await this.calls.all<{ summaries: Array<[number, unknown]> }>(this.map.nodes, { type: 'collect' }, this.epoch);
+    const summaries = new Array<unknown>(this.objects);
+    let seen = 0;
+    for (const r of replies) for (const [i, s] of r.summaries) {
+      if (summaries[i] !== undefined) throw new Error(`object ${i} was held twice`);
+      summaries[i] = s;
+      seen++;
+    }
+    if (seen !== this.objects) throw new Error(`${this.objects - seen} objects are missing at the end`);
+    const result = this.app.result(summaries, this.input.params);
+    for (const q of this.requests.splice(0)) q.reject(new Error('the job has finished'));
+    this.stopped = true;
+    await this.ctx.finish({ status: 'done', value: { result, stats: this.stats }, finishedAt: Date.now(), completions: this.objects });
+  }
+}

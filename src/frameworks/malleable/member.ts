@@ -1,0 +1,255 @@
+/**
+ * The malleable kind on one member node: hosts objects (ObjectHost), answers the leader's commands,
+ * routes messages between objects to the node hosting the receiver under the current mapping, moves
+ * objects at sync points and stores its part of coordinated checkpoints in the data plane (copied to
+ * a second member). A node that leaves keeps nothing: its objects moved before it was let go.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { ledgerBlobs, onHold, type HoldMessage } from '../../data/job-blobs.js';
+import type { LayerBody, MemberContext, MemberRole } from '../../runtime/kinds/job-kind.js';
+import { decode, encode } from '../../runtime/codec.js';
+import { log } from '../../util/log.js';
+import type { AnyMalleableApp } from './malleable-app.js';
+import { ObjectHost, type PackedObject, type Routed } from './object-host.js';
+import type { Command, HaloBody, Mapping, MoveBody, RunReply } from './protocol.js';
+
+/** What the leader on this node hears through its own member (replies, bounces, evacuation wishes). */
+export interface LeaderHooks {
+  onReply(from: string, body: LayerBody): void;
+  onBounce(to: string, id: number): void;
+  onLeaving(node: string): void;
+}
+
+export interface MalleableMember extends MemberRole {
+  /** Runs a command of epoch `epoch` (the leader calls its own node's member directly). */
+  command(cmd: Command, epoch: number): Promise<unknown>;
+  setLeaderHooks(hooks: LeaderHooks | undefined): void;
+  /** Objects hosted here (tests check that a node that left holds none). */
+  hosted(): number[];
+}
+
+interface Waiter {
+  ready(): boolean;
+  resolve(): void;
+}
+
+export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params: unknown): MalleableMember {
+  const host = new ObjectHost(app, params);
+  let epoch = 0;
+  let map: Mapping | undefined;
+  let leader: string | undefined;
+  let hooks: LeaderHooks | undefined;
+  let stopped = false;
+  let moveSeq = 0;
+  let iterationNow = -1;
+  const batches = new Map<number, number>();
+  const future: HaloBody[] = [];
+  const waiters = new Set<Waiter>();
+  const inTransit = new Map<number, { resolve(): void; reject(err: Error): void }>();
+
+  const notify = () => {
+    for (const w of waiters) if (w.ready()) {
+      waiters.delete(w);
+      w.resolve();
+    }
+  };
+  const until = (ready: () => boolean) => (ready() ? Promise.resolve() : new Promise<void>((resolve) => waiters.add({ ready, resolve })));
+  const ownerOf = (index: number) => (map ? map.nodes[map.owner[index]!] : undefined);
+
+  const acceptHalo = (h: HaloBody) => {
+    for (const m of h.items) if (ownerOf(m.to) !== ctx.nodeId) log.error('malleable', `halo for object ${m.to} reached ${ctx.nodeId}, which does not host it`);
+    host.deliver(h.iteration, h.items);
+    batches.set(h.iteration, (batches.get(h.iteration) ?? 0) + 1);
+    notify();
+  };
+
+  /** A newer epoch (a restore, or a joiner's first command): forget the old message counts. */
+  const adopt = (e: number) => {
+    if (e === epoch) return;
+    epoch = e;
+    batches.clear();
+    for (const h of future.splice(0)) if (h.epoch === e) acceptHalo(h);
+      else if (h.epoch > e) future.push(h);
+  };
+
+  /** Routes what objects sent: to objects here directly, to other nodes one batch per node. */
+  const route = (iteration: number, out: Routed[]): string[] => {
+    const byNode = new Map<string, Routed[]>();
+    const local: Routed[] = [];
+    for (const m of out) {
+      const node = ownerOf(m.to);
+      if (node === undefined) throw new Error(`object ${m.from} sent to object ${m.to}, which does not exist`);
+      if (node === ctx.nodeId) local.push(m);
+      else byNode.set(node, [...(byNode.get(node) ?? []), m]);
+    }
+    host.deliver(iteration, local);
+    const sent = epoch;
+    for (const [node, items] of byNode) {
+      const body: HaloBody = { type: 'mall-halo', epoch: sent, iteration, items };
+      ctx.send(node, body).catch((err: unknown) => log.warn('malleable', `halo to ${node} failed`, err));
+    }
+    return [...byNode.keys()];
+  };
+
+  const run = async (iteration: number, expect: number): Promise<RunReply> => {
+    const mine = epoch;
+    await until(() => (batches.get(iteration) ?? 0) >= expect || epoch !== mine);
+    const out: Routed[] = [];
+    const loads: number[] = [];
+    let sinceYield = 0;
+    iterationNow = iteration;
+    for (const index of host.indices()) {
+      if (epoch !== mine || stopped) throw new Error('superseded by a newer configuration');
+      const took = host.step(index, iteration, out);
+      loads.push(index, took);
+      // Keep the node responsive (coordination, transfers) during long iterations.
+      if ((sinceYield += took) > 20) {
+        sinceYield = 0;
+        await yieldToLoop();
+      }
+    }
+    batches.delete(iteration);
+    return { sentTo: route(iteration + 1, out), loads };
+  };
+
+  const migrate = async (next: Mapping): Promise<{ moved: number }> => {
+    const newOwner = (index: number) => next.nodes[next.owner[index]!]!;
+    const leaving = host.indices().filter((i) => newOwner(i) !== ctx.nodeId);
+    const arriving = next.owner.flatMap((_, i) => (newOwner(i) === ctx.nodeId ? [i] : []));
+    const sends = host.take(leaving).map((object) => {
+      const seq = ++moveSeq;
+      const to = newOwner(object.index);
+      return new Promise<void>((resolve, reject) => {
+        inTransit.set(seq, { resolve, reject });
+        const body: MoveBody = { type: 'mall-move', epoch, seq, object };
+        ctx.send(to, body).catch((err: unknown) => {
+          inTransit.delete(seq);
+          reject(new Error(`object ${object.index} could not be sent to ${to}: ${(err as Error).message}`));
+        });
+      });
+    });
+    await Promise.all([...sends, until(() => arriving.every((i) => host.has(i)))]);
+    map = next;
+    notify();
+    return { moved: leaving.length };
+  };
+
+  const checkpoint = async (iteration: number, peers: string[]) => {
+    const indices = host.indices();
+    const bytes = encode({ iteration, objects: indices.map((i) => host.peek(i)) });
+    if (!ctx.data) throw new Error(`node ${ctx.nodeId} has no data plane for checkpoints`);
+    const side = { spec: ctx.spec, nodeId: ctx.nodeId, data: ctx.data, peers: () => peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) };
+    const ref = await ledgerBlobs(side).store(bytes, `checkpoint of ${ctx.spec.id} at iteration ${iteration} on ${ctx.nodeId}`);
+    return { ref, indices };
+  };
+
+  const restore = async (next: Mapping, manifest: Extract<Command, { type: 'restore' }>['manifest']) => {
+    const mine = next.owner.flatMap((slot, i) => (next.nodes[slot] === ctx.nodeId ? [i] : []));
+    notify(); // a node that was leaving holds nothing now
+    if (!manifest) return { sentTo: route(0, host.init(mine)) };
+    const wanted = new Set(mine);
+    for (const part of manifest.parts.filter((p) => p.indices.some((i) => wanted.has(i)))) {
+      if (!ctx.data) throw new Error(`node ${ctx.nodeId} has no data plane for checkpoints`);
+      const bytes = await ctx.data.obtain(part.ref, ctx.spec.id, `checkpoint part of ${part.node}`);
+      // Decode a private copy: the store's bytes are shared memory, and objects must never alias them.
+      const { objects } = decode<{ objects: PackedObject[] }>(Buffer.from(bytes));
+      host.put(objects.filter((o) => wanted.has(o.index)));
+    }
+    return { sentTo: [] };
+  };
+
+  const command = async (cmd: Command, e: number): Promise<unknown> => {
+    if (e < epoch) throw new Error(`stale command of epoch ${e} (this node is at epoch ${epoch})`);
+    if (cmd.type === 'restore') {
+      // Forget everything first, then take in halos of the new epoch that arrived early.
+      host.clear();
+      map = cmd.map;
+      batches.clear();
+      epoch = -1;
+    }
+    adopt(e);
+    switch (cmd.type) {
+      case 'restore': return restore(cmd.map, cmd.manifest);
+      case 'configure':
+        map = cmd.map;
+        return { objects: host.size };
+      case 'settle':
+        await until(() => (batches.get(cmd.iteration) ?? 0) >= cmd.expect);
+        return {};
+      case 'run': return run(cmd.iteration, cmd.expect);
+      case 'migrate': return migrate(cmd.map);
+      case 'checkpoint': return checkpoint(cmd.iteration, cmd.peers);
+      case 'collect': return { summaries: host.summaries() };
+    }
+  };
+
+  const reply = (to: string, id: number, result: Promise<unknown>) => {
+    result.then(
+      (value) => ctx.send(to, { type: 'mall-reply', id, ok: true, value: value as never }),
+      (err: unknown) => ctx.send(to, { type: 'mall-reply', id, ok: false, error: err instanceof Error ? err.message : String(err) }),
+    ).catch(() => undefined);
+  };
+
+  return {
+    command,
+    hosted: () => host.indices(),
+    setLeaderHooks(h) {
+      hooks = h;
+    },
+    onMessage(from, body) {
+      if (stopped) return;
+      switch (body.type) {
+        case 'mall-cmd':
+          leader = from;
+          return reply(from, body.id as number, command(body.cmd as Command, body.epoch as number));
+        case 'mall-reply': return hooks?.onReply(from, body);
+        case 'mall-leaving': return hooks?.onLeaving(from);
+        case 'mall-halo': {
+          const h = body as HaloBody;
+          if (h.epoch > epoch) future.push(h);
+          else if (h.epoch === epoch) acceptHalo(h);
+          return;
+        }
+        case 'mall-move': {
+          const m = body as MoveBody;
+          host.put([m.object]);
+          notify();
+          return void ctx.send(from, { type: 'mall-move-ack', epoch: m.epoch, seq: m.seq }).catch(() => undefined);
+        }
+        case 'mall-move-ack': {
+          const t = inTransit.get(body.seq as number);
+          inTransit.delete(body.seq as number);
+          return t?.resolve();
+        }
+        case 'hold': return onHold({ spec: ctx.spec, data: ctx.data! }, from, body as HoldMessage);
+      }
+    },
+    onBounce(to, body) {
+      if (body.type === 'mall-cmd') hooks?.onBounce(to, body.id as number);
+      if (body.type === 'mall-move') {
+        const t = inTransit.get(body.seq as number);
+        inTransit.delete(body.seq as number);
+        t?.reject(new Error(`${to} is no longer in the job`));
+      }
+    },
+    async drain(opts) {
+      // Told to leave (an operator, the scheduler): ask the leader to evacuate this node at its next sync point.
+      if (opts?.handOver !== false && host.size > 0 && !stopped) {
+        if (hooks) hooks.onLeaving(ctx.nodeId);
+        else if (leader) await ctx.send(leader, { type: 'mall-leaving' }).catch(() => undefined);
+        await until(() => host.size === 0 || stopped);
+      }
+      host.clear();
+    },
+    stop() {
+      stopped = true;
+      host.clear();
+      for (const t of inTransit.values()) t.reject(new Error('stopped'));
+      inTransit.clear();
+      for (const w of waiters) w.resolve();
+      waiters.clear();
+    },
+    load: () => ({ running: 0, pooled: host.size }),
+    counters: () => ({ tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, figures: { objects: host.size, iteration: iterationNow, epoch } }),
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The malleable kind's layer messages and the leader's commands, with their shape checks.
+ *
+ *   leader → member   mall-cmd   { id, epoch, cmd }        a command (below); answered by mall-reply
+ *   member → leader   mall-reply { id, ok, value | error }
+ *   member → member   mall-halo  { epoch, iteration, items } messages between objects, one batch per node pair
+ *   member → member   mall-move  { epoch, seq, object }     an object moving at a sync point (state + unread messages)
+ *   member → member   mall-move-ack { epoch, seq }
+ *   member → leader   mall-leaving {}                        this node was told to leave: evacuate me
+ *   member → member   hold { job, ref }                      keep a copy of a checkpoint blob (data plane)
+ */
+import type { BlobRef } from '../../data/blob-directory.js';
+import { validateBlobFields } from '../../data/job-blobs.js';
+import type { LayerBody } from '../../runtime/kinds/job-kind.js';
+import type { PackedObject, Routed } from './object-host.js';
+
+/** Which node hosts each object: `owner[i]` indexes `nodes`. */
+export interface Mapping {
+  nodes: string[];
+  owner: number[];
+}
+
+/** A coordinated checkpoint: where each member's part of it is in the data plane. */
+export interface CheckpointManifest {
+  /** The next iteration to run from this checkpoint. */
+  iteration: number;
+  parts: Array<{ node: string; ref: BlobRef; indices: number[] }>;
+  takenAt: number;
+}
+
+export type Command =
+  /** Drop everything; take this mapping; build objects afresh (no manifest) or load them from the checkpoint. */
+  | { type: 'restore'; map: Mapping; manifest: CheckpointManifest | null }
+  /** Install this mapping (the location table); answers how many objects this node holds. */
+  | { type: 'configure'; map: Mapping }
+  /** Wait until `expect` halo batches for `iteration` are in. */
+  | { type: 'settle'; iteration: number; expect: number }
+  /** Run `iteration` on every hosted object once `expect` batches are in. */
+  | { type: 'run'; iteration: number; expect: number }
+  /** Send away objects the new mapping puts elsewhere, take in those it puts here. */
+  | { type: 'migrate'; map: Mapping }
+  /** Store every hosted object (with unread messages) in the data plane, copied to one of `peers`. */
+  | { type: 'checkpoint'; iteration: number; peers: string[] }
+  | { type: 'collect' };
+
+export interface RunReply {
+  /** Nodes this member sent a halo batch to (each expects one batch from it). */
+  sentTo: string[];
+  /** Flattened [object, ms, object, ms, …] step times of this iteration. */
+  loads: number[];
+}
+
+export interface MoveBody extends LayerBody {
+  type: 'mall-move';
+  epoch: number;
+  seq: number;
+  object: PackedObject;
+}
+
+export interface HaloBody extends LayerBody {
+  type: 'mall-halo';
+  epoch: number;
+  iteration: number;
+  items: Routed[];
+}
+
+const isInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+export function validateMalleableMessage(body: LayerBody): string | undefined {
+  switch (body.type) {
+    case 'mall-cmd':
+      if (!isInt(body.id) || !isInt(body.epoch)) return 'mall-cmd needs whole-number "id" and "epoch"';
+      return isObj(body.cmd) && typeof body.cmd.type === 'string' ? undefined : 'mall-cmd needs a "cmd" with a string "type"';
+    case 'mall-reply':
+      return isInt(body.id) && typeof body.ok === 'boolean' ? undefined : 'mall-reply needs a whole-number "id" and a boolean "ok"';
+    case 'mall-halo':
+      if (!isInt(body.epoch) || !isInt(body.iteration)) return 'mall-halo needs whole-number "epoch" and "iteration"';
+      return Array.isArray(body.items) && body.items.every((m) => isObj(m) && isInt(m.to) && isInt(m.from)) ? undefined : 'mall-halo "items" must be [{to, from, msg}]';
+    case 'mall-move':
+      if (!isInt(body.epoch) || !isInt(body.seq)) return 'mall-move needs whole-number "epoch" and "seq"';
+      return isObj(body.object) && isInt(body.object.index) && Array.isArray(body.object.inbox) ? undefined : 'mall-move needs an "object" {index, state, load, inbox}';
+    case 'mall-move-ack':
+      return isInt(body.epoch) && isInt(body.seq) ? undefined : 'mall-move-ack needs whole-number "epoch" and "seq"';
+    case 'mall-leaving':
+      return undefined;
+    case 'hold':
+      return validateBlobFields(body);
+    default:
+      return `unknown malleable message "${body.type}"`;
+  }
+}

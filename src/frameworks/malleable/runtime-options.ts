@@ -1,0 +1,66 @@
+/** What a malleable job carries in its spec's input: the application's parameters and the runtime's settings. */
+import type { Strategy } from './load-balance.js';
+
+export interface MalleableRuntimeOptions {
+  /** Take a coordinated checkpoint every this many iterations (0: only at rescales). Default 0. */
+  checkpointEvery?: number;
+  /** Balance load every this many iterations (0: only at rescales). Default 0. */
+  lbEvery?: number;
+  /** Balancing strategy at rescales and periodic balancing (default 'refine', as the seed's runs). */
+  strategy?: Strategy;
+  /** Rescales the job asks of itself when it reaches an iteration (the seed's application-initiated rescale). */
+  rescaleAt?: Array<{ iteration: number; nodes: number }>;
+  /** Iterations at whose sync point the job waits, serving requests, until a `resume` request. */
+  pauseAt?: number[];
+  /** How long the leader waits at start for the nodes the job asked for (ms, default 5000). */
+  startWaitMs?: number;
+  /** How long an expand waits for its new nodes to join (ms, default 30 000). */
+  joinWaitMs?: number;
+}
+
+export interface MalleableInput {
+  params: unknown;
+  runtime?: MalleableRuntimeOptions;
+}
+
+/** One rescale as acknowledged (the resource manager's interface; see docs/malleable.md). */
+export interface RescaleAck {
+  /** The job's nodes after the rescale. */
+  nodes: string[];
+  /** Measured T_rescale, ms, from the sync point to the job ready to run again. */
+  tRescaleMs: number;
+  phases: { lb: number; checkpoint: number; reconnect: number; restore: number };
+  /** The iteration the job resumes at. */
+  iteration: number;
+  kind: 'shrink' | 'expand' | 'replace' | 'none';
+}
+
+export interface MalleableStats {
+  iterations: number;
+  objects: number;
+  rescales: RescaleAck[];
+  rollbacks: number;
+  checkpoints: number;
+  /** Wall time of each iteration at the leader (ms), and the nodes it ran on. */
+  iterationMs: number[];
+  nodesPerIteration: number[];
+}
+
+/** A finished malleable job's value: the application's result and what the runtime did. */
+export interface MalleableOutcome<R = unknown> {
+  result: R;
+  stats: MalleableStats;
+}
+
+export function checkRuntimeOptions(o: MalleableRuntimeOptions | undefined): string | undefined {
+  if (o === undefined) return undefined;
+  for (const k of ['checkpointEvery', 'lbEvery', 'startWaitMs', 'joinWaitMs'] as const) {
+    if (o[k] !== undefined && !(Number.isInteger(o[k]) && o[k]! >= 0)) return `runtime.${k} must be a whole number ≥ 0, got ${String(o[k])}`;
+  }
+  if (o.strategy !== undefined && o.strategy !== 'greedy' && o.strategy !== 'refine') return `runtime.strategy must be 'greedy' or 'refine', got ${String(o.strategy)}`;
+  if (o.pauseAt !== undefined && !(Array.isArray(o.pauseAt) && o.pauseAt.every((i) => Number.isInteger(i) && i >= 0))) return 'runtime.pauseAt must be a list of iterations ≥ 0';
+  for (const [i, r] of (o.rescaleAt ?? []).entries()) {
+    if (!Number.isInteger(r?.iteration) || r.iteration < 1 || !Number.isInteger(r?.nodes) || r.nodes < 1) return `runtime.rescaleAt[${i}] must be { iteration ≥ 1, nodes ≥ 1 }`;
+  }
+  return undefined;
+}

@@ -1,0 +1,61 @@
+/**
+ * Submitting a malleable application and talking to it: the client side of the kind.
+ */
+import type { Cluster, JobHandle } from '../../runtime/cluster.js';
+import { requestJob } from '../../runtime/job-control.js';
+import type { CoordClient } from '../../coord/types.js';
+import type { TaskRef } from '../../runtime/task.js';
+import { loadMalleableApp } from './malleable-app.js';
+import { MALLEABLE_KIND } from './malleable-kind.js';
+import { checkRuntimeOptions, type MalleableOutcome, type MalleableRuntimeOptions, type RescaleAck } from './runtime-options.js';
+
+export interface MalleableJobOptions {
+  /** Nodes to start on (default 1). */
+  nodes?: number;
+  minNodes?: number;
+  maxNodes?: number;
+  runtime?: MalleableRuntimeOptions;
+}
+
+export interface MalleableJob<R> extends Omit<JobHandle, 'result'> {
+  /** The application's result and the runtime's statistics. */
+  result(): Promise<MalleableOutcome<R>>;
+}
+
+/** Submits an application (a module exporting `defineMalleable(…)`) as a malleable job. */
+export async function submitMalleable<R = unknown>(cluster: Cluster, app: TaskRef, params: unknown, opts: MalleableJobOptions = {}): Promise<MalleableJob<R>> {
+  const loaded = await loadMalleableApp(app);
+  const wrong = loaded.validate?.(params as never) ?? checkRuntimeOptions(opts.runtime);
+  if (wrong) throw new Error(`${loaded.name}: ${wrong}`);
+  const job = await cluster.submit(app, null, {
+    kind: MALLEABLE_KIND,
+    nodes: opts.nodes ?? 1,
+    ...(opts.minNodes !== undefined ? { minNodes: opts.minNodes } : {}),
+    ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}),
+    input: { params, ...(opts.runtime ? { runtime: opts.runtime } : {}) },
+  });
+  return { ...job, result: () => job.result<MalleableOutcome<R>>() };
+}
+
+/** Asks a running malleable job to run on `nodes` nodes (a count, or the node ids to keep); resolves with its acknowledgement. */
+export async function rescaleMalleable(client: CoordClient, jobId: string, nodes: number | string[], timeoutMs = 120_000): Promise<RescaleAck> {
+  return (await requestJob(client, jobId, 'rescale', { nodes }, { timeoutMs })) as RescaleAck;
+}
+
+/** Asks a running malleable job to leave `node` (a failure warning, a spot interruption). */
+export async function vacateMalleable(client: CoordClient, jobId: string, node: string, timeoutMs = 120_000): Promise<RescaleAck> {
+  return (await requestJob(client, jobId, 'vacate', { node }, { timeoutMs })) as RescaleAck;
+}
+
+export interface MalleableProgress {
+  iteration: number;
+  iterations: number;
+  nodes: string[];
+  epoch: number;
+  rescales: number;
+  rollbacks: number;
+}
+
+export async function malleableProgress(client: CoordClient, jobId: string, timeoutMs = 30_000): Promise<MalleableProgress> {
+  return (await requestJob(client, jobId, 'progress', null, { timeoutMs })) as MalleableProgress;
+}
