@@ -3,12 +3,16 @@
  *
  *   <root>/blobs/<hash>                    persistent, {"size": n}
  *   <root>/blobs/<hash>/refs/<jobId>       persistent: job <jobId> uses the blob
+ *   <root>/blobs/<hash>/refs/<jobId>~<scope>  persistent: one record of the job uses it (a task's state)
  *   <root>/blobs/<hash>/holders/<nodeId>   ephemeral, {"address": "tcp://…"}: that node's store has it
  *
  * Holders are ephemeral, so a node that dies stops being listed by itself. References are per job:
  * `collect()` drops the references of jobs that no longer exist (a removed job loses its blobs
  * without anyone having to remember them) and then every blob nobody references; each node's
- * `collectLocal()` then deletes the bytes its store holds for blobs that are gone.
+ * `collectLocal()` then deletes the bytes its store holds for blobs that are gone. A scoped reference
+ * belongs to one record of a job (a task's latest checkpoint): when the record moves on, its writer
+ * drops the reference (`discard`), so that a long job's superseded checkpoints do not pile up until the
+ * job is removed; what a crash prevents from being dropped goes with the job.
  */
 import { CoordError, isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
@@ -42,6 +46,16 @@ export interface BlobDirectoryOptions {
 
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
 
+/** A reference's znode name: the job, or the job and a scope within it (one record's use). */
+export function referenceName(jobId: string, scope?: string): string {
+  if (scope === undefined) return jobId;
+  if (!/^[A-Za-z0-9._-]{1,200}$/.test(scope)) throw new CoordError('BAD_ARGUMENTS', scope, undefined, `blob reference scope "${scope}" must be 1-200 of A-Z a-z 0-9 . _ -`);
+  return `${jobId}~${scope}`;
+}
+
+/** The job a reference's znode name belongs to. */
+const jobOfReference = (name: string): string => name.split('~', 1)[0]!;
+
 /**
  * Cluster-wide collection from any session (job retention runs it where jobs are pruned): drops the
  * references of jobs that no longer exist, then the blobs nobody references. Returns their hashes.
@@ -68,12 +82,13 @@ export class BlobDirectory {
     return this.self.nodeId;
   }
 
-  /** Records that `jobId` uses the blob (creating its entry when new). Idempotent. */
-  async reference(ref: BlobRef, jobId: string): Promise<void> {
+  /** Records that `jobId` (or one `scope` of it) uses the blob, creating its entry when new. Idempotent. */
+  async reference(ref: BlobRef, jobId: string, scope?: string): Promise<void> {
     const blob = this.blobPath(ref.hash);
+    const name = referenceName(jobId, scope);
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.client.create(joinPath(blob, 'refs', jobId));
+        await this.client.create(joinPath(blob, 'refs', name));
         return;
       } catch (err) {
         if (isCoordError(err, 'NODE_EXISTS')) return;
@@ -93,11 +108,20 @@ export class BlobDirectory {
     }
   }
 
-  /** Drops `jobId`'s reference; the blob goes at the next `collect()` if nobody else uses it. */
-  async release(hash: BlobHash, jobId: string): Promise<void> {
-    await this.client.delete(joinPath(this.blobPath(hash), 'refs', jobId)).catch((err: unknown) => {
+  /** Drops a reference (its znode name, see referenceName); the blob goes at the next `collect()` if nobody else uses it. */
+  async release(hash: BlobHash, name: string): Promise<void> {
+    await this.client.delete(joinPath(this.blobPath(hash), 'refs', name)).catch((err: unknown) => {
       if (!isCoordError(err, 'NO_NODE')) throw err;
     });
+  }
+
+  /**
+   * Drops one scope's reference and, if that was the last one, the blob's entry at once (holders delete
+   * their bytes at their next local collection). Returns whether the entry went.
+   */
+  async discard(hash: BlobHash, jobId: string, scope: string): Promise<boolean> {
+    await this.release(hash, referenceName(jobId, scope));
+    return this.removeIfUnreferenced(hash);
   }
 
   /** Lists this node as a holder (ephemeral: it ends with the node's session). The blob must be referenced. */
@@ -134,16 +158,23 @@ export class BlobDirectory {
           if (!isCoordError(err, 'NO_NODE')) throw err;
         }
       }
-      return { hash, size, holders, jobs };
+      return { hash, size, holders, jobs: [...new Set(jobs.map(jobOfReference))] };
     } catch (err) {
       if (isCoordError(err, 'NO_NODE')) return null;
       throw err;
     }
   }
 
-  /** True when `jobId` references the blob (what an authorization check asks). */
+  /** True when `jobId` (or a scope of it) references the blob (what an authorization check asks). */
   async isReferencedBy(hash: BlobHash, jobId: string): Promise<boolean> {
-    return (await this.client.exists(joinPath(this.blobPath(hash), 'refs', jobId))) !== null;
+    const refs = joinPath(this.blobPath(hash), 'refs');
+    if ((await this.client.exists(joinPath(refs, jobId))) !== null) return true;
+    try {
+      return (await this.client.getChildren(refs)).some((name) => jobOfReference(name) === jobId);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return false;
+      throw err;
+    }
   }
 
   /**
@@ -196,9 +227,9 @@ export class BlobDirectory {
         else throw err;
       }
       let live = 0;
-      for (const job of jobs) {
-        if (await this.jobExists(job)) live++;
-        else await this.release(hash, job);
+      for (const name of jobs) {
+        if (await this.jobExists(jobOfReference(name))) live++;
+        else await this.release(hash, name);
       }
       if (live === 0 && (await this.removeIfUnreferenced(hash))) removed.push(hash);
     }

@@ -3,6 +3,7 @@
  * directory in the coordination service, behind the few calls a runtime needs.
  *
  *   share(bytes, job)      store locally, reference for the job, list this node as a holder → BlobRef
+ *   discard(ref, job, scope)  a record's use is over: the blob goes when nothing else references it
  *   obtain(ref, job)       the bytes, from the local store or fetched once from a holder
  *   obtainShared(ref, job) the same bytes in a SharedArrayBuffer, for worker threads
  *   awaitReplicated(ref, n)  held by n nodes (checkpoints)
@@ -64,13 +65,16 @@ export class DataPlane {
     this.transfer.deliver(from, m);
   }
 
-  /** Stores `bytes` on this node for `jobId` and returns the reference to pass around instead. */
-  async share(bytes: Uint8Array, jobId: string, name = 'blob'): Promise<BlobRef> {
+  /**
+   * Stores `bytes` on this node for `jobId` and returns the reference to pass around instead. With a
+   * `scope` the reference is one record's (see BlobDirectory), to be dropped with `discard`.
+   */
+  async share(bytes: Uint8Array, jobId: string, name = 'blob', scope?: string): Promise<BlobRef> {
     const info = await this.store.put(bytes, name);
     this.pending.add(info.hash);
     try {
       const ref = { hash: info.hash, size: info.size };
-      await this.directory.reference(ref, jobId);
+      await this.directory.reference(ref, jobId, scope);
       await this.directory.addHolder(info.hash);
       return ref;
     } finally {
@@ -99,6 +103,16 @@ export class DataPlane {
   async obtainShared(ref: BlobRef, jobId: string, name = 'blob'): Promise<Uint8Array> {
     await this.obtain(ref, jobId, name);
     return this.store.getShared(ref.hash);
+  }
+
+  /**
+   * A scoped use of a blob is over (the record moved on): drops the reference, and the blob with its
+   * local bytes if nothing else references it; other holders drop theirs at their next local collection.
+   */
+  async discard(ref: BlobRef, jobId: string, scope: string): Promise<void> {
+    if (!(await this.directory.discard(ref.hash, jobId, scope))) return;
+    // As local collection does: spare bytes being shared again right now (their entry is being recreated).
+    if (!this.pending.has(ref.hash) && (await this.directory.lookup(ref.hash)) === null) await this.store.delete(ref.hash);
   }
 
   awaitReplicated(ref: BlobRef, copies: number, timeoutMs?: number): Promise<string[]> {

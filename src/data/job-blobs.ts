@@ -90,12 +90,13 @@ export function ledgerBlobs(side: JobMemberSide): LedgerBlobs {
     throw new Error(`${what} (${ref.size} bytes) could not be copied to a second node of job ${side.spec.id}`);
   };
   return {
-    store: async (bytes, what) => {
-      const ref = await side.data.share(bytes, side.spec.id, what);
+    store: async (bytes, what, scope) => {
+      const ref = await side.data.share(bytes, side.spec.id, what, scope);
       await replicate(ref, what);
       return ref;
     },
     fetch: (ref, what) => side.data.obtain(ref, side.spec.id, what),
+    discard: (ref, scope) => side.data.discard(ref, side.spec.id, scope),
   };
 }
 

@@ -16,11 +16,19 @@ import type { TaskRecord, TaskSnapshot } from './task-record.js';
  * it every state stays inline (the simulation, tests of the ledger alone).
  */
 export interface LedgerBlobs {
-  /** Stores bytes and resolves once they are durable (held by two nodes where the job has two). */
-  store(bytes: Buffer, what: string): Promise<BlobRef>;
+  /**
+   * Stores bytes and resolves once they are durable (held by two nodes where the job has two). With a
+   * `scope`, the reference belongs to that record alone and is dropped with `discard` when it moves on.
+   */
+  store(bytes: Buffer, what: string, scope?: string): Promise<BlobRef>;
   /** The bytes of a reference (local, or fetched from a holder). */
   fetch(ref: BlobRef, what: string): Promise<Buffer>;
+  /** A record no longer uses the blob it referenced (superseded or deleted); it goes if nothing else does. */
+  discard?(ref: BlobRef, scope: string): Promise<void>;
 }
+
+/** The scope of a task record's state blob: one per task, so that its superseded states can go. */
+const stateScope = (taskId: string): string => `task.${taskId}`;
 
 /**
  * Blobs are views of the store's shared memory: decode from a private copy, so that a decoded state
@@ -289,7 +297,7 @@ export class Ledger {
     const inline = encode({ owner: this.nodeId, state, partial } satisfies TaskRecord);
     if (!this.blobs || inline.length <= INLINE_STATE_BYTES) return { data: inline, ref: undefined };
     const p: Payload = { data: inline, ref: undefined };
-    p.ready = this.blobs.store(encode({ state, partial }), `state of task ${taskId}`).then((ref) => {
+    p.ready = this.blobs.store(encode({ state, partial }), `state of task ${taskId}`, stateScope(taskId)).then((ref) => {
       p.ref = ref;
       p.data = encode({ owner: this.nodeId, state: null, partial: null, ref } satisfies TaskRecord);
     });
@@ -321,12 +329,7 @@ export class Ledger {
           const outcome = await this.commit(batch, txnPath, versions);
           if (outcome === 'committed') {
             versions.applyTo(this.versions);
-            for (const g of batch) {
-              for (const [id, p] of g.refs) {
-                if (p?.ref) this.refs.set(id, p.ref);
-                else this.refs.delete(id);
-              }
-            }
+            for (const g of batch) for (const [id, p] of g.refs) this.recordRef(id, p?.ref);
             for (const g of batch) g.resolve();
             batch = [];
           } else if (outcome instanceof Error) {
@@ -412,6 +415,19 @@ export class Ledger {
         `the ledger write for task ${batch[0]!.taskId} needs a request of ${alone} bytes, over the limit of ${MAX_BATCH_BYTES} bytes ` +
         `per ledger transaction (ZooKeeper's jute.maxbuffer of ${MAX_REQUEST_BYTES} less room for paths); keep large task states out of the ledger`),
     };
+  }
+
+  /**
+   * A committed record of `taskId` now references `ref` (or no blob): the blob its previous version
+   * referenced is dropped, unless it is the same one. A claimed record keeps the reference it came with.
+   */
+  private recordRef(taskId: string, ref: BlobRef | undefined): void {
+    const old = this.refs.get(taskId);
+    if (ref) this.refs.set(taskId, ref);
+    else this.refs.delete(taskId);
+    if (old && old.hash !== ref?.hash && this.blobs?.discard) {
+      this.blobs.discard(old, stateScope(taskId)).catch((err: unknown) => log.warn('ledger', `dropping the superseded state of task ${taskId} failed`, err));
+    }
   }
 
   private taskPath(taskId: string): string {

@@ -11,6 +11,7 @@ import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { deleteRecursive, mkdirp } from '../../src/coord/tree-ops.js';
 import { DataError } from '../../src/data/data-error.js';
+import { referenceName } from '../../src/data/blob-directory.js';
 import { DataPlane } from '../../src/data/data-plane.js';
 import { jobPaths } from '../../src/runtime/job-paths.js';
 import { InProcessNetwork, InProcessTransport } from '../../src/transport/in-process-transport.js';
@@ -77,6 +78,35 @@ describe('blob lifetime', () => {
       assert.deepEqual(plane(id).store.list(), [], `node ${id} holds nothing`);
       assert.equal(plane(id).store.stats.memoryBytes + plane(id).store.stats.diskBytes, 0);
     }
+  });
+
+  it('a scoped reference is one record\'s: discarding it removes the blob only when no other scope or job uses the bytes', T, async () => {
+    const { admin, newJob, plane } = await cluster(['s', 't', 'u'], new Map([['j', new Set(['s', 't'])]]));
+    await newJob('j', ['s', 't']);
+    const bytes = randomBytes(30_000);
+    const first = await plane('s').share(bytes, 'j', 'state of task a', 'task.a');
+    const second = await plane('s').share(bytes, 'j', 'state of task b', 'task.b');
+    assert.equal(first.hash, second.hash, 'the same bytes are one blob');
+    // A member may fetch a blob its job uses through a scope only.
+    assert.ok((await plane('t').obtain(first, 'j')).equals(bytes));
+    await assert.rejects(plane('u').obtain(first, 'j'), (err: unknown) => err instanceof DataError);
+    const refs = () => admin.getChildren(`/tidepool/blobs/${first.hash}/refs`).catch(() => [] as string[]);
+    assert.deepEqual((await refs()).sort(), ['j~task.a', 'j~task.b']);
+    assert.deepEqual((await plane('s').directory.lookup(first.hash))?.jobs, ['j']);
+    await plane('s').discard(first, 'j', 'task.a');
+    assert.deepEqual(await refs(), ['j~task.b'], 'task b still uses the bytes');
+    assert.ok(plane('s').store.has(first.hash));
+    await plane('s').discard(second, 'j', 'task.b');
+    assert.deepEqual(await admin.getChildren('/tidepool/blobs'), [], 'the last scope gone, the blob is gone');
+    assert.equal(plane('s').store.has(first.hash), false, 'and its writer\'s bytes at once');
+    assert.deepEqual(await plane('t').collectLocal(), [first.hash], 'the other holder drops its copy at its next collection');
+    // A job-level reference of the same bytes outlives any scope.
+    const input = await plane('s').share(bytes, 'j', 'input');
+    await plane('s').share(bytes, 'j', 'state of task c', 'task.c');
+    await plane('s').discard(input, 'j', 'task.c');
+    assert.deepEqual(await refs(), ['j']);
+    assert.ok(plane('s').store.has(input.hash));
+    assert.throws(() => referenceName('j', 'a/b'), /scope/);
   });
 
   it('counts a checkpoint as replicated once two nodes hold it; it survives the node that wrote it', T, async () => {

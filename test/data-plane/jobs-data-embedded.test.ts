@@ -16,6 +16,7 @@ import type { TaskRef } from '../../src/runtime/task.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
 import { binaryInput } from './binary-input.js';
+import { PAYLOAD_BYTES } from '../runtime/apps/checkpoint-rounds.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
 const T = { timeout: 180_000 };
@@ -85,6 +86,33 @@ describe('the data plane in jobs (embedded cluster)', () => {
       for (const node of cluster.localNodes()) {
         await node.data!.collectLocal();
         assert.equal(node.data!.store.list().length, 0, `node ${node.id} keeps no blob`);
+      }
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a task\'s superseded checkpoints go as it moves on, not with the job: none is left when it completes', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 2, workers: 1, seed: 3, progressIntervalMs: 0 });
+    try {
+      const rounds = 8;
+      const job = await cluster.submit(app('checkpoint-rounds'), { round: 0, rounds, payload: new Uint8Array(0) }, { nodes: 2 });
+      assert.equal(await withDeadline(job.result<number>(), 'the result', 60_000), rounds);
+      // Every checkpoint was a blob held by both nodes (referenced once a second node had a copy). The
+      // job still exists (no retention ran), so only the per-record references can have let them go.
+      const blobsOfJob = async () => {
+        const out: string[] = [];
+        for (const hash of await cluster.coordination.getChildren('/tidepool/blobs').catch(() => [] as string[])) {
+          const refs = await cluster.coordination.getChildren(`/tidepool/blobs/${hash}/refs`).catch(() => [] as string[]);
+          if (refs.some((r) => r.startsWith(job.id))) out.push(hash);
+        }
+        return out;
+      };
+      await waitFor(async () => (await blobsOfJob()).length === 0, 'the job\'s checkpoint blobs to be gone from the directory', 30_000);
+      assert.equal(await cluster.coordination.exists(jobPaths(job.id).base) !== null, true, 'the job itself is still there');
+      for (const node of cluster.localNodes()) {
+        await node.data!.collectLocal();
+        assert.equal(node.data!.store.list().filter((b) => b.size > PAYLOAD_BYTES).length, 0, `node ${node.id} keeps no checkpoint`);
       }
     } finally {
       await cluster.close();
