@@ -9,6 +9,7 @@ import { registerManagerCommands } from './commands/manager.js';
 import { registerDemo } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
 import { registerSolveCommand } from './commands/solve.js';
+import { registerIterateCommand } from './commands/iterate.js';
 import { registerServeCommand } from './commands/serve.js';
 import { SettingsCommand, applySettings } from './config.js';
 import { UsageError, reportError } from './errors.js';
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
     });
   registerDemo(program);
   registerSolveCommand(program);
+  registerIterateCommand(program);
   registerNodeCommand(program);
   registerCoordinatorCommand(program);
   registerClusterCommands(program);
