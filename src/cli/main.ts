@@ -9,6 +9,7 @@ import { registerManagerCommands } from './commands/manager.js';
 import { registerDemo } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
 import { registerSolveCommand } from './commands/solve.js';
+import { registerMalleableCommand } from './commands/malleable.js';
 import { registerIterateCommand } from './commands/iterate.js';
 import { registerServeCommand } from './commands/serve.js';
 import { SettingsCommand, applySettings } from './config.js';
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
     });
   registerDemo(program);
   registerSolveCommand(program);
+  registerMalleableCommand(program);
   registerIterateCommand(program);
   registerNodeCommand(program);
   registerCoordinatorCommand(program);
