@@ -24,8 +24,8 @@ export interface CaptureOptions {
   onWarning?: (message: string) => void;
 }
 
-/** Where the value being captured was reached from: the variable, its use's file:line. */
-interface Origin { path: string; at: string }
+/** Where the value being captured was reached from: the variable, its use's file:line (computed only for an error). */
+interface Origin { path: string; at: () => string }
 
 const PLAIN_PROTOS = new Set<unknown>([Object.prototype]);
 const SKIPPED_FUNCTION_KEYS = new Set<PropertyKey>(['length', 'name', 'prototype', 'arguments', 'caller']);
@@ -55,7 +55,7 @@ export class Capture {
   /** Adds a task: a closure and the arguments it is called with. Returns the task's index. */
   addTask(fn: AnyFunction, args: unknown[] = [], label?: string): number {
     if (typeof fn !== 'function') throw new TypeError('a task must be a function');
-    const origin: Origin = { path: label ?? `task ${this.graph.tasks.length}`, at: 'task' };
+    const origin: Origin = { path: label ?? `task ${this.graph.tasks.length}`, at: () => 'task' };
     try {
       const ref = this.value(fn, origin);
       const f = (ref as { r: number }).r;
@@ -82,10 +82,10 @@ export class Capture {
 
   private grow(n: number, origin: Origin): void {
     this.bytes += n;
-    if (this.bytes > this.maxBytes) throw new CaptureError(origin.path, origin.at, `the capture exceeds its maximum of ${this.maxBytes} bytes (raise maxCaptureBytes)`);
+    if (this.bytes > this.maxBytes) throw new CaptureError(origin.path, origin.at(), `the capture exceeds its maximum of ${this.maxBytes} bytes (raise maxCaptureBytes)`);
     if (!this.warned && this.bytes > this.warnBytes) {
       this.warned = true;
-      const msg = `tidepool service: captured data exceeds ${Math.round(this.warnBytes / 1e6)} MB (at \`${origin.path}\`, ${origin.at}); it is sent with every batch`;
+      const msg = `tidepool service: captured data exceeds ${Math.round(this.warnBytes / 1e6)} MB (at \`${origin.path}\`, ${origin.at()}); it is sent with every batch`;
       if (this.opts.onWarning) this.opts.onWarning(msg);
       else process.emitWarning(msg, 'CaptureSizeWarning');
     }
@@ -113,7 +113,7 @@ export class Capture {
     const intrinsic = intrinsicTable().get(v);
     if (intrinsic !== undefined) {
       const refused = refusedIntrinsic(intrinsic);
-      if (refused) throw new CaptureError(origin.path, origin.at, `${refused} cannot run remotely`);
+      if (refused) throw new CaptureError(origin.path, origin.at(), `${refused} cannot run remotely`);
       return { t: 'i', path: intrinsic };
     }
     if (typeof v === 'symbol') {
@@ -122,15 +122,23 @@ export class Capture {
     }
     if (typeof v === 'function') return this.fn(v as AnyFunction, origin);
     const o = v as object;
-    if (o === globalThis || o === process) throw new CaptureError(origin.path, origin.at, 'host access (the global object or process) cannot run remotely');
+    if (o === globalThis || o === process) throw new CaptureError(origin.path, origin.at(), 'host access (the global object or process) cannot run remotely');
     if (Array.isArray(o)) {
       const out: Val[] = new Array(o.length);
-      for (let i = 0; i < o.length; i++) out[i] = i in o ? this.value(o[i], { path: `${origin.path}[${i}]`, at: origin.at }) : { h: 1 };
+      for (let i = 0; i < o.length; i++) {
+        if (!(i in o)) {
+          out[i] = { h: 1 };
+          continue;
+        }
+        const x: unknown = o[i];
+        // Numbers and booleans need no origin (large numeric arrays are common): skip building one.
+        out[i] = typeof x === 'number' || typeof x === 'boolean' ? encodePrimitive(x)! : this.value(x, { path: `${origin.path}[${i}]`, at: origin.at });
+      }
       return { t: 'a', v: out };
     }
     if (ArrayBuffer.isView(o)) {
-      if (o instanceof DataView) throw new CaptureError(origin.path, origin.at, 'a DataView cannot be captured (capture the typed array or ArrayBuffer)');
-      if (o.buffer instanceof SharedArrayBuffer) throw new CaptureError(origin.path, origin.at, 'shared memory (SharedArrayBuffer) means synchronization and cannot run remotely');
+      if (o instanceof DataView) throw new CaptureError(origin.path, origin.at(), 'a DataView cannot be captured (capture the typed array or ArrayBuffer)');
+      if (o.buffer instanceof SharedArrayBuffer) throw new CaptureError(origin.path, origin.at(), 'shared memory (SharedArrayBuffer) means synchronization and cannot run remotely');
       const bytes = new Uint8Array(o.buffer, o.byteOffset, o.byteLength);
       this.grow(Math.ceil(o.byteLength / 3) * 4, origin);
       return { t: 'ta', c: o.constructor.name, b: bytesToBase64(bytes) };
@@ -139,7 +147,7 @@ export class Capture {
       this.grow(Math.ceil(o.byteLength / 3) * 4, origin);
       return { t: 'ab', b: bytesToBase64(new Uint8Array(o)) };
     }
-    if (o instanceof SharedArrayBuffer) throw new CaptureError(origin.path, origin.at, 'shared memory (SharedArrayBuffer) means synchronization and cannot run remotely');
+    if (o instanceof SharedArrayBuffer) throw new CaptureError(origin.path, origin.at(), 'shared memory (SharedArrayBuffer) means synchronization and cannot run remotely');
     const proto = Object.getPrototypeOf(o) as object | null;
     if (proto === Map.prototype) {
       const e: [Val, Val][] = [];
@@ -150,9 +158,9 @@ export class Capture {
     if (proto === Date.prototype) return { t: 'd', v: (o as Date).getTime() };
     if (proto === RegExp.prototype) return { t: 're', s: (o as RegExp).source, f: (o as RegExp).flags };
     if (o instanceof Promise || o instanceof WeakMap || o instanceof WeakSet || o instanceof WeakRef) {
-      throw new CaptureError(origin.path, origin.at, `a ${o.constructor.name} cannot be captured (its contents cannot be read without running code)`);
+      throw new CaptureError(origin.path, origin.at(), `a ${o.constructor.name} cannot be captured (its contents cannot be read without running code)`);
     }
-    if (proto !== null && ([Number.prototype, String.prototype, Boolean.prototype] as object[]).includes(proto)) throw new CaptureError(origin.path, origin.at, 'boxed primitives cannot be captured');
+    if (proto !== null && ([Number.prototype, String.prototype, Boolean.prototype] as object[]).includes(proto)) throw new CaptureError(origin.path, origin.at(), 'boxed primitives cannot be captured');
     return this.object(o, proto, origin);
   }
 
@@ -163,7 +171,7 @@ export class Capture {
       const d = Object.getOwnPropertyDescriptor(proto, 'constructor');
       const ctor = d && 'value' in d ? (d.value as unknown) : undefined;
       if (typeof ctor !== 'function' || (ctor as { prototype?: unknown }).prototype !== proto) {
-        throw new CaptureError(origin.path, origin.at, 'an object whose prototype is not the prototype of its class cannot be captured');
+        throw new CaptureError(origin.path, origin.at(), 'an object whose prototype is not the prototype of its class cannot be captured');
       }
       node.cls = this.value(ctor, { path: `${origin.path}.constructor`, at: origin.at });
     }
@@ -189,17 +197,18 @@ export class Capture {
     const src = Function.prototype.toString.call(fn);
     const view = viewClosure(fn);
     if (/\{\s*\[native code\]\s*\}$/.test(src)) {
-      throw new CaptureError(origin.path, origin.at, view.bound ? 'a bound function cannot be captured (use an arrow function instead of .bind)' : `native function ${fn.name || '(anonymous)'} cannot run remotely`);
+      throw new CaptureError(origin.path, origin.at(), view.bound ? 'a bound function cannot be captured (use an arrow function instead of .bind)' : `native function ${fn.name || '(anonymous)'} cannot run remotely`);
     }
     const file = view.location ? hostFile(view.location.scriptId) : undefined;
-    if (file?.startsWith('node:')) throw new CaptureError(origin.path, origin.at, `${fn.name || 'a function'} is part of Node.js (${file}): I/O and host functions cannot run remotely`);
+    if (file?.startsWith('node:')) throw new CaptureError(origin.path, origin.at(), `${fn.name || 'a function'} is part of Node.js (${file}): I/O and host functions cannot run remotely`);
     const fv = freeVariables(src);
-    const here = (offset: number) => sourcePosition(view.location, src, offset);
-    if (fv.lexicalThis !== undefined) throw new CaptureError('this', here(fv.lexicalThis), 'an arrow function that uses `this` of its surrounding code cannot be captured');
+    const here = (offset: number) => () => sourcePosition(view.location, src, offset);
+    if (fv.lexicalThis !== undefined) throw new CaptureError('this', here(fv.lexicalThis)(), 'an arrow function that uses `this` of its surrounding code cannot be captured');
     for (const [name, at] of fv.assigned) {
-      if (view.lookup(name).found) throw new CaptureError(name, here(at), 'a task cannot assign a captured variable (its new value could not come back); write to an object field or array element instead');
+      if (view.lookup(name).found) throw new CaptureError(name, here(at)(), 'a task cannot assign a captured variable (its new value could not come back); write to an object field or array element instead');
     }
     const envNames: string[] = [];
+    const globals: string[] = [];
     const env: Val[] = [];
     for (const [name, at] of fv.free) {
       const found = view.lookup(name);
@@ -209,17 +218,21 @@ export class Capture {
         continue;
       }
       const refused = REFUSED_GLOBALS.get(name) ?? (name === 'Function' ? 'dynamic code (Function)' : undefined);
-      if (refused) throw new CaptureError(name, here(at), `${refused} cannot run remotely`);
-      if (SAFE_GLOBALS.has(name)) continue;
-      if (name === 'arguments') throw new CaptureError(name, here(at), 'an arrow function that uses `arguments` of its surrounding code cannot be captured');
-      if (name in globalThis) throw new CaptureError(name, here(at), `the host global \`${name}\` does not exist in the sandbox`);
-      throw new CaptureError(name, here(at), 'undeclared global variable (not defined in any scope of the closure)');
+      if (refused) throw new CaptureError(name, here(at)(), `${refused} cannot run remotely`);
+      if (SAFE_GLOBALS.has(name)) {
+        if (/^[A-Z]/.test(name)) globals.push(name); // Math, Uint8Array…: not undefined, NaN, parseInt
+        continue;
+      }
+      if (name === 'arguments') throw new CaptureError(name, here(at)(), 'an arrow function that uses `arguments` of its surrounding code cannot be captured');
+      if (name in globalThis) throw new CaptureError(name, here(at)(), `the host global \`${name}\` does not exist in the sandbox`);
+      throw new CaptureError(name, here(at)(), 'undeclared global variable (not defined in any scope of the closure)');
     }
     const codeKey = `${envNames.join(',')}\u0000${src}`;
     let c = this.codeIds.get(codeKey);
     if (c === undefined) {
       c = this.graph.codes.length;
       const code: Code = { src, env: envNames, form: fv.form };
+      if (globals.length > 0) code.g = globals;
       if (view.location) code.at = sourcePosition(view.location, src, 0);
       this.graph.codes.push(code);
       this.locations.push(view.location);

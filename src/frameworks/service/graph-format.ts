@@ -41,6 +41,8 @@ export interface Code {
   /** Names of the bindings it closes over, in the order of `env` in its function nodes. */
   env: string[];
   form: 'expression' | 'method';
+  /** ECMAScript globals it uses (bound once per instance: a vm context's global lookups are slow). */
+  g?: string[];
   /** Where it was defined on the client, `file:line` (to map remote stacks back). */
   at?: string;
 }

@@ -24,7 +24,8 @@ export function factoriesScript(codes: Code[]): { text: string; firstLines: numb
   let line = 0;
   const parts: string[] = [];
   for (const code of codes) {
-    const lets = code.env.length > 0 ? `let ${code.env.join(', ')};` : '';
+    const globals = (code.g ?? []).filter((n) => /^[A-Z][A-Za-z0-9]*$/.test(n) && !code.env.includes(n));
+    const lets = (globals.length > 0 ? `const ${globals.map((n) => `${n} = globalThis.${n}`).join(', ')};` : '') + (code.env.length > 0 ? `let ${code.env.join(', ')};` : '');
     const set = code.env.map((n, i) => `${n} = __tp_v[${i}];`).join(' ');
     // [set the captured bindings, evaluate the source]: bindings first, since a class's static blocks read them.
     const head = `function () { ${lets} return [function (__tp_v) { ${set} }, function () { return ${code.form === 'method' ? '__tp_method({' : '('}`;

@@ -50,7 +50,7 @@ const graphSchema = {
       required: ['codes', 'nodes', 'tasks'],
       additionalProperties: false,
       properties: {
-        codes: { type: 'array', items: { type: 'object', required: ['src', 'env', 'form'], properties: { src: { type: 'string' }, env: { type: 'array', items: { type: 'string' } }, form: { enum: ['expression', 'method'] }, at: { type: 'string' } } } },
+        codes: { type: 'array', items: { type: 'object', required: ['src', 'env', 'form'], properties: { src: { type: 'string' }, env: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_$][A-Za-z0-9_$]*$' } }, g: { type: 'array', items: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$' } }, form: { enum: ['expression', 'method'] }, at: { type: 'string' } } } },
         nodes: { type: 'array', items: { type: 'object', required: ['t'], properties: { t: { enum: ['o', 'a', 'ta', 'ab', 'm', 's', 'd', 're', 'f', 'i', 'y'] } } } },
         tasks: { type: 'array', minItems: 1, items: { type: 'object', required: ['f'], properties: { f: { type: 'integer', minimum: 0 }, a: { type: 'array' }, label: { type: 'string' } } } },
       },
