@@ -39,6 +39,14 @@ interface Pending {
   outputsNumbered?: number[];
 }
 
+/** A workflow built in code, as data (see WorkflowBuilder.toSource). */
+export interface WorkflowSource {
+  name: string;
+  tasks: TaskDecl[];
+  sizes: [string, number][];
+  dependencies: [string, string][];
+}
+
 export class WorkflowBuilder {
   private readonly pending: Pending[] = [];
   private readonly sizes = new Map<string, number>();
@@ -91,6 +99,19 @@ export class WorkflowBuilder {
   dependsOn(child: string, parent: string): this {
     this.extraParents.push([child, parent]);
     return this;
+  }
+
+  /** The declarations, as plain data: a job carries them to every member, which builds the same workflow. */
+  toSource(): WorkflowSource {
+    return { name: this.name, tasks: this.pending.map((p) => p.decl), sizes: [...this.sizes], dependencies: this.extraParents };
+  }
+
+  static fromSource(source: WorkflowSource): WorkflowBuilder {
+    const b = new WorkflowBuilder(source.name);
+    for (const [name, size] of source.sizes) b.file(name, size);
+    for (const decl of source.tasks) b.task(decl);
+    for (const [child, parent] of source.dependencies) b.dependsOn(child, parent);
+    return b;
   }
 
   build(): Workflow {

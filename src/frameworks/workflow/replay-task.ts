@@ -1,0 +1,46 @@
+/**
+ * The task type a workflow's worker threads run (the job spec's `ref`): a replayed task computes for
+ * its recorded runtime × scale and writes each output at its recorded size × scale (as WfCommons'
+ * WfBench does); a function task calls the application's exported function with its inputs' bytes.
+ * Command tasks run as child processes from the node's main thread instead (task-execution.ts).
+ */
+import { defineTask } from '../../runtime/task.js';
+import { replayBytes } from './replay-bytes.js';
+import type { WorkflowFunction } from './workflow.js';
+
+export type WorkerJob =
+  | { kind: 'replay'; seconds: number; outputs: { key: string; name: string; size: number }[] }
+  | { kind: 'function'; module: string; export: string; id: string; args: string[]; inputs: Record<string, Uint8Array>; outputs: string[] };
+
+/** Busy computation (not a sleep): the core is used for as long as the recorded task used one. */
+function compute(seconds: number): void {
+  const end = performance.now() + seconds * 1000;
+  let x = 1;
+  while (performance.now() < end) for (let i = 0; i < 10_000; i++) x = (x * 1103515245 + 12345) >>> 0;
+  if (x === 42) console.log(''); // keeps the loop from being optimised away
+}
+
+export default defineTask<WorkerJob, Record<string, Uint8Array> | null>({
+  name: 'workflow-task',
+  async run(job, ctx) {
+    if (job.kind === 'replay') {
+      compute(job.seconds);
+      const out: Record<string, Uint8Array> = {};
+      for (const o of job.outputs) out[o.name] = replayBytes(o.key, o.size);
+      ctx.emit(out);
+      return;
+    }
+    const mod = (await import(job.module)) as Record<string, unknown>;
+    const fn = mod[job.export] as WorkflowFunction | undefined;
+    if (typeof fn !== 'function') throw new Error(`${job.module} has no exported function "${job.export}"`);
+    const produced = await fn(job.inputs, { id: job.id, args: job.args });
+    const out: Record<string, Uint8Array> = {};
+    for (const name of job.outputs) {
+      const value = produced?.[name];
+      if (value === undefined) throw new Error(`task ${job.id} did not return its output "${name}"`);
+      out[name] = typeof value === 'string' ? new TextEncoder().encode(value) : value;
+    }
+    ctx.emit(out);
+  },
+  result: { initial: () => null, combine: (_a, b) => b },
+});

@@ -1,0 +1,177 @@
+/**
+ * What running one task means on a member: its inputs are materialised (from the shared directory,
+ * from this node's store, or fetched peer-to-peer through the data plane), it runs (a replay or a
+ * function on a worker thread, a command as a child process in a working directory of its own),
+ * and its outputs are stored: final outputs in the shared directory, intermediate files where they
+ * were produced (collocated), on a storage member (isolated), or in the shared directory too
+ * (all-through-shared, the baseline). Bytes moved to and from shared storage and between peers are counted.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DataPlane } from '../../data/data-plane.js';
+import type { TaskRef } from '../../runtime/task.js';
+import type { WorkerEvent, Workers } from '../../runtime/worker/worker-pool.js';
+import type { FileLocation } from './location-shard.js';
+import type { WorkerJob } from './replay-task.js';
+import type { Workflow } from './workflow.js';
+
+export type StorageMode = 'collocated' | 'isolated' | 'shared';
+
+/** A location meaning "in the shared directory" (a holder that never leaves). */
+export const SHARED_NODE = '*';
+
+export interface ExecutionSettings {
+  jobId: string;
+  nodeId: string;
+  shared: string;
+  /** Replay every task at this scale (runtimes and sizes); undefined runs commands and functions. */
+  replay?: number;
+  storage: StorageMode;
+}
+
+export interface ExecutionCounters {
+  bytesFromShared: number;
+  bytesToShared: number;
+  bytesPeer: number;
+  filesPeer: number;
+}
+
+/** Thrown when an input's holder is gone: the task waits for the file again instead of failing. */
+export class InputLost extends Error {}
+
+/** A file name as a path in the shared directory (names may contain slashes). */
+export function sharedPath(shared: string, name: string): string {
+  return join(shared, name.replace(/%/g, '%25').replace(/\//g, '%2F'));
+}
+
+export class TaskExecution {
+  readonly counters: ExecutionCounters = { bytesFromShared: 0, bytesToShared: 0, bytesPeer: 0, filesPeer: 0 };
+  private readonly local = new Map<number, Uint8Array>();
+  private readonly onSlot = new Map<string, { resolve: (out: Record<string, Uint8Array>) => void; reject: (err: Error) => void }>();
+  private seq = 0;
+
+  constructor(
+    private readonly workflow: Workflow,
+    private readonly settings: ExecutionSettings,
+    private readonly workers: Workers,
+    private readonly ref: TaskRef,
+    private readonly data: DataPlane | undefined,
+    /** Isolated storage: hand an intermediate file to a storage member, get its location back. */
+    private readonly putRemote: (file: number, bytes: Uint8Array) => Promise<FileLocation>,
+  ) {}
+
+  /** Runs the task; resolves with the locations of its intermediate outputs (final ones are in the shared directory). */
+  async run(task: number, inputs: [number, FileLocation | 'shared'][]): Promise<[number, FileLocation][]> {
+    const spec = this.workflow.tasks[task]!;
+    const wanted = inputs.filter(([f]) => !this.workflow.files[f]!.marker);
+    const bytes = new Map<string, Uint8Array>();
+    await Promise.all(wanted.map(async ([f, loc]) => bytes.set(this.workflow.files[f]!.name, await this.obtain(f, loc))));
+    let outputs: Record<string, Uint8Array>;
+    const realOutputs = spec.outputs.filter((f) => !this.workflow.files[f]!.marker);
+    if (this.settings.replay !== undefined) {
+      const scale = this.settings.replay;
+      outputs = await this.onWorker({ kind: 'replay', seconds: Math.max(0, spec.runtime) * scale, outputs: realOutputs.map((f) => ({ key: this.workflow.files[f]!.key, name: this.workflow.files[f]!.name, size: Math.round(this.workflow.files[f]!.size * scale) })) });
+    } else if (spec.fn) {
+      outputs = await this.onWorker({ kind: 'function', module: spec.fn.module, export: spec.fn.export, id: spec.id, args: spec.args ?? [], inputs: Object.fromEntries(bytes), outputs: realOutputs.map((f) => this.workflow.files[f]!.name) });
+    } else if (spec.command) {
+      outputs = await this.runCommand(task, bytes, realOutputs.map((f) => this.workflow.files[f]!.name));
+    } else throw new Error(`task ${spec.id} has neither a command nor a function: replay the workflow (--replay SCALE)`);
+    const out: [number, FileLocation][] = [];
+    for (const f of realOutputs) {
+      const file = this.workflow.files[f]!;
+      const content = outputs[file.name]!;
+      if (file.consumers.length === 0 || this.settings.storage === 'shared') {
+        await this.writeShared(file.name, content);
+        if (file.consumers.length > 0) out.push([f, { node: SHARED_NODE }]);
+      } else if (this.settings.storage === 'isolated') out.push([f, await this.putRemote(f, content)]);
+      else {
+        this.local.set(f, content);
+        const ref = this.data ? await this.data.share(content, this.settings.jobId, file.name) : undefined;
+        out.push([f, { node: this.settings.nodeId, ...(ref ? { ref } : {}) }]);
+      }
+    }
+    return out;
+  }
+
+  private async obtain(f: number, loc: FileLocation | 'shared'): Promise<Uint8Array> {
+    const file = this.workflow.files[f]!;
+    if (loc === 'shared' || loc.node === SHARED_NODE) {
+      const content = await readFile(sharedPath(this.settings.shared, file.name)).catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`input ${file.name} is not in the shared directory ${this.settings.shared} (${err.code ?? err.message})`);
+      });
+      this.counters.bytesFromShared += content.length;
+      return content;
+    }
+    if (loc.node === this.settings.nodeId && this.local.has(f)) return this.local.get(f)!;
+    if (!loc.ref || !this.data) throw new InputLost(`no reference to fetch ${file.name}`);
+    try {
+      const content = await this.data.obtain(loc.ref as never, this.settings.jobId, file.name);
+      this.counters.bytesPeer += content.length;
+      this.counters.filesPeer++;
+      return content;
+    } catch (err) {
+      throw new InputLost(`fetching ${file.name} from ${loc.node} failed: ${(err as Error).message}`);
+    }
+  }
+
+  async writeShared(name: string, content: Uint8Array): Promise<void> {
+    await writeFile(sharedPath(this.settings.shared, name), content);
+    this.counters.bytesToShared += content.length;
+  }
+
+  /** Bytes of an intermediate file this node holds (for saving it when the workflow stops). */
+  held(f: number): Uint8Array | undefined {
+    return this.local.get(f);
+  }
+
+  private onWorker(job: WorkerJob): Promise<Record<string, Uint8Array>> {
+    const slot = this.workers.idleSlots()[0];
+    if (slot === undefined) return Promise.reject(new Error('no idle worker thread (more tasks started than workers)'));
+    const taskId = `wf-${this.settings.nodeId}-${this.seq++}`;
+    return new Promise((resolve, reject) => {
+      this.onSlot.set(taskId, { resolve, reject });
+      this.workers.run(slot, { taskId, jobId: this.settings.jobId, ref: this.ref, state: job, partial: undefined, board: undefined, varNames: [] });
+    });
+  }
+
+  /** A worker thread reported on one of our tasks. */
+  onWorkerEvent(event: WorkerEvent): void {
+    if (event.type !== 'done' && event.type !== 'failed' && event.type !== 'cancelled') return;
+    const waiting = this.onSlot.get(event.taskId);
+    if (!waiting) return;
+    this.onSlot.delete(event.taskId);
+    if (event.type === 'done') waiting.resolve((event.partial ?? {}) as Record<string, Uint8Array>);
+    else waiting.reject(new Error(event.type === 'failed' ? event.error.split('\n')[0]! : 'cancelled'));
+  }
+
+  private async runCommand(task: number, inputs: Map<string, Uint8Array>, outputs: string[]): Promise<Record<string, Uint8Array>> {
+    const spec = this.workflow.tasks[task]!;
+    const dir = join(tmpdir(), 'tidepool-workflow', this.settings.jobId, this.settings.nodeId, `${task}`);
+    await mkdir(dir, { recursive: true });
+    try {
+      for (const [name, content] of inputs) {
+        await mkdir(join(dir, name, '..'), { recursive: true });
+        await writeFile(join(dir, name), content);
+      }
+      const { program, args } = spec.command!;
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(program, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+        child.on('error', (err) => reject(new Error(`${program}: ${err.message}`)));
+        child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${program} exited with ${signal ?? code}: ${stderr.trim()}`))));
+      });
+      const out: Record<string, Uint8Array> = {};
+      for (const name of outputs) {
+        out[name] = await readFile(join(dir, name)).catch(() => {
+          throw new Error(`${program} did not write its output ${name}`);
+        });
+      }
+      return out;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The workflow job kind: every member loads the workflow (from the shared directory, as AME's
+ * dispatchers read task lists from the shared file system) and runs a WorkflowEngine — dispatcher,
+ * location-service shard and worker in one — whose messages travel as layer messages; the elected
+ * leader is the submitter. Task state lives in memory on the members; the journal in the shared
+ * directory is what a reconcile or a resumed run reads.
+ */
+import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
+import { log } from '../../util/log.js';
+import type { DispatchMode } from './dispatcher.js';
+import { Journal } from './journal.js';
+import type { FileLocation } from './location-shard.js';
+import { loadWorkflow } from './load-workflow.js';
+import { validateWorkflowMessage } from './protocol.js';
+import { Rendezvous } from './rendezvous.js';
+import { InputLost, TaskExecution, type ExecutionCounters, type StorageMode } from './task-execution.js';
+import { WorkflowBuilder, type WorkflowSource } from './workflow-builder.js';
+import { WorkflowEngine, type EngineStats } from './workflow-engine.js';
+import type { Workflow } from './workflow.js';
+
+export interface WorkflowJobConfig {
+  /** A workflow file every member can read, or a workflow built in code. */
+  source: { path: string } | { code: WorkflowSource };
+  /** The shared directory: workflow inputs are read from it, final outputs written to it. */
+  shared: string;
+  /** Where the journal lives (in the shared directory by default); a resumed run uses the same one. */
+  journal: string;
+  replay?: number;
+  storage?: StorageMode;
+  mode?: DispatchMode;
+  partitions?: number;
+  maxAttempts?: number;
+  stealing?: boolean;
+  /** Record each task's start and end (for the Gantt, and for checking order in tests). */
+  trace?: boolean;
+}
+
+export interface MemberReport extends EngineStats, ExecutionCounters {
+  node: string;
+  trace: [number, number, number][];
+}
+
+export interface WorkflowResult {
+  tasks: number;
+  members: MemberReport[];
+}
+
+interface WorkflowMember extends MemberRole {
+  lead(finish: (outcome: { ok: true } | { ok: false; error: string }) => void): void;
+  unlead(): void;
+  report(): Promise<MemberReport[]>;
+}
+
+export async function workflowOf(source: WorkflowJobConfig['source']): Promise<Workflow> {
+  return 'path' in source ? loadWorkflow(source.path) : WorkflowBuilder.fromSource(source.code).build();
+}
+
+async function member(ctx: MemberContext): Promise<WorkflowMember> {
+  const cfg = ctx.spec.input as WorkflowJobConfig;
+  const workflow = await workflowOf(cfg.source);
+  const journal = new Journal(cfg.journal, ctx.nodeId, ctx.spec.id);
+  const earlier = Journal.read(cfg.journal, ctx.spec.id);
+  const trace: [number, number, number][] = [];
+  let finish: ((o: { ok: true } | { ok: false; error: string }) => void) | undefined;
+  let putSeq = 0;
+  const puts = new Map<number, (loc: FileLocation) => void>();
+  const reports = new Map<number, (r: MemberReport) => void>();
+  let reportSeq = 0;
+  const send = (to: string, body: LayerBody) => void ctx.send(to, body).catch((err: unknown) => log.debug('workflow', `to ${to}: ${(err as Error).message}`));
+
+  const exec = new TaskExecution(workflow, { jobId: ctx.spec.id, nodeId: ctx.nodeId, shared: cfg.shared, storage: cfg.storage ?? 'collocated', ...(cfg.replay !== undefined ? { replay: cfg.replay } : {}) },
+    ctx.workers, ctx.spec.ref, ctx.data, (file, bytes) => {
+      const peers = ctx.peers();
+      if (peers.length === 0 || !ctx.data) return ctx.data!.share(bytes, ctx.spec.id).then((ref) => ({ node: ctx.nodeId, ref }));
+      const to = new Rendezvous(peers).ownerOf(workflow.files[file]!.key);
+      const id = putSeq++;
+      exec.counters.bytesPeer += bytes.length;
+      return new Promise((resolve) => {
+        puts.set(id, resolve);
+        send(to, { type: 'wf-put', id, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
+      });
+    });
+  const engine: WorkflowEngine = new WorkflowEngine(workflow, ctx.nodeId, {
+    send,
+    run: (task) => {
+      const started = Date.now();
+      const inputs = workflow.tasks[task]!.inputs.map((f): [number, FileLocation | 'shared'] => [f, engine.worker.fileState(f) === 'SHARED' ? 'shared' : engine.worker.location(f)!]);
+      exec.run(task, inputs).then(
+        (out) => {
+          if (cfg.trace) trace.push([task, started, Date.now()]);
+          engine.taskFinished(task, out);
+        },
+        (err: Error) => (err instanceof InputLost ? engine.inputLost(task) : engine.taskFailed(task, err.message)),
+      );
+    },
+    readJournal: () => Journal.read(cfg.journal, ctx.spec.id),
+    journal: (done) => journal.done(done),
+    finish: (o) => finish?.(o),
+    random: () => ctx.rng.next(),
+  }, { slots: ctx.workers.size, saved: earlier.saved, ...pick(cfg) });
+  const ticker = setInterval(() => engine.tick(), 20);
+  const myReport = (): MemberReport => ({ node: ctx.nodeId, ...engine.stats, ...exec.counters, trace });
+  let leading = false;
+
+  return {
+    onMessage(from, body) {
+      switch (body.type) {
+        case 'wf-put':
+          void ctx.data!.share(body.bytes as Uint8Array, ctx.spec.id).then((ref) => send(from, { type: 'wf-put-ok', id: body.id as number, location: { node: ctx.nodeId, ref } }));
+          return;
+        case 'wf-put-ok':
+          puts.get(body.id as number)?.(body.location as FileLocation);
+          puts.delete(body.id as number);
+          return;
+        case 'wf-report?':
+          return send(from, { type: 'wf-report', id: body.id as number, report: myReport() as never });
+        case 'wf-report':
+          return reports.get(body.id as number)?.(body.report as unknown as MemberReport);
+        default:
+          return engine.onMessage(from, body);
+      }
+    },
+    onWorker: (event) => exec.onWorkerEvent(event),
+    peersJoined() {
+      if (leading) engine.lead([ctx.nodeId, ...ctx.peers()]);
+    },
+    peerLeft(node) {
+      engine.peerGone(node);
+      if (leading) engine.lead([ctx.nodeId, ...ctx.peers()]);
+    },
+    drain: () => Promise.resolve(),
+    stop: () => clearInterval(ticker),
+    load: () => ({ running: engine.stats.running, pooled: engine.stats.ready + engine.stats.waiting }),
+    counters: () => ({ tasksDone: engine.stats.completed, steals: engine.stats.steals, figures: { ready: engine.stats.ready, running: engine.stats.running, waiting: engine.stats.waiting, done: engine.stats.finished, completed: engine.stats.completed, recreated: engine.stats.recreated, bytesFromShared: exec.counters.bytesFromShared, bytesToShared: exec.counters.bytesToShared, bytesPeer: exec.counters.bytesPeer } }) as never,
+    lead(f) {
+      finish = f;
+      leading = true;
+      engine.lead([ctx.nodeId, ...ctx.peers()]);
+    },
+    unlead() {
+      leading = false;
+      finish = undefined;
+    },
+    /** Every member's figures (those that answer within 5 s). */
+    async report() {
+      const peers = ctx.peers();
+      const id = reportSeq++;
+      const all: MemberReport[] = [myReport()];
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5_000);
+        reports.set(id, (r) => {
+          all.push(r);
+          if (all.length === peers.length + 1) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        if (peers.length === 0) {
+          clearTimeout(timer);
+          resolve();
+        }
+        for (const p of peers) send(p, { type: 'wf-report?', id });
+      });
+      reports.delete(id);
+      return all.sort((a, b) => (a.node < b.node ? -1 : 1));
+    },
+  };
+}
+
+function pick(cfg: WorkflowJobConfig) {
+  return {
+    ...(cfg.mode ? { mode: cfg.mode } : {}), ...(cfg.partitions ? { partitions: cfg.partitions } : {}),
+    ...(cfg.maxAttempts ? { maxAttempts: cfg.maxAttempts } : {}), ...(cfg.stealing !== undefined ? { stealing: cfg.stealing } : {}),
+  };
+}
+
+export default defineJobKind({
+  name: 'workflow',
+  member,
+  leader(ctx) {
+    const own = ctx.member as WorkflowMember;
+    own.lead((outcome) => {
+      void (async () => {
+        if (!outcome.ok) return ctx.finish({ status: 'failed', error: outcome.error, finishedAt: Date.now() });
+        const members = await own.report();
+        const value: WorkflowResult = { tasks: members.reduce((n, m) => n + m.completed, 0), members };
+        return ctx.finish({ status: 'done', value, finishedAt: Date.now(), completions: value.tasks });
+      })();
+    });
+    return {
+      stop: () => own.unlead(),
+      async onControl(type) {
+        if (type !== 'progress') throw new Error(`workflow: unknown request "${type}"`);
+        return own.report();
+      },
+    };
+  },
+  validateMessage(body) {
+    switch (body.type) {
+      case 'wf-put': return Number.isInteger(body.id) && body.bytes instanceof Uint8Array ? undefined : 'wf-put needs id and bytes';
+      case 'wf-put-ok': return Number.isInteger(body.id) && typeof body.location === 'object' ? undefined : 'wf-put-ok needs id and location';
+      case 'wf-report?': return Number.isInteger(body.id) ? undefined : 'wf-report? needs id';
+      case 'wf-report': return Number.isInteger(body.id) && typeof body.report === 'object' ? undefined : 'wf-report needs id and report';
+      default: return validateWorkflowMessage(body);
+    }
+  },
+});
