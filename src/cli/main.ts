@@ -12,6 +12,7 @@ import { registerSolveCommand } from './commands/solve.js';
 import { registerMalleableCommand } from './commands/malleable.js';
 import { registerIterateCommand } from './commands/iterate.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerWorkflowCommands } from './commands/workflow.js';
 import { SettingsCommand, applySettings } from './config.js';
 import { UsageError, reportError } from './errors.js';
 import { LOG_FORMATS } from './settings.js';
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   registerCoordCommands(program);
   registerManagerCommands(program);
   registerServeCommand(program);
+  registerWorkflowCommands(program);
   return program;
 }
 
