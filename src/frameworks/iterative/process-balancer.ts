@@ -90,7 +90,7 @@ export class ProcessBalancer {
     if (this.stopped) return;
     const t = this.d.now();
     if (!this.monitor.worker(node)) this.monitor.start(node, t);
-    const a = this.monitor.receiveReport(node, t, report.predictedDone);
+    const a = this.monitor.receiveReport(node, t, report.predictedDone, report.held === 0);
     this.held.set(node, report.held);
     this.incoming.set(node, 0);
     this.d.answer(node, a, a.finished ? [] : this.plan(node, t, report));
@@ -101,6 +101,8 @@ export class ProcessBalancer {
   private plan(node: string, t: number, report: ProcessReport): Transfer[] {
     const B = this.d.blockSize;
     const own = this.monitor.worker(node)!;
+    // With no speed measured for this process yet its share says nothing: leave its blocks where they are.
+    if (own.speed() <= 0) return [];
     let surplus = report.held - Math.max(0, own.assigned - report.predictedDone);
     if (surplus < B) return [];
     const short = this.monitor.processes()

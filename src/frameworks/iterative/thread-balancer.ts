@@ -105,9 +105,12 @@ export class ThreadBalancer {
     return sum;
   }
 
-  /** Iterations predicted done now (the process level's I_d^pred). */
+  /**
+   * Iterations predicted done now (the process level's I_d^pred): the threads' predictions, but never
+   * less than the progress words already show (exact, and fresher than the last reports).
+   */
   predictedDone(t = this.d.now()): number {
-    return this.task.tally(t).predicted;
+    return Math.max(this.task.tally(t).predicted, this.done());
   }
 
   speeds(): number[] {

@@ -153,6 +153,21 @@ test('rank-0 monitor: a process that leaves stops counting and is not asked for 
   assert.deepEqual([a!.assigned, c!.assigned, d!.assigned], [150 + 75, 300 + 225, 0 + 150]);
 });
 
+test('rank-0 monitor: a report from a process holding nothing keeps its last speed (it gets a share again)', () => {
+  const m = new ProcessMonitor(1000, { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 });
+  m.start('a', 0);
+  m.start('b', 0);
+  m.receiveReport('a', 1, 100); // 100 it/s
+  m.receiveReport('b', 1, 100); // 100 it/s
+  // b ran out of blocks: it still did 100; a plain measure would make its speed 0.
+  m.receiveReport('b', 2, 100, true);
+  assert.equal(m.worker('b')!.speed(), 100);
+  assert.equal(m.worker('b')!.done, 100);
+  m.receiveReport('a', 2, 250); // a: expected 100, got 150 → 150 it/s
+  // 1000 − 350 left, shared 150 : 100 → 390 and 260.
+  assert.deepEqual([m.worker('a')!.assigned, m.worker('b')!.assigned], [250 + 390, 100 + 260]);
+});
+
 test('rank-n monitor (Fig. 4 right): start, answer requests, one finish request at a time', () => {
   const p = new ProcessMonitorMember();
   assert.deepEqual(p.begin(), { instruction: 0 });

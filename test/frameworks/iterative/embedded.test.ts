@@ -64,7 +64,8 @@ test('a node that joins mid-run takes a share (steal, ruper), and the result sta
 
 test('drain and crash of a node mid-run: every block counted once, result bit-identical', async () => {
   const reference = iterateSequentially(checksum, SLOW).value;
-  for (const [balance, how] of [['ruper', 'drain'], ['static', 'crash'], ['ruper', 'crash']] as const) {
+  // kill -9 under RUPER is tested on node processes (iterative-zookeeper.test.ts).
+  for (const [balance, how] of [['ruper', 'drain'], ['static', 'crash']] as const) {
     const cluster = await Cluster.embedded({ nodes: 3, workers: 1, progressIntervalMs: 0 });
     const doneOn = new Set<string>();
     cluster.on((e) => void (e.type === 'task-done' && doneOn.add(e.node)));

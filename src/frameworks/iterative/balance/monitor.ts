@@ -101,10 +101,19 @@ export class ProcessMonitor {
    * the report interval adapts as in Fig. 2, and the processes' assignments are rebalanced unless the
    * balance has finished. Returns the assignment to send back.
    */
-  receiveReport(node: string, t: number, predictedDone: number): Assignment {
+  receiveReport(node: string, t: number, predictedDone: number, idle = false): Assignment {
     const i = this.index.get(node);
     if (i === undefined) throw new Error(`monitor: a report from ${node}, which never started`);
-    const every = this.task.report(i, predictedDone, t);
+    let every = this.schedule.get(node)!.every;
+    if (idle) {
+      // Beyond the seed: a process that holds nothing cannot show its speed (a plain measure would be 0
+      // and its share 0 for ever): register what it did, keep its last speed.
+      const w = this.task.workers[i]!;
+      w.done = predictedDone;
+      w.lastReport = t;
+    } else {
+      every = this.task.report(i, predictedDone, t);
+    }
     if (!this.finished) {
       const cp = this.task.checkPoint(t);
       if (cp.kind === 'force-finish' || cp.remainingTime <= this.params.minRemaining) this.finished = true;
