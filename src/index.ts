@@ -44,3 +44,4 @@ export { MAX_REQUEST_BYTES, requestBytes } from './coord/request-size.js';
 export * from './frameworks/service/index.js';
 export * from './frameworks/iterative/index.js';
 export * from './frameworks/malleable/manager/index.js';
+export * from './frameworks/malleable/index.js';
