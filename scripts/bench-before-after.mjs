@@ -4,14 +4,17 @@
 // and writes bench/results/core-before-after.json (fastest of all rounds per side, every sample kept).
 //
 //   git worktree add /tmp/before <rev> && (cd /tmp/before && npm ci && npm run bench:build)
-//   npm run bench:build && node scripts/bench-before-after.mjs /tmp/before [ROUNDS]
+//   npm run bench:build && node scripts/bench-before-after.mjs /tmp/before [ROUNDS] [--small-only]
+// (--small-only: the small-task benchmark alone, when the runtime benchmark's figures are not in question)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-const before = resolve(process.argv[2] ?? '');
-const rounds = Number(process.argv[3] ?? 3);
-if (!process.argv[2] || !existsSync(join(before, 'dist/bench/peers/small-tasks.js'))) {
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const before = resolve(positional[0] ?? '');
+const smallOnly = process.argv.includes('--small-only');
+const rounds = Number(positional[1] ?? 3);
+if (positional.length === 0 || !existsSync(join(before, 'dist/bench/peers/small-tasks.js'))) {
   console.error('usage: node scripts/bench-before-after.mjs BEFORE_CHECKOUT [ROUNDS]  (BEFORE_CHECKOUT built with npm run bench:build)');
   process.exit(2);
 }
@@ -37,7 +40,7 @@ for (let i = 0; i < rounds; i++) {
     console.error(`round ${i + 1}/${rounds}: ${side}`);
     const small = run(dir, 'peers/small-tasks', ['--repeat', '3']);
     if (small) samples[side].small.push(Object.fromEntries(small.rows.map((r) => [r.name, r.perSecond])));
-    const runtime = run(dir, 'runtime', []);
+    const runtime = smallOnly ? undefined : run(dir, 'runtime', []);
     if (runtime) samples[side].runtime.push({ overheadPercent: runtime.overheadPercent, twoWorkers: runtime.rows[2].efficiency, twoNodes: runtime.rows[3].efficiency, joinMs: Math.min(...runtime.joinToFirstTaskMs), drainMs: Math.min(...runtime.drain.map((d) => d.ms)) });
   }
 }
