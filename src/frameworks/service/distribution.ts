@@ -47,6 +47,8 @@ export interface DistributionOptions extends CaptureOptions {
   workers?: number;
   /** Time one task may run locally (ms; default none). */
   timeoutMs?: number;
+  /** Heap of one local worker thread (MB; default 1024): a task beyond it fails its batch, not the process. */
+  memoryMb?: number;
 }
 
 export class Distribution {
@@ -57,7 +59,7 @@ export class Distribution {
 
   /** Runs tasks on this machine's worker threads, with the same capture, snapshot and side effects. */
   static local(opts: DistributionOptions = {}): Distribution {
-    return new Distribution(new LocalExecutor(opts.workers, opts.timeoutMs), opts);
+    return new Distribution(new LocalExecutor(opts.workers, opts.timeoutMs, opts.memoryMb), opts);
   }
 
   /** Connects to a tidepool service (`tidepool serve`). */

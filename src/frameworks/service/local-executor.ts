@@ -12,30 +12,51 @@ const here = import.meta.url;
 const fromSources = here.endsWith('.ts');
 const workerFile = new URL(`./local-worker${fromSources ? '.ts' : '.js'}`, here);
 /** From sources (tsx), the worker registers the TypeScript loader itself, as the runtime's worker pool does. */
-const startWorker = () => (fromSources
-  ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(workerFile.href)}); })`, { eval: true })
-  : new Worker(workerFile));
+const startWorker = (memoryMb: number) => {
+  const resourceLimits = { maxOldGenerationSizeMb: memoryMb };
+  return fromSources
+    ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(workerFile.href)}); })`, { eval: true, resourceLimits })
+    : new Worker(workerFile, { resourceLimits });
+};
 
-interface Pending { resolve(outcomes: [number, string][]): void; reject(e: Error): void }
+interface Pending { worker: Worker; resolve(outcomes: [number, string][]): void; reject(e: Error): void }
 
 export class LocalExecutor implements BatchExecutor {
   private readonly workers: Worker[] = [];
   private readonly pending = new Map<number, Pending>();
   private seq = 0;
   private batches = 0;
+  private closing = false;
 
-  constructor(size = Math.max(1, os.availableParallelism()), private readonly timeoutMs = 0) {
-    for (let i = 0; i < size; i++) {
-      const w = startWorker();
-      w.on('message', (m: { id: number; outcomes?: [number, string][]; error?: string }) => {
-        const p = this.pending.get(m.id);
-        this.pending.delete(m.id);
-        if (m.error !== undefined) p?.reject(new Error(m.error));
-        else p?.resolve(m.outcomes!);
-      });
-      w.unref();
-      this.workers.push(w);
-    }
+  constructor(size = Math.max(1, os.availableParallelism()), private readonly timeoutMs = 0, private readonly memoryMb = 1024) {
+    for (let i = 0; i < size; i++) this.workers.push(this.spawn());
+  }
+
+  private spawn(): Worker {
+    const w = startWorker(this.memoryMb);
+    w.on('message', (m: { id: number; outcomes?: [number, string][]; error?: string }) => {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (m.error !== undefined) p?.reject(new Error(m.error));
+      else p?.resolve(m.outcomes!);
+    });
+    // A worker that dies fails what it owed (its batch rejects) and is replaced for later batches.
+    let gone = false;
+    const died = (why: string) => {
+      if (gone || this.closing) return;
+      gone = true;
+      for (const [id, p] of this.pending) {
+        if (p.worker !== w) continue;
+        this.pending.delete(id);
+        p.reject(new Error(`a local worker thread died: ${why}`));
+      }
+      const at = this.workers.indexOf(w);
+      if (at >= 0) this.workers[at] = this.spawn();
+    };
+    w.on('error', (e) => died(e.message));
+    w.on('exit', (code) => died(`exit code ${code}`));
+    w.unref();
+    return w;
   }
 
   /** A worker keeps the process alive only while it owes an answer. */
@@ -43,7 +64,7 @@ export class LocalExecutor implements BatchExecutor {
     const id = ++this.seq;
     w.ref();
     return new Promise<[number, string][]>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { worker: w, resolve, reject });
       w.postMessage({ id, ...msg });
     }).finally(() => w.unref());
   }
@@ -84,6 +105,7 @@ export class LocalExecutor implements BatchExecutor {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }

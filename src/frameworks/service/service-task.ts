@@ -24,6 +24,8 @@ export default defineTask<{ lo: number; hi: number }, [number, string][], BatchI
     let chunk = 1;
     while (range.lo < range.hi) {
       if (ctx.cancelled() || ctx.shouldMigrate()) return;
+      // Before each chunk, not after: idle workers get their share before a long first task.
+      ctx.potentialSplit();
       const indexes = Array.from({ length: Math.min(chunk, range.hi - range.lo) }, (_, i) => range.lo + i);
       const t0 = Date.now();
       const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes);
@@ -31,7 +33,6 @@ export default defineTask<{ lo: number; hi: number }, [number, string][], BatchI
       range.lo += indexes.length;
       // Short tasks go to the sandbox in growing chunks (fewer messages); long ones one by one.
       if ((Date.now() - t0) / indexes.length < 5) chunk = Math.min(256, chunk * 2);
-      ctx.potentialSplit();
     }
   },
   split(range) {

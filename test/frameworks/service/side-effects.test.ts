@@ -117,3 +117,17 @@ test('writes to __proto__, constructor and prototype are refused; prototypes sta
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
   assert.equal(Object.getPrototypeOf(target), Object.prototype);
 });
+
+test('local: a task that exhausts its worker\'s heap fails its batch; the worker is replaced and the next batch runs', async () => {
+  const small = Distribution.local({ workers: 1, memoryMb: 64 });
+  try {
+    const bomb = small.task(() => { const keep: number[][] = []; for (;;) keep.push(new Array(100_000).fill(1)); });
+    await small.start([bomb]);
+    await assert.rejects(bomb.result, /local worker thread died/);
+    const ok = small.task(() => 6 * 7);
+    await small.start([ok]);
+    assert.equal(await ok.result, 42);
+  } finally {
+    await small.close();
+  }
+});
