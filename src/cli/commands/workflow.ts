@@ -18,6 +18,7 @@ interface RunFlags {
   storage: string;
   dispatch: string;
   retries?: string;
+  fresh?: boolean;
   json?: boolean;
 }
 
@@ -64,6 +65,7 @@ export function registerWorkflowCommands(program: Command): void {
     .option('--shared <dir>', 'shared directory: inputs are read from it, final outputs written to it (default: the file\'s directory)')
     .option('--storage <mode>', 'intermediate files: collocated (peer to peer), isolated (on a storage node), shared (all through the shared directory)', 'collocated')
     .option('--dispatch <mode>', 'decentralized (dispatchers per node, counts to the submitter) or centralized', 'decentralized')
+    .option('--fresh', 'ignore the journal of an earlier (stopped) run in the shared directory: run every task again')
     .option('--retries <n>', 'attempts per task before the workflow fails (default 3)')
     .option('--json', 'print one JSON object')
     .addHelpText('after', '\nExamples:\n  tidepool workflow run Montage_25.xml --replay 0.01 --nodes 3\n  tidepool workflow run wf.yml --zk 127.0.0.1:2181 --nodes 4 --json')
@@ -82,7 +84,7 @@ export function registerWorkflowCommands(program: Command): void {
       try {
         const result = await runWorkflow(cluster, workflow, {
           file, shared: resolve(flags.shared ?? resolve(file, '..')), nodes,
-          storage: flags.storage as never, mode: flags.dispatch as never,
+          storage: flags.storage as never, mode: flags.dispatch as never, fresh: flags.fresh === true,
           ...(replay !== undefined ? { replay } : {}), ...(maxAttempts !== undefined ? { maxAttempts } : {}),
           ...(flags.json ? {} : { onProgress: (m) => process.stderr.write(`${progressLine(workflow, m)}\n`) }),
         });

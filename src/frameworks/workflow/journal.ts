@@ -13,9 +13,9 @@ export class Journal {
     mkdirSync(dir, { recursive: true });
   }
 
-  /** Appended synchronously: a completion is durable before it is reported. */
-  done(entries: [number, string][]): void {
-    if (entries.length > 0) appendFileSync(join(this.dir, `${this.member}.log`), entries.map(([t, node]) => `D ${t} ${node} ${this.run}\n`).join(''));
+  /** Appended synchronously: a completion is durable before it is reported. `R` marks a re-run that recreated lost files. */
+  done(entries: [number, string][], recreated = false): void {
+    if (entries.length > 0) appendFileSync(join(this.dir, `${this.member}.log`), entries.map(([t, node]) => `${recreated ? 'R' : 'D'} ${t} ${node} ${this.run}\n`).join(''));
   }
 
   saved(files: number[]): void {
@@ -27,20 +27,29 @@ export class Journal {
    * A task finished by an earlier run is "done on" no live node: its files are gone unless saved.
    */
   static read(dir: string, run: string): JournalState {
+    return Journal.scan(dir, run).state;
+  }
+
+  /** The state, and how many times each task was completed (D) and re-run to recreate files (R). */
+  static scan(dir: string, run = ''): { state: JournalState; completions: Map<number, number>; recreations: number } {
     const state: JournalState = { done: new Map(), saved: new Set() };
+    const completions = new Map<number, number>();
+    let recreations = 0;
     let names: string[];
     try {
       names = readdirSync(dir).filter((n) => n.endsWith('.log'));
     } catch {
-      return state;
+      return { state, completions, recreations };
     }
     for (const name of names) {
       for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
         const [kind, a, b, from] = line.split(' ');
-        if (kind === 'D' && a !== undefined && b !== undefined) state.done.set(Number(a), from === run ? b : `(run ${from})`);
+        if ((kind === 'D' || kind === 'R') && a !== undefined && b !== undefined) state.done.set(Number(a), from === run ? b : `(run ${from})`);
         else if (kind === 'S' && a !== undefined) state.saved.add(Number(a));
+        if (kind === 'D') completions.set(Number(a), (completions.get(Number(a)) ?? 0) + 1);
+        if (kind === 'R') recreations++;
       }
     }
-    return state;
+    return { state, completions, recreations };
   }
 }

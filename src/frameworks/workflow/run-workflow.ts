@@ -3,7 +3,7 @@
  * shared directory (a replay writes the workflow's inputs at their recorded sizes × scale), submits
  * a job of the workflow kind and follows its progress through the control channel.
  */
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Cluster, JobHandle } from '../../runtime/cluster.js';
 import { requestJob } from '../../runtime/job-control.js';
@@ -24,8 +24,10 @@ export interface RunWorkflowOptions extends Omit<WorkflowJobConfig, 'source' | '
   file?: string;
   /** … or a workflow built in code. */
   builder?: WorkflowBuilder;
-  /** Default: `<shared>/.journal/<workflow name>`. */
+  /** Default: `<shared>/.journal/<workflow name>`. A run with the journal of a stopped one resumes it. */
   journal?: string;
+  /** Forget the journal: run every task again. */
+  fresh?: boolean;
   nodes?: number;
   /** Called about every `progressMs` with every member's figures. */
   onProgress?: (members: MemberReport[]) => void;
@@ -51,7 +53,7 @@ export async function submitWorkflow(cluster: Cluster, workflow: Workflow, opts:
   const shared = resolve(opts.shared);
   await mkdir(shared, { recursive: true });
   if (opts.replay !== undefined) await prepareReplayInputs(workflow, shared, opts.replay);
-  const { file, builder, nodes, journal, ...rest } = opts;
+  const { file, builder, nodes, journal, fresh, ...rest } = opts;
   delete rest.onProgress;
   delete rest.progressMs;
   const config: WorkflowJobConfig = {
@@ -59,6 +61,7 @@ export async function submitWorkflow(cluster: Cluster, workflow: Workflow, opts:
     source: file !== undefined ? { path: resolve(file) } : { code: builder!.toSource() },
     journal: resolve(journal ?? `${shared}/.journal/${workflow.name.replace(/[^\w.-]/g, '_')}`),
   };
+  if (fresh) await rm(config.journal, { recursive: true, force: true });
   return cluster.submit(WORKFLOW_TASK, null, { kind: WORKFLOW_KIND, input: config, ...(nodes !== undefined ? { nodes } : {}) });
 }
 

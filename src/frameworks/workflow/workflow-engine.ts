@@ -18,8 +18,8 @@ export interface EngineIO {
   /** Run `task` (fetch its remote inputs, execute, store outputs), then call taskFinished / taskFailed / inputLost. */
   run(task: number, inputs: [number, FileLocation | 'shared'][], recreate: boolean): void;
   readJournal(): JournalState;
-  /** Make these completions durable before they are reported. */
-  journal(done: [number, string][]): void;
+  /** Make these completions durable before they are reported (`recreated`: a re-run that recreated lost files). */
+  journal(done: [number, string][], recreated: boolean): void;
   /** Leader only: every task finished (or one failed for good). */
   finish(outcome: { ok: true } | { ok: false; error: string }): void;
   random(): number;
@@ -67,6 +67,7 @@ export class WorkflowEngine {
   private stealBackoff = false;
   private leaderCounts: Int32Array | undefined;
   private finished = false;
+  private paused = false;
   readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0 };
   private readonly opts: Required<Omit<EngineOptions, 'saved'>>;
 
@@ -225,9 +226,10 @@ export class WorkflowEngine {
       this.batch(this.flsOwner(f), 'wf-update', [f, location]);
     }
     // A recreation is journaled and reported too (its dispatcher learns where the files are now) but counts nothing.
-    if (this.recreating.delete(task)) this.stats.recreated++;
+    const recreated = this.recreating.delete(task);
+    if (recreated) this.stats.recreated++;
     else this.stats.completed++;
-    this.io.journal([[task, this.self]]);
+    this.io.journal([[task, this.self]], recreated);
     this.batch(Dispatcher.ownerOf(this.dispatcher.partitionOf(task), this.view!, this.opts.mode, this.ring), 'wf-done', task);
     this.flush();
   }
@@ -257,7 +259,17 @@ export class WorkflowEngine {
     this.flush();
   }
 
+  /** Start no more tasks (the running ones finish): the workflow is being stopped. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  get idle(): boolean {
+    return this.worker.running.size === 0;
+  }
+
   private pump(): void {
+    if (this.paused) return;
     while (this.worker.running.size < this.opts.slots) {
       const t = this.worker.take();
       if (t === undefined) break;

@@ -41,12 +41,16 @@ export interface MemberReport extends EngineStats, ExecutionCounters {
 }
 
 export interface WorkflowResult {
+  /** Tasks completed in this run (re-runs that recreated lost files apart). */
   tasks: number;
   members: MemberReport[];
+  /** The run was stopped (`stop` control request); running it again resumes it. */
+  stopped?: boolean;
 }
 
 interface WorkflowMember extends MemberRole {
   lead(finish: (outcome: { ok: true } | { ok: false; error: string }) => void): void;
+  stopAll(): Promise<void>;
   unlead(): void;
   report(): Promise<MemberReport[]>;
 }
@@ -94,11 +98,26 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       );
     },
     readJournal: () => Journal.read(cfg.journal, ctx.spec.id),
-    journal: (done) => journal.done(done),
+    journal: (done, recreated) => journal.done(done, recreated),
     finish: (o) => finish?.(o),
     random: () => ctx.rng.next(),
   }, { slots: ctx.workers.size, saved: earlier.saved, ...pick(cfg) });
   const ticker = setInterval(() => engine.tick(), 20);
+  let pausedFrom: ((node: string) => void) | undefined;
+  /** Stopping: run nothing new, let running tasks end, save the intermediate files unfinished tasks still need. */
+  const pauseAndSave = async () => {
+    engine.pause();
+    while (!engine.idle) await new Promise((r) => setTimeout(r, 20));
+    const done = Journal.read(cfg.journal, ctx.spec.id).done;
+    const saved: number[] = [];
+    for (const [f] of engine.worker.held()) {
+      const bytes = exec.held(f);
+      if (!bytes || workflow.files[f]!.consumers.every((c) => done.has(c))) continue;
+      await exec.writeShared(workflow.files[f]!.name, bytes);
+      saved.push(f);
+    }
+    journal.saved(saved);
+  };
   const myReport = (): MemberReport => ({ node: ctx.nodeId, ...engine.stats, ...exec.counters, trace });
   let leading = false;
 
@@ -112,6 +131,11 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
           puts.get(body.id as number)?.(body.location as FileLocation);
           puts.delete(body.id as number);
           return;
+        case 'wf-pause':
+          void pauseAndSave().then(() => send(from, { type: 'wf-paused' }));
+          return;
+        case 'wf-paused':
+          return pausedFrom?.(from);
         case 'wf-report?':
           return send(from, { type: 'wf-report', id: body.id as number, report: myReport() as never });
         case 'wf-report':
@@ -136,6 +160,28 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       finish = f;
       leading = true;
       engine.lead([ctx.nodeId, ...ctx.peers()]);
+    },
+    /** Leader: every member pauses and saves; resolves when all have (or have left). */
+    async stopAll() {
+      const waiting = new Set(ctx.peers());
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 120_000);
+        pausedFrom = (node) => {
+          waiting.delete(node);
+          if (waiting.size === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        for (const p of waiting) send(p, { type: 'wf-pause' });
+        void pauseAndSave().then(() => {
+          if (waiting.size === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      pausedFrom = undefined;
     },
     unlead() {
       leading = false;
@@ -190,8 +236,13 @@ export default defineJobKind({
     return {
       stop: () => own.unlead(),
       async onControl(type) {
-        if (type !== 'progress') throw new Error(`workflow: unknown request "${type}"`);
-        return own.report();
+        if (type === 'progress') return own.report();
+        if (type !== 'stop') throw new Error(`workflow: unknown request "${type}" (progress or stop)`);
+        await own.stopAll();
+        const members = await own.report();
+        const value: WorkflowResult = { tasks: members.reduce((n, m) => n + m.completed, 0), members, stopped: true };
+        await ctx.finish({ status: 'done', value, finishedAt: Date.now(), completions: value.tasks });
+        return { stopped: true };
       },
     };
   },
@@ -200,6 +251,8 @@ export default defineJobKind({
       case 'wf-put': return Number.isInteger(body.id) && body.bytes instanceof Uint8Array ? undefined : 'wf-put needs id and bytes';
       case 'wf-put-ok': return Number.isInteger(body.id) && typeof body.location === 'object' ? undefined : 'wf-put-ok needs id and location';
       case 'wf-report?': return Number.isInteger(body.id) ? undefined : 'wf-report? needs id';
+      case 'wf-pause':
+      case 'wf-paused': return undefined;
       case 'wf-report': return Number.isInteger(body.id) && typeof body.report === 'object' ? undefined : 'wf-report needs id and report';
       default: return validateWorkflowMessage(body);
     }

@@ -1,0 +1,138 @@
+/**
+ * Workflows on node processes over a real 3-server ZooKeeper ensemble: a member killed with SIGKILL
+ * mid-replay (its tasks dispatched again, lost intermediate files recreated by re-running their
+ * producers, a new node joining), a workflow stopped and resumed from its journal without re-running
+ * a finished task, and a flaky real command retried. Outputs are checked byte for byte and every
+ * task is completed exactly once (the journal in the shared directory counts completions).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Cluster } from '../../../src/runtime/cluster.js';
+import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
+import { Journal } from '../../../src/frameworks/workflow/journal.js';
+import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
+import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
+import { submitWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
+import { sharedPath } from '../../../src/frameworks/workflow/task-execution.js';
+import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
+import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
+import { finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
+import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { waitFor, withDeadline } from '../../support/wait.js';
+import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
+
+const FILE = '/work/shared/data/workflows/pegasus-dax-2.1/Montage_100.xml';
+const SCALE = 0.01;
+const T = { timeout: 240_000 };
+
+function assertOutputs(wf: Workflow, shared: string): void {
+  for (const f of finalOutputs(wf)) {
+    const file = wf.files[f]!;
+    assert.deepEqual(new Uint8Array(readFileSync(sharedPath(shared, file.name))), replayBytes(file.key, Math.round(file.size * SCALE)), file.name);
+  }
+}
+
+function assertOnce(wf: Workflow, journal: string): { recreations: number } {
+  const scan = Journal.scan(journal);
+  assert.equal(scan.state.done.size, wf.tasks.length, 'every task finished');
+  for (const [t, n] of scan.completions) assert.equal(n, 1, `task ${wf.tasks[t]!.id} completed ${n} times`);
+  assert.equal(scan.completions.size, wf.tasks.length);
+  return { recreations: scan.recreations };
+}
+
+describe('workflows on node processes over ZooKeeper', () => {
+  let zk: ZkEnsemble;
+  let secret: string;
+  const processes: NodeProcess[] = [];
+  const dirs: string[] = [];
+  const fresh = () => {
+    const d = mkdtempSync(join(tmpdir(), 'wf-zk-'));
+    dirs.push(d);
+    return d;
+  };
+
+  before(async () => {
+    zk = await startEnsemble({ size: 3 });
+    secret = secretFile();
+    processes.push(...await Promise.all(Array.from({ length: 3 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
+  });
+  after(async () => {
+    for (const p of processes) p.kill('SIGKILL');
+    await Promise.all(processes.map((p) => p.exited));
+    await zk.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  const idle = async (cluster: Cluster, n: number) =>
+    waitFor(async () => (await cluster.nodes()).filter((x) => x.job === null && x.assignment === '').length >= n, `${n} idle nodes`, 60_000);
+
+  it('SIGKILL of a member mid-replay: tasks dispatched again, lost files recreated, a new node joins; each task completed once', T, async () => {
+    const wf = await loadWorkflow(FILE);
+    const shared = fresh();
+    const cluster = await Cluster.connect(zk.connectionString);
+    try {
+      await idle(cluster, 3);
+      const job = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
+      const journal = `${shared}/.journal/${wf.name}`;
+      await waitFor(() => Journal.scan(journal).completions.size >= 35, '35 tasks finished', 120_000);
+      const leader = await jobLeader(cluster.coordination, job.id);
+      const victim = processes.find((p) => p.id !== leader && p.process.exitCode === null)!;
+      victim.kill('SIGKILL');
+      await victim.exited;
+      processes.push(await startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }));
+      const result = await withDeadline(job.result<WorkflowResult>(), 'the workflow', 180_000);
+      assert.ok(result.members.length >= 2);
+      assertOnce(wf, journal);
+      assertOutputs(wf, shared);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a stopped workflow resumes from its journal and re-runs no finished task', T, async () => {
+    const wf = await loadWorkflow(FILE);
+    const shared = fresh();
+    const cluster = await Cluster.connect(zk.connectionString);
+    try {
+      await idle(cluster, 3);
+      const first = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
+      const journal = `${shared}/.journal/${wf.name}`;
+      await waitFor(() => Journal.scan(journal).completions.size >= 30, '30 tasks finished', 120_000);
+      assert.deepEqual(await requestJob(cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 }), { stopped: true });
+      const stopped = await withDeadline(first.result<WorkflowResult>(), 'the stopped run', 60_000);
+      assert.equal(stopped.stopped, true);
+      const before = Journal.scan(journal).completions.size;
+      assert.ok(before < wf.tasks.length, 'stopped before the end');
+      await idle(cluster, 3);
+      const second = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
+      const resumed = await withDeadline(second.result<WorkflowResult>(), 'the resumed run', 180_000);
+      assert.equal(resumed.tasks, wf.tasks.length - before, 'the resumed run completed only what was left');
+      assert.equal(assertOnce(wf, journal).recreations, 0, 'no finished task ran again: the files it needed were saved');
+      assertOutputs(wf, shared);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a flaky real command is retried and the workflow ends with the right output', T, async () => {
+    const shared = fresh();
+    const flag = join(fresh(), 'failed-once');
+    const builder = new WorkflowBuilder('flaky')
+      .command('make', ['sh', '-c', 'seq 1 5 > numbers.txt'], { outputs: ['numbers.txt'] })
+      .command('flaky-sum', ['sh', '-c', `if [ ! -e ${flag} ]; then touch ${flag}; exit 1; fi; paste -sd+ numbers.txt | bc > sum.txt`], { inputs: ['numbers.txt'], outputs: ['sum.txt'] });
+    const cluster = await Cluster.connect(zk.connectionString);
+    try {
+      await idle(cluster, 2);
+      const job = await submitWorkflow(cluster, builder.build(), { builder, shared, nodes: 2 });
+      const result = await withDeadline(job.result<WorkflowResult>(), 'the workflow', 120_000);
+      assert.equal(result.tasks, 2);
+      assert.equal(result.members.reduce((n, m) => n + m.retries, 0), 1);
+      assert.equal(readFileSync(join(shared, 'sum.txt'), 'utf8'), '15\n');
+    } finally {
+      await cluster.close();
+    }
+  });
+});
