@@ -164,6 +164,8 @@ export class ThreadBalancer {
     this.checkpoints++;
     this.task.total = this.done() + this.held();
     const cp = this.task.checkPoint(t);
+    // Everything is done: threads that ran out and were told to wait may finish now.
+    if (cp.kind === 'force-finish') for (let s = 0; s < this.ranges.length; s++) if (!this.ranges[s]) this.task.requestFinish(s, t);
     if (cp.kind !== 'rebalanced' || !this.d.orders) return;
     for (let s = 0; s < this.ranges.length; s++) {
       if (!this.ranges[s]) continue;

@@ -1,0 +1,90 @@
+/**
+ * The thread level as the kind drives it, under simulated time: reports are reads of the slots'
+ * progress words (no message), a checkpoint tells the slow thread's range what to keep, and a thread
+ * that runs out asks to finish by §2.1's rules.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ThreadBalancer } from '../../../src/frameworks/iterative/thread-balancer.js';
+import type { Workers } from '../../../src/runtime/worker/worker-pool.js';
+
+function fakeWorkers(size: number) {
+  const progress = Array.from({ length: size }, () => 0);
+  const posted: Array<{ slot: number; body: unknown }> = [];
+  const workers = {
+    size,
+    progress: (slot: number) => progress[slot]!,
+    post: (slot: number, body: unknown) => void posted.push({ slot, body }),
+  } as unknown as Workers;
+  return { workers, progress, posted };
+}
+
+test('two threads at 300 and 100 it/s: the checkpoint has the slow one keep a quarter of what is left', () => {
+  const { workers, progress, posted } = fakeWorkers(2);
+  let now = 0;
+  let pooled = 0;
+  const b = new ThreadBalancer({
+    workers, now: () => now, blockSize: 10, iterations: 1000, orders: true, poolEmpty: () => pooled === 0,
+    params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 }, setTimer: () => () => undefined,
+  });
+  // The fan-out gave each thread 500 iterations (blocks 0-49 and 50-99).
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 50 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 50, hi: 100 });
+  now = 0.5;
+  progress[0] = 150;
+  progress[1] = 50;
+  b.tick(); // first reports are due at Δt_pc / 10: speeds 300 and 100 it/s
+  assert.deepEqual(b.speeds(), [300, 100]);
+  assert.equal(b.held(), 350 + 450);
+  assert.equal(posted.length, 0, 'reports cost no message');
+  now = 1;
+  progress[0] = 300;
+  progress[1] = 100;
+  b.tick(); // reports at 1 s (same speeds), then the checkpoint: I_n = 400 done + 600 held
+  // 600 left (by the reports: 1000 − 400) shared 3 : 1 → 450 and 150.
+  assert.deepEqual(b.task.workers.map((w) => w.assigned), [300 + 450, 100 + 150]);
+  assert.deepEqual(posted, [{ slot: 1, body: { type: 'it-keep', iterations: 150 } }], 'only the slow range holds more than it keeps');
+  // The task obeyed: it shed blocks 75-99 into the pool.
+  b.onTaskMessage(1, { type: 'it-shed', lo: 75, hi: 100 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 60, hi: 75 });
+  assert.equal(b.held(), 200 + 150 + 250, 'held: 200 and 150 in the ranges, 250 pooled');
+  // Thread 0 runs out with blocks pooled: no finish request while there is work to take.
+  pooled = 1;
+  b.onSlotDone(0, true);
+  assert.equal(b.task.workers[0]!.working(), true);
+});
+
+test('a thread that runs out with nothing pooled: refused while it did less than assigned, granted when nothing is left', () => {
+  const { workers, progress, posted } = fakeWorkers(2);
+  let now = 0;
+  const b = new ThreadBalancer({
+    workers, now: () => now, blockSize: 10, iterations: 200, orders: true, poolEmpty: () => true,
+    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
+  });
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 10 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 10, hi: 20 });
+  now = 0.1;
+  progress[0] = 10;
+  progress[1] = 10;
+  b.tick();
+  now = 1;
+  progress[0] = 95;
+  progress[1] = 90;
+  b.tick(); // speeds 85/0.9 and 80/0.9; checkpoint: 200 − 185 = 15 left shared 7.73 : 7.27 → 8 and 7
+  assert.deepEqual(b.task.workers.map((w) => w.assigned), [95 + 8, 90 + 7]);
+  assert.deepEqual(posted, [], 'neither range holds a block more than it keeps');
+  now = 1.05;
+  progress[0] = 100;
+  b.onSlotDone(0, true); // reported 100 < assigned 103: refused (a report was taken), the thread waits
+  assert.equal(b.task.workers[0]!.working(), true);
+  assert.equal(b.task.workers[0]!.done, 100);
+  assert.equal(b.idleSince[0], 1.05);
+  now = 1.1;
+  progress[1] = 100;
+  b.onSlotDone(1, true); // 100 ≥ 97 and nothing predicted left: granted
+  assert.equal(b.task.workers[1]!.working(), false);
+  now = 2;
+  b.tick(); // checkpoint: everything is done → force-finish, and the waiting thread finishes
+  assert.equal(b.task.workers[0]!.working(), false);
+  assert.equal(b.task.finished, true);
+});
