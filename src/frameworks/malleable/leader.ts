@@ -9,15 +9,15 @@
 import { performance } from 'node:perf_hooks';
 import { drainNode } from '../../runtime/job-control.js';
 import type { LeaderContext, LeaderRole } from '../../runtime/kinds/job-kind.js';
-import { assignNamedNode, setDesiredSize } from '../../runtime/scheduler/job-sizing.js';
 import { log } from '../../util/log.js';
 import { DurableState } from './durable-state.js';
 import { balance, blockMapping } from './load-balance.js';
 import type { AnyMalleableApp } from './malleable-app.js';
 import type { MalleableMember } from './member.js';
 import { MemberCalls, NodeLost } from './member-calls.js';
+import { NodeAcquisition } from './node-acquisition.js';
 import type { CheckpointManifest, Command, Mapping, RunReply } from './protocol.js';
-import { parseRequest, targetNodes, wantedNodes, type RescaleRequest } from './rescale-plan.js';
+import { parseRequest, targetNodes, type RescaleRequest } from './rescale-plan.js';
 import type { MalleableInput, MalleableStats, RescaleAck } from './runtime-options.js';
 
 interface Queued {
@@ -39,6 +39,7 @@ export function malleableLeader(ctx: LeaderContext, app: AnyMalleableApp, input:
 class MalleableLeader {
   private readonly own: MalleableMember;
   private readonly calls: MemberCalls;
+  private readonly nodes: NodeAcquisition;
   private readonly state: DurableState;
   private readonly total: number;
   private readonly objects: number;
@@ -61,6 +62,7 @@ class MalleableLeader {
   constructor(private readonly ctx: LeaderContext, private readonly app: AnyMalleableApp, private readonly input: MalleableInput) {
     this.own = ctx.member as MalleableMember;
     this.calls = new MemberCalls(ctx, this.own, (node) => this.leaving.add(node));
+    this.nodes = new NodeAcquisition(ctx, () => this.calls.live(), () => this.stopped);
     this.offLeft = ctx.membership.on('left', (m) => {
       this.leaving.delete(m.id);
       this.wake?.();
@@ -85,23 +87,11 @@ class MalleableLeader {
   onControl(type: string, body: unknown): Promise<unknown> {
     if (type === 'progress') return Promise.resolve({ iteration: this.iteration, iterations: this.total, nodes: [...this.map.nodes], epoch: this.epoch, rescales: this.stats.rescales.length, rollbacks: this.stats.rollbacks });
     const req = parseRequest(type, body);
-    void this.prepare(req);
+    void this.nodes.ask(req, this.map.nodes);
     return new Promise((resolve, reject) => {
       this.requests.push({ req, resolve, reject });
       this.wake?.();
     });
-  }
-
-  /** Asks for an expand's nodes at once, so they join while iterations go on. */
-  private async prepare(req: RescaleRequest): Promise<void> {
-    if (this.ctx.spec.managedBy !== undefined) return; // the resource manager assigns this job's nodes
-    const { names, count } = wantedNodes(req, this.map.nodes);
-    try {
-      for (const name of names) await assignNamedNode(this.ctx.client, name, this.ctx.spec.id).catch((err: Error) => log.warn('malleable', `cannot take ${name}: ${err.message}`));
-      if (names.length === 0 && count > this.calls.live().size) await setDesiredSize(this.ctx.client, this.ctx.spec.id, count);
-    } catch (err) {
-      log.warn('malleable', 'could not ask for nodes', err);
-    }
   }
 
   async run(): Promise<void> {
@@ -112,7 +102,7 @@ class MalleableLeader {
       this.epoch = stored.epoch;
       this.manifest = stored.manifest;
       const want = Math.max(1, this.ctx.spec.nodes);
-      await this.members(() => this.calls.live().size >= want, this.input.runtime?.startWaitMs ?? 5_000);
+      await this.nodes.until(() => this.calls.live().size >= want, this.input.runtime?.startWaitMs ?? 5_000);
     } catch (err) {
       return this.fail(err);
     }
@@ -194,7 +184,7 @@ class MalleableLeader {
     if (due >= 0) {
       const [s] = this.scheduled.splice(due, 1);
       const req: RescaleRequest = { type: 'rescale', count: s!.nodes };
-      void this.prepare(req);
+      void this.nodes.ask(req, this.map.nodes);
       this.requests.push({ req, resolve: () => undefined, reject: () => undefined });
     }
     const pause = this.pauseAt.indexOf(this.iteration);
@@ -229,35 +219,13 @@ class MalleableLeader {
     if (q.req.type === 'checkpoint') ack = { iteration: await this.checkpoint() };
     else if (q.req.type === 'resume') ack = { iteration: this.iteration };
     else {
-      await this.awaitWanted(q.req);
+      await this.nodes.awaitWanted(q.req, this.map.nodes, this.input.runtime?.joinWaitMs ?? 30_000);
       const target = targetNodes(q.req, this.map.nodes, this.calls.live(), this.ctx.nodeId);
       ack = await this.reconfigure(target);
     }
     this.requests.shift();
     q.resolve(ack);
     if (!this.map.nodes.includes(this.ctx.nodeId)) this.leaveAfterAck();
-  }
-
-  /** An expand waits (bounded) for its nodes to join; a shrink waits for nothing. */
-  private async awaitWanted(req: RescaleRequest): Promise<void> {
-    const { names, count } = wantedNodes(req, this.map.nodes);
-    if (names.length === 0 && count <= this.map.nodes.length) return;
-    const wait = this.input.runtime?.joinWaitMs ?? 30_000;
-    await this.members(() => (names.length > 0 ? names.every((n) => this.calls.live().has(n)) : this.calls.live().size >= count), wait);
-  }
-
-  /** Resolves when `ready()` holds or after `ms` (a deadline: an expand goes on with the nodes it got). */
-  private members(ready: () => boolean, ms: number): Promise<void> {
-    if (ready()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        off();
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      const off = this.ctx.membership.on('change', () => (ready() || this.stopped) && done());
-    });
   }
 
   /** Rescale to `target`, phase by phase (seed 003 Table II), and say what it took. */
@@ -283,7 +251,7 @@ class MalleableLeader {
     t = now();
     // Reconnect (out): the leaving nodes hold nothing now; let them go and wait until they have left.
     for (const n of leavers) if (n !== this.ctx.nodeId) await drainNode(this.ctx.client, n).catch((err: Error) => log.warn('malleable', `could not release ${n}: ${err.message}`));
-    await this.members(() => leavers.every((n) => n === this.ctx.nodeId || !this.calls.live().has(n)), 30_000);
+    await this.nodes.until(() => leavers.every((n) => n === this.ctx.nodeId || !this.calls.live().has(n)), 30_000);
     for (const n of leavers) this.leaving.delete(n);
     phases.reconnect += now() - t;
     t = now();

@@ -7,10 +7,8 @@ import { blockShape, fillGhosts, gridResult, paddedBlock, sendEdges, Side, summa
 
 export interface StencilBlock {
   shape: BlockShape;
-  /** Current values, padded with ghost cells. */
+  /** Current values, padded with ghost cells (the only state: what moves and what is checkpointed). */
   u: Float64Array;
-  /** Scratch for the next values (same padding; boundary ghosts fixed). */
-  next: Float64Array;
 }
 
 /** The initial value of global cell (row, col). */
@@ -27,11 +25,12 @@ export default defineMalleable<GridParams, StencilBlock, Halo, BlockSummary, Gri
     const shape = blockShape(p, index);
     const u = paddedBlock(shape, stencilInitial, stencilBoundary);
     sendEdges(p, index, shape, u, send);
-    return { shape, u, next: u.slice() };
+    return { shape, u };
   },
   step({ index, params, state, inbox, send }) {
-    const { shape: s, u, next } = state;
+    const { shape: s, u } = state;
     fillGhosts(s, u, inbox);
+    const next = u.slice(); // keeps the fixed boundary ghosts; the interior is overwritten below
     const w = s.cols + 2;
     for (let r = 1; r <= s.rows; r++) {
       for (let p = r * w + 1, end = r * w + s.cols; p <= end; p++) {
@@ -39,7 +38,7 @@ export default defineMalleable<GridParams, StencilBlock, Halo, BlockSummary, Gri
       }
     }
     sendEdges(params, index, s, next, send);
-    return { shape: s, u: next, next: u };
+    return { shape: s, u: next };
   },
   summary: (_index, state) => summarizeBlock(state.shape, state.u),
   result: (summaries, p) => gridResult(p, summaries),

@@ -1,0 +1,130 @@
+/**
+ * Seed 003 §VI-A–D on this machine: malleable Stencil2D and Wave2D as jobs on four `tidepool node`
+ * processes on loopback over a 1-server ZooKeeper (scaled sizes: the seed ran 256 cores on Stampede).
+ * - Table II: shrink 4 → 2 and expand 2 → 4, time per phase (LB, checkpoint, reconnect, restore, total).
+ * - Fig. 4: time per iteration across a shrink and an expand (Stencil2D).
+ * - Fig. 5a: shrink 4 → 2 time per phase against the problem size (Stencil2D grid side).
+ * - Table III: lines of each application, and lines about malleability in them.
+ * Every run's result is checked bit for bit against a sequential run of the same application.
+ *
+ *   node --import tsx bench/malleable-rescale.ts [--quick] [--json]
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { MALLEABLE_APPS } from '../src/frameworks/malleable/applications.js';
+import type { GridParams, GridResult } from '../src/frameworks/malleable/apps/grid-blocks.js';
+import { loadMalleableApp } from '../src/frameworks/malleable/malleable-app.js';
+import type { MalleableStats, RescaleAck } from '../src/frameworks/malleable/runtime-options.js';
+import { runSequential } from '../src/frameworks/malleable/sequential.js';
+import { submitMalleable } from '../src/frameworks/malleable/submit.js';
+import { Cluster } from '../src/runtime/cluster.js';
+import { secretFile, startNodeProcess } from '../test/support/node-process.js';
+import { startEnsemble } from '../test/support/zk-ensemble.js';
+import { machineInfo, resultsFile } from './machine.js';
+import { writeSvg } from './plot.js';
+import { printTable } from './table.js';
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
+const NODES = 4;
+const TABLE2 = { grid: values.quick ? 512 : 1024, blocks: 8, iterations: 40, shrinkAt: 15, expandAt: 30 };
+const FIG4 = { grid: values.quick ? 512 : 1024, blocks: 8, iterations: 90, shrinkAt: 30, expandAt: 60 };
+const FIG5_GRIDS = values.quick ? [256, 512] : [256, 512, 1024, 2048];
+/** Seed Table II, Stencil2D and Wave2D rows (s), for comparison. */
+const SEED = {
+  stencil2d: { shrink: { lb: 0.299, checkpoint: 0.05, reconnect: 2.501, restore: 0.054, total: 2.904 }, expand: { lb: 0.133, checkpoint: 0.036, reconnect: 7.076, restore: 0.038, total: 7.283 } },
+  wave2d: { shrink: { lb: 1.219, checkpoint: 0.243, reconnect: 2.542, restore: 0.336, total: 4.34 }, expand: { lb: 1.046, checkpoint: 0.244, reconnect: 7.067, restore: 0.337, total: 8.695 } },
+};
+
+interface Run { params: GridParams; result: GridResult; stats: MalleableStats; exact: boolean; seconds: number }
+
+async function runJob(cluster: Cluster, app: string, params: GridParams, rescaleAt: Array<{ iteration: number; nodes: number }>): Promise<Run> {
+  const started = Date.now();
+  const job = await submitMalleable<GridResult>(cluster, MALLEABLE_APPS[app]!, params, { nodes: NODES, maxNodes: NODES, runtime: { rescaleAt, startWaitMs: 30_000 } });
+  const { result, stats } = await job.result();
+  const seconds = (Date.now() - started) / 1000;
+  const reference = runSequential<GridResult>(await loadMalleableApp(MALLEABLE_APPS[app]!), params);
+  const exact = reference.checksum === result.checksum;
+  if (!exact) console.error(`${app} ${params.grid}: result DIFFERS from the sequential run`);
+  return { params, result, stats, exact, seconds };
+}
+
+const phasesOf = (r: RescaleAck) => ({ lb: r.phases.lb / 1000, checkpoint: r.phases.checkpoint / 1000, reconnect: r.phases.reconnect / 1000, restore: r.phases.restore / 1000, total: r.tRescaleMs / 1000 });
+
+/** Source lines (not blank, not only a comment) of a file. */
+function sloc(file: string): number {
+  return readFileSync(file, 'utf8').split('\n').filter((l) => {
+    const t = l.trim();
+    return t !== '' && !t.startsWith('//') && !t.startsWith('*') && !t.startsWith('/*');
+  }).length;
+}
+
+async function main(): Promise<void> {
+  const zk = await startEnsemble({ size: 1 });
+  const secret = secretFile();
+  const procs = await Promise.all(Array.from({ length: NODES }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
+  const cluster = await Cluster.connect(zk.connectionString);
+  try {
+    const table2: Record<string, { shrink: ReturnType<typeof phasesOf>; expand: ReturnType<typeof phasesOf>; exact: boolean; grid: number }> = {};
+    for (const app of ['stencil', 'wave']) {
+      const { grid, blocks, iterations, shrinkAt, expandAt } = TABLE2;
+      const run = await runJob(cluster, app, { grid, blocks, iterations }, [{ iteration: shrinkAt, nodes: 2 }, { iteration: expandAt, nodes: 4 }]);
+      const [shrink, expand] = run.stats.rescales;
+      if (!shrink || !expand) throw new Error(`${app}: expected a shrink and an expand, the job reported ${JSON.stringify(run.stats.rescales)} (${run.stats.rollbacks} rollbacks)`);
+      table2[app === 'stencil' ? 'stencil2d' : 'wave2d'] = { shrink: phasesOf(shrink!), expand: phasesOf(expand!), exact: run.exact, grid };
+    }
+    const fig4Run = await runJob(cluster, 'stencil', { grid: FIG4.grid, blocks: FIG4.blocks, iterations: FIG4.iterations }, [{ iteration: FIG4.shrinkAt, nodes: 2 }, { iteration: FIG4.expandAt, nodes: 4 }]);
+    const fig4 = fig4Run.stats.iterationMs.map((ms, i) => ({ iteration: i, ms, nodes: fig4Run.stats.nodesPerIteration[i]! }));
+    const fig5 = [];
+    for (const grid of FIG5_GRIDS) {
+      const run = await runJob(cluster, 'stencil', { grid, blocks: 8, iterations: 12 }, [{ iteration: 6, nodes: 2 }]);
+      fig5.push({ grid, stateMiB: (grid * grid * 8) / 2 ** 20, ...phasesOf(run.stats.rescales[0]!), exact: run.exact });
+    }
+    const apps = fileURLToPath(new URL('../src/frameworks/malleable/apps/', import.meta.url));
+    const table3 = [
+      { app: 'Stencil2D', sloc: sloc(`${apps}stencil2d.ts`), shared: sloc(`${apps}grid-blocks.ts`), malleabilityLines: 0 },
+      { app: 'Wave2D', sloc: sloc(`${apps}wave2d.ts`), shared: sloc(`${apps}grid-blocks.ts`), malleabilityLines: 0 },
+    ];
+    const results = {
+      machine: machineInfo(),
+      note: 'node processes on loopback over a 1-server ZooKeeper, on a 2-core machine shared with other engineers\' test runs (loaded while measured); scaled sizes (the seed: 256 cores on Stampede)',
+      setup: { nodes: NODES, table2: TABLE2, fig4: FIG4, fig5Grids: FIG5_GRIDS },
+      table2, seedTable2: SEED, fig4, fig5, table3,
+      allExact: Object.values(table2).every((r) => r.exact) && fig4Run.exact && fig5.every((r) => r.exact),
+    };
+    writeFileSync(resultsFile('malleable-rescale'), `${JSON.stringify(results, null, 2)}\n`);
+    await writeSvg(new URL('../bench/results/malleable-fig4.svg', import.meta.url), {
+      title: 'Stencil2D: time per iteration across a shrink 4→2 and an expand 2→4', width: 520, height: 240, data: { values: fig4 },
+      mark: { type: 'line', point: true }, encoding: { x: { field: 'iteration', type: 'quantitative' }, y: { field: 'ms', type: 'quantitative', title: 'iteration time (ms)' } },
+    });
+    await writeSvg(new URL('../bench/results/malleable-fig5a.svg', import.meta.url), {
+      title: 'Stencil2D shrink 4→2: time per phase against grid side', width: 420, height: 240,
+      data: { values: fig5.flatMap((r) => (['lb', 'checkpoint', 'reconnect', 'restore'] as const).map((phase) => ({ grid: String(r.grid), phase, seconds: r[phase] }))) },
+      mark: 'bar', encoding: { x: { field: 'grid', type: 'ordinal', sort: null }, y: { field: 'seconds', type: 'quantitative', stack: 'zero' }, color: { field: 'phase', type: 'nominal' } },
+    });
+    if (values.json) return void console.log(JSON.stringify(results));
+    console.log(`Table II (s), grid ${TABLE2.grid}², ${TABLE2.blocks}² objects, ${NODES} node processes; seed in parentheses`);
+    const rows: Array<Array<string | number>> = [['app', 'rescale', 'LB', 'checkpoint', 'reconnect', 'restore', 'total', 'seed total', 'exact']];
+    for (const [app, r] of Object.entries(table2)) {
+      for (const k of ['shrink', 'expand'] as const) rows.push([app, k === 'shrink' ? 'shrink 4→2' : 'expand 2→4', r[k].lb, r[k].checkpoint, r[k].reconnect, r[k].restore, r[k].total, SEED[app as keyof typeof SEED][k].total, String(r.exact)]);
+    }
+    printTable(rows);
+    console.log(`\nFig. 4: mean iteration time (ms) — 4 nodes ${avg(fig4.slice(5, FIG4.shrinkAt))}, 2 nodes ${avg(fig4.slice(FIG4.shrinkAt + 1, FIG4.expandAt))}, 4 nodes again ${avg(fig4.slice(FIG4.expandAt + 1))}`);
+    console.log('\nFig. 5a: shrink 4→2 (s) against the grid side');
+    printTable([['grid', 'state MiB', 'LB', 'checkpoint', 'reconnect', 'restore', 'total', 'exact'], ...fig5.map((r) => [r.grid, r.stateMiB, r.lb, r.checkpoint, r.reconnect, r.restore, r.total, String(r.exact)])]);
+    console.log('\nTable III: application lines (the kernel and its decomposition) and lines about malleability');
+    printTable([['app', 'SLOC', 'shared grid code', 'malleability lines'], ...table3.map((r) => [r.app, r.sloc, r.shared, r.malleabilityLines])]);
+  } catch (err) {
+    for (const p of procs) console.error(`--- node ${p.id} ---\n${p.stderr().slice(-4000)}`);
+    throw err;
+  } finally {
+    await cluster.close();
+    for (const p of procs) p.kill('SIGKILL');
+    await Promise.all(procs.map((p) => p.exited));
+    await zk.stop();
+  }
+}
+
+const avg = (xs: Array<{ ms: number }>) => (xs.reduce((a, x) => a + x.ms, 0) / Math.max(1, xs.length)).toFixed(2);
+
+await main();
