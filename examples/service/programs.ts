@@ -11,8 +11,9 @@ export function factorize(n: number): number {
   return n;
 }
 
-/** Escape counts of one image row of the Mandelbrot set, written into `image` (one byte per pixel). */
-export function mandelbrotRow(y: number, width: number, height: number, maxIter: number, image: Uint8Array): void {
+/** Escape counts of one image row of the Mandelbrot set (one byte per pixel). */
+export function mandelbrotRow(y: number, width: number, height: number, maxIter: number): Uint8Array {
+  const row = new Uint8Array(width);
   const ci = (y / height) * 2.4 - 1.2;
   for (let x = 0; x < width; x++) {
     const cr = (x / width) * 3.5 - 2.5;
@@ -23,8 +24,9 @@ export function mandelbrotRow(y: number, width: number, height: number, maxIter:
       zr = t;
       i++;
     }
-    image[y * width + x] = i === maxIter ? 0 : 1 + (i % 255);
+    row[x] = i === maxIter ? 0 : 1 + (i % 255);
   }
+  return row;
 }
 
 /** Primes in [lo, hi). */
@@ -69,10 +71,19 @@ export async function factorizeAll(distribution: Distribution, numbers: number[]
   return Promise.all(tasks.map((t) => t.result));
 }
 
-/** Seed 002 Fig. 3: a parallel loop whose iterations write rows of one image. */
+/** Seed 002 Fig. 3: a parallel loop whose iterations each fill one row (a new array) of the image. */
 export async function mandelbrot(distribution: Distribution, width: number, height: number, maxIter: number): Promise<Uint8Array> {
-  const image = new Uint8Array(width * height);
-  await distribution.parallelFor(0, height, (y) => mandelbrotRow(y, width, height, maxIter, image));
+  const rows = new Array<Uint8Array | undefined>(height).fill(undefined);
+  await distribution.parallelFor(0, height, (y) => {
+    rows[y] = mandelbrotRow(y, width, height, maxIter);
+  });
+  return mandelbrotImage(rows as Uint8Array[], width);
+}
+
+/** The image of its rows, one after the other. */
+export function mandelbrotImage(rows: Uint8Array[], width: number): Uint8Array {
+  const image = new Uint8Array(width * rows.length);
+  rows.forEach((row, y) => image.set(row, y * width));
   return image;
 }
 

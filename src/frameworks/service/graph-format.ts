@@ -134,20 +134,34 @@ export function sameVal(a: Val, b: Val): boolean {
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
-/** Base64 without Buffer (the sandbox has none). */
+/** Node's Buffer where there is one (the client, the service); none in a sandbox. */
+const NodeBuffer = (globalThis as { Buffer?: { from(b: ArrayBufferLike, o: number, l: number): { toString(e: string): string }; from(s: string, e: string): Uint8Array } }).Buffer;
+
+/** Base64 of bytes: with Buffer when present, else by table into a byte array decoded in slices. */
 export function bytesToBase64(bytes: Uint8Array): string {
-  let out = '';
+  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64');
   const n = bytes.length;
+  const codes = new Uint8Array(Math.ceil(n / 3) * 4);
+  let o = 0;
   for (let i = 0; i < n; i += 3) {
     const a = bytes[i]!, b = i + 1 < n ? bytes[i + 1]! : 0, c = i + 2 < n ? bytes[i + 2]! : 0;
-    out += B64[a >> 2]! + B64[((a & 3) << 4) | (b >> 4)]! + (i + 1 < n ? B64[((b & 15) << 2) | (c >> 6)]! : '=') + (i + 2 < n ? B64[c & 63]! : '=');
+    codes[o++] = B64.charCodeAt(a >> 2);
+    codes[o++] = B64.charCodeAt(((a & 3) << 4) | (b >> 4));
+    codes[o++] = i + 1 < n ? B64.charCodeAt(((b & 15) << 2) | (c >> 6)) : 61;
+    codes[o++] = i + 2 < n ? B64.charCodeAt(c & 63) : 61;
   }
+  let out = '';
+  for (let i = 0; i < codes.length; i += 8192) out += String.fromCharCode.apply(null, codes.subarray(i, i + 8192) as unknown as number[]);
   return out;
 }
 
 let lookup: Int16Array | undefined;
 
 export function base64ToBytes(s: string): Uint8Array {
+  if (NodeBuffer) {
+    const b = NodeBuffer.from(s, 'base64');
+    return new Uint8Array(b.buffer, b.byteOffset, b.length).slice(); // own, aligned memory (Buffers share a pool)
+  }
   if (!lookup) {
     lookup = new Int16Array(128).fill(-1);
     for (let i = 0; i < B64.length; i++) lookup[B64.charCodeAt(i)] = i;

@@ -19,13 +19,19 @@ function send(reply: HostReply): void {
   process.send!(reply);
 }
 
-function load(key: string, graph: string, codes: Code[], memoryMb: number) {
+/** The last batch's graph, kept to rebuild its context after an isolate was disposed (memory limit). */
+let source: { key: string; graph: string; codes: Code[] } | undefined;
+
+function load(key: string, given: string | undefined, givenCodes: Code[] | undefined, memoryMb: number) {
+  if (given !== undefined && givenCodes !== undefined) source = { key, graph: given, codes: givenCodes };
   if (!isolate || isolate.isDisposed) {
     isolate = new ivm.Isolate({ memoryLimit: memoryMb });
     runtimeScript = undefined;
     loaded = undefined;
   }
   if (loaded?.key === key) return loaded;
+  if (source?.key !== key) throw new Error(`batch ${key} was not sent to this sandbox process`);
+  const { graph, codes } = source;
   loaded?.context.release();
   const context = isolate.createContextSync();
   runtimeScript ??= isolate.compileScriptSync(runtimeBundle(), { filename: 'tidepool-sandbox-runtime.js' });

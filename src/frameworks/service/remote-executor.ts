@@ -33,7 +33,20 @@ export class RemoteExecutor implements BatchExecutor {
     return ex;
   }
 
-  private request(method: string, path: string, body?: string): Promise<Reply> {
+  /** GET and DELETE are idempotent: a connection reset (a keep-alive socket closed under us) is retried. */
+  private async request(method: string, path: string, body?: string): Promise<Reply> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once(method, path, body);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        const retryable = method !== 'POST' && (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/.test((e as Error).message));
+        if (!retryable || attempt >= 3) throw e;
+      }
+    }
+  }
+
+  private once(method: string, path: string, body?: string): Promise<Reply> {
     const mod = this.base.protocol === 'https:' ? https : http;
     const t0 = performance.now();
     return new Promise((resolve, reject) => {
@@ -47,6 +60,8 @@ export class RemoteExecutor implements BatchExecutor {
         res.on('error', reject);
       });
       req.on('error', reject);
+      // The request's 'error' reports a socket failure; this listener only keeps it from also being uncaught.
+      req.on('socket', (socket) => socket.on('error', () => undefined));
       req.end(body);
     });
   }

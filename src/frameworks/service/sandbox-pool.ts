@@ -16,7 +16,8 @@ export interface SandboxLimits {
   retries?: number;
 }
 
-export type HostRequest = { type: 'run'; key: string; graph: string; codes: Code[]; indexes: number[]; timeoutMs: number; memoryMb: number };
+/** `graph` and `codes` only when the process has not loaded this batch yet (a large graph is sent once per process). */
+export type HostRequest = { type: 'run'; key: string; graph?: string; codes?: Code[]; indexes: number[]; timeoutMs: number; memoryMb: number };
 export type HostReply = { type: 'ready' } | { type: 'outcome'; index: number; outcome: string } | { type: 'done' };
 
 const here = import.meta.url;
@@ -25,6 +26,8 @@ const hostFile = fileURLToPath(new URL(`./isolate-host${here.endsWith('.ts') ? '
 /** One sandbox process; `run` resolves with what it finished, or reports its death. */
 class SandboxProcess {
   readonly child: ChildProcess;
+  /** The batch whose graph this process holds. */
+  loadedKey: string | undefined;
   private exitInfo: string | undefined;
   private listener: ((m: HostReply) => void) | undefined;
   private onExit: ((why: string) => void) | undefined;
@@ -59,7 +62,8 @@ class SandboxProcess {
       };
       this.onExit = (why) => reject(Object.assign(new Error(why), { running: [...pending][0] }));
       if (this.dead) return reject(Object.assign(new Error(this.exitInfo!), { running: req.indexes[0] }));
-      this.child.send(req);
+      this.child.send(this.loadedKey === req.key ? { ...req, graph: undefined, codes: undefined } : req);
+      this.loadedKey = req.key;
     });
   }
 

@@ -183,32 +183,43 @@ class Differ {
     }
   }
 
+  /**
+   * Typed arrays element-wise: 32-bit words are compared first (most of a large array is usually
+   * unchanged), and only inside a differing word are elements compared one by one, so a run holds
+   * exactly the changed elements (neighbours written by another task are not claimed).
+   */
   private typedWrites(id: number, t: ArrayBufferView, out: Write[]): void {
     const snap = this.snapshotBytes.get(id)!;
     const now = new Uint8Array(t.buffer, t.byteOffset, t.byteLength);
     const size = (t as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
-    const runs: [number, string][] = [];
     const n = now.length / size;
-    // Whole words first: most of a large array is usually unchanged.
-    const words = t.byteOffset % 4 === 0 && now.length % 4 === 0 ? new Uint32Array(t.buffer, t.byteOffset, now.length / 4) : undefined;
-    const snapWords = words && snap.byteOffset % 4 === 0 ? new Uint32Array(snap.buffer, snap.byteOffset, snap.length / 4) : undefined;
-    const changed = (e: number): boolean => {
-      if (words && snapWords && size >= 4) {
-        const w0 = (e * size) / 4;
-        for (let w = w0; w < w0 + size / 4; w++) if (words[w] !== snapWords[w]) return true;
-        return false;
+    const runs: [number, number][] = []; // [first element, count]
+    let checked = 0; // elements below this were compared already
+    const element = (e: number) => {
+      if (e < checked) return;
+      checked = e + 1;
+      for (let b = e * size; b < (e + 1) * size; b++) {
+        if (now[b] === snap[b]) continue;
+        const last = runs[runs.length - 1];
+        if (last && last[0] + last[1] === e) last[1]++;
+        else runs.push([e, 1]);
+        return;
       }
-      for (let b = e * size; b < (e + 1) * size; b++) if (now[b] !== snap[b]) return true;
-      return false;
     };
-    for (let e = 0; e < n; e++) {
-      if (!changed(e)) continue;
-      let end = e + 1;
-      while (end < n && changed(end)) end++;
-      runs.push([e, bytesToBase64(now.subarray(e * size, end * size))]);
-      e = end;
+    const aligned = t.byteOffset % 4 === 0 && snap.byteOffset % 4 === 0;
+    if (aligned) {
+      const words = Math.floor(now.length / 4);
+      const a = new Uint32Array(t.buffer, t.byteOffset, words);
+      const b = new Uint32Array(snap.buffer, snap.byteOffset, words);
+      for (let w = 0; w < words; w++) {
+        if (a[w] === b[w]) continue;
+        for (let e = Math.floor((w * 4) / size); e * size < (w + 1) * 4 && e < n; e++) element(e);
+      }
+      for (let e = Math.floor((words * 4) / size); e < n; e++) element(e); // the bytes after the last whole word
+    } else {
+      for (let e = 0; e < n; e++) element(e);
     }
-    if (runs.length > 0) out.push({ id, ta: runs });
+    if (runs.length > 0) out.push({ id, ta: runs.map(([first, count]) => [first, bytesToBase64(now.subarray(first * size, (first + count) * size))]) });
   }
 
   private mapWrites(id: number, m: Map<unknown, unknown>, before: [Val, Val][], out: Write[]): void {
