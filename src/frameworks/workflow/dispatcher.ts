@@ -98,7 +98,7 @@ export class Dispatcher {
     const assign = new Map<string, number[]>();
     const recreate = new Map<string, number[]>();
     const to = (map: Map<string, number[]>, t: number) => {
-      const worker = view.members[(t / this.partitions | 0) % view.members.length]!;
+      const worker = view.members[t % view.members.length]!; // round-robin by task number (AME §3.4)
       let list = map.get(worker);
       if (!list) map.set(worker, (list = []));
       list.push(t);

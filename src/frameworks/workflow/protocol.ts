@@ -18,7 +18,7 @@ export type WorkflowMessage =
   | { type: 'wf-view'; view: View }
   | { type: 'wf-assign'; epoch: number; tasks: number[]; recreate?: boolean }
   | { type: 'wf-query'; files: number[] }
-  | { type: 'wf-located'; files: [number, FileLocation][] }
+  | { type: 'wf-located'; files: [number, FileLocation][]; waited?: boolean }
   | { type: 'wf-update'; files: [number, FileLocation][] }
   | { type: 'wf-got'; tasks: number[] }
   | { type: 'wf-done'; tasks: number[] }

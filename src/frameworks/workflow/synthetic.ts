@@ -9,10 +9,18 @@ export interface SyntheticOptions {
   width?: number;
   runtime?: number;
   fileBytes?: number;
+  /** false: independent tasks with no files (a bag of tasks, for dispatch measurements). */
+  files?: boolean;
 }
 
 export function syntheticWfFormat(opts: SyntheticOptions): string {
   const { tasks: n, width = 1000, runtime = 1, fileBytes = 1024 } = opts;
+  if (opts.files === false) {
+    const tasks = Array.from({ length: n }, (_, t) => `{"name":"t${t}","id":"t${t}","parents":[],"children":[],"inputFiles":[],"outputFiles":[]}`);
+    const exec = Array.from({ length: n }, (_, t) => `{"id":"t${t}","runtimeInSeconds":${runtime}}`);
+    return `{"name":"bag-${n}","schemaVersion":"1.5","workflow":{"specification":{"tasks":[\n${tasks.join(',\n')}\n],"files":[]},` +
+      `"execution":{"makespanInSeconds":0,"executedAt":"synthetic","tasks":[${exec.join(',\n')}]}}}`;
+  }
   const spec: string[] = [];
   const files: string[] = [];
   const exec: string[] = [];

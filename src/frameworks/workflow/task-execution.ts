@@ -36,6 +36,8 @@ export interface ExecutionCounters {
   bytesToShared: number;
   bytesPeer: number;
   filesPeer: number;
+  /** Milliseconds per peer-to-peer fetch (samples). */
+  transferMs: number[];
 }
 
 /** Thrown when an input's holder is gone: the task waits for the file again instead of failing. */
@@ -47,7 +49,7 @@ export function sharedPath(shared: string, name: string): string {
 }
 
 export class TaskExecution {
-  readonly counters: ExecutionCounters = { bytesFromShared: 0, bytesToShared: 0, bytesPeer: 0, filesPeer: 0 };
+  readonly counters: ExecutionCounters = { bytesFromShared: 0, bytesToShared: 0, bytesPeer: 0, filesPeer: 0, transferMs: [] };
   private readonly local = new Map<number, Uint8Array>();
   private readonly onSlot = new Map<string, { resolve: (out: Record<string, Uint8Array>) => void; reject: (err: Error) => void }>();
   private seq = 0;
@@ -107,7 +109,9 @@ export class TaskExecution {
     if (loc.node === this.settings.nodeId && this.local.has(f)) return this.local.get(f)!;
     if (!loc.ref || !this.data) throw new InputLost(`no reference to fetch ${file.name}`);
     try {
+      const t0 = performance.now();
       const content = await this.data.obtain(loc.ref as never, this.settings.jobId, file.name);
+      if (this.counters.transferMs.length < 10_000) this.counters.transferMs.push(performance.now() - t0);
       this.counters.bytesPeer += content.length;
       this.counters.filesPeer++;
       return content;

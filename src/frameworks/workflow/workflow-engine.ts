@@ -23,6 +23,8 @@ export interface EngineIO {
   /** Leader only: every task finished (or one failed for good). */
   finish(outcome: { ok: true } | { ok: false; error: string }): void;
   random(): number;
+  /** Milliseconds, for the location service's latency figures (optional: simulations leave it out). */
+  now?(): number;
 }
 
 export interface EngineOptions {
@@ -41,12 +43,15 @@ export interface EngineStats {
   steals: number; stolenIn: number; queries: number; updates: number; dispatched: number;
   /** Tasks this member ran to completion for the first time, and again to recreate lost files. */
   completed: number; recreated: number;
+  /** Milliseconds from a query to its answer: answered at once (the file existed) and after waiting for it (samples). */
+  queryMs: number[]; waitMs: number[];
 }
 
 /** Where completion markers "are": a holder that never leaves (a marker is never lost, never fetched). */
 export const MARKER_NODE = '*';
 
-type Batch = 'wf-query' | 'wf-update' | 'wf-done' | 'wf-located';
+/** `wf-notify` is a `wf-located` sent when a waited-for file appeared (kept apart for the latency figures). */
+type Batch = 'wf-query' | 'wf-update' | 'wf-done' | 'wf-located' | 'wf-notify';
 
 export class WorkflowEngine {
   readonly worker: WorkerTasks;
@@ -59,6 +64,8 @@ export class WorkflowEngine {
   private readonly attempts = new Map<number, number>();
   /** Tasks stolen from here whose thief has not confirmed them yet. */
   private readonly given = new Map<number, string>();
+  /** When each outstanding query was sent (latency figures). */
+  private readonly asked = new Map<number, number>();
   private readonly outbox = new Map<string, Map<Batch, unknown[]>>();
   private readonly local: [string, WorkflowMessage][] = [];
   private flushing = false;
@@ -68,7 +75,7 @@ export class WorkflowEngine {
   private leaderCounts: Int32Array | undefined;
   private finished = false;
   private paused = false;
-  readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0 };
+  readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0, queryMs: [], waitMs: [] };
   private readonly opts: Required<Omit<EngineOptions, 'saved'>>;
 
   constructor(readonly workflow: Workflow, readonly self: string, private readonly io: EngineIO, options: EngineOptions = {}) {
@@ -113,10 +120,13 @@ export class WorkflowEngine {
         }
         return;
       case 'wf-update':
-        for (const [f, location] of m.files) for (const w of this.shard.update(f, location)) this.batch(w, 'wf-located', [f, location]);
+        for (const [f, location] of m.files) for (const w of this.shard.update(f, location)) this.batch(w, 'wf-notify', [f, location]);
         return;
       case 'wf-located':
-        for (const [f, location] of m.files) this.worker.located(f, location);
+        for (const [f, location] of m.files) {
+          this.worker.located(f, location);
+          this.measure(f, m.waited === true);
+        }
         return;
       case 'wf-done': return this.doneHere(from, m.tasks);
       case 'wf-held?':
@@ -307,7 +317,21 @@ export class WorkflowEngine {
 
   private queryAll(files: number[]): void {
     if (!this.ring) return;
-    for (const f of files) this.batch(this.flsOwner(f), 'wf-query', f);
+    const now = this.io.now?.();
+    for (const f of files) {
+      if (now !== undefined) this.asked.set(f, now);
+      this.batch(this.flsOwner(f), 'wf-query', f);
+    }
+  }
+
+  /** A query answered: at once (the file existed), or when the file appeared (it waited). */
+  private measure(file: number, waited: boolean): void {
+    const asked = this.asked.get(file);
+    const now = this.io.now?.();
+    if (asked === undefined || now === undefined) return;
+    this.asked.delete(file);
+    const samples = waited ? this.stats.waitMs : this.stats.queryMs;
+    if (samples.length < 10_000) samples.push(now - asked);
   }
 
   private batch(to: string, type: Batch, item: unknown): void {
@@ -335,7 +359,8 @@ export class WorkflowEngine {
             const key = type === 'wf-done' ? 'tasks' : 'files';
             if (type === 'wf-query') this.stats.queries += items.length;
             if (type === 'wf-update') this.stats.updates += items.length;
-            this.post(to, { type, [key]: items } as unknown as WorkflowMessage);
+            if (type === 'wf-notify') this.post(to, { type: 'wf-located', files: items as [number, FileLocation][], waited: true });
+            else this.post(to, { type, [key]: items } as unknown as WorkflowMessage);
           }
         }
         const next = this.local.shift();

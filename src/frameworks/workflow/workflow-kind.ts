@@ -87,11 +87,11 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const engine: WorkflowEngine = new WorkflowEngine(workflow, ctx.nodeId, {
     send,
     run: (task) => {
-      const started = Date.now();
+      const started = performance.timeOrigin + performance.now();
       const inputs = workflow.tasks[task]!.inputs.map((f): [number, FileLocation | 'shared'] => [f, engine.worker.fileState(f) === 'SHARED' ? 'shared' : engine.worker.location(f)!]);
       exec.run(task, inputs).then(
         (out) => {
-          if (cfg.trace) trace.push([task, started, Date.now()]);
+          if (cfg.trace) trace.push([task, started, performance.timeOrigin + performance.now()]);
           engine.taskFinished(task, out);
         },
         (err: Error) => (err instanceof InputLost ? engine.inputLost(task) : engine.taskFailed(task, err.message)),
@@ -101,6 +101,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     journal: (done, recreated) => journal.done(done, recreated),
     finish: (o) => finish?.(o),
     random: () => ctx.rng.next(),
+    now: () => performance.now(),
   }, { slots: ctx.workers.size, saved: earlier.saved, ...pick(cfg) });
   const ticker = setInterval(() => engine.tick(), 20);
   let pausedFrom: ((node: string) => void) | undefined;

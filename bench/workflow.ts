@@ -1,0 +1,167 @@
+/**
+ * The workflow layer against seed 004 (AME) §5–6, on node processes over loopback with a local
+ * ZooKeeper, times scaled down (AME's seconds become milliseconds here):
+ *   Fig. 6–9   dispatch rate and efficiency (Eq. 1) against task length, 16 tasks per core,
+ *              centralized vs decentralized; plus the no-op dispatch rate of a 20,000-task bag
+ *   Fig. 10–12 pairs of dependent tasks on different nodes, files of 1 KB / 1 MB / 10 MB
+ *   Fig. 13    collocated vs isolated intermediate storage (1 MB pairs)
+ *   Fig. 14    location-service query and wait latency, peer transfer time
+ *   Table 1–2  the WfInstances Montage run (1,738 tasks) replayed: per-stage speed-up, makespan
+ *              against its lower bound, bytes to shared storage peer-to-peer vs all-through-shared
+ *
+ *   npx tsx bench/workflow.ts [--nodes 2] [--quick]
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadWorkflow, parseWorkflow } from '../src/frameworks/workflow/load-workflow.js';
+import { runWorkflow, type RunWorkflowOptions } from '../src/frameworks/workflow/run-workflow.js';
+import { syntheticWfFormat } from '../src/frameworks/workflow/synthetic.js';
+import { WorkflowBuilder } from '../src/frameworks/workflow/workflow-builder.js';
+import type { MemberReport, WorkflowResult } from '../src/frameworks/workflow/workflow-kind.js';
+import type { Workflow } from '../src/frameworks/workflow/workflow.js';
+import { Cluster } from '../src/runtime/cluster.js';
+import { secretFile, startNodeProcess } from '../test/support/node-process.js';
+import { startEnsemble } from '../test/support/zk-ensemble.js';
+import { machineInfo, resultsFile } from './machine.js';
+import { printTable } from './table.js';
+
+const { values } = parseArgs({ options: { nodes: { type: 'string', default: '2' }, quick: { type: 'boolean', default: false } } });
+const NODES = Number(values.nodes);
+const CORES = NODES; // one worker thread per node process
+const MONTAGE = '/work/shared/data/workflows/wfformat-v1.5/pegasus/montage/montage-chameleon-2mass-05d-001.json';
+const tmp = mkdtempSync(join(tmpdir(), 'bench-workflow-'));
+
+const zk = await startEnsemble({ size: 1 });
+const secret = secretFile();
+const nodes = await Promise.all(Array.from({ length: NODES }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
+const cluster = await Cluster.connect(zk.connectionString);
+
+async function idle(): Promise<void> {
+  for (;;) {
+    if ((await cluster.nodes()).filter((n) => n.job === null && n.assignment === '').length >= NODES) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface Measured { result: WorkflowResult; wall: number; span: number; stages: Map<string, { first: number; last: number; runtime: number }> }
+
+async function measure(wf: Workflow, opts: Omit<RunWorkflowOptions, 'shared'> & { shared?: string }): Promise<Measured> {
+  await idle();
+  const t0 = performance.now();
+  const result = await runWorkflow(cluster, wf, { shared: opts.shared ?? mkdtempSync(join(tmp, 'run-')), nodes: NODES, trace: true, fresh: true, ...opts });
+  const wall = (performance.now() - t0) / 1000;
+  let first = Infinity;
+  let last = 0;
+  const stages = new Map<string, { first: number; last: number; runtime: number }>();
+  for (const m of result.members) for (const [t, s, e] of m.trace) {
+    first = Math.min(first, s);
+    last = Math.max(last, e);
+    const cat = wf.tasks[t]!.category;
+    const st = stages.get(cat) ?? { first: Infinity, last: 0, runtime: 0 };
+    st.first = Math.min(st.first, s);
+    st.last = Math.max(st.last, e);
+    st.runtime += Math.max(0, wf.tasks[t]!.runtime);
+    stages.set(cat, st);
+  }
+  return { result, wall, span: (last - first) / 1000, stages };
+}
+
+const sum = (ms: MemberReport[], k: 'bytesToShared' | 'bytesFromShared' | 'bytesPeer') => ms.reduce((n, m) => n + m[k], 0);
+const stats = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
+  return { n: s.length, mean: s.length ? s.reduce((a, b) => a + b, 0) / s.length : 0, p50: at(0.5), p95: at(0.95) };
+};
+const fileOf = (name: string, text: string) => {
+  const path = join(tmp, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+const out: Record<string, unknown> = { machine: machineInfo(), nodes: NODES, cores: CORES, note: 'node processes on loopback (one worker thread each) with a local ZooKeeper, on a 2-core machine shared with other engineers while measured; AME\'s seconds are scaled to milliseconds here' };
+
+// ---- Fig. 6–9: dispatch rate and efficiency -------------------------------------------------------
+const lengths = values.quick ? [0, 0.01] : [0, 0.001, 0.01, 0.1];
+const dispatch: Record<string, unknown>[] = [];
+for (const mode of ['centralized', 'decentralized'] as const) {
+  for (const L of lengths) {
+    const n = 16 * CORES;
+    const file = fileOf(`bag-${L}.json`, syntheticWfFormat({ tasks: n, runtime: L, files: false }));
+    const m = await measure(parseWorkflow(readFileSync(file, 'utf8'), file), { file, replay: 1, mode });
+    dispatch.push({ mode, taskSeconds: L, tasks: n, seconds: m.span, tasksPerSecond: n / m.span, efficiency: L === 0 ? null : (L * n) / (m.span * CORES), wall: m.wall });
+  }
+  const bag = values.quick ? 2_000 : 20_000;
+  const file = fileOf(`noop-${bag}.json`, syntheticWfFormat({ tasks: bag, runtime: 0, files: false }));
+  const m = await measure(parseWorkflow(readFileSync(file, 'utf8'), file), { file, replay: 1, mode });
+  dispatch.push({ mode, taskSeconds: 0, tasks: bag, seconds: m.span, tasksPerSecond: bag / m.span, efficiency: null, wall: m.wall });
+}
+out.dispatch = dispatch;
+printTable([['mode', 'task s', 'tasks', 'span s', 'tasks/s', 'efficiency'], ...dispatch.map((d) => [d.mode as string, d.taskSeconds as number, d.tasks as number, (d.seconds as number).toFixed(3), (d.tasksPerSecond as number).toFixed(0), d.efficiency === null ? '–' : `${((d.efficiency as number) * 100).toFixed(1)} %`])]);
+
+// ---- Fig. 10–14: pairs across nodes, file sizes, storage modes, location-service latency -----------
+function pairs(count: number, seconds: number, bytes: number): WorkflowBuilder {
+  const b = new WorkflowBuilder(`pairs-${bytes}`);
+  for (let i = 0; i < count; i++) {
+    // Tasks 2i and 2i+1 land on different nodes (round-robin by task number); the file ties them.
+    if (bytes > 0) {
+      b.task({ id: `a${i}`, runtime: seconds, outputs: [{ name: `f${i}`, size: bytes }] });
+      b.task({ id: `b${i}`, runtime: seconds, inputs: [`f${i}`], outputs: [{ name: `g${i}`, size: 10 }] });
+    } else {
+      b.task({ id: `a${i}`, runtime: seconds });
+      b.task({ id: `b${i}`, runtime: seconds, parents: [`a${i}`] });
+    }
+  }
+  return b;
+}
+const PAIR_SECONDS = 0.05;
+const pairCount = 8 * CORES;
+const pairRows: Record<string, unknown>[] = [];
+const latency: Record<string, unknown>[] = [];
+const base = pairs(pairCount, PAIR_SECONDS, 0);
+const baseline = await measure(base.build(), { builder: base, replay: 1, stealing: false });
+for (const [label, bytes, storage] of [['1 KB', 1e3, 'collocated'], ['1 MB', 1e6, 'collocated'], ['10 MB', 1e7, 'collocated'], ['1 MB', 1e6, 'isolated']] as const) {
+  const b = pairs(pairCount, PAIR_SECONDS, bytes);
+  const m = await measure(b.build(), { builder: b, replay: 1, stealing: false, storage });
+  const ideal = (2 * pairCount * PAIR_SECONDS) / CORES;
+  pairRows.push({ file: label, storage, seconds: m.span, ideal, baseline: baseline.span, overheadPercent: ((m.span - baseline.span) / baseline.span) * 100, peerBytes: sum(m.result.members, 'bytesPeer') });
+  const all = (k: 'queryMs' | 'waitMs' | 'transferMs') => m.result.members.flatMap((x) => x[k]);
+  latency.push({ file: label, storage, query: stats(all('queryMs')), wait: stats(all('waitMs')), transfer: stats(all('transferMs')) });
+}
+out.pairs = { pairs: pairCount, taskSeconds: PAIR_SECONDS, baselineSeconds: baseline.span, rows: pairRows };
+out.locationService = latency;
+printTable([['file', 'storage', 'span s', 'no-file s', 'overhead', 'peer MB'], ...pairRows.map((r) => [r.file as string, r.storage as string, (r.seconds as number).toFixed(3), (r.baseline as number).toFixed(3), `${(r.overheadPercent as number).toFixed(1)} %`, ((r.peerBytes as number) / 1e6).toFixed(1)])]);
+printTable([['file', 'storage', 'query ms p50/p95', 'wait ms p50/p95', 'transfer ms p50/p95'], ...latency.map((l) => {
+  const f = (s: unknown) => `${(s as { p50: number }).p50.toFixed(2)} / ${(s as { p95: number }).p95.toFixed(2)}`;
+  return [l.file as string, l.storage as string, f(l.query), f(l.wait), f(l.transfer)];
+})]);
+
+// ---- Table 1–2: Montage replay ------------------------------------------------------------------
+const SCALE = values.quick ? 0.0005 : 0.002;
+const montage = await loadWorkflow(MONTAGE);
+const bound = Math.max(montage.counts.criticalPath, montage.counts.totalRuntime / CORES) * SCALE;
+const runs: Record<string, unknown> = {};
+for (const storage of ['collocated', 'shared'] as const) {
+  const m = await measure(montage, { file: MONTAGE, replay: SCALE, storage });
+  runs[storage] = {
+    span: m.span, wall: m.wall, lowerBound: bound, overBound: m.span / bound,
+    toShared: sum(m.result.members, 'bytesToShared'), fromShared: sum(m.result.members, 'bytesFromShared'), peer: sum(m.result.members, 'bytesPeer'),
+    stages: Object.fromEntries([...m.stages].map(([k, s]) => [k, { oneCoreSeconds: s.runtime * SCALE, seconds: (s.last - s.first) / 1000, speedup: (s.runtime * SCALE) / ((s.last - s.first) / 1000) }])),
+  };
+}
+const col = runs.collocated as { toShared: number; fromShared: number };
+const sh = runs.shared as { toShared: number; fromShared: number };
+out.montage = { file: MONTAGE, tasks: montage.counts.tasks, scale: SCALE, criticalPath: montage.counts.criticalPath, totalRuntime: montage.counts.totalRuntime, runs, sharedTrafficReductionPercent: (1 - (col.toShared + col.fromShared) / (sh.toShared + sh.fromShared)) * 100 };
+printTable([['storage', 'span s', 'lower bound s', '× bound', 'to shared MB', 'from shared MB', 'peer MB'], ...Object.entries(runs).map(([k, r]) => {
+  const x = r as { span: number; lowerBound: number; overBound: number; toShared: number; fromShared: number; peer: number };
+  return [k, x.span.toFixed(2), x.lowerBound.toFixed(2), x.overBound.toFixed(2), (x.toShared / 1e6).toFixed(1), (x.fromShared / 1e6).toFixed(1), (x.peer / 1e6).toFixed(1)];
+})]);
+console.log(`shared-storage traffic ${((out.montage as { sharedTrafficReductionPercent: number }).sharedTrafficReductionPercent).toFixed(1)} % lower peer-to-peer than all-through-shared`);
+
+writeFileSync(resultsFile(values.quick ? 'workflow-quick' : 'workflow'), JSON.stringify(out, null, 2) + '\n');
+await cluster.close();
+for (const n of nodes) n.kill('SIGKILL');
+await Promise.all(nodes.map((n) => n.exited));
+await zk.stop();
+rmSync(tmp, { recursive: true, force: true });
