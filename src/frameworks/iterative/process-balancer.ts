@@ -93,7 +93,8 @@ export class ProcessBalancer {
     const a = this.monitor.receiveReport(node, t, report.predictedDone, report.held === 0);
     this.held.set(node, report.held);
     this.incoming.set(node, 0);
-    this.d.answer(node, a, a.finished ? [] : this.plan(node, t, report));
+    const plan = a.finished ? [] : this.plan(node, t, report);
+    this.d.answer(node, a, plan);
     if (finishRequest) for (const other of this.monitor.processes()) if (other !== node) this.d.requestReport(other);
   }
 

@@ -168,6 +168,20 @@ test('rank-0 monitor: a report from a process holding nothing keeps its last spe
   assert.deepEqual([m.worker('a')!.assigned, m.worker('b')!.assigned], [250 + 390, 100 + 260]);
 });
 
+test('rank-0 monitor: a report within 0.2·Δt_pc of the previous one registers the iterations but not a speed', () => {
+  const m = new ProcessMonitor(10_000, { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 });
+  m.start('a', 0);
+  m.start('b', 0);
+  m.receiveReport('a', 1, 1000);
+  m.receiveReport('b', 1, 1000);
+  m.receiveReport('b', 1.05, 1400); // 400 in 50 ms would read 8000 it/s and end the balance
+  assert.equal(m.worker('b')!.speed(), 1000);
+  assert.equal(m.worker('b')!.done, 1400);
+  assert.equal(m.finished, false);
+  m.receiveReport('b', 2, 2400); // expected 1000 · 0.95 = 950, got 1000: the measure resumes from 1.05 s
+  assert.ok(Math.abs(m.worker('b')!.speed() - 1000 / 0.95) < 1e-9);
+});
+
 test('rank-n monitor (Fig. 4 right): start, answer requests, one finish request at a time', () => {
   const p = new ProcessMonitorMember();
   assert.deepEqual(p.begin(), { instruction: 0 });

@@ -105,10 +105,14 @@ export class ProcessMonitor {
     const i = this.index.get(node);
     if (i === undefined) throw new Error(`monitor: a report from ${node}, which never started`);
     let every = this.schedule.get(node)!.every;
-    if (idle) {
+    const w = this.task.workers[i]!;
+    // A report right after the previous one (a finish request's round) measures mostly noise: a
+    // prediction that moved by a block in a few milliseconds is no speed, and a wild one could end the
+    // balance for good (t_res < t_min).
+    const tooSoon = w.speed() > 0 && t - w.lastReport < 0.2 * this.params.checkpointInterval;
+    if (idle || tooSoon) {
       // Beyond the seed: a process that holds nothing cannot show its speed (a plain measure would be 0
       // and its share 0 for ever): register what it did, keep its last speed.
-      const w = this.task.workers[i]!;
       w.done = predictedDone;
       w.lastReport = t;
     } else {
