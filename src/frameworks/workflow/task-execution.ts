@@ -53,6 +53,7 @@ export class TaskExecution {
   private readonly local = new Map<number, Uint8Array>();
   private readonly onSlot = new Map<string, { resolve: (out: Record<string, Uint8Array>) => void; reject: (err: Error) => void }>();
   private seq = 0;
+  private readonly waitingForThread: { taskId: string; job: WorkerJob }[] = [];
 
   constructor(
     private readonly workflow: Workflow,
@@ -130,14 +131,26 @@ export class TaskExecution {
     return this.local.get(f);
   }
 
+  /**
+   * Runs on a worker thread: an idle one, or queued behind the task a thread runs (the pool starts
+   * it the moment the first ends, so a thread never waits for a round trip to this thread); the rest wait here.
+   */
   private onWorker(job: WorkerJob): Promise<Record<string, Uint8Array>> {
-    const slot = this.workers.idleSlots()[0];
-    if (slot === undefined) return Promise.reject(new Error('no idle worker thread (more tasks started than workers)'));
     const taskId = `wf-${this.settings.nodeId}-${this.seq++}`;
     return new Promise((resolve, reject) => {
       this.onSlot.set(taskId, { resolve, reject });
-      this.workers.run(slot, { taskId, jobId: this.settings.jobId, ref: this.ref, state: job, partial: undefined, board: undefined, varNames: [] });
+      this.waitingForThread.push({ taskId, job });
+      this.startOnThreads();
     });
+  }
+
+  private startOnThreads(): void {
+    while (this.waitingForThread.length > 0) {
+      const slot = this.workers.idleSlots()[0] ?? this.workers.pipelineSlots?.()[0];
+      if (slot === undefined) return;
+      const { taskId, job } = this.waitingForThread.shift()!;
+      this.workers.run(slot, { taskId, jobId: this.settings.jobId, ref: this.ref, state: job, partial: undefined, board: undefined, varNames: [] });
+    }
   }
 
   /** A worker thread reported on one of our tasks. */
@@ -145,6 +158,7 @@ export class TaskExecution {
     if (event.type !== 'done' && event.type !== 'failed' && event.type !== 'cancelled') return;
     const waiting = this.onSlot.get(event.taskId);
     if (!waiting) return;
+    queueMicrotask(() => this.startOnThreads());
     this.onSlot.delete(event.taskId);
     if (event.type === 'done') waiting.resolve((event.partial ?? {}) as Record<string, Uint8Array>);
     else waiting.reject(new Error(event.type === 'failed' ? event.error.split('\n')[0]! : 'cancelled'));

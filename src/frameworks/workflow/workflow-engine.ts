@@ -64,6 +64,9 @@ export class WorkflowEngine {
   private readonly attempts = new Map<number, number>();
   /** Tasks stolen from here whose thief has not confirmed them yet. */
   private readonly given = new Map<number, string>();
+  /** Completions to journal (once per flush, before their reports leave). */
+  private journalDone: [number, string][] = [];
+  private journalRecreated: [number, string][] = [];
   /** When each outstanding query was sent (latency figures). */
   private readonly asked = new Map<number, number>();
   private readonly outbox = new Map<string, Map<Batch, unknown[]>>();
@@ -239,7 +242,7 @@ export class WorkflowEngine {
     const recreated = this.recreating.delete(task);
     if (recreated) this.stats.recreated++;
     else this.stats.completed++;
-    this.io.journal([[task, this.self]], recreated);
+    (recreated ? this.journalRecreated : this.journalDone).push([task, this.self]);
     this.batch(Dispatcher.ownerOf(this.dispatcher.partitionOf(task), this.view!, this.opts.mode, this.ring), 'wf-done', task);
     this.flush();
   }
@@ -353,6 +356,12 @@ export class WorkflowEngine {
     this.flushing = true;
     try {
       for (;;) {
+        if (this.journalDone.length > 0 || this.journalRecreated.length > 0) {
+          if (this.journalDone.length > 0) this.io.journal(this.journalDone, false);
+          if (this.journalRecreated.length > 0) this.io.journal(this.journalRecreated, true);
+          this.journalDone = [];
+          this.journalRecreated = [];
+        }
         for (const [to, byType] of this.outbox) {
           this.outbox.delete(to);
           for (const [type, items] of byType) {
