@@ -70,7 +70,7 @@ class MalleableLeader {
     this.state = new DurableState(ctx.client, ctx.paths);
     this.total = app.iterations(input.params);
     this.objects = app.objects(input.params);
-    this.loads = new Array<number>(this.objects).fill(0);
+    this.loads = new Array<number>(this.objects).fill(Infinity);
     this.scheduled = [...(input.runtime?.rescaleAt ?? [])];
     this.pauseAt = [...(input.runtime?.pauseAt ?? [])];
     this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [] };
@@ -143,7 +143,7 @@ class MalleableLeader {
     this.countExpected(replies);
     this.settled = this.manifest !== null;
     this.iteration = this.manifest?.iteration ?? 0;
-    this.loads.fill(0);
+    this.loads.fill(Infinity);
     if (!first) this.stats.rollbacks++;
   }
 
@@ -163,8 +163,9 @@ class MalleableLeader {
     const settled = this.settled;
     const replies = await this.calls.all<RunReply>(this.map.nodes, (n) => ({ type: 'run', iteration: this.iteration, expect: settled ? 0 : this.expect.get(n) ?? 0 }), this.epoch);
     this.countExpected(replies);
-    // Recent iterations weigh most (the first ones also pay for compilation).
-    for (const r of replies) for (let k = 0; k < r.loads.length; k += 2) this.loads[r.loads[k]!] = (this.loads[r.loads[k]!]! + r.loads[k + 1]!) / 2;
+    // An object's load is its fastest step since the last balancing: a step the OS preempted (or that
+    // paid for compilation) says nothing about the object, and a shared machine preempts often.
+    for (const r of replies) for (let k = 0; k < r.loads.length; k += 2) this.loads[r.loads[k]!] = Math.min(this.loads[r.loads[k]!]!, r.loads[k + 1]!);
     this.settled = false;
     this.stats.iterationMs[this.iteration] = now() - started;
     this.stats.nodesPerIteration[this.iteration] = this.map.nodes.length;
@@ -278,13 +279,14 @@ class MalleableLeader {
     await this.settle();
     const slots = [...nodes, ...this.map.nodes.filter((n) => !nodes.includes(n))];
     const owners = this.map.owner.map((o) => slots.indexOf(this.map.nodes[o]!));
-    const measured = this.loads.some((l) => l > 0);
+    const measured = this.loads.every((l) => l < Infinity);
     const loads = measured ? this.loads : this.loads.map(() => 1);
     const placed = balance(this.input.runtime?.strategy ?? 'refine', loads, owners, slots.map((n) => nodes.includes(n)));
     const next: Mapping = { nodes, owner: placed };
     const involved = [...new Set([...this.map.nodes, ...nodes])];
     await this.calls.all(involved, { type: 'migrate', map: next }, this.epoch);
     this.map = next;
+    this.loads.fill(Infinity);
   }
 
   /** A coordinated checkpoint at this sync point, committed by writing its manifest. */
