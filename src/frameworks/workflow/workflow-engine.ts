@@ -25,6 +25,11 @@ export interface EngineIO {
   random(): number;
   /** Milliseconds, for the location service's latency figures (optional: simulations leave it out). */
   now?(): number;
+  /**
+   * Run `flush` soon (a node passes setImmediate): completions and messages of one turn of the event
+   * loop then leave as one batch per peer. Without it every entry point flushes at once (simulations).
+   */
+  defer?(flush: () => void): void;
 }
 
 export interface EngineOptions {
@@ -67,6 +72,9 @@ export class WorkflowEngine {
   /** Completions to journal (once per flush, before their reports leave). */
   private journalDone: [number, string][] = [];
   private journalRecreated: [number, string][] = [];
+  /** Partitions whose done count changed since the last report to the submitter. */
+  private readonly countsChanged = new Set<number>();
+  private flushScheduled = false;
   /** When each outstanding query was sent (latency figures). */
   private readonly asked = new Map<number, number>();
   private readonly outbox = new Map<string, Map<Batch, unknown[]>>();
@@ -216,7 +224,7 @@ export class WorkflowEngine {
       }
       if (this.dispatcher.markDone(t, from)) changed.add(p);
     }
-    if (changed.size > 0) this.post(this.view!.leader, { type: 'wf-count', epoch: this.view!.epoch, partitions: [...changed].map((p) => [p, this.dispatcher.countFor(p)]) });
+    for (const p of changed) this.countsChanged.add(p);
   }
 
   private checkFinished(): void {
@@ -350,8 +358,18 @@ export class WorkflowEngine {
     else this.io.send(to, m as unknown as LayerBody);
   }
 
-  /** Sends the batches, handles messages to itself, starts what became READY; until nothing is left. */
   private flush(): void {
+    if (!this.io.defer) return this.flushNow();
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    this.io.defer(() => {
+      this.flushScheduled = false;
+      this.flushNow();
+    });
+  }
+
+  /** Sends the batches, handles messages to itself, starts what became READY; until nothing is left. */
+  private flushNow(): void {
     if (this.flushing) return;
     this.flushing = true;
     try {
@@ -371,6 +389,10 @@ export class WorkflowEngine {
             if (type === 'wf-notify') this.post(to, { type: 'wf-located', files: items as [number, FileLocation][], waited: true });
             else this.post(to, { type, [key]: items } as unknown as WorkflowMessage);
           }
+        }
+        if (this.countsChanged.size > 0 && this.view) {
+          this.post(this.view.leader, { type: 'wf-count', epoch: this.view.epoch, partitions: [...this.countsChanged].map((p) => [p, this.dispatcher.countFor(p)]) });
+          this.countsChanged.clear();
         }
         const next = this.local.shift();
         if (next) {

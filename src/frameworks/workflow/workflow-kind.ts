@@ -102,6 +102,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     finish: (o) => finish?.(o),
     random: () => ctx.rng.next(),
     now: () => performance.now(),
+    defer: (flush) => void setImmediate(flush),
   }, { slots: 2 * ctx.workers.size, saved: earlier.saved, ...pick(cfg) }); // two per thread: the next is queued behind the running one
   const ticker = setInterval(() => engine.tick(), 20);
   let pausedFrom: ((node: string) => void) | undefined;
