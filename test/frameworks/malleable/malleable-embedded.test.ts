@@ -98,6 +98,22 @@ describe('malleable jobs on an embedded cluster', () => {
     await cluster.addNodes(1);
   });
 
+  it('a new leader takes over from the durable checkpoint when the node of the leader crashes; exact', T, async () => {
+    const params = { grid: 32, blocks: 4, iterations: 40 };
+    const job = await submitMalleable<GridResult>(cluster, STENCIL, params, { nodes: 3, maxNodes: 3, runtime: { checkpointEvery: 10, pauseAt: [25] } });
+    jobs.push(job);
+    await pausedAt(job.id, 25);
+    const leader = (await jobLeader(cluster.coordination, job.id))!;
+    await cluster.crashNode(leader);
+    // The new leader rolls back to the checkpoint at iteration 20 and pauses at 25 again.
+    await waitFor(async () => (await jobLeader(cluster.coordination, job.id)) !== leader, 'a new leader', 30_000);
+    await pausedAt(job.id, 25);
+    await requestJob(cluster.coordination, job.id, 'resume');
+    const { result } = await withDeadline(job.result(), 'the result', 60_000);
+    assert.equal(result.checksum, plainStencil(32, 40, 4).checksum, 'bit-identical after the leader failover');
+    await cluster.addNodes(1);
+  });
+
   it('Wave2D shrinks and expands on its own schedule (application-initiated); exact', T, async () => {
     const params = { grid: 40, blocks: 4, iterations: 40 };
     const job = await submitMalleable<GridResult>(cluster, WAVE, params, { nodes: 4, runtime: { rescaleAt: [{ iteration: 10, nodes: 2 }, { iteration: 20, nodes: 4 }], strategy: 'greedy' } });
