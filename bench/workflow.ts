@@ -11,19 +11,13 @@
  *
  *   npx tsx bench/workflow.ts [--nodes 2] [--quick]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadWorkflow, parseWorkflow } from '../src/frameworks/workflow/load-workflow.js';
-import { runWorkflow, type RunWorkflowOptions } from '../src/frameworks/workflow/run-workflow.js';
 import { syntheticWfFormat } from '../src/frameworks/workflow/synthetic.js';
 import { WorkflowBuilder } from '../src/frameworks/workflow/workflow-builder.js';
-import type { MemberReport, WorkflowResult } from '../src/frameworks/workflow/workflow-kind.js';
-import type { Workflow } from '../src/frameworks/workflow/workflow.js';
-import { Cluster } from '../src/runtime/cluster.js';
-import { secretFile, startNodeProcess } from '../test/support/node-process.js';
-import { startEnsemble } from '../test/support/zk-ensemble.js';
+import { startBenchCluster, sumOf } from './workflow-cluster.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
@@ -31,44 +25,9 @@ const { values } = parseArgs({ options: { nodes: { type: 'string', default: '2' 
 const NODES = Number(values.nodes);
 const CORES = NODES; // one worker thread per node process
 const MONTAGE = '/work/shared/data/workflows/wfformat-v1.5/pegasus/montage/montage-chameleon-2mass-05d-001.json';
-const tmp = mkdtempSync(join(tmpdir(), 'bench-workflow-'));
-
-const zk = await startEnsemble({ size: 1 });
-const secret = secretFile();
-const nodes = await Promise.all(Array.from({ length: NODES }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
-const cluster = await Cluster.connect(zk.connectionString);
-
-async function idle(): Promise<void> {
-  for (;;) {
-    if ((await cluster.nodes()).filter((n) => n.job === null && n.assignment === '').length >= NODES) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-interface Measured { result: WorkflowResult; wall: number; span: number; stages: Map<string, { first: number; last: number; runtime: number }> }
-
-async function measure(wf: Workflow, opts: Omit<RunWorkflowOptions, 'shared'> & { shared?: string }): Promise<Measured> {
-  await idle();
-  const t0 = performance.now();
-  const result = await runWorkflow(cluster, wf, { shared: opts.shared ?? mkdtempSync(join(tmp, 'run-')), nodes: NODES, trace: true, fresh: true, ...opts });
-  const wall = (performance.now() - t0) / 1000;
-  let first = Infinity;
-  let last = 0;
-  const stages = new Map<string, { first: number; last: number; runtime: number }>();
-  for (const m of result.members) for (const [t, s, e] of m.trace) {
-    first = Math.min(first, s);
-    last = Math.max(last, e);
-    const cat = wf.tasks[t]!.category;
-    const st = stages.get(cat) ?? { first: Infinity, last: 0, runtime: 0 };
-    st.first = Math.min(st.first, s);
-    st.last = Math.max(st.last, e);
-    st.runtime += Math.max(0, wf.tasks[t]!.runtime);
-    stages.set(cat, st);
-  }
-  return { result, wall, span: (last - first) / 1000, stages };
-}
-
-const sum = (ms: MemberReport[], k: 'bytesToShared' | 'bytesFromShared' | 'bytesPeer') => ms.reduce((n, m) => n + m[k], 0);
+const bench = await startBenchCluster(NODES);
+const { tmp, measure } = bench;
+const sum = sumOf;
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
@@ -160,8 +119,4 @@ printTable([['storage', 'span s', 'lower bound s', '× bound', 'to shared MB', '
 console.log(`shared-storage traffic ${((out.montage as { sharedTrafficReductionPercent: number }).sharedTrafficReductionPercent).toFixed(1)} % lower peer-to-peer than all-through-shared`);
 
 writeFileSync(resultsFile(values.quick ? 'workflow-quick' : 'workflow'), JSON.stringify(out, null, 2) + '\n');
-await cluster.close();
-for (const n of nodes) n.kill('SIGKILL');
-await Promise.all(nodes.map((n) => n.exited));
-await zk.stop();
-rmSync(tmp, { recursive: true, force: true });
+await bench.close();
