@@ -24,7 +24,7 @@ export function registerIterateCommand(program: Command): void {
     .option('--iterations <n>', 'iterations (histories, paths) to run (default: the application\'s)')
     .option('--nodes <n>', 'embedded nodes', '1')
     .option('--workers <n>', 'worker threads per node (default: usable cores / nodes, at least 1)')
-    .option('--balance <strategy>', `how iterations are balanced: ${STRATEGIES.join(', ')}`, 'ruper')
+    .option('--balance <strategy>', `how iterations are balanced: ${STRATEGIES.join(', ')}`, 'steal')
     .option('--seed <n>', 'seed of the iteration-indexed random streams', '1')
     .option('--progress', 'print progress lines on stderr even when it is not a terminal')
     .option('--json', 'print one JSON object')

@@ -104,7 +104,9 @@ function fanOut<T, P>(state: BlockRange, ctx: TaskContext<BlockTally<T>, Iterati
   const targets: Array<string | undefined> = fan === 'nodes' ? [undefined, ...layout.peers] : Array.from({ length: layout.workers }, () => undefined);
   const parts = targets.length;
   const total = state.hi - state.lo;
-  if (parts < 2 || total < 2) return;
+  if (total < 2) return;
+  // A job on one node: straight to its threads.
+  if (parts < 2) return void (fan === 'nodes' && fanOut(Object.assign(state, { fan: 'threads' as const }), ctx));
   const lo = state.lo;
   const bound = (k: number) => lo + Math.floor((total * k) / parts);
   state.hi = bound(1);

@@ -18,7 +18,7 @@ const DEFAULT_BLOCKS = 512;
 export interface IterativeOptions<P> {
   iterations: number;
   params?: P;
-  /** Default 'ruper'. */
+  /** Default 'steal' (it won bench/iterative here: see docs/iterative.md). */
   balance?: BalanceStrategy;
   /** Seed of the iteration-indexed random streams (default 1). */
   seed?: number;
@@ -40,7 +40,7 @@ export function iterativeInput<P>(opts: IterativeOptions<P>): IterativeInput<P> 
   const iterations = whole(opts.iterations, 'iterations', 1);
   const blockSize = whole(opts.blockSize ?? Math.ceil(iterations / DEFAULT_BLOCKS), 'blockSize', 1);
   const chunkSize = whole(opts.chunkSize ?? Math.min(blockSize, 1024), 'chunkSize', 1);
-  const balance = opts.balance ?? 'ruper';
+  const balance = opts.balance ?? 'steal';
   if (!STRATEGIES.includes(balance)) throw new RangeError(`iterative: balance must be one of ${STRATEGIES.join(', ')}, got "${String(balance)}"`);
   const ruper = { ...DEFAULT_RUPER, ...opts.ruper };
   for (const [k, v] of Object.entries(ruper)) if (!(typeof v === 'number' && v > 0)) throw new RangeError(`iterative: ruper.${k} must be a positive number, got ${String(v)}`);
