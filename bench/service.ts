@@ -29,13 +29,13 @@ const { values } = parseArgs({ options: { repeat: { type: 'string', default: '3'
 const REPEAT = Number(values.repeat);
 const QUICK = values.quick;
 
-/** The largest primes below 2^25 (2^26 without --quick): their products take a while to factorize, as in the seed. */
+/** The largest primes below 2^25 (2^24 with --quick): their products take a while to factorize, as in the seed. */
 function primesBelow(limit: number, count: number): number[] {
   const found: number[] = [];
   for (let n = limit - 1; found.length < count; n--) if (factorize(n) === n) found.push(n);
   return found;
 }
-const PRIMES_NEAR = primesBelow(QUICK ? 2 ** 25 : 2 ** 26, 11);
+const PRIMES_NEAR = primesBelow(QUICK ? 2 ** 24 : 2 ** 25, 11);
 const NUMBERS = Array.from({ length: 10 }, (_, i) => PRIMES_NEAR[i]! * PRIMES_NEAR[i + 1]!);
 const MANDEL = QUICK ? { w: 1000, h: 100, it: 300 } : { w: 2000, h: 400, it: 500 };
 const PRIMES_LIMIT = QUICK ? 2_000_000 : 10_000_000;

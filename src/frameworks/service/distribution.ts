@@ -134,7 +134,7 @@ export class Distribution {
         }
       });
       this.lastCosts = {
-        serializationMs, transferMs: 0, dispatchMs: 0, executionMs: 0, requestBytes: json.length, responseBytes: 0, ...costs,
+        serializationMs, transferMs: 0, dispatchMs: 0, executionMs: 0, roundTrips: 0, requestBytes: json.length, responseBytes: 0, ...costs,
         diffingMs: diffMs + (performance.now() - a0), taskMs,
       };
     })();

@@ -15,6 +15,8 @@ export interface BatchCosts {
   diffingMs: number;
   /** Σ of the tasks' own execution times in the sandboxes. */
   taskMs: number;
+  /** HTTP requests the batch took (one to start it, one per long poll until it was done; 0 locally). */
+  roundTrips: number;
   /** Bytes of the request that started the batch, and of the answer that ended it. */
   requestBytes: number;
   responseBytes: number;

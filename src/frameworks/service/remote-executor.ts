@@ -72,19 +72,21 @@ export class RemoteExecutor implements BatchExecutor {
     if (started.status !== 202) throw new Error(`the service refused the batch (${started.status}): ${started.body}`);
     const { batch, serverMs } = JSON.parse(started.body) as { batch: string; serverMs: number };
     let transferMs = started.ms - serverMs;
+    let roundTrips = 1;
     let cancelled = false;
     return {
       outcomes: async () => {
         for (;;) {
           if (cancelled) throw new Error(`batch ${batch} was cancelled`);
           const r = await this.request('GET', `/v1/batches/${batch}?waitMs=${this.opts.pollMs ?? 25_000}`);
+          roundTrips++;
           if (r.status !== 200) throw new Error(`the service answered ${r.status} for batch ${batch}: ${r.body}`);
           const reply = JSON.parse(r.body) as { state: string; error?: string; outcomes?: TaskOutcome[]; costs?: Partial<BatchCosts>; waitedMs?: number };
           transferMs += r.ms - (reply.waitedMs ?? 0);
           if (reply.state === 'running') continue;
           if (reply.state !== 'done') throw new Error(`batch ${batch} ${reply.state}: ${reply.error ?? ''}`);
           if (reply.outcomes?.length !== taskCount) throw new Error(`batch ${batch}: ${reply.outcomes?.length} outcomes for ${taskCount} tasks`);
-          return { outcomes: reply.outcomes, costs: { ...reply.costs, transferMs: Math.max(0, transferMs), requestBytes: body.length, responseBytes: r.body.length } };
+          return { outcomes: reply.outcomes, costs: { ...reply.costs, transferMs: Math.max(0, transferMs), roundTrips, requestBytes: body.length, responseBytes: r.body.length } };
         }
       },
       cancel: async () => {

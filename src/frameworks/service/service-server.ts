@@ -9,6 +9,7 @@ import type { Cluster, JobHandle } from '../../runtime/cluster.js';
 import type { TaskRef } from '../../runtime/task.js';
 import type { BatchCosts } from './executor.js';
 import type { SandboxLimits } from './sandbox-pool.js';
+import { unpackOutcomes, type OutcomeChunk } from './service-task.js';
 
 export interface ServiceOptions {
   cluster: Cluster;
@@ -97,12 +98,11 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const id = `b${++seq}-${job.id}`;
     const batch: Batch = { id, job, tasks: graph.tasks.length, state: 'running', costs: { dispatchMs }, finished: Promise.resolve() };
     const jobStart = performance.now();
-    batch.finished = job.result<[number, string][]>().then(
-      (pairs) => {
+    batch.finished = job.result<OutcomeChunk[]>().then(
+      (chunks) => {
         batch.costs.executionMs = performance.now() - jobStart;
-        const outcomes = new Array<string>(batch.tasks);
-        for (const [i, o] of pairs) outcomes[i] = o;
-        batch.outcomes = outcomes;
+        const outcomes = unpackOutcomes(chunks, batch.tasks);
+        batch.outcomes = outcomes as string[];
         batch.state = outcomes.every((o) => o !== undefined) ? 'done' : 'failed';
         if (batch.state === 'failed') batch.error = 'the job ended without an outcome for every task';
       },

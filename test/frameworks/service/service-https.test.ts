@@ -106,6 +106,7 @@ test('one round trip starts a batch of 1,000 tasks; cancel stops a running batch
   let sum = 0;
   for (const t of tasks) sum += await t.result;
   assert.equal(sum, (999 * 1000 * 1999) / 6);
+  assert.equal(dist.lastCosts!.roundTrips, 2, 'one request started the batch, one long poll awaited it');
   const long = { ms: 1e12 };
   const slow = dist.task(() => { let x = 0; for (let i = 0; i < long.ms; i++) x++; return x; });
   await dist.start([slow]);
