@@ -241,10 +241,15 @@ export class ResourceManager {
       if (failed.length > 0) log.warn('manager', `could not give ${failed.map((m) => m.node).join(' ')} to ${a.job}; they are re-planned`);
       await this.record(a.job, { at: Date.now(), type: a.type, nodes: a.nodes.length }, false);
       this.emit({ at: Date.now(), type: a.type, job: a.job, nodes: a.nodes });
-      if (a.type === 'expand' && job?.record.channel === 'control') {
+      // A job with a kind is told its node set after a launch too: it may have started before all its nodes joined.
+      if (job?.record.channel === 'control') {
         const started = Date.now();
-        void this.request(a.job, 'rescale', { nodes: a.nodes }).then((ack) => {
-          if (ack) void this.record(a.job, { at: Date.now(), type: 'expand', nodes: ack.nodes.length, tRescaleMs: ack.tRescaleMs ?? Date.now() - started }, false).catch(() => undefined);
+        const core = this.core;
+        core?.executor.requestSent(a.job);
+        void this.request(a.job, 'rescale', { nodes: a.nodes }).then(async (ack) => {
+          if (ack && a.type === 'expand') await this.record(a.job, { at: Date.now(), type: 'expand', nodes: ack.nodes.length, tRescaleMs: ack.tRescaleMs ?? Date.now() - started }, false);
+          core?.executor.requestAcknowledged(a.job);
+          this.trigger();
         });
       }
       if (failed.length > 0) this.trigger();

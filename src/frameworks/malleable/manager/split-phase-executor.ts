@@ -28,6 +28,7 @@ export class SplitPhaseExecutor {
   private readonly dependent: JobDecision[] = [];
   private readonly shrinking = new Map<string, { decision: Extract<JobDecision, { type: 'shrink' }>; sentAt: number }>();
   private readonly changedAt = new Map<string, number>();
+  private readonly unacknowledged = new Set<string>();
   readonly events: ExecutorEvent[] = [];
 
   /** `holding`: what jobs hold already (a restarted manager starts from the assignments it finds). */
@@ -49,9 +50,21 @@ export class SplitPhaseExecutor {
     return this.actual;
   }
 
-  /** A shrink of the job is awaiting its acknowledgement, or a launch/expand is waiting for nodes. */
+  /** A shrink of the job is awaiting its acknowledgement, a launch/expand is waiting for nodes, or a request to it is unacknowledged. */
   isBusy(job: string): boolean {
-    return this.shrinking.has(job) || this.dependent.some((d) => d.job === job);
+    return this.shrinking.has(job) || this.unacknowledged.has(job) || this.dependent.some((d) => d.job === job);
+  }
+
+  /**
+   * The caller told the job about a launch or expand and awaits its acknowledgement: nothing new is
+   * planned for the job until `requestAcknowledged`, so a later shrink is never overtaken by it.
+   */
+  requestSent(job: string): void {
+    this.unacknowledged.add(job);
+  }
+
+  requestAcknowledged(job: string): void {
+    this.unacknowledged.delete(job);
   }
 
   /** When the job was last launched, shrunk or expanded (decided or acknowledged), if ever here. */
@@ -125,6 +138,7 @@ export class SplitPhaseExecutor {
     const now = this.clock();
     for (const map of [this.actual, this.sched]) for (const [n, j] of [...map]) if (j === job) map.delete(n);
     this.shrinking.delete(job);
+    this.unacknowledged.delete(job);
     for (const d of this.dependent.filter((x) => x.job === job)) this.dependent.splice(this.dependent.indexOf(d), 1);
     this.events.push({ at: now, type: 'finished', job, nodes: [] });
     return this.runDependent(now);

@@ -71,3 +71,17 @@ describe('split-phase execution (Algorithm 1)', () => {
     assert.throws(() => ex2.execute([{ type: 'expand', job: 'A', nodes: ['n0', 'n5'], added: ['n5'] }]), /under way/);
   });
 });
+
+describe('unacknowledged launch and expand requests', () => {
+  it('a job told of a launch or expand is busy until it acknowledges, so no shrink overtakes the request', () => {
+    const { ex } = setup({ A: ['n0', 'n1'] });
+    ex.requestSent('A');
+    assert.ok(ex.isBusy('A'));
+    assert.throws(() => ex.execute([{ type: 'shrink', job: 'A', nodes: ['n0'], removed: ['n1'] }]), /under way/);
+    ex.requestAcknowledged('A');
+    assert.ok(!ex.isBusy('A'));
+    ex.requestSent('A');
+    ex.jobFinished('A');
+    assert.ok(!ex.isBusy('A'), 'a finished job is busy no more');
+  });
+});
