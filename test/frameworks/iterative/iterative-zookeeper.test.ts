@@ -17,8 +17,9 @@ import checksum, { type Checksum } from './apps/checksum.js';
 const APP = { module: new URL('./apps/checksum.ts', import.meta.url).href, export: 'default' };
 const T = { timeout: 180_000 };
 /** 192 blocks of 2 × 30 ms of sleep: about 4 s on three nodes whatever the load, time to kill one mid-run. */
+const PARAMS = { work: 4, sleepMs: 30 };
 const OPTS: IterativeOptions<{ work: number; sleepMs: number }> = {
-  iterations: 19_200, params: { work: 4, sleepMs: 30 }, blockSize: 100, chunkSize: 50, checkpointMs: 100,
+  iterations: 19_200, params: PARAMS, blockSize: 100, chunkSize: 50, checkpointMs: 100,
   ruper: { checkpointInterval: 0.2, minRemaining: 0.05 },
 };
 
@@ -75,11 +76,11 @@ describe('iterative jobs on node processes over ZooKeeper', () => {
     try {
       for (const balance of ['steal', 'static'] as const) {
         await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'two idle nodes', 60_000);
-        const job = await submitIterative(cluster, APP, { ...OPTS, params: { ...OPTS.params, sleepMs: 0 }, balance, nodes: 2 });
+        const job = await submitIterative(cluster, APP, { ...OPTS, params: { ...PARAMS, sleepMs: 0 }, balance, nodes: 2 });
         const r = await withDeadline(job.result<{ n: number; v: Checksum }>(), `the ${balance} result`, 120_000);
         const value = r.v;
         assert.equal(value.count, OPTS.iterations);
-        assert.deepEqual(value, iterateSequentially(checksum, { ...OPTS, params: { ...OPTS.params, sleepMs: 0 } }).value, `${balance}: bit-identical`);
+        assert.deepEqual(value, iterateSequentially(checksum, { ...OPTS, params: { ...PARAMS, sleepMs: 0 } }).value, `${balance}: bit-identical`);
       }
     } finally {
       await cluster.close();
