@@ -17,6 +17,8 @@ export interface ConnectOptions {
 
 interface Reply { status: number; body: string; ms: number }
 
+const guarded = new WeakSet<object>();
+
 export class RemoteExecutor implements BatchExecutor {
   private readonly agent: http.Agent;
 
@@ -61,7 +63,11 @@ export class RemoteExecutor implements BatchExecutor {
       });
       req.on('error', reject);
       // The request's 'error' reports a socket failure; this listener only keeps it from also being uncaught.
-      req.on('socket', (socket) => socket.on('error', () => undefined));
+      req.on('socket', (socket) => {
+        if (guarded.has(socket)) return; // keep-alive sockets serve many requests: one listener each
+        guarded.add(socket);
+        socket.on('error', () => undefined);
+      });
       req.end(body);
     });
   }
