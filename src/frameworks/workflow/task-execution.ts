@@ -22,6 +22,12 @@ export type StorageMode = 'collocated' | 'isolated' | 'shared';
 /** A location meaning "in the shared directory" (a holder that never leaves). */
 export const SHARED_NODE = '*';
 
+/**
+ * Intermediate files up to this size go peer to peer in one layer message, straight from the holder's
+ * memory; larger ones through the data plane (chunked, flow-controlled, registered as blobs).
+ */
+export const INLINE_BYTES = 256 * 1024;
+
 export interface ExecutionSettings {
   jobId: string;
   nodeId: string;
@@ -63,6 +69,8 @@ export class TaskExecution {
     private readonly data: DataPlane | undefined,
     /** Isolated storage: hand an intermediate file to a storage member, get its location back. */
     private readonly putRemote: (file: number, bytes: Uint8Array) => Promise<FileLocation>,
+    /** A small intermediate file from the member holding it (rejects with InputLost if it is gone). */
+    private readonly fetchInline: (node: string, file: number) => Promise<Uint8Array>,
   ) {}
 
   /** Runs the task; resolves with the locations of its intermediate outputs (final ones are in the shared directory). */
@@ -91,7 +99,7 @@ export class TaskExecution {
       } else if (this.settings.storage === 'isolated') out.push([f, await this.putRemote(f, content)]);
       else {
         this.local.set(f, content);
-        const ref = this.data ? await this.data.share(content, this.settings.jobId, file.name) : undefined;
+        const ref = this.data && content.length > INLINE_BYTES ? await this.data.share(content, this.settings.jobId, file.name) : undefined;
         out.push([f, { node: this.settings.nodeId, ...(ref ? { ref } : {}) }]);
       }
     }
@@ -108,10 +116,9 @@ export class TaskExecution {
       return content;
     }
     if (loc.node === this.settings.nodeId && this.local.has(f)) return this.local.get(f)!;
-    if (!loc.ref || !this.data) throw new InputLost(`no reference to fetch ${file.name}`);
     try {
       const t0 = performance.now();
-      const content = await this.data.obtain(loc.ref as never, this.settings.jobId, file.name);
+      const content = loc.ref && this.data ? await this.data.obtain(loc.ref as never, this.settings.jobId, file.name) : await this.fetchInline(loc.node, f);
       if (this.counters.transferMs.length < 10_000) this.counters.transferMs.push(performance.now() - t0);
       this.counters.bytesPeer += content.length;
       this.counters.filesPeer++;

@@ -67,6 +67,8 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const trace: [number, number, number][] = [];
   let finish: ((o: { ok: true } | { ok: false; error: string }) => void) | undefined;
   let putSeq = 0;
+  let fetchSeq = 0;
+  const fetches = new Map<number, { node: string; resolve: (b: Uint8Array) => void; reject: (e: Error) => void }>();
   const puts = new Map<number, (loc: FileLocation) => void>();
   const reports = new Map<number, (r: MemberReport) => void>();
   let reportSeq = 0;
@@ -83,7 +85,19 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
         puts.set(id, resolve);
         send(to, { type: 'wf-put', id, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
       });
-    });
+    }, (node, file) => new Promise((resolve, reject) => {
+      const id = fetchSeq++;
+      fetches.set(id, { node, resolve, reject });
+      send(node, { type: 'wf-fetch', id, file });
+    }));
+  /** A fetch whose holder is gone: the task waits for the file again. */
+  const failFetches = (node: string) => {
+    for (const [id, f] of fetches) {
+      if (f.node !== node) continue;
+      fetches.delete(id);
+      f.reject(new InputLost(`${node} left`));
+    }
+  };
   const engine: WorkflowEngine = new WorkflowEngine(workflow, ctx.nodeId, {
     send,
     run: (task) => {
@@ -133,6 +147,17 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
           puts.get(body.id as number)?.(body.location as FileLocation);
           puts.delete(body.id as number);
           return;
+        case 'wf-fetch': {
+          const bytes = exec.held(body.file as number);
+          return send(from, bytes ? { type: 'wf-file', id: body.id as number, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) } : { type: 'wf-file', id: body.id as number, missing: true });
+        }
+        case 'wf-file': {
+          const f = fetches.get(body.id as number);
+          fetches.delete(body.id as number);
+          if (body.missing) f?.reject(new InputLost('the holder no longer has it'));
+          else f?.resolve(body.bytes as Uint8Array);
+          return;
+        }
         case 'wf-pause':
           void pauseAndSave().then(() => send(from, { type: 'wf-paused' }));
           return;
@@ -150,7 +175,11 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     peersJoined() {
       if (leading) engine.lead([ctx.nodeId, ...ctx.peers()]);
     },
+    onBounce(from, body) {
+      if (body.type === 'wf-fetch') failFetches(from);
+    },
     peerLeft(node) {
+      failFetches(node);
       engine.peerGone(node);
       if (leading) engine.lead([ctx.nodeId, ...ctx.peers()]);
     },
@@ -255,6 +284,8 @@ export default defineJobKind({
       case 'wf-report?': return Number.isInteger(body.id) ? undefined : 'wf-report? needs id';
       case 'wf-pause':
       case 'wf-paused': return undefined;
+      case 'wf-fetch': return Number.isInteger(body.id) && Number.isInteger(body.file) ? undefined : 'wf-fetch needs id and file';
+      case 'wf-file': return Number.isInteger(body.id) && (body.bytes instanceof Uint8Array || body.missing === true) ? undefined : 'wf-file needs id and bytes';
       case 'wf-report': return Number.isInteger(body.id) && typeof body.report === 'object' ? undefined : 'wf-report needs id and report';
       default: return validateWorkflowMessage(body);
     }
