@@ -30,8 +30,11 @@ const now = () => performance.now();
 /** Consecutive failed recoveries (other than lost nodes) before the job fails. */
 const MAX_FAILURES = 5;
 
-export function malleableLeader(ctx: LeaderContext, app: AnyMalleableApp, input: MalleableInput): LeaderRole {
-  const leader = new MalleableLeader(ctx, app, input);
+/** How the leader lets a node go (the core's drain; a simulation passes its own). */
+export type ReleaseNode = (node: string) => Promise<unknown>;
+
+export function malleableLeader(ctx: LeaderContext, app: AnyMalleableApp, input: MalleableInput, release?: ReleaseNode): LeaderRole {
+  const leader = new MalleableLeader(ctx, app, input, release ?? ((node) => drainNode(ctx.client, node)));
   void leader.run();
   return { stop: () => leader.stop(), onControl: (type, body) => leader.onControl(type, body) };
 }
@@ -59,7 +62,7 @@ class MalleableLeader {
   private wake: (() => void) | undefined;
   private readonly stats: MalleableStats;
 
-  constructor(private readonly ctx: LeaderContext, private readonly app: AnyMalleableApp, private readonly input: MalleableInput) {
+  constructor(private readonly ctx: LeaderContext, private readonly app: AnyMalleableApp, private readonly input: MalleableInput, private readonly release: ReleaseNode) {
     this.own = ctx.member as MalleableMember;
     this.calls = new MemberCalls(ctx, this.own, (node) => this.leaving.add(node));
     this.nodes = new NodeAcquisition(ctx, () => this.calls.live(), () => this.stopped);
@@ -251,7 +254,7 @@ class MalleableLeader {
     phases.checkpoint = now() - t;
     t = now();
     // Reconnect (out): the leaving nodes hold nothing now; let them go and wait until they have left.
-    for (const n of leavers) if (n !== this.ctx.nodeId) await drainNode(this.ctx.client, n).catch((err: Error) => log.warn('malleable', `could not release ${n}: ${err.message}`));
+    for (const n of leavers) if (n !== this.ctx.nodeId) await this.release(n).catch((err: Error) => log.warn('malleable', `could not release ${n}: ${err.message}`));
     await this.nodes.until(() => leavers.every((n) => n === this.ctx.nodeId || !this.calls.live().has(n)), 30_000);
     for (const n of leavers) this.leaving.delete(n);
     phases.reconnect += now() - t;
@@ -271,7 +274,7 @@ class MalleableLeader {
   /** The leader's own node was rescaled away: once acknowledged, it leaves; the next leader resumes from the checkpoint. */
   private leaveAfterAck(): void {
     this.stopped = true;
-    void drainNode(this.ctx.client, this.ctx.nodeId).catch((err: Error) => log.warn('malleable', `could not release the leader's node: ${err.message}`));
+    void this.release(this.ctx.nodeId).catch((err: Error) => log.warn('malleable', `could not release the leader's node: ${err.message}`));
   }
 
   /** Balances the objects over `nodes` with the measured loads and moves those that change node. */
@@ -279,7 +282,7 @@ class MalleableLeader {
     await this.settle();
     const slots = [...nodes, ...this.map.nodes.filter((n) => !nodes.includes(n))];
     const owners = this.map.owner.map((o) => slots.indexOf(this.map.nodes[o]!));
-    const measured = this.loads.every((l) => l < Infinity);
+    const measured = this.input.runtime?.loads !== 'uniform' && this.loads.every((l) => l < Infinity);
     const loads = measured ? this.loads : this.loads.map(() => 1);
     const placed = balance(this.input.runtime?.strategy ?? 'refine', loads, owners, slots.map((n) => nodes.includes(n)));
     const next: Mapping = { nodes, owner: placed };

@@ -8,6 +8,8 @@ export interface MalleableRuntimeOptions {
   lbEvery?: number;
   /** Balancing strategy at rescales and periodic balancing (default 'refine', as the seed's runs). */
   strategy?: Strategy;
+  /** What balancing weighs: each object's measured step time (default), or every object alike ('uniform': objects of equal work, or reproducible mappings). */
+  loads?: 'measured' | 'uniform';
   /** Rescales the job asks of itself when it reaches an iteration (the seed's application-initiated rescale). */
   rescaleAt?: Array<{ iteration: number; nodes: number }>;
   /** Iterations at whose sync point the job waits, serving requests, until a `resume` request. */
@@ -57,6 +59,7 @@ export function checkRuntimeOptions(o: MalleableRuntimeOptions | undefined): str
   for (const k of ['checkpointEvery', 'lbEvery', 'startWaitMs', 'joinWaitMs'] as const) {
     if (o[k] !== undefined && !(Number.isInteger(o[k]) && o[k]! >= 0)) return `runtime.${k} must be a whole number ≥ 0, got ${String(o[k])}`;
   }
+  if (o.loads !== undefined && o.loads !== 'measured' && o.loads !== 'uniform') return `runtime.loads must be 'measured' or 'uniform', got ${String(o.loads)}`;
   if (o.strategy !== undefined && o.strategy !== 'greedy' && o.strategy !== 'refine') return `runtime.strategy must be 'greedy' or 'refine', got ${String(o.strategy)}`;
   if (o.pauseAt !== undefined && !(Array.isArray(o.pauseAt) && o.pauseAt.every((i) => Number.isInteger(i) && i >= 0))) return 'runtime.pauseAt must be a list of iterations ≥ 0';
   for (const [i, r] of (o.rescaleAt ?? []).entries()) {

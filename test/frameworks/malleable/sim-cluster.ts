@@ -1,0 +1,184 @@
+/**
+ * A simulated cluster for the malleable kind's protocol, without I/O or timing: the real member and
+ * leader code over an in-memory network that delivers messages one at a time in a seeded random
+ * order (no FIFO between any two nodes), an in-memory data plane and durable-state store, and a
+ * membership the test changes (join, graceful release, crash). Every run of a seed is the same run.
+ */
+import { createHash } from 'node:crypto';
+import { CoordError } from '../../../src/coord/errors.js';
+import type { DataPlane } from '../../../src/data/data-plane.js';
+import type { JobOutcome, JobSpec } from '../../../src/runtime/job-spec.js';
+import { jobPaths } from '../../../src/runtime/job-paths.js';
+import type { LayerBody, LeaderContext, LeaderRole, MemberContext } from '../../../src/runtime/kinds/job-kind.js';
+import { Emitter } from '../../../src/util/emitter.js';
+import { Rng } from '../../../src/util/rng.js';
+import { malleableLeader } from '../../../src/frameworks/malleable/leader.js';
+import type { AnyMalleableApp } from '../../../src/frameworks/malleable/malleable-app.js';
+import { malleableMember, type MalleableMember } from '../../../src/frameworks/malleable/member.js';
+import type { MalleableInput } from '../../../src/frameworks/malleable/runtime-options.js';
+
+interface Frame { from: string; to: string; body: LayerBody; bounce: boolean }
+
+class SimMembership {
+  readonly events = new Emitter<{ joined: { id: string }; left: { id: string }; change: ReadonlyMap<string, { id: string }> }>();
+  readonly members = new Map<string, { id: string }>();
+  on(event: 'joined' | 'left' | 'change', listener: (p: never) => void): () => void {
+    return this.events.on(event, listener as never);
+  }
+  view(): ReadonlyMap<string, { id: string }> {
+    return this.members;
+  }
+  add(id: string): void {
+    this.members.set(id, { id });
+    this.events.emit('joined', { id });
+    this.events.emit('change', this.members);
+  }
+  remove(id: string): void {
+    if (!this.members.delete(id)) return;
+    this.events.emit('left', { id });
+    this.events.emit('change', this.members);
+  }
+}
+
+/** The durable-state znode and the blob store: what outlives any simulated node. */
+function memoryClient() {
+  const znodes = new Map<string, { data: Buffer; version: number }>();
+  return {
+    getData: async (path: string) => {
+      const z = znodes.get(path);
+      if (!z) throw new CoordError('NO_NODE', path);
+      return { data: z.data, stat: { version: z.version } };
+    },
+    create: async (path: string, data: Uint8Array) => {
+      if (znodes.has(path)) throw new CoordError('NODE_EXISTS', path);
+      znodes.set(path, { data: Buffer.from(data), version: 0 });
+      return path;
+    },
+    setData: async (path: string, data: Uint8Array, version?: number) => {
+      const z = znodes.get(path);
+      if (!z) throw new CoordError('NO_NODE', path);
+      if (version !== undefined && version !== z.version) throw new CoordError('BAD_VERSION', path);
+      z.data = Buffer.from(data);
+      z.version++;
+      return { version: z.version };
+    },
+  };
+}
+
+function memoryDataPlane(blobs: Map<string, Buffer>): DataPlane {
+  return {
+    share: async (bytes: Uint8Array) => {
+      const hash = createHash('sha256').update(bytes).digest('hex');
+      blobs.set(hash, Buffer.from(bytes));
+      return { hash, size: bytes.length };
+    },
+    obtain: async (ref: { hash: string }) => {
+      const b = blobs.get(ref.hash);
+      if (!b) throw new Error(`no blob ${ref.hash}`);
+      return b;
+    },
+    awaitReplicated: async () => ['a', 'b'],
+  } as unknown as DataPlane;
+}
+
+export class SimCluster {
+  readonly rng: Rng;
+  readonly membership = new SimMembership();
+  readonly roles = new Map<string, MalleableMember>();
+  private readonly queue: Frame[] = [];
+  private readonly client = memoryClient();
+  private readonly blobs = new Map<string, Buffer>();
+  private leaderRole: LeaderRole | undefined;
+  leaderId = '';
+  outcome: JobOutcome | undefined;
+  delivered = 0;
+  private readonly spec: JobSpec;
+
+  constructor(seed: number, private readonly app: AnyMalleableApp, private readonly input: MalleableInput, nodes: string[]) {
+    this.rng = new Rng(seed);
+    this.spec = { id: 'sim-job', ref: { module: 'sim', export: 'default' }, varNames: [], createdAt: 0, nodes: nodes.length, managedBy: 'sim', input };
+    for (const n of nodes) this.join(n);
+    this.startLeader(nodes[0]!);
+  }
+
+  private ctx(nodeId: string): MemberContext {
+    return {
+      nodeId, spec: this.spec, client: this.client as never, paths: jobPaths(this.spec.id), workers: {} as never, vars: {} as never,
+      board: undefined, rng: this.rng, membership: this.membership as never, data: memoryDataPlane(this.blobs),
+      send: async (to, body) => void this.queue.push({ from: nodeId, to, body, bounce: false }),
+      peers: () => [...this.membership.members.keys()].filter((id) => id !== nodeId),
+      report: () => undefined,
+    };
+  }
+
+  join(id: string): void {
+    this.roles.set(id, malleableMember(this.ctx(id), this.app, this.input.params));
+    this.membership.add(id);
+  }
+
+  private startLeader(id: string): void {
+    this.leaderId = id;
+    const ctx: LeaderContext = {
+      ...this.ctx(id), member: this.roles.get(id)!,
+      finish: async (o) => {
+        this.outcome ??= o;
+        return true;
+      },
+    };
+    // A released node drains (it must hold nothing by then) and leaves, as TidepoolNode.leave does.
+    this.leaderRole = malleableLeader(ctx, this.app, this.input, async (node) => {
+      await this.roles.get(node)?.drain();
+      this.leave(node);
+    });
+  }
+
+  leave(id: string): void {
+    this.roles.get(id)?.stop();
+    this.roles.delete(id);
+    this.membership.remove(id);
+    if (id === this.leaderId) {
+      this.leaderRole?.stop();
+      const next = [...this.membership.members.keys()].sort()[0];
+      if (next) this.startLeader(next); // the next in the election takes over from the durable state
+    }
+  }
+
+  /** kill -9: gone at once, its messages in flight with it. */
+  crash(id: string): void {
+    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.to === id || this.queue[i]!.from === id) this.queue.splice(i, 1);
+    this.leave(id);
+  }
+
+  request(type: string, body: unknown): Promise<unknown> {
+    return this.leaderRole!.onControl!(type, body);
+  }
+
+  progress(): Promise<{ iteration: number; nodes: string[] }> {
+    return this.leaderRole!.onControl!('progress', null) as Promise<{ iteration: number; nodes: string[] }>;
+  }
+
+  /** Delivers one message (chosen at random among those in flight), then lets the code react. */
+  async step(): Promise<boolean> {
+    await new Promise((r) => setImmediate(r));
+    if (this.queue.length === 0) return false;
+    const [f] = this.queue.splice(this.rng.int(0, this.queue.length - 1), 1);
+    this.delivered++;
+    const role = this.roles.get(f!.to);
+    if (f!.bounce) role?.onBounce?.(f!.from, f!.body);
+    else if (!role) this.queue.push({ from: f!.to, to: f!.from, body: f!.body, bounce: true }); // not in the job: bounce
+    else role.onMessage?.(f!.from, f!.body);
+    return true;
+  }
+
+  /** Runs until the job has an outcome (or `maxSteps` deliveries), calling `hook` between deliveries. */
+  async run(hook: () => Promise<void> | void = () => undefined, maxSteps = 200_000): Promise<JobOutcome> {
+    let idle = 0;
+    while (!this.outcome && this.delivered < maxSteps) {
+      await hook();
+      idle = (await this.step()) ? 0 : idle + 1;
+      if (idle > 1_000) throw new Error(`the simulated job is stuck with nothing in flight (delivered ${this.delivered})`);
+    }
+    if (!this.outcome) throw new Error(`no outcome after ${maxSteps} deliveries`);
+    return this.outcome;
+  }
+}
