@@ -222,6 +222,21 @@ if (beforeAfter) {
     'the plain loop itself was slowed by neighbours in its round (the runtime runs last 0.5 s; one runtime run per side hung and was',
     'dropped after 150 s). The small-task rows, each a ratio to Piscina within the same minute, are the reliable ones.', '');
 }
+const service = load('service');
+if (service) {
+  const c = service.table1.costs as Json;
+  const t2 = service.table2 as Json;
+  const tiny = service.tiny as Json;
+  out.push('## Task parallelism as a service (seed 002 Tables 1 and 2)', '',
+    `\`npx tsx bench/service.ts\` (fastest of ${service.repeat}). ${service.note} Seed 002 ran 100 cluster cores behind the service; here the service can only show its overhead.`, '');
+  out.push(table([['runtime cost (s)', 'factorization (10 numbers)', 'seed 002 Table 1'],
+    ['node execution', f(c.executionMs / 1000), '18.4'], ['network transfer', f(c.transferMs / 1000, 3), '1.9'], ['cluster dispatching', f(c.dispatchMs / 1000, 3), '0.3'],
+    ['task serialization', f(c.serializationMs / 1000, 3), '0.3'], ['diffing and applying', f(c.diffingMs / 1000, 3), '–']]), '');
+  const row = (k: string) => [t2.mandelbrot[k] / 1000, t2.primes[k] / 1000, t2.knightTours[k] / 1000].map((x) => f(x));
+  out.push(table([['runtime (s)', `Mandelbrot (${t2.mandelbrot.size.w} x ${t2.mandelbrot.size.h})`, `primes scanner (range ${t2.primes.limit})`, `knight tours (${t2.knightTours.board} x ${t2.knightTours.board})`],
+    ['service', ...row('serviceMs')], ['Distribution.local()', ...row('localMs')], ['sequential', ...row('sequentialMs')]]), '');
+  out.push(`Tiny tasks over loopback HTTPS: ${int(tiny.distinct.tasksPerSecond)} tasks/s as ${int(tiny.distinct.tasks)} distinct closures (one start, one await), ${int(tiny.parallelFor.tasksPerSecond)} tasks/s as a parallel loop of ${int(tiny.parallelFor.tasks)}; client capture ${f(tiny.capturePerTaskMs, 3)} ms per task for a ${int(tiny.captureGraphBytes)}-byte graph of 500 closures.`, '');
+}
 if (elasticity) await writeElasticityCharts(elasticity as ElasticityResults);
 writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), `${out.join('\n')}\n`);
 console.log(`wrote ${join(ROOT, 'bench', 'RESULTS.md')}`);

@@ -8,7 +8,7 @@ const args = process.argv.slice(2);
 const peersOnly = args.includes('--peers');
 const passThrough = args.includes('--') ? args.slice(args.indexOf('--') + 1) : [];
 
-const ALL = ['termination', 'transport', 'data-plane', 'runtime', 'search', 'elasticity', 'binomial-tree', 'peers/small-tasks', 'peers/dask'];
+const ALL = ['termination', 'transport', 'data-plane', 'runtime', 'search', 'elasticity', 'binomial-tree', 'service', 'peers/small-tasks', 'peers/dask'];
 const benches = peersOnly ? ALL.filter((b) => b.startsWith('peers/')) : ALL;
 
 function run(cmd, argv) {
