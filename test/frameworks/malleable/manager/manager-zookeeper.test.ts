@@ -71,7 +71,10 @@ describe('tidepool manager over ZooKeeper with node processes', () => {
       const a = await cli(['submit', heldFile, '--kind', 'malleable', '--min', '1', '--max', '3', '--root', JSON.stringify(rootState(20, 300)), '--job-kind', `${fileURLToPath(RESCALABLE.module)}#default`, ...zkArgs, '--json']);
       const aId = a.job as string;
       await waitFor(async () => (await membersOf(client, aId)).length === 3, 'A to run on the 3 nodes', 90_000);
-      await client.create(`${jobPaths(aId).base}/hold-rescales`); // A will hold its acknowledgements
+      // The manager told A its nodes after the launch; once A has answered (no request left in its channel), A holds its acknowledgements.
+      const requests = `${jobPaths(aId).control}/requests`;
+      await waitFor(async () => (await rescaleLog(client, aId)).length >= 1 && (await client.getChildren(requests).catch(() => ['?'])).length === 0, 'A to acknowledge its launch', 60_000);
+      await client.create(`${jobPaths(aId).base}/hold-rescales`);
       const b = await cli(['submit', heldFile, '--kind', 'malleable', '--min', '1', '--max', '3', '--root', JSON.stringify(rootState(19, 300)), ...zkArgs, '--json']);
       const bId = b.job as string;
       const shrinks = async () => (await rescaleLog(client, aId)).filter((r) => (r.body.nodes?.length ?? 3) < 3);
