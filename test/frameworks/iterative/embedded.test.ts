@@ -21,10 +21,10 @@ function exact(value: Checksum, reference: Checksum, n: number, what: string) {
   assert.deepEqual(value, reference, `${what}: bit-identical to the sequential fold`);
 }
 
-test('static, steal and ruper give the sequential result bit for bit on 1 to 4 nodes', async () => {
+test('static, steal and ruper give the sequential result bit for bit on 1, 2 and 4 nodes', async () => {
   const opts: IterativeOptions<{ work: number }> = { iterations: 24_000, params: { work: 6 }, blockSize: 200, chunkSize: 50, ruper: FAST_RUPER };
   const reference = iterateSequentially(checksum, opts).value;
-  for (const nodes of [1, 2, 3, 4]) {
+  for (const nodes of [1, 2, 4]) {
     const cluster = await Cluster.embedded({ nodes, workers: nodes <= 2 ? 2 : 1, progressIntervalMs: 0 });
     try {
       for (const balance of STRATEGIES) {
