@@ -118,7 +118,9 @@ const single: Array<{ balance: string; seconds: number }> = [];
 try {
   for (let rep = 0; rep < REPS; rep++) {
     for (const noise of [true, false]) {
-      for (const balance of ['static', 'steal', 'ruper'] as const) {
+      // The order rotates each repetition, so no strategy always runs first (or last) in a noise phase of the machine.
+      const order = (['static', 'steal', 'ruper'] as const).map((_, k, all) => all[(k + rep) % all.length]!);
+      for (const balance of order) {
         const r = await runOnce(cluster, nodes, balance, noise);
         if (r.iterations !== ITERATIONS) throw new Error(`${balance}: ${r.iterations} iterations counted, ${ITERATIONS} asked`);
         runs.push(r);
