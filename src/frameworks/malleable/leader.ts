@@ -160,19 +160,32 @@ class MalleableLeader {
     for (const n of this.map.nodes) if (!live.has(n)) throw new NodeLost(n);
   }
 
+  /** Iterations to run before the next sync point: up to `syncEvery`, ending at the next scheduled event. */
+  private spanLength(): number {
+    const opts = this.input.runtime ?? {};
+    let end = Math.min(this.total, this.iteration + (opts.syncEvery ?? 1));
+    for (const it of [...this.pauseAt, ...this.scheduled.map((s) => s.iteration)]) if (it > this.iteration && it < end) end = it;
+    for (const every of [opts.checkpointEvery, opts.lbEvery]) {
+      if (every) end = Math.min(end, (Math.floor(this.iteration / every) + 1) * every);
+    }
+    return Math.max(1, end - this.iteration);
+  }
+
   private async runIteration(): Promise<void> {
     this.checkAlive();
-    const started = now();
     const settled = this.settled;
-    const replies = await this.calls.all<RunReply>(this.map.nodes, (n) => ({ type: 'run', iteration: this.iteration, expect: settled ? 0 : this.expect.get(n) ?? 0 }), this.epoch);
+    const count = this.spanLength();
+    const replies = await this.calls.all<RunReply>(this.map.nodes, (n) => ({ type: 'run', iteration: this.iteration, count, expect: settled ? 0 : this.expect.get(n) ?? 0 }), this.epoch);
     this.countExpected(replies);
     // An object's load is its fastest step since the last balancing: a step the OS preempted (or that
     // paid for compilation) says nothing about the object, and a shared machine preempts often.
     for (const r of replies) for (let k = 0; k < r.loads.length; k += 2) this.loads[r.loads[k]!] = Math.min(this.loads[r.loads[k]!]!, r.loads[k + 1]!);
     this.settled = false;
-    this.stats.iterationMs[this.iteration] = now() - started;
-    this.stats.nodesPerIteration[this.iteration] = this.map.nodes.length;
-    this.iteration++;
+    for (let k = 0; k < count; k++) {
+      this.stats.iterationMs[this.iteration + k] = Math.max(...replies.map((r) => r.times[k] ?? 0));
+      this.stats.nodesPerIteration[this.iteration + k] = this.map.nodes.length;
+    }
+    this.iteration += count;
   }
 
   /** Every halo batch for the next iteration has arrived: objects and their messages can be moved or saved. */

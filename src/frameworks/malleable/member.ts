@@ -4,6 +4,7 @@
  * objects at sync points and stores its part of coordinated checkpoints in the data plane (copied to
  * a second member). A node that leaves keeps nothing: its objects moved before it was let go.
  */
+import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ledgerBlobs, onHold, type HoldMessage } from '../../data/job-blobs.js';
 import type { LayerBody, MemberContext, MemberRole } from '../../runtime/kinds/job-kind.js';
@@ -74,13 +75,15 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
 
   /** Routes what objects sent: to objects here directly, to other nodes one batch per node. */
   const route = (iteration: number, out: Routed[]): string[] => {
-    const byNode = new Map<string, Routed[]>();
+    // One batch to every other node of the mapping, even an empty one: a receiver then knows how many
+    // to wait for (one from each) without asking the leader, iteration after iteration.
+    const byNode = new Map<string, Routed[]>((map?.nodes ?? []).filter((n) => n !== ctx.nodeId).map((n) => [n, []]));
     const local: Routed[] = [];
     for (const m of out) {
       const node = ownerOf(m.to);
       if (node === undefined) throw new Error(`object ${m.from} sent to object ${m.to}, which does not exist`);
       if (node === ctx.nodeId) local.push(m);
-      else byNode.set(node, [...(byNode.get(node) ?? []), m]);
+      else byNode.get(node)!.push(m);
     }
     host.deliver(iteration, local);
     const sent = epoch;
@@ -91,25 +94,38 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     return [...byNode.keys()];
   };
 
-  const run = async (iteration: number, expect: number): Promise<RunReply> => {
+  /** Runs `count` iterations from `iteration`; only the first waits for `expect` batches, later ones for one from each peer. */
+  const run = async (iteration: number, count: number, expect: number): Promise<RunReply> => {
     const mine = epoch;
-    await until(() => (batches.get(iteration) ?? 0) >= expect || epoch !== mine);
-    const out: Routed[] = [];
-    const loads: number[] = [];
+    const peers = (map?.nodes.length ?? 1) - 1;
+    const loads = new Map<number, number>();
+    const times: number[] = [];
+    let sentTo: string[] = [];
     let sinceYield = 0;
-    iterationNow = iteration;
-    for (const index of host.indices()) {
+    for (let k = 0; k < count; k++) {
+      const it = iteration + k;
+      const started = performance.now();
+      await until(() => (batches.get(it) ?? 0) >= (k === 0 ? expect : peers) || epoch !== mine || stopped);
+      // A restore (rollback) woke us: this run belongs to an older configuration and must touch nothing.
       if (epoch !== mine || stopped) throw new Error('superseded by a newer configuration');
-      const took = host.step(index, iteration, out);
-      loads.push(index, took);
-      // Keep the node responsive (coordination, transfers) during long iterations.
-      if ((sinceYield += took) > 20) {
-        sinceYield = 0;
-        await yieldToLoop();
+      const out: Routed[] = [];
+      iterationNow = it;
+      for (const index of host.indices()) {
+        if (epoch !== mine || stopped) throw new Error('superseded by a newer configuration');
+        const took = host.step(index, it, out);
+        loads.set(index, Math.min(loads.get(index) ?? Infinity, took));
+        // Keep the node responsive (coordination, transfers) during long iterations.
+        if ((sinceYield += took) > 20) {
+          sinceYield = 0;
+          await yieldToLoop();
+        }
       }
+      if (epoch !== mine) throw new Error('superseded by a newer configuration');
+      batches.delete(it);
+      sentTo = route(it + 1, out);
+      times.push(performance.now() - started);
     }
-    batches.delete(iteration);
-    return { sentTo: route(iteration + 1, out), loads };
+    return { sentTo, loads: [...loads].flat(), times };
   };
 
   const migrate = async (next: Mapping): Promise<{ moved: number }> => {
@@ -176,7 +192,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
       case 'settle':
         await until(() => (batches.get(cmd.iteration) ?? 0) >= cmd.expect);
         return {};
-      case 'run': return run(cmd.iteration, cmd.expect);
+      case 'run': return run(cmd.iteration, cmd.count, cmd.expect);
       case 'migrate': return migrate(cmd.map);
       case 'checkpoint': return checkpoint(cmd.iteration, cmd.peers);
       case 'collect': return { summaries: host.summaries() };

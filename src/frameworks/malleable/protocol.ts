@@ -35,8 +35,8 @@ export type Command =
   | { type: 'configure'; map: Mapping }
   /** Wait until `expect` halo batches for `iteration` are in. */
   | { type: 'settle'; iteration: number; expect: number }
-  /** Run `iteration` on every hosted object once `expect` batches are in. */
-  | { type: 'run'; iteration: number; expect: number }
+  /** Run `count` iterations from `iteration` on every hosted object: the first once `expect` halo batches are in. */
+  | { type: 'run'; iteration: number; count: number; expect: number }
   /** Send away objects the new mapping puts elsewhere, take in those it puts here. */
   | { type: 'migrate'; map: Mapping }
   /** Store every hosted object (with unread messages) in the data plane, copied to one of `peers`. */
@@ -46,8 +46,10 @@ export type Command =
 export interface RunReply {
   /** Nodes this member sent a halo batch to (each expects one batch from it). */
   sentTo: string[];
-  /** Flattened [object, ms, object, ms, …] step times of this iteration. */
+  /** Flattened [object, ms, object, ms, …]: each object's fastest step in these iterations. */
   loads: number[];
+  /** Wall time of each iteration on this member (waiting for halos included), ms. */
+  times: number[];
 }
 
 export interface MoveBody extends LayerBody {

@@ -4,6 +4,11 @@ import type { Strategy } from './load-balance.js';
 export interface MalleableRuntimeOptions {
   /** Take a coordinated checkpoint every this many iterations (0: only at rescales). Default 0. */
   checkpointEvery?: number;
+  /**
+   * Iterations between synchronization points (default 1: every boundary). Members run the iterations
+   * in between on their own; requests, checkpoints, balancing and rescales wait for the next sync point.
+   */
+  syncEvery?: number;
   /** Balance load every this many iterations (0: only at rescales). Default 0. */
   lbEvery?: number;
   /** Balancing strategy at rescales and periodic balancing (default 'refine', as the seed's runs). */
@@ -56,6 +61,7 @@ export interface MalleableOutcome<R = unknown> {
 
 export function checkRuntimeOptions(o: MalleableRuntimeOptions | undefined): string | undefined {
   if (o === undefined) return undefined;
+  if (o.syncEvery !== undefined && !(Number.isInteger(o.syncEvery) && o.syncEvery >= 1)) return `runtime.syncEvery must be a whole number ≥ 1, got ${String(o.syncEvery)}`;
   for (const k of ['checkpointEvery', 'lbEvery', 'startWaitMs', 'joinWaitMs'] as const) {
     if (o[k] !== undefined && !(Number.isInteger(o[k]) && o[k]! >= 0)) return `runtime.${k} must be a whole number ≥ 0, got ${String(o[k])}`;
   }

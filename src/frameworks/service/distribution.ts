@@ -10,6 +10,12 @@ import type { AnyFunction, TaskOutcome } from './graph-format.js';
 import { LocalExecutor } from './local-executor.js';
 import { RemoteExecutor, type ConnectOptions } from './remote-executor.js';
 import { mapStack } from './stack-map.js';
+import type { SandboxLimits } from './sandbox-pool.js';
+
+/** Per batch: limits tighter than the service's (a time limit also applies locally). */
+export interface BatchOptions {
+  limits?: Pick<SandboxLimits, 'timeoutMs' | 'memoryMb'>;
+}
 
 export class DistributedTask<R> {
   /** Resolves with the task's result once its batch is done (rejects with an AggregateError if the task failed). */
@@ -77,7 +83,7 @@ export class Distribution {
    * Starts tasks as one batch: captures them (a CaptureError names what cannot be distributed) and
    * sends them in one round trip. Resolves when the batch is started; results come with `t.result`.
    */
-  async start(tasks: DistributedTask<unknown>[]): Promise<void> {
+  async start(tasks: DistributedTask<unknown>[], opts: BatchOptions = {}): Promise<void> {
     const t0 = performance.now();
     const capture = new Capture(this.opts);
     tasks.forEach((t, i) => {
@@ -86,12 +92,12 @@ export class Distribution {
     });
     capture.done();
     for (const t of tasks) t.started = true;
-    const { cancel } = await this.run(capture, (i, ok, v) => tasks[i]!.finish(ok, v), t0);
+    const { cancel } = await this.run(capture, (i, ok, v) => tasks[i]!.finish(ok, v), t0, opts.limits);
     for (const t of tasks) t.onCancel(cancel);
   }
 
   /** Runs `body(i)` for every i in [from, to) as a batch of tasks; resolves when all side effects are applied. */
-  async parallelFor(from: number, to: number, body: (i: number) => void): Promise<void> {
+  async parallelFor(from: number, to: number, body: (i: number) => void, opts: BatchOptions = {}): Promise<void> {
     const t0 = performance.now();
     const capture = new Capture(this.opts);
     for (let i = from; i < to; i++) capture.addTask(body as AnyFunction, [i], `iteration ${i}`);
@@ -99,16 +105,16 @@ export class Distribution {
     const errors: unknown[] = [];
     const { completion } = await this.run(capture, (_i, ok, v) => {
       if (!ok) errors.push(v);
-    }, t0);
+    }, t0, opts.limits);
     await completion;
     if (errors.length > 0) throw new AggregateError(errors.flatMap((e) => (e instanceof AggregateError ? e.errors : [e])), `${errors.length} of ${to - from} iterations failed`);
   }
 
   /** Sends a captured batch; returns a promise of its completion (results applied, tasks settled). */
-  private async run(capture: Capture, settle: (i: number, ok: boolean, v: unknown) => void, t0: number): Promise<{ completion: Promise<void>; cancel(): Promise<void> }> {
+  private async run(capture: Capture, settle: (i: number, ok: boolean, v: unknown) => void, t0: number, limits?: SandboxLimits): Promise<{ completion: Promise<void>; cancel(): Promise<void> }> {
     const json = JSON.stringify(capture.graph);
     const serializationMs = performance.now() - t0;
-    const run = await this.executor.start(json, capture.graph.tasks.length);
+    const run = await this.executor.start(json, capture.graph.tasks.length, limits);
     const completion = (async () => {
       let outcomes: TaskOutcome[];
       let costs: Partial<BatchCosts>;

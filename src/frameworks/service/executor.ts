@@ -1,5 +1,6 @@
 /** Where a batch runs: this machine's worker threads, or a tidepool service. */
 import type { TaskOutcome } from './graph-format.js';
+import type { SandboxLimits } from './sandbox-pool.js';
 
 /** The cost breakdown of one batch (seed 002 Table 1), in milliseconds. */
 export interface BatchCosts {
@@ -30,6 +31,6 @@ export interface BatchRun {
 
 export interface BatchExecutor {
   /** Starts a captured batch (one round trip for a remote service). */
-  start(graphJson: string, taskCount: number): Promise<BatchRun>;
+  start(graphJson: string, taskCount: number, limits?: SandboxLimits): Promise<BatchRun>;
   close(): Promise<void>;
 }

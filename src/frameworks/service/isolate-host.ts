@@ -12,6 +12,7 @@ import { TASK_SCRIPT } from './sandbox-runtime.js';
 import type { HostRequest, HostReply } from './sandbox-pool.js';
 
 let isolate: ivm.Isolate | undefined;
+let isolateMemoryMb = 0;
 let loaded: { key: string; context: ivm.Context; run: ivm.Reference<(i: number) => string> } | undefined;
 let runtimeScript: ivm.Script | undefined;
 
@@ -24,8 +25,10 @@ let source: { key: string; graph: string; codes: Code[] } | undefined;
 
 function load(key: string, given: string | undefined, givenCodes: Code[] | undefined, memoryMb: number) {
   if (given !== undefined && givenCodes !== undefined) source = { key, graph: given, codes: givenCodes };
+  if (isolate && !isolate.isDisposed && isolateMemoryMb !== memoryMb) isolate.dispose(); // another batch, another limit
   if (!isolate || isolate.isDisposed) {
     isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+    isolateMemoryMb = memoryMb;
     runtimeScript = undefined;
     loaded = undefined;
   }

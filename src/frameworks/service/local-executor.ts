@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import os from 'node:os';
 import type { BatchExecutor, BatchRun } from './executor.js';
 import type { TaskOutcome } from './graph-format.js';
+import type { SandboxLimits } from './sandbox-pool.js';
 
 const here = import.meta.url;
 const fromSources = here.endsWith('.ts');
@@ -69,7 +70,8 @@ export class LocalExecutor implements BatchExecutor {
     }).finally(() => w.unref());
   }
 
-  async start(graphJson: string, taskCount: number): Promise<BatchRun> {
+  async start(graphJson: string, taskCount: number, limits: SandboxLimits = {}): Promise<BatchRun> {
+    const timeoutMs = limits.timeoutMs ?? this.timeoutMs;
     const key = `local-${++this.batches}`;
     const t0 = performance.now();
     // Chunks from a shared queue: long tasks spread, short ones are not sent one by one.
@@ -83,7 +85,7 @@ export class LocalExecutor implements BatchExecutor {
         const from = next;
         next = Math.min(taskCount, next + chunk);
         const indexes = Array.from({ length: next - from }, (_, i) => from + i);
-        all.push(...(await this.send(w, { key, graph: loaded ? undefined : graphJson, indexes, timeoutMs: this.timeoutMs })));
+        all.push(...(await this.send(w, { key, graph: loaded ? undefined : graphJson, indexes, timeoutMs })));
         loaded = true;
       }
       await this.send(w, { key, drop: true });

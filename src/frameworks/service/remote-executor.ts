@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { BatchCosts, BatchExecutor, BatchRun } from './executor.js';
 import type { TaskOutcome } from './graph-format.js';
+import type { SandboxLimits } from './sandbox-pool.js';
 
 export interface ConnectOptions {
   token: string;
@@ -72,8 +73,8 @@ export class RemoteExecutor implements BatchExecutor {
     });
   }
 
-  async start(graphJson: string, taskCount: number): Promise<BatchRun> {
-    const body = `{"graph":${graphJson}}`;
+  async start(graphJson: string, taskCount: number, limits?: SandboxLimits): Promise<BatchRun> {
+    const body = `{${limits ? `"limits":${JSON.stringify(limits)},` : ''}"graph":${graphJson}}`;
     const started = await this.request('POST', '/v1/batches', body);
     if (started.status !== 202) throw new Error(`the service refused the batch (${started.status}): ${started.body}`);
     const { batch, serverMs } = JSON.parse(started.body) as { batch: string; serverMs: number };

@@ -97,13 +97,14 @@ export class SandboxPool {
   }
 
   /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (`onOutcome` hears each as it arrives). */
-  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void): Promise<Map<number, string>> {
+  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}): Promise<Map<number, string>> {
+    const limits = { ...this.limits, ...batchLimits };
     const out = new Map<number, string>();
     let todo = indexes.slice();
     while (todo.length > 0) {
       const proc = this.take();
       try {
-        await proc.run({ type: 'run', key, graph, codes, indexes: todo, timeoutMs: this.limits.timeoutMs ?? 60_000, memoryMb: this.limits.memoryMb ?? 128 }, (i, o) => {
+        await proc.run({ type: 'run', key, graph, codes, indexes: todo, timeoutMs: limits.timeoutMs ?? 60_000, memoryMb: limits.memoryMb ?? 128 }, (i, o) => {
           out.set(i, o);
           onOutcome?.(i);
         });
@@ -117,7 +118,7 @@ export class SandboxPool {
           const id = `${key}:${running}`;
           const deaths = (this.deaths.get(id) ?? 0) + 1;
           this.deaths.set(id, deaths);
-          if (deaths > (this.limits.retries ?? 1)) {
+          if (deaths > (limits.retries ?? 1)) {
             out.set(running, JSON.stringify({ ok: false, err: { name: 'SandboxCrash', message: `the sandbox process died (${(e as Error).message}) while running this task, ${deaths} time(s); it is not retried again` } }));
           }
         }

@@ -46,6 +46,11 @@ const graphSchema = {
   required: ['graph'],
   additionalProperties: false,
   properties: {
+    limits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { timeoutMs: { type: 'integer', minimum: 1 }, memoryMb: { type: 'integer', minimum: 8 } },
+    },
     graph: {
       type: 'object',
       required: ['codes', 'nodes', 'tasks'],
@@ -88,12 +93,14 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
 
   app.post('/v1/batches', { schema: { body: graphSchema } }, async (req, reply) => {
     const t0 = performance.now();
-    const { graph } = req.body as { graph: { tasks: unknown[]; nodes: unknown[] } };
+    const { graph, limits: asked } = req.body as { graph: { tasks: unknown[]; nodes: unknown[] }; limits?: SandboxLimits };
+    // A client may ask for tighter limits than the service's, never for looser ones.
+    const limits = { ...opts.limits, timeoutMs: Math.min(asked?.timeoutMs ?? Infinity, opts.limits?.timeoutMs ?? 60_000), memoryMb: Math.min(asked?.memoryMb ?? Infinity, opts.limits?.memoryMb ?? 128) };
     if (graph.tasks.length > (opts.maxTasks ?? 100_000)) return reply.code(413).send({ error: `a batch of ${graph.tasks.length} tasks exceeds the maximum of ${opts.maxTasks ?? 100_000}` });
     const bad = graph.tasks.findIndex((t) => (t as { f: number }).f >= graph.nodes.length);
     if (bad >= 0) return reply.code(400).send({ error: `tasks[${bad}].f refers to no node` });
     const json = JSON.stringify(graph);
-    const job = await opts.cluster.submit(taskRef, { lo: 0, hi: graph.tasks.length }, { input: { graph: json, limits: opts.limits } });
+    const job = await opts.cluster.submit(taskRef, { lo: 0, hi: graph.tasks.length }, { input: { graph: json, limits } });
     const dispatchMs = performance.now() - t0;
     const id = `b${++seq}-${job.id}`;
     const batch: Batch = { id, job, tasks: graph.tasks.length, state: 'running', costs: { dispatchMs }, finished: Promise.resolve() };

@@ -34,7 +34,7 @@ export function unpackOutcomes(chunks: OutcomeChunk[], tasks: number): (string |
 export default defineTask<{ lo: number; hi: number }, OutcomeChunk[], BatchInput>({
   name: 'tidepool-service-batch',
   async run(range, ctx) {
-    pool ??= new SandboxPool(ctx.input.limits);
+    pool ??= new SandboxPool();
     if (codes?.key !== ctx.jobId) codes = { key: ctx.jobId, codes: (JSON.parse(ctx.input.graph) as CaptureGraph).codes };
     let chunk = 1;
     while (range.lo < range.hi) {
@@ -43,7 +43,7 @@ export default defineTask<{ lo: number; hi: number }, OutcomeChunk[], BatchInput
       ctx.potentialSplit();
       const indexes = Array.from({ length: Math.min(chunk, range.hi - range.lo) }, (_, i) => range.lo + i);
       const t0 = Date.now();
-      const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes);
+      const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes, undefined, ctx.input.limits);
       // Compressed: the job's folded result is published in one coordination write (about 1 MB at most).
       ctx.emit([deflateRawSync(JSON.stringify(indexes.map((i) => [i, outs.get(i)!]))).toString('base64')], range.lo);
       range.lo += indexes.length;

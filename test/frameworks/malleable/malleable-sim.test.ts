@@ -16,7 +16,7 @@ const params = { grid: 20, blocks: 4, iterations: 30 };
 const expected = plainStencil(20, 30, 4).checksum;
 
 async function scenario(seed: number, crashLeader: boolean) {
-  const sim = new SimCluster(seed, stencil, { params, runtime: { checkpointEvery: 5, loads: 'uniform' } }, ['a', 'b', 'c']);
+  const sim = new SimCluster(seed, stencil, { params, runtime: { checkpointEvery: 5, loads: 'uniform', syncEvery: seed % 2 === 1 ? 3 : 1 } }, ['a', 'b', 'c']);
   const acks: unknown[] = [];
   const done = new Set<string>();
   const once = (name: string, at: number, it: number, act: () => void) => {

@@ -19,7 +19,7 @@ let dist: Distribution;
 
 before(async () => {
   cluster = await Cluster.embedded({ nodes: 1, workers: 2 });
-  service = await startService({ cluster, tls, token, port: 0, maxBodyBytes: 2 * 1024 * 1024, limits: { timeoutMs: 2_000, memoryMb: 64 } });
+  service = await startService({ cluster, tls, token, port: 0, maxBodyBytes: 2 * 1024 * 1024, limits: { timeoutMs: 120_000, memoryMb: 128 } });
   dist = await Distribution.connect(service.url, { token, ca: tls.cert });
 });
 after(async () => {
@@ -92,12 +92,20 @@ test('escapes, an infinite loop and a memory bomb are contained and the service 
     dist.task(() => { const keep: number[][] = []; for (;;) keep.push(new Array(100_000).fill(1)); }),
     dist.task(() => (() => 0).constructor('return process')()),
   ];
-  await dist.start(tasks);
+  await dist.start(tasks, { limits: { timeoutMs: 1_000, memoryMb: 32 } }); // tighter than the service's, for this batch
+
   assert.equal(await tasks[0]!.result, 'undefined');
   await assert.rejects(tasks[1]!.result, /TimeoutError/);
   await assert.rejects(tasks[2]!.result, /MemoryLimitError/);
   await assert.rejects(tasks[3]!.result, /dynamic code/);
   assert.deepEqual(await factorizeAll(dist, [91]), [7]);
+});
+
+test('a batch cannot loosen the service limits: 320 MB asked under a 4 GB batch limit stops at the service 128 MB', async () => {
+  // Finite: with the batch's own limit it would return 400.
+  const big = dist.task(() => { const keep: number[][] = []; for (let i = 0; i < 400; i++) keep.push(new Array(100_000).fill(1.5)); return keep.length; });
+  await dist.start([big], { limits: { memoryMb: 4096 } });
+  await assert.rejects(big.result, /MemoryLimitError/);
 });
 
 test('one round trip starts a batch of 1,000 tasks; cancel stops a running batch', async () => {

@@ -8,13 +8,12 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { connect } from '../../../../src/coord/connect.js';
 import { readManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { jobPaths } from '../../../../src/runtime/job-paths.js';
 import { runCommand } from '../../../support/cli.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../../support/node-process.js';
-import { startEnsemble, type ZkEnsemble } from '../../../support/zk-ensemble.js';
+import { useZkNodePool } from '../../../support/zk-node-pool.js';
 import { rootState } from '../../../runtime/apps/compositions.js';
 import { finishExactly, HELD, membersOf, nodesOf, RESCALABLE, rescaleLog, waitFor } from './manager-scenario.js';
 
@@ -47,23 +46,11 @@ const cli = async (args: string[]) => {
 };
 
 describe('tidepool manager over ZooKeeper with node processes', () => {
-  let zk: ZkEnsemble;
-  const processes: NodeProcess[] = [];
-
-  before(async () => {
-    zk = await startEnsemble({ size: 3 });
-    const secret = secretFile();
-    processes.push(...await Promise.all(Array.from({ length: 3 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
-  });
-  after(async () => {
-    for (const p of processes) p.kill('SIGKILL');
-    await Promise.all(processes.map((p) => p.exited));
-    await zk.stop();
-  });
+  const pool = useZkNodePool(3);
 
   it('a manager killed with a shrink pending is replaced and loses no job; submit, queue and rescale', T, async () => {
-    const client = await connect(zk.connectionString);
-    const zkArgs = ['--zk', zk.connectionString];
+    const client = await connect(pool.zk);
+    const zkArgs = ['--zk', pool.zk];
     const managerArgs = ['manager', ...zkArgs, '--policy', 'equipartition', '--tgap', '0', '--json'];
     let m1 = await startCli(managerArgs, /"active":true/);
     try {
