@@ -15,6 +15,8 @@ export function machineInfo() {
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
     date: new Date().toISOString(),
+    /** Work on the machine when this was called (1-minute load average; the benchmark's own included). */
+    loadAverage: Number(os.loadavg()[0]!.toFixed(2)),
   };
 }
 

@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     ];
     const results = {
       machine: machineInfo(),
-      note: 'node processes on loopback over a 1-server ZooKeeper, on a 2-core machine shared with other engineers\' test runs (loaded while measured); scaled sizes (the seed: 256 cores on Stampede)',
+      note: 'node processes on loopback over a 1-server ZooKeeper, on a 2-core machine; scaled sizes (the seed: 256 cores on Stampede)',
       setup: { nodes: NODES, table2: TABLE2, fig4: FIG4, fig5Grids: FIG5_GRIDS },
       table2, seedTable2: SEED, fig4, fig4MedianMs: fig4Phases, fig4Rescales: fig4Run.stats.rescales, fig5, table3,
       allExact: Object.values(table2).every((r) => r.exact) && fig4Run.exact && fig5.every((r) => r.exact),

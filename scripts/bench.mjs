@@ -8,8 +8,11 @@ const args = process.argv.slice(2);
 const peersOnly = args.includes('--peers');
 const passThrough = args.includes('--') ? args.slice(args.indexOf('--') + 1) : [];
 
-const ALL = ['termination', 'transport', 'data-plane', 'runtime', 'search', 'elasticity', 'binomial-tree', 'service', 'peers/small-tasks', 'peers/dask'];
-const benches = peersOnly ? ALL.filter((b) => b.startsWith('peers/')) : ALL;
+// The core's benchmarks take the pass-through arguments; the layers' have flags of their own and run with their defaults.
+const CORE = ['termination', 'transport', 'data-plane', 'runtime', 'search', 'clique-dimacs', 'elasticity', 'binomial-tree', 'peers/small-tasks', 'peers/dask'];
+const LAYERS = ['iterative', 'service', 'malleable-rescale', 'malleable-scheduling', 'malleable-traces', 'workflow-load', 'workflow', 'workflow-peers'];
+const ALL = [...CORE, ...LAYERS];
+const benches = peersOnly ? ALL.filter((b) => b.startsWith('peers/') || b === 'workflow-peers') : ALL;
 
 function run(cmd, argv) {
   const r = spawnSync(cmd, argv, { stdio: 'inherit' });
@@ -21,7 +24,7 @@ const failed = [];
 for (const [i, name] of benches.entries()) {
   console.log(`\n=== [${i + 1}/${benches.length}] bench/${name} ===\n`);
   const started = Date.now();
-  if (run(process.execPath, [`dist/bench/${name}.js`, ...passThrough]) !== 0) failed.push(name);
+  if (run(process.execPath, [`dist/bench/${name}.js`, ...(CORE.includes(name) ? passThrough : [])]) !== 0) failed.push(name);
   console.log(`(${((Date.now() - started) / 1000).toFixed(0)} s)`);
 }
 run(process.execPath, ['dist/bench/results-md.js']);

@@ -10,7 +10,8 @@ import { startNodeProcess as start, type NodeProcess } from '../../src/runtime/n
 
 export type { NodeProcess };
 
-const RUN = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
+// From the sources even when this file runs compiled (dist/test/support, as the benchmarks do).
+const RUN = fileURLToPath(new URL(import.meta.url.includes('/dist/test/') ? '../../../src/cli/run.ts' : '../../src/cli/run.ts', import.meta.url));
 
 /** Writes a random cluster secret to a private file and returns its path. */
 export function secretFile(): string {
