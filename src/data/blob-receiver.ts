@@ -4,7 +4,9 @@
  * completion). The node's BlobTransferService and the simulated network of the tests drive it alike.
  *
  * - One holder at a time; chunks are consumed in order (out-of-order ones wait, at most a window of
- *   them) and hashed as they are consumed, so integrity costs no second pass.
+ *   them) and hashed as they are consumed, so integrity costs no second pass. With `hashing:
+ *   'outside'` the I/O layer hashes what it writes, in order (on another thread, say), and reports
+ *   the digest of the whole blob with `onDigest`; the verdict is the state machine's either way.
  * - A holder that refuses, whose send fails, that sends nothing for `stallMs`, or whose chunks do not
  *   fit the blob, is left; the fetch resumes from the first missing chunk with the next holder.
  * - A blob whose hash does not match at the end is discarded and fetched again from the start,
@@ -17,7 +19,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { shortHash, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
 import {
-  chunkCount, chunkRange, type CancelMessage, type ChunkMessage, type CreditMessage, type FetchRequest, type RefuseMessage,
+  chunkCount, chunkRange, type CancelMessage, type ChunkHeader, type ChunkMessage, type CreditMessage, type FetchRequest, type RefuseMessage,
 } from './transfer-protocol.js';
 
 export interface ReceiverOptions {
@@ -34,6 +36,8 @@ export interface ReceiverOptions {
   rounds?: number;
   /** Makes this fetch's transfer ids unique (e.g. "<nodeId>#<n>"). */
   xferPrefix: string;
+  /** Who hashes the consumed chunks: this state machine (default) or the I/O layer ('verify' action, then `onDigest`). */
+  hashing?: 'inline' | 'outside';
 }
 
 export type OutgoingMessage = FetchRequest | CreditMessage | CancelMessage;
@@ -41,8 +45,10 @@ export type OutgoingMessage = FetchRequest | CreditMessage | CancelMessage;
 export type ReceiverAction =
   | { kind: 'send'; to: string; message: OutgoingMessage }
   | { kind: 'write'; offset: number; data: Buffer }
-  /** Everything written so far is void: the sink starts over. */
+  /** Everything written so far is void: the sink starts over (and, hashing outside, the digest too). */
   | { kind: 'reset' }
+  /** Hashing outside: every chunk has been written; report the SHA-256 of what was written with `onDigest`. */
+  | { kind: 'verify' }
   | { kind: 'corrupt'; holders: string[]; reason: string }
   | { kind: 'done' }
   | { kind: 'failed'; error: DataError };
@@ -64,7 +70,7 @@ export interface ReceiverStats {
 export class BlobReceiver {
   readonly chunks: number;
   readonly stats: ReceiverStats = { attempts: 0, restarts: 0, chunks: 0, duplicates: 0 };
-  private status: 'new' | 'fetching' | 'done' | 'failed' = 'new';
+  private status: 'new' | 'fetching' | 'verifying' | 'done' | 'failed' = 'new';
   private current: { xfer: string; holder: string; from: number } | undefined;
   private contiguous = 0;
   private readonly pending = new Map<number, Buffer>();
@@ -81,7 +87,7 @@ export class BlobReceiver {
     for (const h of opts.holders) this.holders.set(h, { tries: 0, bad: false, suspect: false, reason: undefined });
   }
 
-  get state(): 'new' | 'fetching' | 'done' | 'failed' {
+  get state(): 'new' | 'fetching' | 'verifying' | 'done' | 'failed' {
     return this.status;
   }
 
@@ -118,7 +124,7 @@ export class BlobReceiver {
     const before = this.contiguous;
     for (let data = this.pending.get(this.contiguous); data; data = this.pending.get(this.contiguous)) {
       this.pending.delete(this.contiguous);
-      this.digest.update(data);
+      if (this.opts.hashing !== 'outside') this.digest.update(data);
       out.push({ kind: 'write', offset: this.contiguous * this.opts.chunkBytes, data });
       this.contiguous++;
       this.stats.chunks++;
@@ -129,6 +135,17 @@ export class BlobReceiver {
     if (this.contiguous === this.chunks) return this.finish(now, out);
     out.push({ kind: 'send', to: from, message: { type: 'blob.credit', xfer: m.xfer, upTo: this.contiguous + this.opts.window } });
     return out;
+  }
+
+  /**
+   * Whether a chunk with this header and `length` bytes would be taken if it arrived now: from the
+   * holder asked, within the blob and the credit, neither consumed nor waiting already. The I/O layer
+   * asks before the bytes arrive, to have them put straight where they belong. Changes nothing.
+   */
+  accepts(from: string, h: ChunkHeader, length: number): boolean {
+    if (!this.isCurrent(from, h.xfer) || h.size !== this.opts.size || h.seq >= this.chunks) return false;
+    if (h.seq < this.contiguous || h.seq >= this.contiguous + 2 * this.opts.window || this.pending.has(h.seq)) return false;
+    return chunkRange(h.seq, this.opts.size, this.opts.chunkBytes).length === length;
   }
 
   onRefuse(from: string, m: RefuseMessage, now: number): ReceiverAction[] {
@@ -147,9 +164,16 @@ export class BlobReceiver {
     return this.leave(now, [], `sent nothing for ${this.opts.stallMs} ms`, false);
   }
 
+  /** Hashing outside: the SHA-256 (hex) of everything written since the start or the last reset. */
+  onDigest(actual: string, now: number): ReceiverAction[] {
+    if (this.status !== 'verifying') return [];
+    this.status = 'fetching';
+    return this.conclude(actual, now, []);
+  }
+
   /** Gives up (the caller no longer wants the blob). */
   cancel(reason: string): ReceiverAction[] {
-    if (this.status !== 'fetching') return [];
+    if (this.status !== 'fetching' && this.status !== 'verifying') return [];
     const out: ReceiverAction[] = [];
     this.abandonCurrent(out);
     return this.fail(out, new DataError('UNAVAILABLE', `fetch of blob ${shortHash(this.opts.hash)} cancelled: ${reason}`, this.opts.hash));
@@ -203,7 +227,15 @@ export class BlobReceiver {
   }
 
   private finish(now: number, out: ReceiverAction[]): ReceiverAction[] {
-    const actual = this.digest.digest('hex');
+    if (this.opts.hashing !== 'outside') return this.conclude(this.digest.digest('hex'), now, out);
+    this.status = 'verifying';
+    this.current = undefined;
+    out.push({ kind: 'verify' });
+    return out;
+  }
+
+  /** The verdict on a complete copy whose content hashes to `actual`. */
+  private conclude(actual: string, now: number, out: ReceiverAction[]): ReceiverAction[] {
     if (actual === this.opts.hash) {
       this.status = 'done';
       this.current = undefined;

@@ -20,8 +20,15 @@ export interface SinkOwner {
 export interface BlobSink {
   readonly hash: BlobHash;
   readonly size: number;
+  /** The bytes are kept in shared memory (see `region`), not in a file. */
+  readonly inMemory: boolean;
   /** Writes `data` at `offset` (in order: each write starts where the previous one ended, or at 0 after reset). */
   write(offset: number, data: Uint8Array): Promise<void>;
+  /**
+   * Where the bytes at `offset` will be kept, when they can be put there before `write` (memory):
+   * a `write` of exactly this view then copies nothing. Undefined for a sink that cannot (a file).
+   */
+  region(offset: number, length: number): Buffer | undefined;
   /** Starts over (a transfer that must begin again). */
   reset(): void;
   /** Hands the complete, verified blob to the store. */
@@ -31,6 +38,7 @@ export interface BlobSink {
 }
 
 abstract class SequentialSink implements BlobSink {
+  abstract readonly inMemory: boolean;
   protected written = 0;
 
   constructor(readonly hash: BlobHash, readonly size: number, protected readonly name: string, protected readonly owner: SinkOwner) {}
@@ -47,6 +55,10 @@ abstract class SequentialSink implements BlobSink {
     this.written = 0;
   }
 
+  region(_offset: number, _length: number): Buffer | undefined {
+    return undefined;
+  }
+
   async finish(): Promise<BlobInfo> {
     if (this.written !== this.size) throw new DataError('CORRUPT', `${this.name}: ${this.written} of ${this.size} bytes written`, this.hash);
     return this.complete();
@@ -58,6 +70,7 @@ abstract class SequentialSink implements BlobSink {
 }
 
 export class MemorySink extends SequentialSink {
+  readonly inMemory = true;
   private readonly target: Buffer;
 
   constructor(hash: BlobHash, size: number, name: string, owner: SinkOwner) {
@@ -65,7 +78,13 @@ export class MemorySink extends SequentialSink {
     this.target = Buffer.from(new SharedArrayBuffer(size));
   }
 
+  override region(offset: number, length: number): Buffer | undefined {
+    return offset >= 0 && offset + length <= this.size ? this.target.subarray(offset, offset + length) : undefined;
+  }
+
   protected async store(offset: number, data: Uint8Array): Promise<void> {
+    // Bytes that arrived in place (see `region`) are where they belong already.
+    if (data.buffer === this.target.buffer && data.byteOffset === this.target.byteOffset + offset) return;
     this.target.set(data, offset);
   }
 
@@ -79,6 +98,7 @@ export class MemorySink extends SequentialSink {
 }
 
 export class FileSink extends SequentialSink {
+  readonly inMemory = false;
   private handle: Promise<FileHandle> | undefined;
 
   constructor(hash: BlobHash, size: number, name: string, private readonly file: string, owner: SinkOwner) {

@@ -4,22 +4,27 @@
  *
  * Receiving: `fetch` reserves room in the store (limits checked before any byte is written), asks the
  * holders one at a time, writes chunks in order into the store's sink and hands the verified blob to
- * the store. Concurrent fetches of one blob share one transfer.
+ * the store. Concurrent fetches of one blob share one transfer. On a transport that places attachments
+ * (TCP), a chunk the receiver would take goes from the socket straight to its place in a memory sink
+ * (one copy, as a plain socket read into a buffer makes); `PlacedChunks` says why that stays safe.
  * Serving: a `blob.fetch` is answered only when `mayFetch(peer, hash, job)` allows it and the blob is
- * here; chunks go out in order within the receiver's credit. A blob sent whole from disk is hashed
+ * here; chunks go out in order within the receiver's credit, their (immutable) bytes lent to the
+ * transport rather than copied into frames. A blob sent whole from disk is hashed
  * on the way out, so a copy corrupted on disk is found and discarded.
  */
 import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { lend, type InboundAttachment } from '../transport/attachment.js';
 import type { Message, PeerAddress, Transport } from '../transport/types.js';
 import { log } from '../util/log.js';
 import { checkBlobHash, shortHash, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
 import { BlobReceiver, type OutgoingMessage, type ReceiverAction } from './blob-receiver.js';
 import { BlobSender } from './blob-sender.js';
+import { HashThread, type ChunkHasher } from './chunk-hasher.js';
 import type { BlobSink } from './blob-sink.js';
 import type { BlobInfo, ObjectStore } from './object-store.js';
 import {
-  chunkRange, isBlobMessage, MAX_CHUNK_BYTES, MAX_WINDOW, MIN_CHUNK_BYTES, parseBlobMessage,
+  chunkHeader, chunkRange, isBlobMessage, MAX_CHUNK_BYTES, MAX_WINDOW, MIN_CHUNK_BYTES, parseBlobMessage,
   type BlobMessage, type FetchMessage, type RefuseCode,
 } from './transfer-protocol.js';
 
@@ -39,6 +44,12 @@ export interface BlobTransferOptions {
   stallMs?: number;
   /** Attempts per holder (default 2). */
   rounds?: number;
+  /**
+   * Where arriving blobs kept in memory are hashed: on a hashing thread, beside the reading of the
+   * socket (default), or inline on this thread as chunks are consumed. Blobs spilled to disk are
+   * hashed inline.
+   */
+  hashing?: 'thread' | 'inline';
   /**
    * Subscribe to the transport's messages (default true). A node that routes its frames itself passes
    * false and hands blob frames to `deliver`, so that one rule decides where a frame goes.
@@ -85,14 +96,18 @@ export class BlobTransferService {
   private readonly window: number;
   private readonly stallMs: number;
   private readonly rounds: number;
+  private readonly hashing: 'thread' | 'inline';
   private readonly fetches = new Map<BlobHash, Promise<BlobInfo>>();
   private readonly cancels = new Set<(reason: string) => void>();
   /** Fetches in progress by transfer-id prefix: where chunks and refusals go. */
   private readonly receiving = new Map<string, (from: string, m: Message) => void>();
+  /** The same fetches: where an arriving chunk's bytes may go (undefined: private memory). */
+  private readonly placing = new Map<string, (from: string, header: Message, field: string, frame: InboundAttachment) => Buffer | undefined>();
   private readonly outgoing = new Map<string, Outgoing>();
   private readonly prefix = randomBytes(4).toString('hex');
   private fetchCount = 0;
   private readonly off: () => void;
+  private readonly offPlacer: () => void;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -105,11 +120,17 @@ export class BlobTransferService {
     this.window = opts.window ?? 8;
     this.stallMs = opts.stallMs ?? 10_000;
     this.rounds = opts.rounds ?? 2;
+    this.hashing = opts.hashing ?? 'thread';
+    if (this.hashing !== 'thread' && this.hashing !== 'inline') throw new RangeError(`hashing must be 'thread' or 'inline', got ${JSON.stringify(this.hashing)}`);
     if (this.chunkBytes < MIN_CHUNK_BYTES || this.chunkBytes > MAX_CHUNK_BYTES) throw new RangeError(`chunkBytes must be ${MIN_CHUNK_BYTES}..${MAX_CHUNK_BYTES}`);
     if (!Number.isInteger(this.window) || this.window < 1 || this.window > MAX_WINDOW) throw new RangeError(`window must be 1..${MAX_WINDOW}`);
     this.off = opts.subscribe === false ? () => undefined : this.transport.onMessage((from, m) => {
       if (isBlobMessage(m)) this.deliver(from, m);
     });
+    this.offPlacer = this.transport.placeAttachments?.((from, header, field, frame) => {
+      const xfer = header.type === 'blob.chunk' && typeof header.xfer === 'string' ? header.xfer : '';
+      return this.placing.get(xfer.slice(0, xfer.lastIndexOf('.')))?.(from, header, field, frame);
+    }) ?? (() => undefined);
     // Outgoing transfers whose receiver went quiet (it left, or died) are dropped.
     this.sweeper = setInterval(() => this.sweep(), Math.max(50, this.stallMs));
     this.sweeper.unref();
@@ -151,6 +172,7 @@ export class BlobTransferService {
     if (this.closed) return;
     this.closed = true;
     this.off();
+    this.offPlacer();
     clearInterval(this.sweeper);
     for (const cancel of [...this.cancels]) cancel('the transfer service closed');
     this.outgoing.clear();
@@ -169,19 +191,26 @@ export class BlobTransferService {
     }
     const peers = new Map(opts.holders.filter((h) => h.nodeId !== this.transport.nodeId).map((h) => [h.nodeId, h]));
     const xferPrefix = `${this.transport.nodeId}#${this.prefix}-${++this.fetchCount}`;
+    const onThread = this.hashing === 'thread' && sink.inMemory;
     const receiver = new BlobReceiver({
       hash, size: opts.size, job: opts.job, holders: [...peers.keys()], chunkBytes: this.chunkBytes, window: this.window,
-      stallMs: this.stallMs, rounds: this.rounds, xferPrefix,
+      stallMs: this.stallMs, rounds: this.rounds, xferPrefix, hashing: onThread ? 'outside' : 'inline',
     });
+    const newHasher = (): ChunkHasher | undefined => (onThread ? hashThread.hasher() : undefined);
     return new Promise<BlobInfo>((resolve, reject) => {
       let writes = Promise.resolve();
       let timer: NodeJS.Timeout | undefined;
       let settled = false;
+      const placed = new PlacedChunks();
+      let hasher = newHasher();
       const finish = (err: unknown, info?: BlobInfo) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        placed.detachAll();
+        hasher?.abandon();
         this.receiving.delete(xferPrefix);
+        this.placing.delete(xferPrefix);
         this.cancels.delete(cancel);
         if (err) {
           void sink.abort().finally(() => reject(err));
@@ -196,15 +225,28 @@ export class BlobTransferService {
           switch (a.kind) {
             case 'send': this.sendFor(receiver, peers.get(a.to)!, a.message, apply); break;
             case 'write':
+              placed.consumed(a.offset / this.chunkBytes);
+              hasher?.update(a.data);
               this.stats.bytesIn += a.data.length;
               writes = writes.then(() => sink.write(a.offset, a.data));
               writes.catch((err: unknown) => apply(receiver.cancel(`cannot store it: ${(err as Error).message}`)));
               break;
-            case 'reset': writes = writes.then(() => sink.reset()); break;
+            case 'reset':
+              placed.detachAll();
+              hasher?.abandon();
+              hasher = newHasher();
+              writes = writes.then(() => sink.reset());
+              break;
             case 'corrupt':
               this.stats.corruptArrivals++;
               this.store.reportCorrupt(hash, 'arrival', `from ${a.holders.join(', ')}: ${a.reason}`);
               break;
+            case 'verify': {
+              // Only a receiver hashing outside asks to verify, and then this fetch has a hasher.
+              const digest = hasher!.digest();
+              digest.then((hex) => apply(receiver.onDigest(hex, Date.now())), (err: unknown) => apply(receiver.cancel(`cannot hash it: ${(err as Error).message}`)));
+              break;
+            }
             case 'done': writes.then(() => sink.finish()).then((info) => finish(undefined, info), finish); break;
             case 'failed': finish(a.error); break;
           }
@@ -223,6 +265,13 @@ export class BlobTransferService {
         if (typeof parsed === 'string') return log.warn('data', `malformed message from ${from}: ${parsed}`);
         if (parsed.type === 'blob.chunk') apply(receiver.onChunk(from, parsed, Date.now()));
         else if (parsed.type === 'blob.refuse') apply(receiver.onRefuse(from, parsed, Date.now()));
+      });
+      this.placing.set(xferPrefix, (from, header, field, frame) => {
+        const h = chunkHeader(header, field);
+        if (!h || settled || !receiver.accepts(from, h, frame.length) || placed.busy(h.seq)) return undefined;
+        const region = sink.region(h.seq * this.chunkBytes, frame.length);
+        if (region) placed.lease(h.seq, frame);
+        return region;
       });
       apply(receiver.start(Date.now()));
     });
@@ -290,7 +339,8 @@ export class BlobTransferService {
         const data = await this.store.read(t.hash, offset, length);
         t.check?.update(data);
         this.stats.bytesOut += length;
-        this.transport.send(t.peer, { type: 'blob.chunk', xfer: key.slice(key.indexOf('|') + 1), seq, size: t.sender.size, data })
+        // Blob bytes never change (content-addressed), so the transport may write them without a copy.
+        this.transport.send(t.peer, { type: 'blob.chunk', xfer: key.slice(key.indexOf('|') + 1), seq, size: t.sender.size, data: lend(data) })
           .catch(() => this.outgoing.delete(key));
         if (seq === t.sender.chunks - 1) await this.finishServing(key, t);
       }).catch((err: unknown) => {
@@ -318,5 +368,41 @@ export class BlobTransferService {
   private sweep(): void {
     const idle = Date.now() - 2 * this.stallMs;
     for (const [key, t] of this.outgoing) if (t.lastActivity < idle) this.outgoing.delete(key);
+  }
+}
+
+/** Hashes arriving blobs beside the reading of sockets (one thread per process, started on first use). */
+const hashThread = new HashThread();
+
+/**
+ * Chunks of one fetch whose bytes the transport is copying straight into the sink's memory, by
+ * sequence number. The rule that keeps the SHA-256 honest: a region is hashed when its chunk is
+ * consumed, so from then on nothing may write it. A region is lent only while the receiver would
+ * take that chunk (not consumed, not waiting) and no other frame is still writing it; a frame still
+ * writing a region when that region is consumed (a stale or duplicate copy) is detached at once (its
+ * remaining bytes go to private memory), and so is every frame still writing when the sink starts
+ * over or the fetch ends.
+ */
+class PlacedChunks {
+  private readonly frames = new Map<number, InboundAttachment>();
+
+  /** Another frame is still writing chunk `seq`'s region. */
+  busy(seq: number): boolean {
+    return this.frames.get(seq)?.writesToPlace ?? false;
+  }
+
+  lease(seq: number, frame: InboundAttachment): void {
+    this.frames.set(seq, frame);
+  }
+
+  /** Chunk `seq` was consumed (hashed): no frame may write its region any more (the one that delivered it is complete). */
+  consumed(seq: number): void {
+    this.frames.get(seq)?.detach();
+    this.frames.delete(seq);
+  }
+
+  detachAll(): void {
+    for (const frame of this.frames.values()) frame.detach();
+    this.frames.clear();
   }
 }

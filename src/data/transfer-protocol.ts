@@ -9,8 +9,10 @@
  *
  * A transfer (`xfer`, chosen by the receiver, new for every attempt) streams chunks of `chunkBytes`
  * (the last one shorter), never more than `window` chunks beyond what the receiver has consumed in
- * order: credit is flow control, so a 200 MB blob never floods the receiver. Chunk data travels as a
- * Buffer, which msgpack encodes as bin and decodes as a view of the received frame (no copy).
+ * order: credit is flow control, so a 200 MB blob never floods the receiver. Chunk data is lent to the
+ * transport (attachment.ts): on TCP it is written beside the chunk's header, not copied into a frame,
+ * and the receiver may have it copied from the socket straight to its place in the blob (see
+ * `chunkHeader` and BlobReceiver.accepts).
  */
 import type { Message } from '../transport/types.js';
 import { isBlobHash } from './content-hash.js';
@@ -70,6 +72,9 @@ export interface RefuseMessage extends Message {
 
 export type BlobMessage = FetchMessage | ChunkMessage | CreditMessage | CancelMessage | RefuseMessage;
 
+/** A chunk without its data: what is known when its header has arrived and its bytes have not. */
+export type ChunkHeader = Pick<ChunkMessage, 'xfer' | 'seq' | 'size'>;
+
 /**
  * The one routing rule for frames on a node's transport: an object whose `type` starts with "blob."
  * belongs to the data plane (which validates it further); anything else is the node's (a job envelope).
@@ -91,6 +96,12 @@ export function chunkRange(seq: number, size: number, chunkBytes: number): { off
 const nat = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const str = (v: unknown, max = 200): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
 const REFUSE_CODES = new Set<RefuseCode>(['NOT_FOUND', 'REFUSED', 'BAD_REQUEST', 'FAILED']);
+
+/** The header of a chunk whose data is still to arrive as field `field`, or undefined when it is not a well-formed one. */
+export function chunkHeader(m: Message, field: string): ChunkHeader | undefined {
+  const r = m as Record<string, unknown>;
+  return m.type === 'blob.chunk' && field === 'data' && str(r.xfer) && nat(r.seq) && nat(r.size) ? { xfer: r.xfer, seq: r.seq, size: r.size } : undefined;
+}
 
 /** Checks a message from a peer: the protocol message it is, or why it is malformed. */
 export function parseBlobMessage(m: Message): BlobMessage | string {

@@ -9,8 +9,16 @@
  * typed arrays, bigint (any size), Date, Set, RegExp and Error round-trip; `-0` becomes `0`;
  * functions and symbols cannot be encoded. Binary values in a decoded message are views into the
  * received bytes (no copy): pushed chunks must not be modified afterwards.
+ *
+ * A message with lent bytes (attachment.ts) is framed with them as an attachment beside its header:
+ * `encodeFrameParts` returns the parts to write, and the decoder copies the attachment straight into
+ * the destination a placer chose for it.
  */
 import { Packr, RESERVE_START_SPACE } from 'msgpackr';
+import {
+  ATTACHMENT_MARKER, ATTACHMENT_PREAMBLE_BYTES, InboundAttachment, lentField, MAX_ATTACHMENT_HEADER_BYTES, parseAttachmentHeader,
+  type FramePlacer,
+} from './attachment.js';
 import type { Message } from './types.js';
 
 /** The default largest payload (in bytes) a frame may carry: 64 MiB. */
@@ -58,6 +66,35 @@ export function encodeFrame(message: Message, maxFrameBytes = DEFAULT_MAX_FRAME_
   return frame;
 }
 
+/**
+ * Encodes one message as the buffers to write, in order: one frame, or for a message with lent bytes
+ * (see `lend`) the prefix and header followed by those bytes themselves (not copied). Throws like
+ * `encodeFrame`.
+ */
+export function encodeFrameParts(message: Message, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): Buffer[] {
+  const field = lentField(message);
+  if (field === undefined) return [encodeFrame(message, maxFrameBytes)];
+  const { [field]: bytes, ...rest } = message;
+  const attachment = bytes as Buffer;
+  let header: Buffer;
+  try {
+    header = packr.pack([field, rest]);
+  } catch (err) {
+    throw new FrameError(`cannot encode message of type ${JSON.stringify(message.type)}: ${(err as Error).message}`);
+  }
+  if (header.length > MAX_ATTACHMENT_HEADER_BYTES) {
+    throw new FrameError(`header of ${header.length} bytes for message ${JSON.stringify(message.type)} exceeds the attachment header limit of ${MAX_ATTACHMENT_HEADER_BYTES}`);
+  }
+  const payload = ATTACHMENT_PREAMBLE_BYTES + header.length + attachment.length;
+  if (payload > maxFrameBytes) throw tooLarge(payload, maxFrameBytes);
+  const head = Buffer.allocUnsafe(FRAME_HEADER_BYTES + ATTACHMENT_PREAMBLE_BYTES + header.length);
+  head.writeUInt32BE(payload, 0);
+  head[FRAME_HEADER_BYTES] = ATTACHMENT_MARKER;
+  head.writeUInt32BE(header.length, FRAME_HEADER_BYTES + 1);
+  header.copy(head, FRAME_HEADER_BYTES + ATTACHMENT_PREAMBLE_BYTES);
+  return [head, attachment];
+}
+
 /** Decodes one payload (without its prefix) and checks that it is a message. */
 export function decodePayload(payload: Buffer): Message {
   let value: unknown;
@@ -79,7 +116,16 @@ function isMessage(value: unknown): value is Message {
 export interface FrameDecoderOptions {
   /** Largest payload accepted; a larger length prefix fails before its body is buffered. */
   maxFrameBytes?: number;
+  /** Chooses destinations for attachments (default: private memory). */
+  placer?: FramePlacer;
 }
+
+/** What the decoder waits for: a length prefix, a payload, an attachment's header, or its bytes. */
+type DecoderState =
+  | { kind: 'prefix' }
+  | { kind: 'payload'; length: number }
+  | { kind: 'header'; length: number; headerLength: number }
+  | { kind: 'attachment'; message: Message; field: string; frame: InboundAttachment };
 
 /**
  * Turns a byte stream into messages: frames may be split across chunks and a chunk may hold
@@ -88,15 +134,17 @@ export interface FrameDecoderOptions {
  * are not returned.
  */
 export class FrameDecoder {
+  /** Where attachments go; may be set between pushes (e.g. once the peer is authenticated). */
+  placer: FramePlacer | undefined;
   private chunks: Buffer[] = [];
   private buffered = 0;
-  /** Payload length of the frame being assembled, or -1 while its prefix is incomplete. */
-  private expected = -1;
+  private state: DecoderState = { kind: 'prefix' };
   private failure: FrameError | undefined;
   private limit: number;
 
   constructor(options: FrameDecoderOptions = {}) {
     this.limit = checkLimit(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
+    this.placer = options.placer;
   }
 
   /** The current payload limit; it can be changed between pushes (e.g. raised after authentication). */
@@ -108,7 +156,7 @@ export class FrameDecoder {
     this.limit = checkLimit(limit);
   }
 
-  /** Bytes received but not yet returned as messages. */
+  /** Bytes received but not yet returned as messages (an attachment's bytes count once placed). */
   get bufferedBytes(): number {
     return this.buffered;
   }
@@ -121,18 +169,7 @@ export class FrameDecoder {
     }
     const messages: Message[] = [];
     try {
-      for (;;) {
-        if (this.expected < 0) {
-          if (this.buffered < FRAME_HEADER_BYTES) break;
-          const length = this.take(FRAME_HEADER_BYTES).readUInt32BE(0);
-          if (length > this.limit) throw tooLarge(length, this.limit);
-          this.expected = length;
-        }
-        if (this.buffered < this.expected) break;
-        const payload = this.take(this.expected);
-        this.expected = -1;
-        messages.push(decodePayload(payload));
-      }
+      for (let message = this.step(); message !== false; message = this.step()) if (message) messages.push(message);
     } catch (err) {
       this.failure = err instanceof FrameError ? err : new FrameError(`malformed frame: ${(err as Error).message}`);
       this.chunks = [];
@@ -140,6 +177,68 @@ export class FrameDecoder {
       throw this.failure;
     }
     return messages;
+  }
+
+  /** One step of decoding: a message, undefined (progress, no message yet) or false (needs more bytes). */
+  private step(): Message | undefined | false {
+    const s = this.state;
+    switch (s.kind) {
+      case 'prefix': {
+        if (this.buffered < FRAME_HEADER_BYTES) return false;
+        const length = this.take(FRAME_HEADER_BYTES).readUInt32BE(0);
+        if (length > this.limit) throw tooLarge(length, this.limit);
+        this.state = { kind: 'payload', length };
+        return undefined;
+      }
+      case 'payload': {
+        if (this.buffered > 0 && this.chunks[0]![0] === ATTACHMENT_MARKER) {
+          if (s.length < ATTACHMENT_PREAMBLE_BYTES) throw new FrameError(`malformed frame: attachment frame of ${s.length} bytes is shorter than its preamble`);
+          if (this.buffered < ATTACHMENT_PREAMBLE_BYTES) return false;
+          const headerLength = this.take(ATTACHMENT_PREAMBLE_BYTES).readUInt32BE(1);
+          if (headerLength > MAX_ATTACHMENT_HEADER_BYTES || headerLength > s.length - ATTACHMENT_PREAMBLE_BYTES) {
+            throw new FrameError(`malformed frame: attachment header of ${headerLength} bytes does not fit a frame of ${s.length} bytes (header limit ${MAX_ATTACHMENT_HEADER_BYTES})`);
+          }
+          this.state = { kind: 'header', length: s.length, headerLength };
+          return undefined;
+        }
+        if (this.buffered < s.length) return false;
+        this.state = { kind: 'prefix' };
+        return decodePayload(this.take(s.length));
+      }
+      case 'header': {
+        if (this.buffered < s.headerLength) return false;
+        const header = this.decodeHeader(this.take(s.headerLength));
+        const frame = new InboundAttachment(s.length - ATTACHMENT_PREAMBLE_BYTES - s.headerLength);
+        frame.place(this.placer?.(header.message, header.field, frame));
+        this.state = { kind: 'attachment', ...header, frame };
+        return undefined;
+      }
+      case 'attachment': {
+        while (!s.frame.complete && this.chunks.length > 0) {
+          const first = this.chunks[0]!;
+          const n = s.frame.fill(first);
+          this.buffered -= n;
+          if (n === first.length) this.chunks.shift();
+          else this.chunks[0] = first.subarray(n);
+        }
+        if (!s.frame.complete) return false;
+        this.state = { kind: 'prefix' };
+        s.message[s.field] = s.frame.target;
+        return s.message;
+      }
+    }
+  }
+
+  private decodeHeader(bytes: Buffer): { message: Message; field: string } {
+    let value: unknown;
+    try {
+      value = packr.unpack(bytes);
+    } catch (err) {
+      throw new FrameError(`malformed frame: attachment header: ${(err as Error).message}`);
+    }
+    const parsed = parseAttachmentHeader(value, isMessage);
+    if (typeof parsed === 'string') throw new FrameError(`malformed frame: attachment header: ${parsed}`);
+    return parsed;
   }
 
   /** Removes and returns the next `n` buffered bytes (a view when they lie in one chunk). */

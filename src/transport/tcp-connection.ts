@@ -6,6 +6,7 @@
  */
 import net from 'node:net';
 import { log } from '../util/log.js';
+import type { AttachmentPlacer } from './attachment.js';
 import { encodeFrame, FrameDecoder, FrameError } from './frame-codec.js';
 import { ClientHandshake, HANDSHAKE_MAX_FRAME_BYTES, HandshakeError, ServerHandshake } from './handshake.js';
 import type { Message, PeerAddress } from './types.js';
@@ -48,7 +49,8 @@ function timer(ms: number, fn: () => void): NodeJS.Timeout {
 }
 
 interface Pending {
-  frame: Buffer;
+  /** The frame's buffers (an attachment is written as its own buffer, not copied). */
+  parts: readonly Buffer[];
   resolve: () => void;
   reject: (err: Error) => void;
 }
@@ -148,11 +150,11 @@ export class OutboundConnection {
     return this.state === 'closed';
   }
 
-  /** Queues one encoded frame; resolves once it has been written to the socket. */
-  send(frame: Buffer): Promise<void> {
+  /** Queues one encoded frame (its parts, see encodeFrameParts); resolves once it has been written to the socket. */
+  send(parts: readonly Buffer[]): Promise<void> {
     if (this.state === 'closed') return Promise.reject(this.error('connection closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ frame, resolve, reject });
+      this.queue.push({ parts, resolve, reject });
       this.scheduleFlush();
     });
   }
@@ -212,7 +214,8 @@ export class OutboundConnection {
     if (this.state !== 'open' || this.waitingForDrain) return;
     this.socket.cork();
     for (let item = this.queue.shift(); item; item = this.queue.shift()) {
-      const more = this.socket.write(item.frame);
+      let more = true;
+      for (const part of item.parts) more = this.socket.write(part);
       item.resolve();
       if (!more) {
         this.waitingForDrain = true;
@@ -254,6 +257,8 @@ export interface InboundOptions extends ConnectionSecurity {
   handshakeTimeoutMs: number;
   /** Delivers one message from the authenticated peer. */
   deliver: (from: string, message: Message) => void;
+  /** Chooses where attachments from the authenticated peer go (default: private memory). */
+  placer?: AttachmentPlacer;
   /** Reports a connection refused or dropped for a protocol violation (already logged). */
   onRejected: (remote: string, reason: string) => void;
   onAuthenticated: (remote: string, peer: string) => void;
@@ -333,6 +338,9 @@ export class InboundConnection {
         this.peerNodeId = step.peerNodeId;
         clearTimeout(this.handshakeTimer);
         this.decoder.maxFrameBytes = this.options.maxFrameBytes;
+        const placer = this.options.placer;
+        const peer = step.peerNodeId;
+        if (placer) this.decoder.placer = (header, field, frame) => placer(peer, header, field, frame);
         log.debug('transport', `${this.options.nodeId}: accepted ${step.peerNodeId} from ${this.remote}`);
         this.options.onAuthenticated(this.remote, step.peerNodeId);
       }

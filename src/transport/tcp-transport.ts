@@ -5,15 +5,17 @@
  * is forgotten and the next send opens a new one. Messages from a peer are delivered with the
  * node id the peer authenticated as. See tcp-connection.ts for the connection protocol.
  *
- * `send` encodes the message at once (mutating it afterwards does not change what is sent) and
- * resolves when the frame has been written to the connection. A send to a peer that cannot be
+ * `send` encodes the message at once (mutating it afterwards does not change what is sent, except
+ * bytes the sender lent: see attachment.ts) and resolves when the frame has been written to the
+ * connection. A send to a peer that cannot be
  * connected to and authenticated within `connectTimeoutMs` rejects with TransportError; a refused
  * connection rejects at once (no retries: the caller decides).
  */
 import net from 'node:net';
 import { Emitter } from '../util/emitter.js';
 import { log } from '../util/log.js';
-import { DEFAULT_MAX_FRAME_BYTES, encodeFrame } from './frame-codec.js';
+import type { AttachmentPlacer } from './attachment.js';
+import { DEFAULT_MAX_FRAME_BYTES, encodeFrameParts } from './frame-codec.js';
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, secretBytes } from './handshake.js';
 import { formatTcpAddress, InboundConnection, OutboundConnection, parseTcpAddress } from './tcp-connection.js';
 import type { Message, MessageHandler, PeerAddress, Transport } from './types.js';
@@ -53,6 +55,7 @@ export class TcpTransport implements Transport {
   private readonly connectTimeoutMs: number;
   private readonly handshakeTimeoutMs: number;
   private readonly handlers = new Set<MessageHandler>();
+  private readonly placers = new Set<AttachmentPlacer>();
   private readonly outbound = new Map<string, OutboundConnection>();
   private readonly inbound = new Set<InboundConnection>();
   private server: net.Server | undefined;
@@ -117,10 +120,10 @@ export class TcpTransport implements Transport {
     if (this.state !== 'started') {
       return Promise.reject(new TransportError(`transport ${this.nodeId} is ${this.state === 'closed' ? 'closed' : 'not started'}`, to.nodeId));
     }
-    let frame: Buffer;
+    let frame: Buffer[];
     try {
       parseTcpAddress(to.address);
-      frame = encodeFrame(message, this.maxFrameBytes);
+      frame = encodeFrameParts(message, this.maxFrameBytes);
     } catch (err) {
       return Promise.reject(new TransportError(`cannot send ${JSON.stringify(message?.type)} to ${to.nodeId}: ${(err as Error).message}`, to.nodeId));
     }
@@ -131,6 +134,12 @@ export class TcpTransport implements Transport {
     const entry: MessageHandler = (from, message) => handler(from, message);
     this.handlers.add(entry);
     return () => this.handlers.delete(entry);
+  }
+
+  placeAttachments(placer: AttachmentPlacer): () => void {
+    const entry: AttachmentPlacer = (...args) => placer(...args);
+    this.placers.add(entry);
+    return () => this.placers.delete(entry);
   }
 
   close(): Promise<void> {
@@ -187,11 +196,25 @@ export class TcpTransport implements Transport {
       maxFrameBytes: this.maxFrameBytes,
       handshakeTimeoutMs: this.handshakeTimeoutMs,
       deliver: (from, message) => this.deliver(from, message),
+      placer: (from, header, field, frame) => this.place(from, header, field, frame),
       onAuthenticated: (remote, peer) => this.events.emit('accepted', { remote, peer }),
       onRejected: (remote, reason) => this.events.emit('rejected', { remote, reason }),
       onClosed: (c) => this.inbound.delete(c),
     });
     this.inbound.add(connection);
+  }
+
+  /** The first placer's destination for an incoming attachment (a placer that throws is logged and skipped). */
+  private place(...args: Parameters<AttachmentPlacer>): Buffer | undefined {
+    for (const placer of this.placers) {
+      try {
+        const target = placer(...args);
+        if (target) return target;
+      } catch (err) {
+        log.warn('transport', `attachment placer of ${this.nodeId} threw on ${JSON.stringify(args[1].type)} from ${args[0]}`, err);
+      }
+    }
+    return undefined;
   }
 
   private deliver(from: string, message: Message): void {

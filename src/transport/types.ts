@@ -3,6 +3,7 @@
  * node id and address; a transport delivers them in order per peer, or reports that it could not.
  * Implementations: in-process (nodes sharing one process) and TCP (framed, authenticated).
  */
+import type { AttachmentPlacer } from './attachment.js';
 
 /** Any message: a plain, serializable object with a string `type`. */
 export interface Message {
@@ -33,6 +34,11 @@ export interface Transport {
   send(to: PeerAddress, message: Message): Promise<void>;
   /** Subscribes to incoming messages; returns the unsubscribe function. */
   onMessage(handler: MessageHandler): () => void;
+  /**
+   * Optional (transports that frame bytes): lets a consumer choose, before they arrive, where the
+   * lent bytes of an incoming message go (attachment.ts); returns the unsubscribe function.
+   */
+  placeAttachments?(placer: AttachmentPlacer): () => void;
   /** Stops listening and closes every connection. */
   close(): Promise<void>;
 }

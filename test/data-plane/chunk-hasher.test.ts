@@ -1,0 +1,65 @@
+/**
+ * SHA-256 on the hashing thread: the same digest as on this thread, for bytes in shared memory (no
+ * copy) and elsewhere, with several blobs hashed at once; a hasher whose thread was stopped fails
+ * rather than report a digest of part of the bytes.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { HashThread, inlineHasher } from '../../src/data/chunk-hasher.js';
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const thread = new HashThread();
+after(() => thread.close());
+
+function inShared(bytes: Buffer): Buffer {
+  const shared = Buffer.from(new SharedArrayBuffer(bytes.length));
+  bytes.copy(shared);
+  return shared;
+}
+
+describe('chunk hasher', { timeout: 30_000 }, () => {
+  it('hashes interleaved blobs on the thread exactly as inline, from shared and private memory', async () => {
+    const blobs = [randomBytes(3_000_000), randomBytes(1_000_001), Buffer.alloc(0)];
+    const shared = blobs.map(inShared);
+    const onThread = blobs.map(() => thread.hasher());
+    const inline = blobs.map(() => inlineHasher());
+    const step = 65_536;
+    for (let at = 0; at < 3_000_000; at += step) {
+      blobs.forEach((b, i) => {
+        if (at >= b.length) return;
+        // Blob 1 goes in from private memory (copied to the thread), the others from shared memory.
+        onThread[i]!.update(i === 1 ? b.subarray(at, at + step) : shared[i]!.subarray(at, at + step));
+        inline[i]!.update(b.subarray(at, at + step));
+      });
+    }
+    const got = await Promise.all(onThread.map((h) => h.digest()));
+    assert.deepStrictEqual(got, blobs.map(sha));
+    assert.deepStrictEqual(await Promise.all(inline.map((h) => h.digest())), blobs.map(sha));
+    await assert.rejects(onThread[0]!.digest(), /used up/);
+  });
+
+  it('keeps hashers apart when one is abandoned', async () => {
+    const a = thread.hasher();
+    const b = thread.hasher();
+    const bytes = inShared(randomBytes(100_000));
+    a.update(bytes);
+    b.update(bytes.subarray(0, 10));
+    a.abandon();
+    b.update(bytes.subarray(10));
+    assert.equal(await b.digest(), sha(bytes));
+  });
+
+  it('fails the digest of a hasher whose thread was stopped midway', async () => {
+    const own = new HashThread();
+    const h = own.hasher();
+    h.update(inShared(randomBytes(1000)));
+    await own.close();
+    h.update(inShared(randomBytes(1000)));
+    await assert.rejects(h.digest(), /hashing thread died during the transfer/);
+    const fresh = own.hasher();
+    fresh.update(Buffer.from('abc'));
+    assert.equal(await fresh.digest(), sha(Buffer.from('abc')), 'a new hasher gets a new thread');
+    await own.close();
+  });
+});
