@@ -5,32 +5,15 @@
  * (and 1.3) layout: `workflow.tasks` with inline `files[]` (`link: input|output`), parents by task
  * name, runtimes on the task. Errors name the task and the line where its id (or name) appears.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type AjvClass from 'ajv';
-import type { ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
-import { WorkflowBuilder, type FileUse } from './workflow-builder.js';
+import { wfFormatSchemaError } from './wfformat-schema.js';
+import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
 import type { Workflow } from './workflow.js';
 import { lineOfText, WorkflowError } from './workflow-error.js';
 
-const require = createRequire(import.meta.url);
-const SCHEMA_URL = new URL('../../../data/workflows/wfcommons-schema.v1.5.json', import.meta.url);
-let validator: ValidateFunction | undefined;
-
-function schemaValidator(): ValidateFunction {
-  if (!validator) {
-    // ajv is CommonJS; its default export differs between module systems, so take the constructor directly.
-    const Ajv = require('ajv') as typeof AjvClass.default;
-    const url = import.meta.url.includes('/dist/') ? new URL('../../../../data/workflows/wfcommons-schema.v1.5.json', import.meta.url) : SCHEMA_URL;
-    const schema = JSON.parse(readFileSync(url, 'utf8')) as Record<string, unknown>;
-    delete schema.$schema; // "http://json-schema.org/schema#" names no draft; its keywords are draft-07's
-    validator = new Ajv({ allErrors: false, strict: false, validateFormats: false }).compile(schema);
-  }
-  return validator;
-}
-
 type Json = Record<string, unknown>;
+interface SpecTask { id: string; name: string; category?: string; parents: string[]; inputFiles?: string[]; outputFiles?: string[] }
+interface ExecTask { id: string; runtimeInSeconds: number; command?: { program?: string; arguments?: unknown[] } }
 
 export function loadWfFormat(text: string, file: string, doc?: unknown): Workflow {
   let data: unknown = doc;
@@ -53,9 +36,8 @@ export function loadWfFormat(text: string, file: string, doc?: unknown): Workflo
 }
 
 function load15(root: Json, text: string, file: string, name: string, version: string, lineOf: (id: string) => number | undefined): Workflow {
-  const validate = schemaValidator();
-  if (!validate(root as unknown)) {
-    const e = validate.errors![0]!;
+  const e = wfFormatSchemaError(root);
+  if (e) {
     const path = e.instancePath.split('/').slice(1);
     const spec = (root.workflow as Json).specification as Json;
     const taskAt = path[2] === 'tasks' && path[3] !== undefined ? ((path[1] === 'specification' ? spec.tasks : ((root.workflow as Json).execution as Json).tasks) as Json[])[Number(path[3])] : undefined;
@@ -63,22 +45,28 @@ function load15(root: Json, text: string, file: string, name: string, version: s
     const line = id !== undefined ? lineOf(id) : lineOfText(text, `"${path[path.length - 1] ?? 'workflow'}"`);
     throw new WorkflowError(file, line, `${id !== undefined ? `task ${id}: ` : ''}${e.instancePath || '/'} ${e.message ?? 'is invalid'} (WfFormat schema)`);
   }
-  const spec = (root.workflow as Json).specification as { tasks: Json[]; files?: { id: string; sizeInBytes: number }[] };
-  const exec = (root.workflow as Json).execution as { tasks: { id: string; runtimeInSeconds: number; command?: { program?: string; arguments?: unknown[] } }[] } | undefined;
+  const spec = (root.workflow as Json).specification as { tasks: SpecTask[]; files?: { id: string; sizeInBytes: number }[] };
+  const runs = ((root.workflow as Json).execution as { tasks: ExecTask[] } | undefined)?.tasks ?? [];
   const builder = new WorkflowBuilder(name, { file, lineOf }, `WfFormat ${version}`);
   for (const f of spec.files ?? []) builder.file(f.id, f.sizeInBytes);
-  const runs = new Map((exec?.tasks ?? []).map((t) => [t.id, t]));
+  // Execution records usually come in the order of the tasks: look one up by id only when they do not.
+  let runById: Map<string, ExecTask> | undefined;
+  const runOf = (id: string, i: number) => {
+    const same = runs[i];
+    if (same !== undefined && same.id === id) return same;
+    runById ??= new Map(runs.map((r) => [r.id, r]));
+    return runById.get(id);
+  };
   let missing = 0;
-  for (const t of spec.tasks as { id: string; name: string; category?: string; parents: string[]; inputFiles?: string[]; outputFiles?: string[] }[]) {
-    const run = runs.get(t.id);
-    if (!run) missing++;
+  for (let i = 0; i < spec.tasks.length; i++) {
+    const t = spec.tasks[i]!;
+    const run = runOf(t.id, i);
+    const decl: TaskDecl = { id: t.id, name: t.name, category: t.category ?? categoryOf(t.name), parents: t.parents, inputs: t.inputFiles ?? [], outputs: t.outputFiles ?? [] };
+    if (run) decl.runtime = run.runtimeInSeconds;
+    else missing++;
     const program = run?.command?.program;
-    builder.task({
-      id: t.id, name: t.name, category: t.category ?? categoryOf(t.name), parents: t.parents,
-      inputs: t.inputFiles ?? [], outputs: t.outputFiles ?? [],
-      ...(run ? { runtime: run.runtimeInSeconds } : {}),
-      ...(program ? { command: { program, args: (run!.command!.arguments ?? []).map(String) } } : {}),
-    });
+    if (program) decl.command = { program, args: (run!.command!.arguments ?? []).map(String) };
+    builder.task(decl);
   }
   const workflow = builder.build();
   if (missing > 0) workflow.warnings.push(`${missing} task(s) have no execution record: runtime 0`);
@@ -109,9 +97,16 @@ function load14(wf: Json, file: string, name: string, version: string, lineOf: (
   return builder.build();
 }
 
-/** `mProject_ID0000001` → `mProject`; Nextflow's `NFCORE_RNASEQ:…:FASTQC (1)` → as written up to the space. */
+/**
+ * `mProject_ID0000001` → `mProject`; Nextflow's `NFCORE_RNASEQ:…:FASTQC (1)` → as written up to the space.
+ * (`/_ID\d+$/` can only match at the last `_ID`; the regular expressions run only on names that may match.)
+ */
 function categoryOf(name: string): string {
-  return name.replace(/_ID\d+$/, '').replace(/ \(.*\)$/, '');
+  let category = name;
+  const id = category.lastIndexOf('_ID');
+  if (id >= 0 && /^\d+$/.test(category.slice(id + 3))) category = category.slice(0, id);
+  if (category.endsWith(')') && category.includes(' (')) category = category.replace(/ \(.*\)$/, '');
+  return category;
 }
 
 /** Node 20's JSON.parse names no position; the YAML parser (JSON is YAML) does. */

@@ -35,9 +35,18 @@ interface Pending {
   inputs: string[];
   outputs: string[];
   parents: string[];
-  inputsNumbered?: number[];
-  outputsNumbered?: number[];
 }
+
+/** Explicit parents by task number, in compressed rows: the task's own list, then `dependsOn` edges. */
+interface ExplicitParents {
+  ownStart: Int32Array;
+  own: Int32Array;
+  extraStart: Int32Array;
+  extra: Int32Array;
+}
+
+/** `fileOf` value of a name several tasks write (its copies are numbered apart). */
+const MANY = -2;
 
 /** A workflow built in code, as data (see WorkflowBuilder.toSource). */
 export interface WorkflowSource {
@@ -82,8 +91,8 @@ export class WorkflowBuilder {
     if (decl.runtime !== undefined && !Number.isFinite(decl.runtime)) {
       throw this.error(decl.id, `runtime must be a number of seconds, got ${String(decl.runtime)}`, decl.line);
     }
-    const names = (uses: (string | FileUse)[] | undefined, into: Map<string, number>) =>
-      (uses ?? []).map((u) => {
+    const names = (uses: (string | FileUse)[] | undefined, into: Map<string, number>): string[] =>
+      uses === undefined ? [] : uses.every((u) => typeof u === 'string') ? (uses as string[]) : uses.map((u) => {
         if (typeof u === 'string') return u;
         if (u.size !== undefined) {
           if (!(Number.isFinite(u.size) && u.size >= 0)) throw this.error(decl.id, `file ${u.name}: size must be a non-negative number of bytes`, decl.line);
@@ -118,25 +127,28 @@ export class WorkflowBuilder {
     const n = this.pending.length;
     if (n === 0) throw this.error(undefined, 'the workflow has no tasks');
     const byId = new Map<string, number>();
-    const byName = new Map<string, number>();
-    this.pending.forEach((p, t) => {
-      if (byId.has(p.decl.id)) throw this.error(p.decl.id, `duplicate task id (first declared at task ${byId.get(p.decl.id)! + 1})`, p.decl.line);
-      byId.set(p.decl.id, t);
-      const name = p.decl.name ?? p.decl.id;
-      byName.set(name, byName.has(name) ? -1 : t); // a name used twice cannot name a parent
-    });
-    const resolve = (ref: string, child: Pending) => {
-      const t = byId.get(ref) ?? byName.get(ref);
-      if (t === undefined || t < 0) throw this.error(child.decl.id, `parent "${ref}" is not a task of this workflow`, child.decl.line);
-      return t;
-    };
-    const explicit: number[][] = this.pending.map((p) => p.parents.map((ref) => resolve(ref, p)));
-    for (const [childId, parentRef] of this.extraParents) {
-      const c = byId.get(childId) ?? byName.get(childId);
-      if (c === undefined || c < 0) throw this.error(childId, 'a dependency names a child that is not a task of this workflow');
-      explicit[c]!.push(resolve(parentRef, this.pending[c]!));
+    for (let t = 0; t < n; t++) {
+      const decl = this.pending[t]!.decl;
+      const first = byId.get(decl.id);
+      if (first !== undefined) throw this.error(decl.id, `duplicate task id (first declared at task ${first + 1})`, decl.line);
+      byId.set(decl.id, t);
     }
-    const { files, fileNames } = this.numberFiles(explicit);
+    let byName: Map<string, number> | undefined; // built only if a reference is not an id (WfCommons 1.4 names parents)
+    const lookup = (ref: string): number | undefined => {
+      const t = byId.get(ref);
+      if (t !== undefined) return t;
+      if (!byName) {
+        const names = new Map<string, number>();
+        this.pending.forEach((p, q) => {
+          const name = p.decl.name ?? p.decl.id;
+          names.set(name, names.has(name) ? -1 : q); // a name used twice cannot name a parent
+        });
+        byName = names;
+      }
+      return byName.get(ref);
+    };
+    const explicit = this.explicitParents(lookup);
+    const { files, fileNames, inputs: inputsOf, outputs: outputsOf } = this.numberFiles(explicit);
     const tasks: WorkflowTask[] = new Array(n);
     let explicitEdges = 0;
     let fileEdges = 0;
@@ -144,30 +156,39 @@ export class WorkflowBuilder {
     const seenExplicit = new Int32Array(n).fill(-1);
     const seenFile = new Int32Array(n).fill(-1);
     let edges = 0;
-    this.pending.forEach((p, t) => {
+    const { ownStart, own, extraStart, extra } = explicit;
+    for (let t = 0; t < n; t++) {
       const parents: number[] = [];
-      for (const q of explicit[t]!) {
+      for (let i = ownStart[t]!; i < ownStart[t + 1]!; i++) {
+        const q = own[i]!;
+        if (seenExplicit[q] === t) continue;
+        seenExplicit[q] = t;
+        parents.push(q);
+      }
+      for (let i = extraStart[t]!; i < extraStart[t + 1]!; i++) {
+        const q = extra[i]!;
         if (seenExplicit[q] === t) continue;
         seenExplicit[q] = t;
         parents.push(q);
       }
       explicitEdges += parents.length;
-      for (const f of p.inputsNumbered!) {
-        const q = files[f]!.producer;
+      const inputs = inputsOf[t]!;
+      for (let i = 0; i < inputs.length; i++) {
+        const q = files[inputs[i]!]!.producer;
         if (q < 0 || q === t || seenFile[q] === t) continue;
         seenFile[q] = t;
         fileEdges++;
         if (seenExplicit[q] !== t) parents.push(q);
       }
-      if (parents.length > 1) parents.sort((x, y) => x - y);
+      sortSmall(parents);
       edges += parents.length;
-      const d = p.decl;
-      tasks[t] = {
-        id: d.id, name: d.name ?? d.id, category: d.category ?? d.name ?? d.id, runtime: d.runtime ?? 0,
-        inputs: p.inputsNumbered!, outputs: p.outputsNumbered!, parents,
-        ...(d.command ? { command: d.command } : {}), ...(d.fn ? { fn: d.fn } : {}), ...(d.args ? { args: d.args } : {}),
-      };
-    });
+      const d = this.pending[t]!.decl;
+      const task: WorkflowTask = { id: d.id, name: d.name ?? d.id, category: d.category ?? d.name ?? d.id, runtime: d.runtime ?? 0, inputs, outputs: outputsOf[t]!, parents };
+      if (d.command) task.command = d.command;
+      if (d.fn) task.fn = d.fn;
+      if (d.args) task.args = d.args;
+      tasks[t] = task;
+    }
     this.addMarkers(tasks, files);
     const graph = computeOrder(tasks, (cycle) => {
       const first = this.pending[cycle[0]!]!.decl;
@@ -179,6 +200,44 @@ export class WorkflowBuilder {
       warnings: this.warnings,
       taskIndex: (id) => byId.get(id) ?? -1,
     };
+  }
+
+  /** Resolves every explicit parent (refusing unknown ones in declaration order) into compressed rows. */
+  private explicitParents(lookup: (ref: string) => number | undefined): ExplicitParents {
+    const n = this.pending.length;
+    let total = 0;
+    for (const p of this.pending) total += p.parents.length;
+    const ownStart = new Int32Array(n + 1);
+    const own = new Int32Array(total);
+    let k = 0;
+    for (let t = 0; t < n; t++) {
+      const p = this.pending[t]!;
+      ownStart[t] = k;
+      for (const ref of p.parents) {
+        const q = lookup(ref);
+        if (q === undefined || q < 0) throw this.error(p.decl.id, `parent "${ref}" is not a task of this workflow`, p.decl.line);
+        own[k++] = q;
+      }
+    }
+    ownStart[n] = k;
+    const m = this.extraParents.length;
+    const child = new Int32Array(m);
+    const parent = new Int32Array(m);
+    const extraStart = new Int32Array(n + 1);
+    this.extraParents.forEach(([childId, parentRef], i) => {
+      const c = lookup(childId);
+      if (c === undefined || c < 0) throw this.error(childId, 'a dependency names a child that is not a task of this workflow');
+      const q = lookup(parentRef);
+      if (q === undefined || q < 0) throw this.error(this.pending[c]!.decl.id, `parent "${parentRef}" is not a task of this workflow`, this.pending[c]!.decl.line);
+      child[i] = c;
+      parent[i] = q;
+      extraStart[c + 1]!++;
+    });
+    for (let t = 0; t < n; t++) extraStart[t + 1]! += extraStart[t]!;
+    const fill = extraStart.slice(0, n);
+    const extra = new Int32Array(m);
+    for (let i = 0; i < m; i++) extra[fill[child[i]!]!++] = parent[i]!; // stable: a child's edges keep their order
+    return { ownStart, own, extraStart, extra };
   }
 
   /**
@@ -209,56 +268,117 @@ export class WorkflowBuilder {
    * Numbers files and sets producers and consumers. A name written by several tasks (the 2008
    * Pegasus generator reuses names such as fit.txt) becomes one copy per writer; a reader reads
    * the copies of the writers among its explicit parents, or every copy when none is its parent.
+   * Files are numbered in the order their names are first written, then workflow inputs as read.
    */
-  private numberFiles(explicit: number[][]): { files: WorkflowFile[]; fileNames: number } {
-    const writers = new Map<string, number[]>();
-    this.pending.forEach((p, t) => {
+  private numberFiles(explicit: ExplicitParents): { files: WorkflowFile[]; fileNames: number; inputs: number[][]; outputs: number[][] } {
+    const n = this.pending.length;
+    // A name's writer, then (once numbered) its file number; MANY for a name several tasks write.
+    const fileOf = new Map<string, number>();
+    const writersOf = new Map<string, number[]>();
+    let references = 0;
+    for (let t = 0; t < n; t++) {
+      const p = this.pending[t]!;
+      references += p.inputs.length + p.outputs.length;
       for (const name of p.outputs) {
-        const w = writers.get(name);
-        if (w === undefined) writers.set(name, [t]);
-        else if (w[w.length - 1] !== t) w.push(t);
-      }
-    });
-    const files: WorkflowFile[] = [];
-    const index = new Map<string, number>();
-    const add = (key: string, name: string, producer: number) => {
-      const size = producer >= 0 ? this.outputSizes.get(name) ?? this.sizes.get(name) ?? 0 : this.sizes.get(name) ?? this.outputSizes.get(name) ?? 0;
-      index.set(key, files.length);
-      files.push({ key, name, size, producer, consumers: [] });
-      return files.length - 1;
-    };
-    let multi = 0;
-    for (const [name, w] of writers) {
-      if (w.length === 1) add(name, name, w[0]!);
-      else {
-        multi++;
-        for (const t of w) add(`${name}@${this.pending[t]!.decl.id}`, name, t);
-      }
-    }
-    let copies = 0;
-    for (const w of writers.values()) if (w.length > 1) copies += w.length;
-    this.pending.forEach((p, t) => {
-      const outs = p.outputs.map((name) => index.get(name) ?? index.get(`${name}@${p.decl.id}`)!);
-      p.outputsNumbered = outs.length > 1 ? [...new Set(outs)] : outs;
-      const inputs: number[] = [];
-      for (const name of p.inputs) {
-        const w = writers.get(name);
-        if (w === undefined) inputs.push(index.get(name) ?? add(name, name, -1));
-        else if (w.length === 1) { if (w[0] !== t) inputs.push(index.get(name)!); }
-        else {
-          const mine = w.filter((q) => explicit[t]!.includes(q));
-          for (const q of mine.length > 0 ? mine : w.filter((q) => q !== t)) inputs.push(index.get(`${name}@${this.pending[q]!.decl.id}`)!);
+        const w = fileOf.get(name);
+        if (w === undefined) fileOf.set(name, t);
+        else if (w === MANY) {
+          const list = writersOf.get(name)!;
+          if (list[list.length - 1] !== t) list.push(t);
+        } else if (w !== t) {
+          fileOf.set(name, MANY);
+          writersOf.set(name, [w, t]);
         }
       }
-      p.inputsNumbered = inputs.length > 1 ? [...new Set(inputs)] : inputs;
-      for (const f of p.inputsNumbered) files[f]!.consumers.push(t);
-    });
-    if (multi > 0) this.warnings.push(`${multi} file name(s) are written by several tasks; each writer's copy is kept apart and read by that writer's explicit children`);
-    return { files, fileNames: files.length - copies + multi };
+    }
+    const files: WorkflowFile[] = [];
+    const sizeOf = (name: string, written: boolean) => {
+      const asInput = this.sizes.get(name);
+      const asOutput = this.outputSizes.size === 0 ? undefined : this.outputSizes.get(name);
+      return (written ? asOutput ?? asInput : asInput ?? asOutput) ?? 0;
+    };
+    const copyOf = new Map<string, number>(); // `${name}@${writer id}` → that writer's copy
+    let copies = 0;
+    for (const [name, w] of fileOf) {
+      if (w !== MANY) {
+        fileOf.set(name, files.length);
+        files.push({ key: name, name, size: sizeOf(name, true), producer: w, consumers: [] });
+        continue;
+      }
+      for (const t of writersOf.get(name)!) {
+        const key = `${name}@${this.pending[t]!.decl.id}`;
+        copyOf.set(key, files.length);
+        files.push({ key, name, size: sizeOf(name, true), producer: t, consumers: [] });
+        copies++;
+      }
+    }
+    // Stamps instead of sets to drop a task's repeated files: 2t for its outputs, 2t + 1 for its inputs.
+    const seen = new Int32Array(files.length + references).fill(-1);
+    const inputs: number[][] = new Array(n);
+    const outputs: number[][] = new Array(n);
+    for (let t = 0; t < n; t++) {
+      const p = this.pending[t]!;
+      const outs: number[] = [];
+      for (const name of p.outputs) {
+        const w = fileOf.get(name)!;
+        const f = w === MANY ? copyOf.get(`${name}@${p.decl.id}`)! : w;
+        if (seen[f] === 2 * t) continue;
+        seen[f] = 2 * t;
+        outs.push(f);
+      }
+      outputs[t] = outs;
+      const ins: number[] = [];
+      for (const name of p.inputs) {
+        let f = fileOf.get(name);
+        if (f === MANY) {
+          const writers = writersOf.get(name)!;
+          const parents = this.explicitOf(explicit, t);
+          const mine = writers.filter((q) => parents.includes(q));
+          for (const q of mine.length > 0 ? mine : writers.filter((q) => q !== t)) {
+            const copy = copyOf.get(`${name}@${this.pending[q]!.decl.id}`)!;
+            if (seen[copy] === 2 * t + 1) continue;
+            seen[copy] = 2 * t + 1;
+            ins.push(copy);
+            files[copy]!.consumers.push(t);
+          }
+          continue;
+        }
+        if (f === undefined) {
+          f = files.length;
+          fileOf.set(name, f);
+          files.push({ key: name, name, size: sizeOf(name, false), producer: -1, consumers: [] });
+        } else if (files[f]!.producer === t) continue; // reads what it writes itself
+        if (seen[f] === 2 * t + 1) continue;
+        seen[f] = 2 * t + 1;
+        ins.push(f);
+        files[f]!.consumers.push(t);
+      }
+      inputs[t] = ins;
+    }
+    if (writersOf.size > 0) this.warnings.push(`${writersOf.size} file name(s) are written by several tasks; each writer's copy is kept apart and read by that writer's explicit children`);
+    return { files, fileNames: files.length - copies + writersOf.size, inputs, outputs };
+  }
+
+  private explicitOf(e: ExplicitParents, t: number): number[] {
+    return [...e.own.subarray(e.ownStart[t]!, e.ownStart[t + 1]!), ...e.extra.subarray(e.extraStart[t]!, e.extraStart[t + 1]!)];
   }
 
   private error(taskId: string | undefined, detail: string, line?: number): WorkflowError {
     const at = line ?? (taskId === undefined ? undefined : this.source.lineOf?.(taskId));
     return new WorkflowError(this.source.file, at, taskId === undefined ? detail : `task ${taskId}: ${detail}`);
+  }
+}
+
+/** Ascending, in place: insertion sort for the few parents most tasks have (no comparator calls). */
+function sortSmall(list: number[]): void {
+  if (list.length > 16) {
+    list.sort((x, y) => x - y);
+    return;
+  }
+  for (let i = 1; i < list.length; i++) {
+    const x = list[i]!;
+    let j = i - 1;
+    for (; j >= 0 && list[j]! > x; j--) list[j + 1] = list[j]!;
+    list[j + 1] = x;
   }
 }
