@@ -4,6 +4,8 @@
  *   tasks; every one goes through the task pool and termination accounting) — tasks/s, µs per task;
  * - the same flat map in tidepool's idiom: one splittable range task (potential splitting);
  * - a binary tree of tasks spawned from inside tasks (depth D), which Piscina cannot express.
+ * For tidepool, the ledger transactions its last run committed (per 1,000 tasks) show how much of the
+ * work was recorded task by task, in batches, or run inline as part of a recorded parent.
  * Pools and clusters are created once and warmed up; the fastest of `--repeat` runs (this machine's
  * neighbours only ever add time; every sample is kept in the JSON).
  *
@@ -12,10 +14,12 @@
  * Writes bench/results/peers-small-tasks.json.
  */
 import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Piscina } from 'piscina';
 import { Cluster } from '../../src/runtime/cluster.js';
+import { jobPaths } from '../../src/runtime/job-paths.js';
 import type { TaskRef } from '../../src/runtime/task.js';
 import { machineInfo, projectRoot, resultsFile } from '../machine.js';
 import { printTable } from '../table.js';
@@ -57,14 +61,18 @@ async function piscinaFlat(): Promise<number[]> {
   }
 }
 
-async function tidepoolJob(expect: number, submit: (c: Cluster) => ReturnType<Cluster['submit']>): Promise<number[]> {
+/** The run times, and the ledger transactions (markers) of the last run. */
+async function tidepoolJob(expect: number, submit: (c: Cluster) => ReturnType<Cluster['submit']>): Promise<{ samples: number[]; transactions: number }> {
   const cluster = await Cluster.embedded({ nodes: 1, workers: WORKERS, progressIntervalMs: 0 });
+  let last = '';
   try {
-    return await timed(REPEAT, async () => {
+    const samples = await timed(REPEAT, async () => {
       const job = await submit(cluster);
       const got = await job.result<number>();
       if (got !== expect) throw new Error(`tidepool: result ${got}, expected ${expect}`);
+      last = job.id;
     });
+    return { samples, transactions: (await cluster.coordination.getChildren(jobPaths(last).txns)).length };
   } finally {
     await cluster.close();
   }
@@ -76,21 +84,23 @@ const range = await tidepoolJob(N, (c) => c.submit(RANGE, { lo: 0, hi: N }));
 const treeTasks = 2 ** (DEPTH + 1) - 1;
 const tree = await tidepoolJob(treeTasks, (c) => c.submit(TREE, { level: 0, depth: DEPTH }));
 
-const row = (name: string, items: number, samples: number[]) => {
+const row = (name: string, items: number, samples: number[], transactions?: number) => {
   const s = best(samples);
-  return { name, items, seconds: s, perSecond: items / s, microsPerItem: (s * 1e6) / items, samples };
+  return { name, items, seconds: s, perSecond: items / s, microsPerItem: (s * 1e6) / items, samples, ...(transactions !== undefined ? { ledgerTransactionsPer1000: (1000 * transactions) / items } : {}) };
 };
 const rows = [
   row(`Piscina: ${N} no-op tasks (pool.run each)`, N, piscina),
-  row(`tidepool: root spawns ${N} no-op tasks`, N + 1, spawned),
-  row(`tidepool: one range task over ${N} items (potential splitting)`, N, range),
-  row(`tidepool: binary tree of ${treeTasks} tasks spawned from tasks (depth ${DEPTH})`, treeTasks, tree),
+  row(`tidepool: root spawns ${N} no-op tasks`, N + 1, spawned.samples, spawned.transactions),
+  row(`tidepool: one range task over ${N} items (potential splitting)`, N, range.samples, range.transactions),
+  row(`tidepool: binary tree of ${treeTasks} tasks spawned from tasks (depth ${DEPTH})`, treeTasks, tree.samples, tree.transactions),
 ];
-console.log(`small tasks on ${WORKERS} worker threads (embedded tidepool, 1 node), fastest of ${REPEAT} runs after a warm-up\n`);
-printTable([['workload', 'items', 'seconds', 'items/s', 'µs/item'], ...rows.map((r) => [r.name, r.items, r.seconds, Math.round(r.perSecond), r.microsPerItem])]);
+console.log(`small tasks on ${WORKERS} worker threads (embedded tidepool, 1 node), fastest of ${REPEAT} runs after a warm-up; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+printTable([['workload', 'items', 'seconds', 'items/s', 'µs/item', 'ledger txns/1k'], ...rows.map((r) => [r.name, r.items, r.seconds, Math.round(r.perSecond), r.microsPerItem, r.ledgerTransactionsPer1000 ?? '-'])]);
 const ratio = rows[1]!.perSecond / rows[0]!.perSecond;
-console.log(`\ntidepool spawned tasks vs Piscina: ${ratio.toFixed(2)}× the throughput`);
+const treeRatio = rows[3]!.perSecond / rows[0]!.perSecond;
+console.log(`\ntidepool spawned tasks vs Piscina: ${ratio.toFixed(2)}× the throughput (target ≥ 2×)`);
+console.log(`tidepool spawned tree vs Piscina's flat fan: ${treeRatio.toFixed(2)}× (${Math.round(rows[3]!.perSecond)} tasks/s; target ≥ 60,000)`);
 writeFileSync(resultsFile('peers-small-tasks'), `${JSON.stringify({
   machine: machineInfo(), n: N, depth: DEPTH, repeat: REPEAT, workers: WORKERS, rows,
-  tidepoolVsPiscina: ratio,
+  tidepoolVsPiscina: ratio, treeVsPiscina: treeRatio,
 }, null, 2)}\n`);

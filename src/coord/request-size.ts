@@ -39,10 +39,24 @@ export function requestBytes(ops: readonly Op[], isMulti: boolean, chrootBytes =
   return isMulti ? total + MULTI_HEADER : total;
 }
 
+/** The most bytes an op's record can take besides its path and data (lengths, version, flags, ACL, multi header). */
+const OP_FIXED_MAX = 4 + 4 + 4 + OPEN_ACL + 4 + MULTI_HEADER;
+
+/**
+ * Whether the request is at most `limit` bytes. Most requests are far below it: an upper bound that
+ * needs no pass over the paths' characters (UTF-8 takes at most 3 bytes per UTF-16 unit) settles them;
+ * only those near the limit are measured exactly.
+ */
+export function fitsRequest(ops: readonly Op[], isMulti: boolean, limit: number, chrootBytes = 0): boolean {
+  let bound = REQUEST_HEADER + MULTI_HEADER;
+  for (const op of ops) bound += 3 * op.path.length + ('data' in op && op.data ? op.data.byteLength : 0) + chrootBytes + OP_FIXED_MAX;
+  return bound <= limit || requestBytes(ops, isMulti, chrootBytes) <= limit;
+}
+
 /** Throws a non-retryable BAD_ARGUMENTS naming the size and the limit when ZooKeeper would refuse the request. */
 export function checkRequestSize(ops: readonly Op[], isMulti: boolean, chrootBytes = 0, limit = MAX_REQUEST_BYTES): void {
+  if (fitsRequest(ops, isMulti, limit, chrootBytes)) return;
   const bytes = requestBytes(ops, isMulti, chrootBytes);
-  if (bytes <= limit) return;
   const what = isMulti ? `transaction of ${ops.length} ops` : `${ops[0]?.op ?? 'request'}`;
   throw new CoordError('BAD_ARGUMENTS', ops[0]?.path, undefined,
     `${what} is a request of ${bytes} bytes, over ZooKeeper's limit of ${limit} bytes per request (jute.maxbuffer)`);

@@ -5,6 +5,7 @@ import type { RuntimeMessage } from './messages.js';
 import { StealPlanner, type StealPlannerOptions } from './steal-planner.js';
 import type { TaskRef } from './task.js';
 import { TaskIds, type TaskSnapshot } from './task-record.js';
+import type { InlineRuns, RunRequest } from './worker/messages.js';
 import type { WorkerEvent, Workers } from './worker/worker-pool.js';
 import { systemClock, type Clock } from './clock.js';
 import { TaskTransfers } from './task-transfers.js';
@@ -64,6 +65,9 @@ export interface JobRunnerDeps {
 
 /** Tasks shorter than this on average (ms) are pipelined: a worker gets its next one before it finishes. */
 const PIPELINE_BELOW_MS = 2;
+/** Short tasks go to a worker in batches of up to this many (one message), about BATCH_MS of work each. */
+const MAX_BATCH = 32;
+const BATCH_MS = 1;
 
 interface PendingSteal {
   thief: string;
@@ -155,7 +159,8 @@ export class JobRunner {
   onWorker(ev: WorkerEvent): void {
     switch (ev.type) {
       case 'child': return this.onChild(ev.taskId, ev.childState, ev.checkpoint, ev.on);
-      case 'done': return this.onDone(ev.taskId, ev.partial);
+      case 'children': return this.onChildren(ev.taskId, ev.states, ev.checkpoint);
+      case 'done': return this.onDone(ev.taskId, ev.partial, ev);
       case 'migrated': return this.onMigrated(ev.taskId, ev.state, ev.partial);
       case 'checkpoint': return this.onCheckpoint(ev.taskId, ev.state, ev.partial);
       case 'app': return this.d.onTaskMessage?.(ev.taskId, ev.body, ev.slot);
@@ -241,20 +246,47 @@ export class JobRunner {
     });
   }
 
-  private onDone(taskId: string, partial: unknown): void {
+  /** Children spawned together: recorded in one group with the parent's checkpoint, then placed. */
+  private onChildren(parentId: string, states: unknown[], checkpoint: { state: unknown; partial: unknown }): void {
+    const children = this.fresh(states);
+    if (this.keepsLatest && this.running.has(parentId)) this.latest.set(parentId, checkpoint);
+    this.write(parentId, this.d.ledger.spawned(parentId, children, { checkpoint }), () => {
+      this.placeAll(children);
+      this.schedule();
+    });
+  }
+
+  /**
+   * `children`: spawned since the task's last report and not run, recorded with its completion; `inline`: the
+   * spawned tasks its worker ran inline after it, committed with it (their contributions folded into one that
+   * counts as that many completions); `ms`: the run time of it all, as its worker measured it.
+   */
+  private onDone(taskId: string, partial: unknown, done: { children?: unknown[]; inline?: InlineRuns; ms?: number } = {}): void {
     const started = this.startedAt.get(taskId);
-    if (started !== undefined) {
-      const ms = this.clock.now() - started;
-      this.averageTaskMs = this.averageTaskMs === undefined ? ms : 0.8 * this.averageTaskMs + 0.2 * ms;
+    if (done.ms !== undefined || started !== undefined) {
+      // The worker's own measure when there is one (a task of a batch waits behind the others before it starts), per task.
+      const took = done.ms !== undefined ? done.ms / (1 + (done.inline?.tasks ?? 0)) : this.clock.now() - started!;
+      this.averageTaskMs = this.averageTaskMs === undefined ? took : 0.8 * this.averageTaskMs + 0.2 * took;
     }
     this.forget(taskId);
     this.attempts.delete(taskId);
-    this.write(taskId, this.d.ledger.complete(taskId, partial), () => {
-      this.stats.tasksDone++;
+    const children = done.children ? this.fresh(done.children) : undefined;
+    const inline = done.inline;
+    this.stats.splits += inline?.tasks ?? 0;
+    const written = children ? this.d.ledger.spawned(taskId, children, { partial, inline }) : this.d.ledger.complete(taskId, partial, inline);
+    this.write(taskId, written, () => {
+      this.stats.tasksDone += 1 + (inline?.tasks ?? 0);
       this.d.onEvent({ type: 'task-done', taskId });
+      if (children) this.placeAll(children);
       this.schedule();
     });
     this.schedule();
+  }
+
+  /** Ids for spawned children (counted as splits, as one spawned alone is). */
+  private fresh(states: unknown[]): Array<{ id: string; state: unknown }> {
+    this.stats.splits += states.length;
+    return states.map((state) => ({ id: this.ids.fresh(), state }));
   }
 
   /** An explicit checkpoint: the task keeps running; after a crash it resumes from here. */
@@ -337,6 +369,12 @@ export class JobRunner {
 
   // ---- scheduling --------------------------------------------------------------------
 
+  /** New tasks recorded together: into the pool, from where `schedule` gives them to workers (in batches) and thieves. */
+  private placeAll(children: ReadonlyArray<{ id: string; state: unknown }>): void {
+    if (this.stopped) return;
+    for (const c of children) this.pool.push({ id: c.id, state: c.state, partial: undefined, version: 0 });
+  }
+
   /** Puts an owned task where it is wanted: an idle worker, a waiting thief, or the pool. */
   private place(snapshot: TaskSnapshot): void {
     if (this.stopped) return;
@@ -360,7 +398,7 @@ export class JobRunner {
     }
     // Local workers first (newest task: depth-first, good locality), thieves get the oldest.
     if (this.pool.length > 0 && this.inputReady()) {
-      for (let slot = this.freeSlot(); slot !== undefined && this.pool.length > 0; slot = this.freeSlot()) this.start(slot, this.pool.pop()!);
+      for (let slot = this.freeSlot(); slot !== undefined && this.pool.length > 0; slot = this.freeSlot()) this.dispatch(slot);
     }
     while (this.pendingSteals.length > 0 && this.pool.length > 0) {
       const p = this.pendingSteals.shift()!;
@@ -377,8 +415,8 @@ export class JobRunner {
         wanted--;
       }
     } else {
-      // Withdraw split requests nobody needs any more.
-      for (const slot of this.running.values()) this.d.workers.clearSplit(slot);
+      // Withdraw split requests nobody needs any more (per slot: a slot may hold a batch of tasks).
+      for (let slot = 0; slot < this.d.workers.size; slot++) if (this.d.workers.splitRequested(slot)) this.d.workers.clearSplit(slot);
     }
     this.steal(now);
   }
@@ -393,8 +431,28 @@ export class JobRunner {
     if (this.averageTaskMs === undefined || this.averageTaskMs >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS)) return;
     for (const slot of this.d.workers.pipelineSlots?.() ?? []) {
       if (this.pool.length === 0) return;
-      this.start(slot, this.pool.pop()!);
+      this.dispatch(slot);
     }
+  }
+
+  /**
+   * Starts the newest pooled task on `slot`, or a batch of the newest ones when tasks are short (one
+   * message for the batch): about BATCH_MS of work, and at most a 2·workers-th of the pool, so the rest
+   * stays for the other workers and for thieves; never while a thief waits.
+   */
+  private dispatch(slot: number): void {
+    const size = this.batchSize();
+    if (size <= 1) return this.start(slot, this.pool.pop()!);
+    const batch = this.pool.splice(this.pool.length - size, size).reverse();
+    const reqs = batch.map((snapshot) => this.started(slot, snapshot));
+    this.d.workers.runBatch!(slot, reqs, (this.input as { value: unknown }).value);
+  }
+
+  private batchSize(): number {
+    const avg = this.averageTaskMs;
+    if (!this.d.workers.runBatch || avg === undefined || avg >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS) || this.pendingSteals.length > 0 || this.draining) return 1;
+    const fair = Math.floor(this.pool.length / (2 * this.d.workers.size));
+    return Math.max(1, Math.min(MAX_BATCH, fair, Math.floor(BATCH_MS / Math.max(avg, 0.001))));
   }
 
   /** The thief side: an idle node asks a random peer for work. */
@@ -498,14 +556,19 @@ export class JobRunner {
   }
 
   private start(slot: number, snapshot: TaskSnapshot): void {
+    this.d.workers.run(slot, this.started(slot, snapshot), (this.input as { value: unknown }).value);
+  }
+
+  /** Marks a task running on `slot`; its run request. */
+  private started(slot: number, snapshot: TaskSnapshot): RunRequest {
     this.running.set(snapshot.id, slot);
     if (this.keepsLatest) this.latest.set(snapshot.id, { state: snapshot.state, partial: snapshot.partial });
     this.startedAt.set(snapshot.id, this.clock.now());
     this.stats.tasksRun++;
-    this.d.workers.run(slot, {
+    return {
       taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: snapshot.state, partial: snapshot.partial,
       board: this.d.board, varNames: this.d.varNames,
-    }, (this.input as { value: unknown }).value);
+    };
   }
 
   private forget(taskId: string): void {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CoordError, isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
-import { MAX_REQUEST_BYTES, requestBytes } from '../coord/request-size.js';
+import { fitsRequest, MAX_REQUEST_BYTES, requestBytes } from '../coord/request-size.js';
 import type { CoordClient, Op } from '../coord/types.js';
 import { commitMarked, type MarkedCommit } from '../coord/recipes/marked-commit.js';
 import { emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
@@ -9,7 +9,8 @@ import { log } from '../util/log.js';
 import type { BlobRef } from '../data/blob-directory.js';
 import { blobValue, blobValueRef, INLINE_STATE_BYTES } from '../data/blob-values.js';
 import { decode, encode } from './codec.js';
-import type { TaskRecord, TaskSnapshot } from './task-record.js';
+import type { TaskRecord, TaskSnapshot, TxnMarker } from './task-record.js';
+import type { InlineRuns } from './worker/messages.js';
 
 /**
  * Where a ledger keeps what is too large for a record (the node's data plane, for the job). Without
@@ -84,13 +85,21 @@ class Versions {
   }
 }
 
+interface Contribution {
+  value: unknown;
+  tasks?: number;
+}
+
 /** One task event: its ops commit together or not at all. */
 interface Group {
   taskId: string;
   /** Builds the ops, advancing the batch's view of versions as they will be after them. */
   build: (v: Versions) => Op[];
-  /** Result contribution committed with this group (completions); `value` may become a blob reference before it commits. */
-  result?: { value: unknown };
+  /**
+   * Result contributions committed with this group (completions), each standing for `tasks` completed tasks
+   * (default 1; more for the folded contributions of tasks run inline); a `value` may become a blob reference before it commits.
+   */
+  results?: Contribution[];
   resolve: () => void;
   reject: (err: unknown) => void;
   /** Large payloads being stored as blobs first: the group keeps its place in the queue meanwhile. */
@@ -119,7 +128,8 @@ export interface LedgerPaths {
 /**
  * A node's writes to its job's ledger, batched into multi transactions and committed in order.
  *
- * - a split creates the child's record and checkpoints the parent in one group;
+ * - a split creates the child's record and checkpoints the parent in one group; children spawned
+ *   together are created in one group with the parent's checkpoint or with its completion;
  * - a completion deletes the record, and its result contribution rides in the data of the
  *   transaction's `txns/<id>` marker, so results and termination commit atomically;
  * - every op on a record the node owns is conditional on the version the node last wrote, so a
@@ -157,22 +167,69 @@ export class Ledger {
     }, undefined, [[parentId, parent], [childId, child]]);
   }
 
-  /** Records that `taskId` completed with result contribution `partial`. */
-  complete(taskId: string, partial: unknown): Promise<void> {
-    const result = { value: partial };
-    let ready: Promise<void> | undefined;
-    // Only an object can outgrow a record; numbers and short strings (most results) skip the extra encoding.
-    if (this.blobs && partial !== null && (typeof partial === 'object' || (typeof partial === 'string' && partial.length > INLINE_STATE_BYTES / 4))) {
-      const bytes = encode(partial);
-      if (bytes.length > INLINE_STATE_BYTES) {
-        ready = this.blobs.store(bytes, `result of task ${taskId}`).then((ref) => void (result.value = blobValue(ref)));
-      }
-    }
+  /**
+   * Records that `taskId` completed with result contribution `partial`; `inline`: tasks it spawned that its
+   * worker ran inline (never recorded), as many completions, committed with it (their contributions folded into one).
+   */
+  complete(taskId: string, partial: unknown, inline?: InlineRuns): Promise<void> {
+    const { results, ready } = this.contributions(taskId, partial, inline);
     return this.enqueue(taskId, (v) => {
       const version = v.get(taskId);
       v.delete(taskId);
       return [{ op: 'delete', path: this.taskPath(taskId), version }];
-    }, result, [[taskId, undefined]], ready);
+    }, results, [[taskId, undefined]], ready);
+  }
+
+  /**
+   * Records children spawned by `parentId` together, in one group with the parent's `checkpoint` (it
+   * runs on) or with its completion (`partial`: its record is deleted and its contribution rides in the
+   * marker). Either all of them and the parent's new state commit, or none: a crash in between leaves
+   * the parent's older record, and whoever recovers it spawns them again.
+   */
+  spawned(
+    parentId: string, children: ReadonlyArray<{ id: string; state: unknown }>,
+    parent: { checkpoint: { state: unknown; partial: unknown } } | { partial: unknown; inline?: InlineRuns | undefined },
+  ): Promise<void> {
+    const kids = children.map((c): [string, Payload] => [c.id, this.payload(c.id, c.state, undefined)]);
+    const creates = (v: Versions, ops: Op[]): Op[] => {
+      for (const [id, p] of kids) {
+        v.set(id, 0);
+        ops.push({ op: 'create', path: this.taskPath(id), data: p.data });
+      }
+      return ops;
+    };
+    if ('checkpoint' in parent) {
+      const record = this.payload(parentId, parent.checkpoint.state, parent.checkpoint.partial);
+      return this.enqueue(parentId, (v) => {
+        const version = v.get(parentId);
+        v.set(parentId, version + 1);
+        return creates(v, [{ op: 'setData', path: this.taskPath(parentId), data: record.data, version }]);
+      }, undefined, [[parentId, record], ...kids]);
+    }
+    const { results, ready } = this.contributions(parentId, parent.partial, parent.inline);
+    return this.enqueue(parentId, (v) => {
+      const version = v.get(parentId);
+      v.delete(parentId);
+      return creates(v, [{ op: 'delete', path: this.taskPath(parentId), version }]);
+    }, results, [[parentId, undefined], ...kids], ready);
+  }
+
+  /** Completions' contributions as the marker will carry them: a large one is stored as a blob first (`ready`). */
+  private contributions(taskId: string, partial: unknown, inline: InlineRuns | undefined): { results: Contribution[]; ready: Promise<void> | undefined } {
+    const results: Contribution[] = [];
+    let waits: Array<Promise<void>> | undefined;
+    for (const [value, tasks] of inline ? [[partial, 1], [inline.value, inline.tasks]] as const : [[partial, 1]] as const) {
+      const result: Contribution = tasks === 1 ? { value } : { value, tasks };
+      results.push(result);
+      // Only an object can outgrow a record; numbers and short strings (most results) skip the extra encoding.
+      if (this.blobs && value !== null && (typeof value === 'object' || (typeof value === 'string' && value.length > INLINE_STATE_BYTES / 4))) {
+        const bytes = encode(value);
+        if (bytes.length > INLINE_STATE_BYTES) {
+          (waits ??= []).push(this.blobs.store(bytes, `result of task ${taskId}`).then((ref) => void (result.value = blobValue(ref))));
+        }
+      }
+    }
+    return { results, ready: waits && Promise.all(waits).then(() => undefined) };
   }
 
   /** Saves a task's state and partial result (before it migrates). */
@@ -270,13 +327,13 @@ export class Ledger {
 
   // ---- batching ----------------------------------------------------------------------
 
-  private enqueue(taskId: string, build: (v: Versions) => Op[], result: { value: unknown } | undefined, refs: Group['refs'], extra?: Promise<void>): Promise<void> {
+  private enqueue(taskId: string, build: (v: Versions) => Op[], results: Group['results'], refs: Group['refs'], extra?: Promise<void>): Promise<void> {
     // The common case (small inline records, no blob pending) allocates nothing beyond the group.
     let waits: Promise<void>[] | undefined;
     for (const [, p] of refs) if (p?.ready) (waits ??= []).push(p.ready);
     if (extra) (waits ??= []).push(extra);
     return new Promise((resolve, reject) => {
-      const group: Group = { taskId, build, resolve, reject, refs, prepared: waits === undefined, ...(result ? { result } : {}) };
+      const group: Group = { taskId, build, resolve, reject, refs, prepared: waits === undefined, ...(results ? { results } : {}) };
       if (waits !== undefined) {
         group.ready = Promise.all(waits).then(
           () => void (group.prepared = true),
@@ -362,6 +419,8 @@ export class Ledger {
     const ops: Op[] = [];
     const owner: number[] = []; // op index -> group index
     const results: unknown[] = [];
+    // How many tasks each contribution stands for, when one stands for several (tasks run inline).
+    let tasks: number[] | undefined;
     for (const [gi, g] of batch.entries()) {
       let built: Op[];
       try {
@@ -374,10 +433,14 @@ export class Ledger {
         ops.push(op);
         owner.push(gi);
       }
-      if (g.result) results.push(g.result.value);
+      for (const r of g.results ?? []) {
+        if (r.tasks !== undefined && r.tasks !== 1) (tasks ??= results.map(() => 1))[results.length] = r.tasks;
+        else tasks?.push(1);
+        results.push(r.value);
+      }
     }
-    ops.push({ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results }) });
-    if (requestBytes(ops, true) > MAX_BATCH_BYTES) return this.fitting(batch, ops, owner, txnPath);
+    ops.push({ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results, ...(tasks ? { tasks } : {}) } satisfies TxnMarker) });
+    if (!fitsRequest(ops, true, MAX_BATCH_BYTES)) return this.fitting(batch, ops, owner, txnPath);
     let outcome: MarkedCommit;
     try {
       outcome = await commitMarked(this.client, ops, txnPath, this.stats);
@@ -402,7 +465,8 @@ export class Ledger {
     for (let gi = 0; gi < batch.length; gi++) {
       const g = batch[gi]!;
       const mine = ops.filter((_, i) => owner[i] === gi);
-      const share = requestBytes(mine, true) - EMPTY_MULTI_BYTES + (g.result ? encode(g.result.value).length : 0);
+      let share = requestBytes(mine, true) - EMPTY_MULTI_BYTES;
+      for (const r of g.results ?? []) share += encode(r.value).length;
       if (bytes + share > MAX_BATCH_BYTES) break;
       bytes += share;
       fits++;

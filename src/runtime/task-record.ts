@@ -26,6 +26,17 @@ export interface TaskSnapshot {
   ref?: BlobRef;
 }
 
+/**
+ * The data of a ledger transaction's marker (`txns/<id>`): the node that committed it and the result
+ * contributions of the tasks it completed. `tasks[i]`, when present, is how many completed tasks
+ * `results[i]` stands for (tasks run inline after their parent fold into one contribution); 1 otherwise.
+ */
+export interface TxnMarker {
+  node: string;
+  results: unknown[];
+  tasks?: number[];
+}
+
 /** Task ids: `<node id>.<counter>`, unique in the cluster and valid znode names. */
 export class TaskIds {
   private next = 0;

@@ -10,7 +10,7 @@ import type { JobPaths } from '../job-paths.js';
 import { publishOutcome } from '../job-outcome.js';
 import type { Ledger } from '../ledger.js';
 import type { ResultReducer } from '../task.js';
-import type { TaskRecord, TaskSnapshot } from '../task-record.js';
+import type { TaskRecord, TaskSnapshot, TxnMarker } from '../task-record.js';
 
 /**
  * The task pool's leader duties on the job's elected leader: watch the ledger for termination (seed 000, Alg. 1),
@@ -75,16 +75,21 @@ export class TaskPoolLeaderDuties {
   private async collect(): Promise<void> {
     const txns = await this.client.getChildren(this.paths.txns);
     const contributions: unknown[] = [];
+    let completions = 0;
     for (let i = 0; i < txns.length; i += 64) {
       const chunk = await Promise.all(txns.slice(i, i + 64).map((t) => this.client.getData(joinPath(this.paths.txns, t))));
       for (const { data } of chunk) {
+        const marker = decode<TxnMarker>(data);
         // Large contributions are references, obtained from the data plane here; the rest are taken as they are.
-        for (const r of decode<{ results: unknown[] }>(data).results) contributions.push(blobValueRef(r) ? await this.ledger.resolveResult(r) : r);
+        for (const [k, r] of marker.results.entries()) {
+          contributions.push(blobValueRef(r) ? await this.ledger.resolveResult(r) : r);
+          completions += marker.tasks?.[k] ?? 1; // a contribution of tasks run inline stands for all of them
+        }
       }
     }
     const { value, failures } = foldContributions(this.reducer, contributions);
     await publishOutcome(this.client, this.paths, {
-      status: 'done', value, finishedAt: Date.now(), completions: contributions.length, ...(failures.length > 0 ? { failures } : {}),
+      status: 'done', value, finishedAt: Date.now(), completions, ...(failures.length > 0 ? { failures } : {}),
     });
   }
 }

@@ -5,7 +5,8 @@ import type { SharedInputForm } from './shared-input.js';
 export type ToWorker =
   /** What every task of a job shares, sent once per worker and job (per-task messages stay small). */
   | { type: 'job'; job: JobSetup }
-  | { type: 'run'; run: TaskMessage }
+  /** Tasks of one job to run in order, one dispatch (several when tasks are short: one message instead of one per task). */
+  | { type: 'runs'; runs: TaskBatch }
   /** A pipelined task this worker has not started must not run (its ownership was lost): report it cancelled. */
   | { type: 'drop'; taskId: string }
   /** An application message from the node's job-kind code to the task running here (TaskContext.receive). */
@@ -32,7 +33,23 @@ export type TaskMessage = Pick<RunRequest, 'taskId' | 'jobId' | 'state' | 'parti
    * start a pending split request is dropped, and a migrate or cancel request returns it unstarted.
    */
   pipelined?: boolean;
+  /** Another task of the same dispatch follows: this one's completion may wait to be reported with the next ones. */
+  more?: boolean;
 };
+
+/**
+ * A dispatch as it crosses the thread boundary: column by column, so that the per-task part is only
+ * the id and the state (a third of the cloning, for small states). Every task but the first starts
+ * behind another (pipelined); `pipelined` says whether the first does too; `partials` is absent when
+ * no task has a partial result yet.
+ */
+export interface TaskBatch {
+  jobId: string;
+  ids: string[];
+  states: unknown[];
+  partials?: unknown[];
+  pipelined: boolean;
+}
 
 export interface RunRequest {
   taskId: string;
@@ -51,7 +68,14 @@ export type FromWorker =
   | { type: 'ready' }
   /** A new task was split off (or spawned); `checkpoint` is the parent's state and partial result right after. */
   | { type: 'child'; taskId: string; childState: unknown; checkpoint: { state: unknown; partial: unknown }; on?: string }
-  | { type: 'done'; taskId: string; partial: unknown }
+  /** Tasks spawned together (a batch, in spawn order); `checkpoint` is the parent's state and partial result right after the last. */
+  | { type: 'children'; taskId: string; states: unknown[]; checkpoint: { state: unknown; partial: unknown } }
+  /**
+   * Completed; `children` were spawned since the task's last report and not run (recorded with its completion);
+   * `inline`: how many of its spawned children (and theirs) ran inline after it, and their contributions folded
+   * into one; `ms`: how long it all ran.
+   */
+  | { type: 'done'; taskId: string; partial: unknown; children?: unknown[]; inline?: InlineRuns; ms?: number }
   /** An explicit checkpoint of a running task (it keeps running). */
   | { type: 'checkpoint'; taskId: string; state: unknown; partial: unknown }
   /** An application message from a task to its node's job-kind code. */
@@ -60,3 +84,12 @@ export type FromWorker =
   | { type: 'cancelled'; taskId: string }
   | { type: 'failed'; taskId: string; error: string }
   | { type: 'setVar'; jobId: string; name: string; value: unknown };
+
+/** Spawned tasks a worker ran inline after their parent: how many, and their contributions folded into one. */
+export interface InlineRuns {
+  tasks: number;
+  value: unknown;
+}
+
+/** What a worker thread posts: one report, or several at once (completions of one dispatch, in order). */
+export type WorkerPost = FromWorker | { type: 'batch'; events: FromWorker[] };

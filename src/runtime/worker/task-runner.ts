@@ -8,6 +8,19 @@ import { VarBoard } from './var-board.js';
 const CHECK_MASK = 15;
 
 /**
+ * Spawned children reach the node together, at most this many at once: one message and one ledger
+ * transaction for the batch instead of one each. A record holds at most ~16 KiB (a larger state goes to
+ * the data plane), so a batch with its parent's checkpoint stays far below a transaction's ~1 MB.
+ */
+export const SPAWN_BATCH = 32;
+
+/** A child run inline that took longer than this (ms) ends inline running for its unit: the rest is handed over. */
+const INLINE_MS = 0.5;
+
+/** Thrown inside a child run inline when it needs what only a task of its own has (see RunContext.escalate). */
+class NeedsOwnTask extends Error {}
+
+/**
  * The context a running task sees. A class (not per-task closures) so that every task calls the
  * same functions: call sites in hot loops stay monomorphic and get inlined. The control words are
  * read with Atomics, but only every 16th call, so a task that offers a split point per tiny unit
@@ -16,6 +29,18 @@ const CHECK_MASK = 15;
 class RunContext implements TaskContext<unknown> {
   partial: unknown;
   migrating = false;
+  /** Children spawned and not yet handed to the node (copied at spawn, as a message would copy them). */
+  spawned: unknown[] = [];
+  /**
+   * Whether spawns wait to be handed over in batches. Not for tasks whose failures are collected: their
+   * children must be recorded at spawn, since such a task completes (with no contribution) when it fails;
+   * nor once a task awaits (its children would otherwise wait out what it awaits).
+   */
+  batchSpawns: boolean;
+  /** The children run inline after this task: how many, and their contributions folded into one. */
+  inlined: { tasks: number; value: unknown } | undefined;
+  /** Set when a child run inline asked for what only a task of its own has: its run is abandoned. */
+  escalated = false;
   private splitTick = 0;
   private migrateTick = 0;
   private readonly localVars = new Map<string, unknown>();
@@ -30,11 +55,58 @@ class RunContext implements TaskContext<unknown> {
     private readonly post: (m: FromWorker) => void,
     readonly input: unknown,
     private readonly inbox: () => unknown[],
+    /** For a child run inline: the task whose unit it belongs to (it has no record and no id of its own). */
+    private readonly unit?: RunContext,
   ) {
     this.view = flags.view;
-    // An ordered result is kept as [key, value] pairs until the job folds them in key order.
-    this.partial = req.partial !== undefined ? req.partial : reducer.ordered ? [] : reducer.initial();
-    this.board = req.board ? new VarBoard(req.board, req.varNames) : undefined;
+    // An ordered result is kept as [key, value] pairs until the job folds them in key order. A child run
+    // inline starts afresh (`req` is its unit's: the unit's partial is the unit's own).
+    this.partial = req.partial !== undefined && !unit ? req.partial : reducer.ordered ? [] : reducer.initial();
+    this.board = unit ? unit.board : req.board ? new VarBoard(req.board, req.varNames) : undefined;
+    this.batchSpawns = type.failures !== 'collect';
+  }
+
+  /**
+   * Folds the contribution of a child run inline into the unit's (the reducer's combine is associative and
+   * commutative; an ordered result's [key, value] pairs are only collected: the job folds them in key order).
+   */
+  addInline(partial: unknown): void {
+    if (!this.inlined) {
+      this.inlined = { tasks: 1, value: partial };
+      return;
+    }
+    this.inlined.tasks++;
+    if (!this.reducer.ordered) this.inlined.value = this.reducer.combine(this.inlined.value, partial);
+    else for (const pair of partial as unknown[]) (this.inlined.value as unknown[]).push(pair);
+  }
+
+  /** A context for `state` run inline after this task, as part of its unit. */
+  inlineChild(state: unknown): RunContext {
+    return new RunContext(this.type, this.req, this.flags, this.reducer, state, this.post, this.input, this.inbox, this);
+  }
+
+  /**
+   * Children may run inline — here, after this task, as part of it — when a failure ends the job anyway
+   * (no retries, failures not collected) and the task was not asynchronous.
+   */
+  get mayInline(): boolean {
+    return this.batchSpawns && (this.type.retries ?? 0) === 0 && this.spawned.length > 0;
+  }
+
+  /** Nobody waits for work (a waiting request is taken: the unit's remaining children serve it) and no stop is asked. */
+  nobodyWaits(): boolean {
+    if (Atomics.load(this.view, MIGRATE) !== 0 || Atomics.load(this.view, CANCEL) !== 0) return false;
+    return Atomics.load(this.view, WANT_SPLIT) <= 0 || !takeOne(this.view);
+  }
+
+  /**
+   * A child run inline needs what only a task of its own has (a checkpoint, a message to the node, a split
+   * or placement, a migration), or holds work that is wanted now: its run is abandoned (nothing it did
+   * counts) and it is handed over as the task it was spawned as.
+   */
+  private escalate(): never {
+    this.escalated = true;
+    throw new NeedsOwnTask('a task run inline needs a task of its own');
   }
 
   private readonly view: Int32Array;
@@ -48,8 +120,16 @@ class RunContext implements TaskContext<unknown> {
   }
 
   potentialSplit(): boolean {
+    if (this.escalated) this.escalate();
     if ((++this.splitTick & CHECK_MASK) !== 0) return false;
-    if (Atomics.load(this.view, WANT_SPLIT) <= 0 || !this.type.split) return false;
+    if (Atomics.load(this.view, WANT_SPLIT) <= 0) return false;
+    if (this.unit) this.escalate();
+    // Work is wanted and spawned children are waiting here: they are that work (no split needed).
+    if (this.spawned.length > 0) {
+      if (takeOne(this.view)) this.handOverSpawned();
+      return false;
+    }
+    if (!this.type.split) return false;
     if (!takeOne(this.view)) return false;
     const want = this.flags.getWide(SPLIT_WANT);
     const child = want >= 0 ? this.type.split(this.state, want) : this.type.split(this.state);
@@ -63,7 +143,10 @@ class RunContext implements TaskContext<unknown> {
   }
 
   shouldMigrate(): boolean {
+    if (this.escalated) this.escalate();
     if ((++this.migrateTick & CHECK_MASK) !== 0) return false;
+    if (this.unit && (Atomics.load(this.view, WANT_SPLIT) > 0 || Atomics.load(this.view, MIGRATE) !== 0 || Atomics.load(this.view, CANCEL) !== 0)) this.escalate();
+    if (this.spawned.length > 0 && Atomics.load(this.view, WANT_SPLIT) > 0 && takeOne(this.view)) this.handOverSpawned();
     if (Atomics.load(this.view, MIGRATE) !== 0) {
       this.migrating = true;
       return true;
@@ -76,8 +159,31 @@ class RunContext implements TaskContext<unknown> {
     return Atomics.load(this.view, CANCEL) !== 0;
   }
 
+  /**
+   * A spawned child waits here, and goes to the node with the next ones: when SPAWN_BATCH are waiting, at
+   * once when a worker or thief waits for work (the split request word, also read at split points and
+   * migration checks), before a checkpoint or a message to the node, and at the latest with the task's
+   * completion (recorded in the same transaction). A child placed on a chosen node goes at once.
+   */
   spawn(childState: unknown, options?: SpawnOptions): void {
-    this.handOver(childState, options?.on);
+    if (this.unit && (this.escalated || options?.on !== undefined || this.spawned.length + this.unit.spawned.length + 1 >= SPAWN_BATCH)) this.escalate();
+    if (options?.on !== undefined || !this.batchSpawns) {
+      this.handOverSpawned();
+      this.handOver(childState, options?.on);
+      return;
+    }
+    this.spawned.push(structuredClone(childState));
+    if (this.unit) return; // handed over with the unit, if not run inline too
+    if (this.spawned.length >= SPAWN_BATCH || (Atomics.load(this.view, WANT_SPLIT) > 0 && takeOne(this.view))) this.handOverSpawned();
+  }
+
+  /** Hands the waiting children to the node with a checkpoint of this task (their records commit with it). */
+  handOverSpawned(): void {
+    if (this.spawned.length === 0) return;
+    if (this.unit) this.escalate();
+    const states = this.spawned;
+    this.spawned = [];
+    this.post({ type: 'children', taskId: this.req.taskId, states, checkpoint: { state: this.state, partial: this.partial } });
   }
 
   emit(value: unknown, key?: number | string): void {
@@ -99,10 +205,14 @@ class RunContext implements TaskContext<unknown> {
   }
 
   checkpoint(): void {
+    if (this.unit) this.escalate();
+    this.handOverSpawned();
     this.post({ type: 'checkpoint', taskId: this.req.taskId, state: this.state, partial: this.partial });
   }
 
   send(body: unknown): void {
+    if (this.unit) this.escalate();
+    this.handOverSpawned(); // the node sees them before what the task says next (it may be about them)
     this.post({ type: 'app', taskId: this.req.taskId, body });
   }
 
@@ -148,15 +258,60 @@ export async function runTask(
 ): Promise<void> {
   const state = req.state;
   const ctx = new RunContext(type, req, flags, reducerOf(type), state, post, input, inbox);
+  const started = performance.now();
   try {
-    await type.run(state, ctx);
+    const pending = type.run(state, ctx);
+    if (pending !== undefined) {
+      // An asynchronous task: what it spawned before its first await goes now, what it spawns later at once.
+      ctx.handOverSpawned();
+      ctx.batchSpawns = false;
+      await pending;
+    }
+    if (!ctx.migrating && ctx.mayInline) await runInline(type, ctx);
   } catch (err) {
+    // Children not handed over yet are dropped with the failed run: a retry starts from the latest recorded state and spawns them again.
     post({ type: 'failed', taskId: req.taskId, error: err instanceof Error ? `${err.message}\n${err.stack ?? ''}` : String(err) });
     return;
   }
-  if (ctx.migrating) post({ type: 'migrated', taskId: req.taskId, state, partial: ctx.partial });
-  else if (Atomics.load(flags.view, CANCEL) !== 0) post({ type: 'cancelled', taskId: req.taskId });
-  else post({ type: 'done', taskId: req.taskId, partial: ctx.partial });
+  if (ctx.migrating) {
+    ctx.handOverSpawned();
+    post({ type: 'migrated', taskId: req.taskId, state, partial: ctx.partial });
+  } else if (Atomics.load(flags.view, CANCEL) !== 0) {
+    post({ type: 'cancelled', taskId: req.taskId }); // its work is not wanted, its children neither
+  } else {
+    const children = ctx.spawned.length > 0 ? { children: ctx.spawned } : {};
+    const inline = ctx.inlined ? { inline: ctx.inlined } : {};
+    post({ type: 'done', taskId: req.taskId, partial: ctx.partial, ...children, ...inline, ms: performance.now() - started });
+  }
+}
+
+/**
+ * Runs the unit's spawned children here, newest first (depth first), each as a task without a record of
+ * its own, while nobody waits for work: its contribution and its own spawns join the unit, and all commit
+ * with the unit's completion (counted as that many completions). A child that needs a task of its own (see
+ * `escalate`) is handed over as it was spawned; a long one (over INLINE_MS) ends inline running, so work
+ * is never held here for long; a waiting worker or thief gets the rest at the next child.
+ */
+async function runInline(type: TaskType<unknown, unknown>, unit: RunContext): Promise<void> {
+  while (unit.spawned.length > 0 && unit.nobodyWaits()) {
+    const state = unit.spawned.pop()!;
+    const spawnedAs = structuredClone(state); // the run mutates `state`; an abandoned child is handed over as it was
+    const child = unit.inlineChild(state);
+    const started = performance.now();
+    try {
+      const pending = type.run(state, child);
+      if (pending !== undefined) await pending;
+    } catch (err) {
+      if (!child.escalated) throw err;
+    }
+    if (child.escalated) {
+      unit.spawned.push(spawnedAs);
+      return;
+    }
+    unit.addInline(child.partial);
+    for (const s of child.spawned) unit.spawned.push(s);
+    if (performance.now() - started > INLINE_MS) return;
+  }
 }
 
 /** Applies a variable's merge rule (as declared by the task type). */

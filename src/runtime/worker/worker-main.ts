@@ -6,7 +6,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { decode } from '../codec.js';
 import { loadTaskType, type TaskRef, type TaskType } from '../task.js';
 import { CANCEL, MIGRATE, WANT_SPLIT, ControlFlags } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type TaskMessage, type ToWorker } from './messages.js';
+import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
 import { runTask } from './task-runner.js';
 
 const port = parentPort!;
@@ -15,7 +15,31 @@ const flags = ControlFlags.forWorker(controlBuffer, slot);
 const types = new Map<string, Promise<TaskType<unknown, unknown>>>();
 /** Setups of the jobs this worker runs tasks of (the node sends each once); the last few are kept. */
 const jobs = new Map<string, JobSetup>();
-const post = (m: FromWorker) => port.postMessage(m);
+/**
+ * Completions of a dispatch's tasks but its last wait here and go to the node together (one message,
+ * not one per task); anything else goes at once, after them, so the node sees every report in order.
+ */
+let outbox: FromWorker[] = [];
+const OUTBOX_MAX = 64;
+/** The running task has another task of its dispatch behind it. */
+let moreBehind = false;
+
+function flushOutbox(): void {
+  if (outbox.length === 0) return;
+  const m: WorkerPost = outbox.length === 1 ? outbox[0]! : { type: 'batch', events: outbox };
+  outbox = [];
+  port.postMessage(m);
+}
+
+const post = (m: FromWorker) => {
+  if (m.type === 'done' && (moreBehind || outbox.length > 0)) {
+    outbox.push(m);
+    if (!moreBehind || outbox.length >= OUTBOX_MAX) flushOutbox();
+    return;
+  }
+  flushOutbox();
+  port.postMessage(m);
+};
 
 function typeOf(ref: TaskRef): Promise<TaskType<unknown, unknown>> {
   const key = `${ref.module}#${ref.export}`;
@@ -62,17 +86,28 @@ function receive(msg: ToWorker): void {
     case 'app':
       inbox.push(msg.body);
       return;
-    case 'run':
-      queue.push(msg.run);
+    case 'runs': {
+      const { jobId, ids, states, partials, pipelined } = msg.runs;
+      // Every task of a dispatch but the first starts behind another, as a pipelined one does.
+      for (let i = 0; i < ids.length; i++) {
+        const behind = pipelined || i > 0;
+        queue.push({ taskId: ids[i]!, jobId, state: states[i], partial: partials?.[i], ...(behind ? { pipelined: true } : {}), ...(i < ids.length - 1 ? { more: true } : {}) });
+      }
       if (!running) void drainQueue();
+    }
   }
 }
 
 async function drainQueue(): Promise<void> {
   running = true;
   try {
-    for (let next = queue.shift(); next !== undefined; next = queue.shift()) await runOne(next);
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      moreBehind = next.more === true;
+      await runOne(next);
+    }
   } finally {
+    moreBehind = false;
+    flushOutbox();
     running = false;
   }
 }

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { log } from '../../util/log.js';
 import { BUDGET, CANCEL, ControlFlags, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type ToWorker } from './messages.js';
+import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type ToWorker, type WorkerPost } from './messages.js';
 import { SharedInput } from './shared-input.js';
 
 /** The worker entry next to this file: .ts when running from sources (tsx), .js when built. */
@@ -27,6 +27,8 @@ interface Slot {
   flags: ControlFlags;
   /** Tasks sent to this worker and not yet reported back, in order: the first one runs. */
   tasks: string[];
+  /** How many of `tasks` each dispatch still has (a dispatch is one task, or a batch sent in one message). */
+  dispatches: number[];
   /** Jobs whose setup (task type, input, variable board) this worker already holds. */
   jobs: Set<string>;
 }
@@ -42,7 +44,12 @@ export interface Workers {
    * input, shipped only to workers that do not hold it yet.
    */
   run(slot: number, req: RunRequest, input?: unknown): void;
-  /** Slots running one task that can take a second one to start right after it (optional). */
+  /**
+   * Like `run` for several tasks of one job at once, started one after the other: one dispatch (one
+   * message to the thread), which counts as one task where `run` and `pipelineSlots` are concerned (optional).
+   */
+  runBatch?(slot: number, reqs: RunRequest[], input?: unknown): void;
+  /** Slots running one task (or one batch) that can take a second one to start right after it (optional). */
   pipelineSlots?(): number[];
   /** The task a slot runs now (its first), if any (optional; with pipelining). */
   currentTask?(slot: number): string | undefined;
@@ -64,7 +71,8 @@ export interface Workers {
 
 /**
  * A node's worker threads. Each slot runs one task at a time; control words in shared memory
- * let the node ask a running task to split, migrate or stop without a message.
+ * let the node ask a running task to split, migrate or stop without a message. A slot holds at most
+ * two dispatches, the one running and the next; a dispatch is one task or a batch of short ones.
  */
 export class WorkerPool implements Workers {
   private readonly slots: Slot[] = [];
@@ -93,10 +101,10 @@ export class WorkerPool implements Workers {
     return this.slotsWith((n) => n === 1);
   }
 
-  /** Slots whose count of sent tasks passes `test` (asked several times per task: a plain loop, no per-slot arrays). */
-  private slotsWith(test: (tasks: number) => boolean): number[] {
+  /** Slots whose count of dispatches passes `test` (asked several times per task: a plain loop, no per-slot arrays). */
+  private slotsWith(test: (dispatches: number) => boolean): number[] {
     const out: number[] = [];
-    for (let i = 0; i < this.slots.length; i++) if (test(this.slots[i]!.tasks.length)) out.push(i);
+    for (let i = 0; i < this.slots.length; i++) if (test(this.slots[i]!.dispatches.length)) out.push(i);
     return out;
   }
 
@@ -110,24 +118,43 @@ export class WorkerPool implements Workers {
   }
 
   run(slot: number, req: RunRequest, input?: unknown): void {
+    this.runBatch(slot, [req], input);
+  }
+
+  runBatch(slot: number, reqs: RunRequest[], input?: unknown): void {
     const s = this.slots[slot];
-    if (!s || s.tasks.length > 1) throw new Error(`worker ${slot} cannot take another task`);
-    const pipelined = s.tasks.length === 1;
-    s.tasks.push(req.taskId);
+    if (!s || s.dispatches.length > 1) throw new Error(`worker ${slot} cannot take another task`);
+    if (reqs.length === 0) return;
+    const jobId = reqs[0]!.jobId;
+    if (reqs.some((r) => r.jobId !== jobId)) throw new Error('a batch holds tasks of one job');
+    const pipelined = s.dispatches.length === 1;
     // A fresh start clears the control word; a pipelined task leaves it to its predecessor (the worker sorts it out).
     if (!pipelined) s.flags.reset();
-    if (!s.jobs.has(req.jobId)) {
-      s.jobs.add(req.jobId);
-      if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.values().next().value!);
-      const setup: ToWorker = {
-        type: 'job',
-        job: { jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames, ...(input !== undefined ? { input: setupInput(input) } : {}) },
-      };
-      s.worker.postMessage(setup);
-    }
+    this.setUp(s, reqs[0]!, input);
     // Only what differs per task crosses per task: cloning the shared parts cost a third of the dispatch.
-    const msg: ToWorker = { type: 'run', run: { taskId: req.taskId, jobId: req.jobId, state: req.state, partial: req.partial, ...(pipelined ? { pipelined } : {}) } };
-    s.worker.postMessage(msg);
+    const ids: string[] = [];
+    const states: unknown[] = [];
+    let partials: unknown[] | undefined;
+    for (const [i, req] of reqs.entries()) {
+      s.tasks.push(req.taskId);
+      ids.push(req.taskId);
+      states.push(req.state);
+      if (req.partial !== undefined) (partials ??= new Array<unknown>(reqs.length).fill(undefined))[i] = req.partial;
+    }
+    s.dispatches.push(reqs.length);
+    s.worker.postMessage({ type: 'runs', runs: { jobId, ids, states, ...(partials ? { partials } : {}), pipelined } } satisfies ToWorker);
+  }
+
+  /** Sends the job's setup first if this worker does not hold it. */
+  private setUp(s: Slot, req: RunRequest, input: unknown): void {
+    if (s.jobs.has(req.jobId)) return;
+    s.jobs.add(req.jobId);
+    if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.values().next().value!);
+    const setup: ToWorker = {
+      type: 'job',
+      job: { jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames, ...(input !== undefined ? { input: setupInput(input) } : {}) },
+    };
+    s.worker.postMessage(setup);
   }
 
   /** Asks the task on `slot` to split off one task at its next potential split point. */
@@ -175,21 +202,25 @@ export class WorkerPool implements Workers {
 
   private spawn(index: number): Promise<void> {
     const worker = createWorker({ controlBuffer: this.controlBuffer, slot: index });
-    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], jobs: new Set() };
+    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], dispatches: [], jobs: new Set() };
     this.slots[index] = slot;
+    const report = (msg: FromWorker) => {
+      if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') finished(slot, msg.taskId);
+      // The message is ours (a fresh copy from the thread): it becomes the event.
+      const ev = msg as WorkerEvent;
+      ev.slot = index;
+      this.onEvent(ev);
+    };
     return new Promise((resolve, reject) => {
       let ready = false;
-      worker.on('message', (msg: FromWorker) => {
+      worker.on('message', (msg: WorkerPost) => {
         if (msg.type === 'ready') {
           ready = true;
           resolve();
           return;
         }
-        if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') {
-          const at = slot.tasks.indexOf(msg.taskId);
-          if (at >= 0) slot.tasks.splice(at, 1);
-        }
-        this.onEvent({ slot: index, ...msg });
+        if (msg.type === 'batch') for (const m of msg.events) report(m);
+        else report(msg);
       });
       worker.on('error', (err) => {
         if (!ready) return reject(err);
@@ -197,6 +228,7 @@ export class WorkerPool implements Workers {
       });
       worker.on('exit', (code) => {
         if (this.closed) return;
+        slot.dispatches.length = 0;
         for (const taskId of slot.tasks.splice(0)) this.onEvent({ slot: index, type: 'failed', taskId, error: `worker thread exited with code ${code}` });
         // Replace the lost thread so the node keeps its capacity.
         this.spawn(index).catch((err: unknown) => log.error('worker', `could not restart worker ${index}`, err));
@@ -205,3 +237,13 @@ export class WorkerPool implements Workers {
   }
 }
 
+/** A task of the slot was reported back: it leaves the slot, and its dispatch with its last task. */
+function finished(slot: Slot, taskId: string): void {
+  const at = slot.tasks.indexOf(taskId);
+  if (at < 0) return;
+  slot.tasks.splice(at, 1);
+  // Tasks are reported in the order they were sent: find the dispatch that position belongs to.
+  let d = 0;
+  for (let before = slot.dispatches[0]!; before <= at; before += slot.dispatches[d]!) d++;
+  if (--slot.dispatches[d]! === 0) slot.dispatches.splice(d, 1);
+}
