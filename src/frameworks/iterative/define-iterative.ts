@@ -65,9 +65,13 @@ function runBlocks<T, P>(def: IterativeDefinition<T, P>, state: BlockRange, ctx:
   const rng = new IterationRandom(job.seed);
   const ictx: IterationContext<P> = { params: job.params, random: (i) => rng.at(i) };
   ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
+  const firstBlock = state.lo;
   let checkpointed = Date.now();
   while (state.lo < state.hi) {
-    if (!steal && obeyOrders(state, ctx)) ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
+    if (!steal) {
+      const kept = keepWithinBudget(state, firstBlock, ctx);
+      if (obeyOrders(state, ctx) || kept) ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
+    }
     if (state.lo >= state.hi) return;
     const first = state.lo * job.blockSize;
     const end = Math.min(first + job.blockSize, job.iterations);
@@ -134,28 +138,44 @@ function askLayout<T, P>(ctx: TaskContext<BlockTally<T>, IterativeInput<P>>): La
 }
 
 /**
- * The balancer's orders, read between blocks: `it-keep` (thread level: keep this many iterations,
- * the rest goes to this node's pool for its faster threads) and `it-shed` (process level: send this
- * many iterations to another node). The parent's state shrinks before the child is spawned, so the
- * checkpoint that travels with the child already excludes its blocks. Returns true if the range changed.
+ * The thread level's assignment, read between blocks from the slot's budget word (shared memory, no
+ * message): the block where this range's kept iterations end. What lies beyond goes to this node's
+ * pool as a new task, for its faster threads. A budget below the range's first block was meant for
+ * the slot's previous task (the node set it before it learnt that task ended): ignored. Cutting is
+ * idempotent, so the word needs no acknowledgement. Returns true if the range changed.
+ */
+function keepWithinBudget<T, P>(state: BlockRange, firstBlock: number, ctx: TaskContext<BlockTally<T>, IterativeInput<P>>): boolean {
+  const budget = ctx.budget();
+  if (budget === undefined || budget < firstBlock) return false;
+  return cut(state, Math.max(state.lo, budget), ctx);
+}
+
+/**
+ * The process level's order, a message because it names the node the iterations go to: `it-shed`
+ * (send this many iterations to node `to`), read between blocks. Returns true if the range changed.
  */
 function obeyOrders<T, P>(state: BlockRange, ctx: TaskContext<BlockTally<T>, IterativeInput<P>>): boolean {
-  const B = ctx.input.blockSize;
   let changed = false;
   for (const m of ctx.receive()) {
     const order: FromKind | undefined = toTask(m);
-    if (!order || order.type === 'it-layout') continue;
-    const cut = order.type === 'it-keep'
-      ? state.lo + Math.ceil(order.iterations / B)
-      : Math.max(state.lo, state.hi - Math.round(order.iterations / B));
-    if (cut >= state.hi) continue;
-    const child: BlockRange = { lo: cut, hi: state.hi };
-    state.hi = cut;
-    ctx.spawn(child, order.type === 'it-shed' ? { on: order.to } : undefined);
-    ctx.send({ type: 'it-shed', lo: child.lo, hi: child.hi, ...(order.type === 'it-shed' ? { to: order.to } : {}) });
-    changed = true;
+    if (order?.type !== 'it-shed') continue;
+    changed = cut(state, Math.max(state.lo, state.hi - Math.round(order.iterations / ctx.input.blockSize)), ctx, order.to) || changed;
   }
   return changed;
+}
+
+/**
+ * Blocks `at` … hi−1 become a new task (placed on node `to`, else pooled here). The parent's state
+ * shrinks before the child is spawned, so the checkpoint that travels with the child already excludes
+ * its blocks.
+ */
+function cut<T, P>(state: BlockRange, at: number, ctx: TaskContext<BlockTally<T>, IterativeInput<P>>, to?: string): boolean {
+  if (at >= state.hi) return false;
+  const child: BlockRange = { lo: at, hi: state.hi };
+  state.hi = at;
+  ctx.spawn(child, to !== undefined ? { on: to } : undefined);
+  ctx.send({ type: 'it-shed', lo: child.lo, hi: child.hi, ...(to !== undefined ? { to } : {}) });
+  return true;
 }
 
 /**

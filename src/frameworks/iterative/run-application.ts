@@ -9,6 +9,7 @@ import type { Cluster } from '../../runtime/cluster.js';
 import type { Answer, IterativeApplication } from './apps/applications.js';
 import type { NodeFigures } from './figures.js';
 import type { BalanceStrategy } from './iterative-types.js';
+import { progressLine } from './progress-line.js';
 import { submitIterative } from './run-iterative.js';
 
 export interface ApplicationRun {
@@ -32,18 +33,14 @@ export async function runIterativeApplication(
   return { iterations: r.n, tally: r.v, answer: app.answer(app.params, r.v), seconds: run.stats.seconds };
 }
 
-/** Follows the job's figures: `  1,234,567 / 2,000,000 histories (62 %)  410,000/s  ~2 s left`. */
+/** Follows the job's figures about twice a second; `line()` is the latest progress bar (see progressLine). */
 function progressOf(cluster: Cluster, job: string, total: number, unit: string): { line(): string; stop(): void } {
   let line = '';
   let stopped = false;
   const poll = async () => {
     while (!stopped) {
       try {
-        const figures = (await requestJob(cluster.coordination, job, 'figures', null, { timeoutMs: 2000 })) as NodeFigures[];
-        const done = Math.min(total, figures.reduce((a, f) => a + f.done, 0));
-        const speed = figures.reduce((a, f) => a + f.speeds.reduce((x, y) => x + y, 0), 0);
-        const left = speed > 0 ? `  ~${Math.ceil((total - done) / speed)} s left` : '';
-        line = `  ${done.toLocaleString('en')} / ${total.toLocaleString('en')} ${unit} (${Math.floor((100 * done) / total)} %)  ${Math.round(speed).toLocaleString('en')}/s${left}`;
+        line = progressLine((await requestJob(cluster.coordination, job, 'figures', null, { timeoutMs: 2000 })) as NodeFigures[], total, unit);
       } catch {
         // The job may be starting or ending: keep the last line.
       }

@@ -3,8 +3,9 @@
  * is a read of its slot's progress word (`workers.progress(slot)`), taken when its own report
  * interval (Fig. 2) is due, so reporting costs no message and no thread waits for another. Every
  * Δt_pc a checkpoint (Fig. 3 left) turns measured speeds into how many iterations each running
- * task keeps; tasks put the rest in the node's pool, where the threads that run out take it. A
- * thread that runs out with nothing pooled asks to finish (§2.1's two rules).
+ * task keeps, written to its slot's budget word (`workers.setBudget`); tasks put the rest in the
+ * node's pool, where the threads that run out take it. A thread that runs out with nothing pooled
+ * asks to finish (§2.1's two rules).
  *
  * The same bookkeeping (which blocks each slot holds, iterations done, speeds) serves the process
  * level and the figures of every strategy; only `ruper` gives orders.
@@ -93,8 +94,7 @@ export class ThreadBalancer {
   heldBy(slot: number): number {
     const r = this.ranges[slot];
     if (!r) return 0;
-    const at = r.from + ((this.d.workers.progress?.(slot) ?? 0) - r.progressAt);
-    return Math.max(0, r.to - Math.min(r.to, at));
+    return Math.max(0, r.to - Math.min(r.to, this.positionOf(slot)));
   }
 
   /** Iterations this node holds: what its tasks have left plus what it knows is pooled. */
@@ -157,8 +157,10 @@ export class ThreadBalancer {
   }
 
   /**
-   * Fig. 3 left with I_n = what this node has done plus what it holds. Each running task is told how
-   * many iterations to keep from now; its surplus goes to the pool for the threads that need it.
+   * Fig. 3 left with I_n = what this node has done plus what it holds. Each running task's new
+   * assignment goes into its slot's budget word in shared memory (no message): the block where the
+   * iterations it keeps end. Between blocks the task cuts its range there; the surplus goes to the
+   * pool for the threads that need it. The word is absolute, so reading it twice cuts once.
    */
   checkpoint(t = this.d.now()): void {
     this.checkpoints++;
@@ -171,8 +173,15 @@ export class ThreadBalancer {
       if (!this.ranges[s]) continue;
       const keep = Math.max(0, this.task.workers[s]!.assigned - this.doneBy(s));
       if (keep + this.d.blockSize > this.heldBy(s)) continue; // nothing worth a block to give
-      this.post(s, { type: 'it-keep', iterations: keep });
+      this.ordersSent++;
+      this.d.workers.setBudget?.(s, Math.ceil((this.positionOf(s) + keep) / this.d.blockSize));
     }
+  }
+
+  /** The iteration a slot's task is at (estimated from its progress word since it said where it was). */
+  private positionOf(slot: number): number {
+    const r = this.ranges[slot]!;
+    return r.from + ((this.d.workers.progress?.(slot) ?? 0) - r.progressAt);
   }
 
   /** Process level: send `iterations` to node `to`, taken from the tasks holding the most. */
@@ -188,6 +197,7 @@ export class ThreadBalancer {
     }
   }
 
+  /** A process-level transfer names the node it goes to: a message, one per transfer (a budget word holds only a number). */
   private post(slot: number, body: FromKind): void {
     this.ordersSent++;
     this.d.workers.post?.(slot, body);

@@ -1,6 +1,6 @@
 /**
  * The node-to-worker channel of an iterative job (TaskContext.send / receive): a task tells its node
- * which blocks it holds, the node answers layout questions and gives the balancer's orders. Both
+ * which blocks it holds, the node answers layout questions and gives the process level's transfers. Both
  * directions are checked on arrival; anything malformed is ignored.
  */
 export type FromTask =
@@ -14,10 +14,9 @@ export interface LayoutAnswer {
   workers: number;
 }
 
+/** (The thread level's assignments go through the slots' budget words in shared memory, not here.) */
 export type FromKind =
   | LayoutAnswer
-  /** Thread level: keep this many more iterations; what is beyond goes to the node's pool. */
-  | { type: 'it-keep'; iterations: number }
   /** Process level: send this many iterations to node `to`. */
   | { type: 'it-shed'; iterations: number; to: string };
 
@@ -35,7 +34,6 @@ export function toTask(body: unknown): FromKind | undefined {
   const m = body as Record<string, unknown> | null;
   if (typeof m !== 'object' || m === null) return undefined;
   if (m.type === 'it-layout' && Array.isArray(m.peers) && count(m.workers)) return m as unknown as LayoutAnswer;
-  if (m.type === 'it-keep' && count(m.iterations)) return m as FromKind;
   if (m.type === 'it-shed' && count(m.iterations) && typeof m.to === 'string') return m as FromKind;
   return undefined;
 }

@@ -118,7 +118,7 @@ test('rank-0 monitor (Fig. 4 left): start shares, report schedule, rebalance, th
   assert.deepEqual(m.start('a', 0), { assigned: 1000, finished: false });
   assert.deepEqual(m.start('b', 0), { assigned: 500, finished: false }, 'preliminary: I_rem / processes');
   assert.deepEqual(m.advance(1), { requestReports: [], timeout: 1 });
-  assert.deepEqual(m.advance(1), { requestReports: ['a', 'b'], timeout: Infinity });
+  assert.deepEqual(m.advance(1), { requestReports: ['a', 'b'], timeout: 2 }, 'asked again after Δt_pc without an answer');
   // a reports 300 at t=2 (150 it/s); b has no speed yet, so a gets all 700 left.
   assert.deepEqual(m.receiveReport('a', 2, 300), { assigned: 1000, finished: false });
   // b reports 100 (50 it/s): 600 left shared 3 : 1.
@@ -132,6 +132,33 @@ test('rank-0 monitor (Fig. 4 left): start shares, report schedule, rebalance, th
   assert.deepEqual(m.receiveReport('b', 3.6, 180), { assigned: 250, finished: true });
   assert.equal(m.allFinished(), true);
   assert.throws(() => m.receiveReport('c', 4, 1), /never started/);
+});
+
+test('rank-0 monitor: a balance that ended reopens when a process reports far less than it predicted', () => {
+  const m = new ProcessMonitor(1000, { checkpointInterval: 2, minRemaining: 0.5, maxDeviation: 0.1 });
+  m.start('a', 0);
+  m.start('b', 0);
+  m.receiveReport('a', 1, 400); // 400 it/s; b has no speed yet
+  assert.deepEqual(m.receiveReport('b', 1, 100), { assigned: 200, finished: false }, '500 left shared 400 : 100');
+  // a predicts 790 at t=2 (390 it/s); b is predicted at its 200: 10 left at 490 it/s, below t_min.
+  assert.deepEqual(m.receiveReport('a', 2, 790), { assigned: 800, finished: true });
+  // At t=3 a reports 600: its prediction had overshot. Mean speeds 600/3 against 790/2 → 390·200/395 ≈ 197.5 it/s.
+  // Predicted now 600 + 200 = 800: 200 left at 297.5 it/s = 0.67 s > t_min, so the balance reopens:
+  // I_t = 600 + 100, the 300 left shared 197.5 : 100 → 199.1 and 100.9 → 199 and 101 (largest remainder).
+  assert.deepEqual(m.receiveReport('a', 3, 600), { assigned: 799, finished: false });
+  assert.equal(m.worker('b')!.assigned, 201);
+  assert.equal(m.allFinished(), false);
+});
+
+test('rank-0 monitor: a report request unanswered for Δt_pc (lost on the way) is sent again, an answered one is not', () => {
+  const m = new ProcessMonitor(1000, { checkpointInterval: 1.25, minRemaining: 0.1, maxDeviation: 0.1 });
+  m.start('a', 0);
+  m.start('b', 0);
+  assert.deepEqual(m.advance(1.25), { requestReports: ['a', 'b'], timeout: 1.25 });
+  m.receiveReport('a', 1.25, 100); // a answers at once (first report: its next one in 1.25·0.8 = 1 s); b's request was lost
+  assert.deepEqual(m.advance(0.5), { requestReports: [], timeout: 0.5 });
+  assert.deepEqual(m.advance(0.5), { requestReports: ['a'], timeout: 0.25 }, 'a on its schedule; b has waited 1 of its 1.25 s');
+  assert.deepEqual(m.advance(0.25), { requestReports: ['b'], timeout: 1 }, 'b asked again after Δt_pc; a has waited 0.25 s');
 });
 
 test('rank-0 monitor: a process that leaves stops counting and is not asked for reports', () => {

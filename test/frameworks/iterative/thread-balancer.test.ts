@@ -1,7 +1,7 @@
 /**
  * The thread level as the kind drives it, under simulated time: reports are reads of the slots'
- * progress words (no message), a checkpoint tells the slow thread's range what to keep, and a thread
- * that runs out asks to finish by §2.1's rules.
+ * progress words (no message), a checkpoint tells the slow thread's range what to keep through its
+ * budget word (no message either), and a thread that runs out asks to finish by §2.1's rules.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -11,16 +11,18 @@ import type { Workers } from '../../../src/runtime/worker/worker-pool.js';
 function fakeWorkers(size: number) {
   const progress = Array.from({ length: size }, () => 0);
   const posted: Array<{ slot: number; body: unknown }> = [];
+  const budgets = new Map<number, number | undefined>();
   const workers = {
     size,
     progress: (slot: number) => progress[slot]!,
     post: (slot: number, body: unknown) => void posted.push({ slot, body }),
+    setBudget: (slot: number, amount: number | undefined) => void budgets.set(slot, amount),
   } as unknown as Workers;
-  return { workers, progress, posted };
+  return { workers, progress, posted, budgets };
 }
 
 test('two threads at 300 and 100 it/s: the checkpoint has the slow one keep a quarter of what is left', () => {
-  const { workers, progress, posted } = fakeWorkers(2);
+  const { workers, progress, posted, budgets } = fakeWorkers(2);
   let now = 0;
   let pooled = 0;
   const b = new ThreadBalancer({
@@ -43,7 +45,9 @@ test('two threads at 300 and 100 it/s: the checkpoint has the slow one keep a qu
   b.tick(); // reports at 1 s (same speeds), then the checkpoint: I_n = 400 done + 600 held
   // 600 left (by the reports: 1000 − 400) shared 3 : 1 → 450 and 150.
   assert.deepEqual(b.task.workers.map((w) => w.assigned), [300 + 450, 100 + 150]);
-  assert.deepEqual(posted, [{ slot: 1, body: { type: 'it-keep', iterations: 150 } }], 'only the slow range holds more than it keeps');
+  // Slot 1 is at iteration 500 + 100 and keeps 150: its budget word says its range ends at block 75.
+  assert.deepEqual([...budgets], [[1, 75]], 'only the slow range holds more than it keeps, told through its budget word');
+  assert.equal(posted.length, 0, 'an assignment costs no message');
   // The task obeyed: it shed blocks 75-99 into the pool.
   b.onTaskMessage(1, { type: 'it-shed', lo: 75, hi: 100 });
   b.onTaskMessage(1, { type: 'it-range', lo: 60, hi: 75 });
@@ -55,7 +59,7 @@ test('two threads at 300 and 100 it/s: the checkpoint has the slow one keep a qu
 });
 
 test('a thread that runs out with nothing pooled: refused while it did less than assigned, granted when nothing is left', () => {
-  const { workers, progress, posted } = fakeWorkers(2);
+  const { workers, progress, posted, budgets } = fakeWorkers(2);
   let now = 0;
   const b = new ThreadBalancer({
     workers, now: () => now, blockSize: 10, iterations: 200, orders: true, poolEmpty: () => true,
@@ -72,7 +76,7 @@ test('a thread that runs out with nothing pooled: refused while it did less than
   progress[1] = 90;
   b.tick(); // speeds 85/0.9 and 80/0.9; checkpoint: 200 − 185 = 15 left shared 7.73 : 7.27 → 8 and 7
   assert.deepEqual(b.task.workers.map((w) => w.assigned), [95 + 8, 90 + 7]);
-  assert.deepEqual(posted, [], 'neither range holds a block more than it keeps');
+  assert.deepEqual([posted, [...budgets]], [[], []], 'neither range holds a block more than it keeps');
   now = 1.05;
   progress[0] = 100;
   b.onSlotDone(0, true); // reported 100 < assigned 103: refused (a report was taken), the thread waits

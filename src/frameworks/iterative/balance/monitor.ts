@@ -3,7 +3,8 @@
  * process, asks each for a report on its own schedule, and answers three instructions: 0 start
  * (a preliminary equal share of what is left), 1 report and 2 finish request (both go through
  * receiveReport: the guess worker's measure, then a checkpoint over all processes; the balance ends
- * for good once the predicted remaining time is below t_min). The other ranks' side is
+ * once the predicted remaining time is below t_min, and, beyond the seed, reopens if a later report
+ * predicts more than t_min again). The other ranks' side is
  * `ProcessMonitorMember`. Pure state machines: time and elapsed time come in as arguments, the
  * messages to send come out as return values.
  */
@@ -13,7 +14,7 @@ import { RuperTask, type RuperParams } from './ruper-task.js';
 export interface Assignment {
   /** Iterations the process is assigned in total (I_n of its guess worker). */
   assigned: number;
-  /** finished^MPI: the assignment will not change again. */
+  /** finished^MPI: the assignment will not change unless a later report predicts more than t_min left. */
   finished: boolean;
 }
 
@@ -22,6 +23,8 @@ interface Schedule {
   every: number;
   /** Δt^next: time until its next report request (0: requested, waiting for it). */
   next: number;
+  /** Time since the request we are waiting for went out. */
+  waiting: number;
 }
 
 export class ProcessMonitor {
@@ -55,15 +58,30 @@ export class ProcessMonitor {
   /**
    * The top of Fig. 4's loop: `elapsed` seconds passed since the last call. Returns the processes whose
    * report is due now and the timeout until the next one is due (the smallest Δt^next).
+   *
+   * Beyond the seed (MPI does not lose messages; a node's transport can, when the member has not
+   * joined the job yet or is leaving): a request unanswered for Δt_pc is sent again, else the process
+   * would never be asked again.
    */
   advance(elapsed: number): { requestReports: string[]; timeout: number } {
     const requestReports: string[] = [];
     let timeout = Infinity;
+    const resend = this.params.checkpointInterval;
     for (const [node, s] of this.schedule) {
-      if (s.next <= 0) continue;
+      if (s.next <= 0) {
+        s.waiting += elapsed;
+        if (s.waiting >= resend) {
+          requestReports.push(node);
+          s.waiting = 0;
+        }
+        timeout = Math.min(timeout, resend - s.waiting);
+        continue;
+      }
       if (s.next <= elapsed) {
         requestReports.push(node);
         s.next = 0;
+        s.waiting = 0;
+        timeout = Math.min(timeout, resend);
       } else {
         s.next -= elapsed;
         timeout = Math.min(timeout, s.next);
@@ -92,7 +110,7 @@ export class ProcessMonitor {
     } else {
       this.task.workers[i]!.assigned = this.task.workers[i]!.done + share;
     }
-    this.schedule.set(node, { every: this.params.checkpointInterval, next: this.params.checkpointInterval });
+    this.schedule.set(node, { every: this.params.checkpointInterval, next: this.params.checkpointInterval, waiting: 0 });
     return this.answer(node);
   }
 
@@ -108,7 +126,7 @@ export class ProcessMonitor {
     const w = this.task.workers[i]!;
     // A report right after the previous one (a finish request's round) measures mostly noise: a
     // prediction that moved by a block in a few milliseconds is no speed, and a wild one could end the
-    // balance for good (t_res < t_min).
+    // balance (t_res < t_min).
     const tooSoon = w.speed() > 0 && t - w.lastReport < 0.2 * this.params.checkpointInterval;
     if (idle || tooSoon) {
       // Beyond the seed: a process that holds nothing cannot show its speed (a plain measure would be 0
@@ -118,10 +136,15 @@ export class ProcessMonitor {
     } else {
       every = this.task.report(i, predictedDone, t);
     }
-    if (!this.finished) {
-      const cp = this.task.checkPoint(t);
-      if (cp.kind === 'force-finish' || cp.remainingTime <= this.params.minRemaining) this.finished = true;
-    }
+    // The seed freezes the assignments for good once t_res < t_min. Predictions are only predictions:
+    // on a machine whose load changes (other tenants, a stalled process) a process can fall far behind
+    // what was predicted after that, and a frozen balance lets the others run dry while it works on
+    // alone. So every report runs the checkpoint (which leaves the assignments alone below t_min) and
+    // the balance reopens when the remaining time, measured afresh, exceeds t_min again.
+    const cp = this.task.checkPoint(t);
+    const finished = cp.kind === 'force-finish' || cp.remainingTime <= this.params.minRemaining;
+    if (this.finished && !finished) this.told.clear();
+    this.finished = finished;
     const s = this.schedule.get(node)!;
     s.every = every > 0 ? every : this.params.checkpointInterval;
     s.next = s.every;
