@@ -25,6 +25,8 @@ export { InProcessNetwork, InProcessTransport, TcpTransport, TransportError, typ
 export { setLogLevel, setLogFormat, type LogLevel } from './util/log.js';
 export { ClusterMonitor, type MonitorOptions } from './dashboard/cluster-monitor.js';
 export { startDashboard, type DashboardOptions, type DashboardServer } from './dashboard/dashboard-server.js';
+export { EventRing, type EventLists, type TimedEvent } from './runtime/kinds/kind-events.js';
+export { EventPublisher, type EventPublisherOptions } from './runtime/event-source.js';
 export type { ClusterSnapshot, NodeView, JobView, TimelinePoint, DashboardHello } from './dashboard/snapshot.js';
 export { pruneFinishedJobs, type RetentionOptions } from './runtime/job-retention.js';
 export { Reconciler, type ReconcilerOptions, type ReconcilerStats } from './runtime/scheduler/reconciler.js';

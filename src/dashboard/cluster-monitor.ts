@@ -54,7 +54,7 @@ export class ClusterMonitor {
   /** The latest snapshot and the timeline so far (what a new dashboard page receives first). */
   hello(): DashboardHello {
     if (!this.latest) throw new Error('the monitor has not taken a snapshot yet: call start() first');
-    return { snapshot: this.latest, history: this.builder.history(), intervalMs: this.intervalMs };
+    return { snapshot: this.latest, history: this.builder.history(), figures: this.builder.figures(), events: this.builder.eventLists(), intervalMs: this.intervalMs };
   }
 
   get snapshot(): ClusterSnapshot | undefined {

@@ -2,6 +2,7 @@ import { isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
 import type { CoordClient } from '../coord/types.js';
 import { decode } from '../runtime/codec.js';
+import { eventSourcesPath } from '../runtime/event-source.js';
 import { listJobs, listNodes, type NodeInfo } from '../runtime/job-control.js';
 import { clusterPaths, jobPaths } from '../runtime/job-paths.js';
 import type { JobOutcome, JobSpec } from '../runtime/job-spec.js';
@@ -12,6 +13,8 @@ export interface ClusterReading {
   at: number;
   nodes: { info: NodeInfo; stats: NodeStats | null }[];
   jobs: JobReading[];
+  /** Event sources (a service, a resource manager) and what each published, unchecked. */
+  sources?: { name: string; data: unknown }[];
 }
 
 export interface JobReading {
@@ -33,10 +36,24 @@ export class ClusterReader {
   constructor(private readonly client: CoordClient, private readonly root?: string) {}
 
   async read(): Promise<ClusterReading> {
-    const [nodes, jobIds] = await Promise.all([this.readNodes(), listJobs(this.client, this.root)]);
+    const [nodes, jobIds, sources] = await Promise.all([this.readNodes(), listJobs(this.client, this.root), this.readSources()]);
     const jobs = (await Promise.all(jobIds.map((id) => this.readJob(id)))).filter((j): j is JobReading => j !== null);
     for (const id of this.finished.keys()) if (!jobIds.includes(id)) this.finished.delete(id);
-    return { at: Date.now(), nodes, jobs };
+    return { at: Date.now(), nodes, jobs, sources };
+  }
+
+  /** The event sources' lists (`/tidepool/events/<source>`, see runtime/event-source.ts). */
+  async readSources(): Promise<NonNullable<ClusterReading['sources']>> {
+    const dir = eventSourcesPath(this.root);
+    let names: string[];
+    try {
+      names = await this.client.getChildren(dir);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return [];
+      throw err;
+    }
+    const read = await Promise.all(names.sort().map(async (name) => ({ name, data: await this.json<unknown>(joinPath(dir, name)) })));
+    return read.filter((s) => s.data !== null);
   }
 
   /** The live nodes with what each last published (null until a node first reports). */

@@ -19,7 +19,7 @@ const TYPES: Record<string, string> = {
 
 /**
  * The page's files, loaded once into memory: ours from `src/dashboard/assets` (found from the
- * sources or from the compiled `dist/`), and uPlot's from node_modules. Only these are served:
+ * sources or from the compiled `dist/`), and uPlot's, vega's and vega-lite's from node_modules. Only these are served:
  * request paths never reach the file system.
  */
 export function loadDashboardAssets(): Map<string, Asset> {
@@ -29,10 +29,13 @@ export function loadDashboardAssets(): Map<string, Asset> {
     const type = TYPES[extname(name)];
     if (type) assets.set(`/assets/${name}`, { body: readFileSync(join(dir, name)), type });
   }
-  const uplot = dirname(createRequire(import.meta.url).resolve('uplot'));
-  for (const name of ['uPlot.iife.min.js', 'uPlot.min.css']) {
-    assets.set(`/assets/vendor/${name}`, { body: readFileSync(join(uplot, name)), type: TYPES[extname(name)]! });
-  }
+  const require = createRequire(import.meta.url);
+  const vendor = (dir: string, name: string) => assets.set(`/assets/vendor/${name}`, { body: readFileSync(join(dir, name)), type: TYPES[extname(name)]! });
+  const uplot = dirname(require.resolve('uplot'));
+  for (const name of ['uPlot.iife.min.js', 'uPlot.min.css']) vendor(uplot, name);
+  // The kinds' charts (figures over time, Gantts, breakdowns): vega-lite compiles in the page, vega renders.
+  vendor(join(dirname(require.resolve('vega/package.json')), 'build'), 'vega.min.js');
+  vendor(join(dirname(require.resolve('vega-lite/package.json')), 'build'), 'vega-lite.min.js');
   const index = assets.get('/assets/index.html');
   if (!index) throw new Error(`dashboard assets are missing: no index.html in ${dir}`);
   assets.set('/', index);

@@ -1,5 +1,7 @@
 import type { ClusterReading } from './cluster-reader.js';
-import type { ClusterSnapshot, JobView, NodeView, TimelinePoint } from './snapshot.js';
+import { EventStore } from './event-store.js';
+import { FigureHistory } from './figure-history.js';
+import type { ClusterSnapshot, EventListView, JobFigureHistory, JobView, NodeView, TimelinePoint } from './snapshot.js';
 
 /** Counters we turn into rates, per node. */
 interface Counters {
@@ -41,12 +43,26 @@ export class SnapshotBuilder {
   private readonly timeline: TimelinePoint[] = [];
   private readonly totals: Totals[] = [];
   private readonly nodeTotals = new Map<string, Totals[]>();
+  private readonly figureHistory: FigureHistory;
+  private readonly events = new EventStore();
 
   /** @param rateWindowMs how far back rates look (default 2 s) */
-  constructor(private readonly historyPoints = 600, private readonly rateWindowMs = 2_000) {}
+  constructor(private readonly historyPoints = 600, private readonly rateWindowMs = 2_000) {
+    this.figureHistory = new FigureHistory({ points: historyPoints });
+  }
 
   history(): TimelinePoint[] {
     return [...this.timeline];
+  }
+
+  /** Every job's kind figures over time. */
+  figures(): JobFigureHistory[] {
+    return this.figureHistory.all();
+  }
+
+  /** Every event list held (kinds' and event sources'). */
+  eventLists(): EventListView[] {
+    return this.events.all();
   }
 
   private trim(samples: Totals[], now: number): void {
@@ -59,6 +75,7 @@ export class SnapshotBuilder {
     let migrations = 0;
     const nodes: NodeView[] = [];
     const live = new Set<string>();
+    const events: EventListView[] = [];
     for (const { info, stats } of reading.nodes) {
       live.add(info.id);
       if (!this.firstSeen.has(info.id)) this.firstSeen.set(info.id, reading.at);
@@ -76,6 +93,7 @@ export class SnapshotBuilder {
       migrations += delta(same ? before.migrations : 0, now.migrations);
       if (now.job) this.jobTasks.set(now.job, (this.jobTasks.get(now.job) ?? 0) + dTasks);
       this.previous.set(info.id, now);
+      if (info.job !== null && stats?.kind && stats.events) events.push(...this.events.merge(stats.kind, stats.events, { job: stats.job ?? info.job, lane: info.id }));
       const own = this.nodeTotals.get(info.id) ?? [];
       own.push({ t: reading.at, tasks: (own.at(-1)?.tasks ?? 0) + dTasks, steals: 0, migrations: 0 });
       this.trim(own, reading.at);
@@ -101,6 +119,8 @@ export class SnapshotBuilder {
         firstSeen: this.firstSeen.get(info.id)!,
       });
     }
+    for (const source of reading.sources ?? []) events.push(...this.events.merge(source.name, (source.data as { lists?: unknown } | null)?.lists));
+    this.figureHistory.add(reading.at, nodes);
     for (const id of [...this.previous.keys()]) {
       if (!live.has(id)) {
         this.previous.delete(id);
@@ -139,16 +159,27 @@ export class SnapshotBuilder {
       stealsPerSec: rate(this.totals, 'steals'),
       migrationsPerSec: rate(this.totals, 'migrations'),
       incumbent,
+      jobNodes: countBy(nodes, (n) => n.job),
     };
     this.timeline.push(point);
     if (this.timeline.length > this.historyPoints) this.timeline.splice(0, this.timeline.length - this.historyPoints);
-    return { at: reading.at, nodes, jobs, point };
+    return { at: reading.at, nodes, jobs, point, events };
   }
 }
 
 /** Drops samples older than the rate window needs (one older than the window is kept as its start). */
 function trimOld(samples: Totals[], now: number, windowMs: number): void {
   while (samples.length > 2 && samples[1]!.t <= now - windowMs) samples.shift();
+}
+
+/** How many items have each key (items with no key are not counted). */
+function countBy<T>(items: T[], key: (item: T) => string | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of items) {
+    const k = key(item);
+    if (k !== null) out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
 }
 
 /** Growth of a cumulative counter; a smaller value means it restarted. */
@@ -160,10 +191,16 @@ function round(x: number): number {
   return Math.round(x * 10) / 10;
 }
 
+/** Figures kept per node (the table's columns, the history's series). */
+const MAX_FIGURES = 64;
+
 /** A kind's figures as published, numbers only (what another process wrote is not trusted to be well-formed). */
 function numericFigures(figures: unknown): Record<string, number> {
   const out: Record<string, number> = {};
   if (typeof figures !== 'object' || figures === null) return out;
-  for (const [k, v] of Object.entries(figures)) if (typeof v === 'number' && Number.isFinite(v) && /^[\w.-]{1,64}$/.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(figures)) {
+    if (typeof v === 'number' && Number.isFinite(v) && /^[\w.-]{1,64}$/.test(k)) out[k] = v;
+    if (Object.keys(out).length >= MAX_FIGURES) break; // bounded, whatever a node publishes
+  }
   return out;
 }

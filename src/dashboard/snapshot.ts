@@ -2,6 +2,7 @@
  * What the cluster monitor sees, once per tick: the data behind the dashboard page (pushed as
  * server-sent events), the Prometheus metrics and `tidepool status`. Plain JSON, no classes.
  */
+import type { TimedEvent } from '../runtime/kinds/kind-events.js';
 import type { NodeCounters } from '../runtime/node-stats.js';
 
 /** One live node of the cluster. Counters are cumulative within the node's current job. */
@@ -53,6 +54,29 @@ export interface TimelinePoint {
   migrationsPerSec: number;
   /** Incumbent (`bound` variable) per running search job. */
   incumbent: Record<string, number>;
+  /** Nodes taking part in each job (seed 003 Fig. 6: nodes to jobs over time). */
+  jobNodes: Record<string, number>;
+}
+
+/** One tick's figures of one job: each node's, as it last published them. */
+export interface FigureSample {
+  t: number;
+  nodes: Record<string, Record<string, number>>;
+}
+
+/** A job's figures over time (a bounded ring: the newest samples). */
+export interface JobFigureHistory {
+  job: string;
+  kind: string;
+  samples: FigureSample[];
+}
+
+/** Events of one list: a kind's (merged over its nodes and jobs, each event naming its job) or an event source's. */
+export interface EventListView {
+  /** The kind's name, or the event source's (e.g. `service`, `manager`). */
+  origin: string;
+  list: string;
+  events: TimedEvent[];
 }
 
 export interface ClusterSnapshot {
@@ -60,12 +84,17 @@ export interface ClusterSnapshot {
   nodes: NodeView[];
   jobs: JobView[];
   point: TimelinePoint;
+  /** Events that are new (or changed) since the previous snapshot, by list. */
+  events: EventListView[];
 }
 
 /** What a page receives first: the current snapshot and the timeline so far. */
 export interface DashboardHello {
   snapshot: ClusterSnapshot;
   history: TimelinePoint[];
+  /** Every job's figures over time, and every event list held. */
+  figures: JobFigureHistory[];
+  events: EventListView[];
   /** The monitor's tick, ms. */
   intervalMs: number;
 }

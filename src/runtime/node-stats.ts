@@ -3,6 +3,7 @@ import { parentOf } from '../coord/paths.js';
 import type { RecipeStats } from '../coord/recipes/recipe-stats.js';
 import { mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
+import type { EventLists } from './kinds/kind-events.js';
 import { log } from '../util/log.js';
 
 /**
@@ -15,6 +16,8 @@ export interface NodeStats extends NodeCounters {
   /** The kind of the node's current job, and that kind's own figures (a layer adds its own without touching the core's). */
   kind?: string;
   figures?: Record<string, number>;
+  /** Small bounded event lists of the kind (task spans, finish times; see kinds/kind-events.ts). */
+  events?: EventLists;
   workers: number;
   /** When the node wrote this (ms since the epoch). */
   at: number;
@@ -40,7 +43,7 @@ export interface NodeCounters {
  * Writes a node's stats every `intervalMs` while they change (an idle node costs no writes).
  * One setData per node and interval is the whole coordination cost.
  */
-export class StatsPublisher {
+export class StatsPublisher<T extends object = Omit<NodeStats, 'at'>> {
   private timer: NodeJS.Timeout | undefined;
   private last = '';
   private created = false;
@@ -50,7 +53,7 @@ export class StatsPublisher {
   constructor(
     private readonly client: CoordClient,
     private readonly path: string,
-    private readonly read: () => Omit<NodeStats, 'at'>,
+    private readonly read: () => T,
     private readonly intervalMs: number,
   ) {}
 

@@ -66,6 +66,26 @@ describe('SnapshotBuilder', () => {
     assert.equal(s.nodes[0]!.tasksPerSec, 0);
   });
 
+  it('counts nodes per job, samples the kinds\' figures and passes on events that are new', () => {
+    const b = new SnapshotBuilder();
+    const spans = { tasks: [{ id: 't1', at: 10, end: 20 }] };
+    let s = b.add({
+      at: 1000,
+      nodes: [node('a', 'j', { kind: 'workflow', figures: { 'tasks.done': 1 }, events: spans }), node('b', 'j', { kind: 'workflow' }), node('c', 'k'), node('d', null)],
+      jobs: [job('j'), job('k')],
+      sources: [{ name: 'manager.m', data: { lists: { rescales: [{ id: 'r1', at: 5, job: 'j', label: 'shrink' }] }, at: 1 } }],
+    });
+    assert.deepEqual(s.point.jobNodes, { j: 2, k: 1 });
+    assert.deepEqual(s.events, [
+      { origin: 'workflow', list: 'tasks', events: [{ id: 't1', at: 10, end: 20, lane: 'a', job: 'j' }] },
+      { origin: 'manager.m', list: 'rescales', events: [{ id: 'r1', at: 5, job: 'j', label: 'shrink' }] },
+    ]);
+    s = b.add({ at: 2000, nodes: [node('a', 'j', { kind: 'workflow', figures: { 'tasks.done': 2 }, events: spans })], jobs: [job('j')] });
+    assert.deepEqual(s.events, [], 'published again, not new');
+    assert.deepEqual(b.figures(), [{ job: 'j', kind: 'workflow', samples: [{ t: 1000, nodes: { a: { 'tasks.done': 1 } } }, { t: 2000, nodes: { a: { 'tasks.done': 2 } } }] }]);
+    assert.deepEqual(b.eventLists().map((l) => [l.origin, l.list, l.events.length]), [['workflow', 'tasks', 1], ['manager.m', 'rescales', 1]]);
+  });
+
   it('bounds the timeline', () => {
     const b = new SnapshotBuilder(5);
     for (let t = 0; t < 12; t++) b.add({ at: t * 1000, nodes: [], jobs: [] });

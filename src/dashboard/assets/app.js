@@ -2,6 +2,9 @@
 // timeline so far, then one `snapshot` per monitor tick) and renders header stats, the nodes and
 // jobs tables and three uPlot charts. Plain browser module, no build step. Every string that comes
 // from the data is written with textContent (or as an attribute), never parsed as HTML.
+// The kinds' views over time (vega-lite) are in kind-views.js.
+
+import { addKindSnapshot, chartsReady, renderJobNodes, renderKindViews, resetKindHistory } from './kind-views.js';
 
 /** Client-side history: this much time, and never more than this many points. */
 const HISTORY_MS = 10 * 60 * 1000;
@@ -122,6 +125,7 @@ function connect() {
     if (!hello) return;
     state.intervalMs = Number(hello.intervalMs) > 0 ? Number(hello.intervalMs) : 1000;
     resetHistory(Array.isArray(hello.history) ? hello.history : []);
+    resetKindHistory(hello);
     if (hello.snapshot) {
       if (hello.snapshot.point) pushPoint(hello.snapshot.point);
       received(hello.snapshot);
@@ -161,6 +165,7 @@ function parseEvent(ev) {
 }
 
 function received(snapshot) {
+  addKindSnapshot(snapshot);
   state.snapshot = snapshot;
   state.lastMessageAt = Date.now();
   reconnectDelay = RECONNECT_MIN_MS;
@@ -199,6 +204,8 @@ function render(snapshot) {
   renderKinds(nodes);
   renderJobs(jobs, Number(snapshot.at) || Date.now());
   updateCharts();
+  renderKindViews($('kind-views'), snapshot);
+  renderJobNodes($('chart-jobnodes'), state.history);
 
   setText($('updated'), `updated ${fmtClock(Number(snapshot.at) || Date.now())} · tick ${fmtInt.format(state.intervalMs)} ms · ${fmtInt.format(state.history.length)} points of history`);
 }
@@ -547,6 +554,7 @@ function start() {
     }
     $('no-search').hidden = true;
   } else {
+    if (!chartsReady()) $('chart-jobnodes').replaceChildren(el('p', 'note', 'Charts unavailable: /assets/vendor/vega*.min.js did not load.'));
     rebuildCharts();
   }
   let resizeTimer = 0;

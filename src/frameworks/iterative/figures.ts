@@ -1,3 +1,5 @@
+import type { TimedEvent } from '../../runtime/kinds/kind-events.js';
+
 /**
  * What each node of an iterative job measures (iterations done and held, per-thread speed and
  * finish time), gathered by the leader for the `figures` control request and flattened into the
@@ -25,6 +27,18 @@ export function figuresOf(f: NodeFigures): Record<string, number> {
   const flat: Record<string, number> = { iterationsDone: f.done, iterationsHeld: f.held, speed: Math.round(f.speeds.reduce((a, b) => a + b, 0)), balanceCheckpoints: f.checkpoints, balanceOrders: f.orders };
   f.speeds.forEach((s, i) => (flat[`speed.${i}`] = Math.round(s)));
   return flat;
+}
+
+/**
+ * Finish times for the dashboard (seed 001 Fig. 6–7): a span per thread and one for the process, from
+ * when the node joined the job to when it last ran out of work; still open while it works.
+ */
+export function finishEventsOf(f: NodeFigures, joinedAt: number): TimedEvent[] {
+  const epochMs = (s: number) => Math.round(performance.timeOrigin + s * 1000);
+  const threads = f.idleSince.map((idle, t): TimedEvent => ({ id: `${f.node}/${t}`, lane: `${f.node} · thread ${t}`, label: 'thread', at: joinedAt, end: epochMs(idle >= 0 ? idle : f.now), ...(idle >= 0 ? {} : { open: true }) }));
+  const busy = threads.some((t) => t.open);
+  const process: TimedEvent = { id: f.node, lane: f.node, label: 'process', at: joinedAt, end: busy ? epochMs(f.now) : Math.max(joinedAt, ...threads.map((t) => t.end!)), ...(busy ? { open: true } : {}) };
+  return [process, ...threads];
 }
 
 /** Asks every peer for its figures and resolves with all of them (this node's first), or fails after 10 s. */

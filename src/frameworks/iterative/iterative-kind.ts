@@ -18,7 +18,7 @@ import type { IterativeInput } from './iterative-types.js';
 import { ProcessBalancer, type ProcessReport, type Transfer } from './process-balancer.js';
 import { ThreadBalancer } from './thread-balancer.js';
 import { fromTask } from './worker-messages.js';
-import { collectFigures, figuresOf, type NodeFigures } from './figures.js';
+import { collectFigures, figuresOf, finishEventsOf, type NodeFigures } from './figures.js';
 
 /** How long the first task waits for the job's nodes to join before spreading over those present (ms). */
 const LAYOUT_WAIT_MS = 3000;
@@ -120,7 +120,10 @@ async function member(ctx: MemberContext): Promise<IterativeMember> {
       threads.stop();
       pool.stop();
     },
-    counters: () => ({ ...pool.counters!(), figures: { ...pool.counters!().figures, ...figuresOf(role.figures()) } }),
+    counters: () => {
+      const own = role.figures();
+      return { ...pool.counters!(), figures: { ...pool.counters!().figures, ...figuresOf(own) }, events: { finish: finishEventsOf(own, joinedAt) } };
+    },
     figures: () => ({
       node: ctx.nodeId,
       done: threads.done(),

@@ -6,6 +6,7 @@
  * directory is what a reconcile or a resumed run reads.
  */
 import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
+import { EventRing } from '../../runtime/kinds/kind-events.js';
 import { log } from '../../util/log.js';
 import type { DispatchMode } from './dispatcher.js';
 import { Journal } from './journal.js';
@@ -65,6 +66,8 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const journal = new Journal(cfg.journal, ctx.nodeId, ctx.spec.id);
   const earlier = Journal.read(cfg.journal, ctx.spec.id);
   const trace: [number, number, number][] = [];
+  /** The latest tasks' spans on this member, published for the dashboard's Gantt (bounded). */
+  const spans = new EventRing(100);
   let finish: ((o: { ok: true } | { ok: false; error: string }) => void) | undefined;
   let putSeq = 0;
   let fetchSeq = 0;
@@ -106,6 +109,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       exec.run(task, inputs).then(
         (out) => {
           if (cfg.trace) trace.push([task, started, performance.timeOrigin + performance.now()]);
+          spans.put({ id: workflow.tasks[task]!.id, lane: ctx.nodeId, label: workflow.tasks[task]!.category, at: Math.round(started), end: Math.round(performance.timeOrigin + performance.now()) });
           engine.taskFinished(task, out);
         },
         (err: Error) => (err instanceof InputLost ? engine.inputLost(task) : engine.taskFailed(task, err.message)),
@@ -186,7 +190,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     drain: () => Promise.resolve(),
     stop: () => clearInterval(ticker),
     load: () => ({ running: engine.stats.running, pooled: engine.stats.ready + engine.stats.waiting }),
-    counters: () => ({ tasksDone: engine.stats.completed, steals: engine.stats.steals, figures: { ready: engine.stats.ready, running: engine.stats.running, waiting: engine.stats.waiting, done: engine.stats.finished, completed: engine.stats.completed, recreated: engine.stats.recreated, bytesFromShared: exec.counters.bytesFromShared, bytesToShared: exec.counters.bytesToShared, bytesPeer: exec.counters.bytesPeer } }) as never,
+    counters: () => ({ tasksDone: engine.stats.completed, steals: engine.stats.steals, figures: { 'tasks.ready': engine.stats.ready, 'tasks.running': engine.stats.running, 'tasks.waiting': engine.stats.waiting, 'tasks.done': engine.stats.finished, completed: engine.stats.completed, recreated: engine.stats.recreated, bytesFromShared: exec.counters.bytesFromShared, bytesToShared: exec.counters.bytesToShared, bytesPeer: exec.counters.bytesPeer }, events: { tasks: spans.list() } }) as never,
     lead(f) {
       finish = f;
       leading = true;

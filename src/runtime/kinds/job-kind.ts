@@ -14,6 +14,7 @@ import type { Rng } from '../../util/rng.js';
 import type { StealPlannerOptions } from '../steal-planner.js';
 import type { JobPaths } from '../job-paths.js';
 import type { NodeCounters } from '../node-stats.js';
+import type { EventLists } from './kind-events.js';
 import type { JobOutcome, JobSpec } from '../job-spec.js';
 import type { RunnerEvent } from '../job-runner.js';
 import type { WorkerEvent, Workers } from '../worker/worker-pool.js';
@@ -88,6 +89,8 @@ export interface MemberRole {
 export interface MemberCounters extends Omit<NodeCounters, 'busy' | 'queued' | 'coord'> {
   /** Kind-specific figures (a layer adds its own without touching the core's). */
   figures?: Record<string, number>;
+  /** Small bounded event lists for the dashboard (task spans, finish times; see kind-events.ts). */
+  events?: EventLists;
 }
 
 export interface LeaderContext extends MemberContext {

@@ -4,6 +4,7 @@ import { LeaderElection } from '../../../coord/recipes/leader-election.js';
 import { mkdirp } from '../../../coord/tree-ops.js';
 import type { CoordClient } from '../../../coord/types.js';
 import { watchChildren, watchData, type WatchHandle } from '../../../coord/watch.js';
+import { EventPublisher } from '../../../runtime/event-source.js';
 import { requestJob } from '../../../runtime/job-control.js';
 import { childrenOrNone, readOrNull } from '../../../runtime/scheduler/znode-reads.js';
 import { Emitter } from '../../../util/emitter.js';
@@ -58,10 +59,13 @@ export class ResourceManager {
   private running: Promise<void> | undefined;
   private active = false;
   private stopped = false;
+  /** Every job's launches and rescales, for the dashboard (an event source). */
+  private readonly source: EventPublisher;
 
   constructor(private readonly client: CoordClient, private readonly opts: ResourceManagerOptions) {
     this.paths = managerPaths(opts.root);
     this.election = new LeaderElection(client, this.paths.election, { id: opts.id, data: null });
+    this.source = new EventPublisher(client, `manager.${opts.id.replace(/[^\w.-]/g, '_')}`.slice(0, 64), { root: opts.root });
   }
 
   on<K extends keyof Events>(event: K, listener: (payload: Events[K]) => void): () => void {
@@ -77,6 +81,7 @@ export class ResourceManager {
     this.election.on('elected', () => void this.activate());
     this.election.on('lost', () => this.deactivate());
     await this.election.start();
+    this.source.start();
   }
 
   async stop(): Promise<void> {
@@ -84,6 +89,7 @@ export class ResourceManager {
     this.deactivate();
     await this.idle();
     await this.election.resign().catch(() => undefined);
+    await this.source.stop().catch(() => undefined);
   }
 
   /** Resolves when no pass is running or scheduled. */
@@ -302,6 +308,7 @@ export class ResourceManager {
   }
 
   private async record(jobId: string, event: RescaleEvent, clearPending: boolean): Promise<void> {
+    this.source.put('rescales', { id: `${jobId}/${event.at}/${event.type}`, job: jobId, at: event.at, label: event.type, values: { nodes: event.nodes, ...(event.tRescaleMs !== undefined ? { tRescaleMs: event.tRescaleMs } : {}) } });
     await updateRecord(this.client, jobId, (r) => {
       r.events.push(event);
       if (clearPending) delete r.pending;
