@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Cluster } from '../../runtime/cluster.js';
 import { startService } from '../../frameworks/service/service-server.js';
+import { ServicePackages } from '../../frameworks/service/service-packages.js';
 import { log } from '../../util/log.js';
 import { UsageError } from '../errors.js';
 import { clusterSecret, defaultWorkers, port, positiveInt, zookeeperConnection } from '../options.js';
@@ -21,6 +22,7 @@ interface ServeFlags {
   memoryMb: string;
   timeoutMs: string;
   maxBodyMb: string;
+  package?: string[];
   json?: boolean;
 }
 
@@ -65,6 +67,7 @@ export function registerServeCommand(program: Command): void {
     .option('--memory-mb <n>', 'memory limit of one task\'s isolate (MB)', '128')
     .option('--timeout-ms <n>', 'time limit of one task (ms)', '60000')
     .option('--max-body-mb <n>', 'largest batch request (MB)', '64')
+    .option('--package <name-or-dir...>', 'packages the service has (found in node_modules from here up, or a package directory): clients send references to them, not their code')
     .option('--json', 'print one JSON line when ready')
     .addHelpText('after', '\nExample:\n  openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -keyout key.pem -out cert.pem\n  head -c 24 /dev/urandom | base64 > token\n  tidepool serve --tls-cert cert.pem --tls-key key.pem --token-file token --nodes 2')
     .action(async (flags: ServeFlags) => {
@@ -73,6 +76,11 @@ export function registerServeCommand(program: Command): void {
       const memoryMb = positiveInt(flags.memoryMb, '--memory-mb');
       const timeoutMs = positiveInt(flags.timeoutMs, '--timeout-ms');
       const maxBodyBytes = positiveInt(flags.maxBodyMb, '--max-body-mb') * 1024 * 1024;
+      try {
+        ServicePackages.resolve(flags.package); // refused before any cluster is started
+      } catch (err) {
+        throw new UsageError(`--package: ${(err as Error).message}`);
+      }
       let tls: { cert: string; key: string } | undefined;
       if (flags.insecure) {
         if (flags.tlsCert || flags.tlsKey) throw new UsageError('--insecure and --tls-cert/--tls-key exclude each other');
@@ -91,7 +99,7 @@ export function registerServeCommand(program: Command): void {
         const nodes = positiveInt(flags.nodes, '--nodes');
         cluster = await Cluster.embedded({ nodes, workers: flags.workers !== undefined ? positiveInt(flags.workers, '--workers') : Math.max(1, Math.floor(defaultWorkers() / nodes)) });
       }
-      const service = await startService({ cluster, tls, insecure: flags.insecure, token, port: listenPort, host: flags.host, maxBodyBytes, limits: { memoryMb, timeoutMs }, taskRef });
+      const service = await startService({ cluster, tls, insecure: flags.insecure, token, port: listenPort, host: flags.host, maxBodyBytes, limits: { memoryMb, timeoutMs }, taskRef, packages: flags.package });
       process.stdout.write(flags.json ? `${JSON.stringify({ url: service.url, cluster: flags.zk ?? 'embedded' })}\n` : `tidepool service at ${service.url} (cluster: ${flags.zk ?? 'embedded'})\n`);
       log.info('serve', `${await stopSignal()}: stopping`);
       await service.close();

@@ -1,13 +1,17 @@
 /**
  * Capture (seed 002 §3.2): turns closures into a graph of code and data that can run elsewhere.
  * A closure's free variables (acorn) are looked up in its `[[Scopes]]` (inspector); functions it
- * reaches are captured the same way, transitively; objects become nodes with identity. What cannot
- * run remotely is refused here, naming the variable and the file:line of its use.
+ * reaches are captured the same way, transitively; objects become nodes with identity. A function
+ * of an installed package becomes a reference to its module's export (resolved by
+ * `resolvePackages`), so the package travels by reference or as a bundle, not as loose source.
+ * What cannot run remotely is refused here, naming the variable and the file:line of its use.
  */
+import path from 'node:path';
 import { freeVariables } from './free-variables.js';
 import { intrinsicTable, refusedIntrinsic, REFUSED_GLOBALS, SAFE_GLOBALS } from './intrinsics.js';
-import { releaseHandles, scriptFile, sourcePosition, viewClosure, type FunctionLocation } from './inspector-scopes.js';
+import { ModuleScopeCache, prefetchHandles, releaseHandles, scriptFile, scriptPath, sourcePosition, viewClosure, type FunctionLocation } from './inspector-scopes.js';
 import { bytesToBase64, encodePrimitive, type AnyFunction, type CaptureGraph, type Code, type GraphNode, type Key, type Val } from './graph-format.js';
+import { exportPath, installedPackageOf, type InstalledPackage } from './package-refs.js';
 
 export class CaptureError extends Error {
   constructor(readonly variable: string, readonly at: string, readonly reason: string) {
@@ -28,8 +32,14 @@ export interface CaptureOptions {
 interface Origin { path: string; at: () => string }
 
 const PLAIN_PROTOS = new Set<unknown>([Object.prototype]);
+/** Inspector handles are released every this many tasks (one release per task would cost as much as the capture). */
+const RELEASE_EVERY = 256;
 const SKIPPED_FUNCTION_KEYS = new Set<PropertyKey>(['length', 'name', 'prototype', 'arguments', 'caller']);
 const hostFiles = new Map<string, string | undefined>();
+const packageFiles = new Map<string, { pkg: InstalledPackage; file: string } | undefined>();
+
+/** A package function met during capture, waiting for its export path. */
+interface PendingExport { node: Extract<GraphNode, { t: 'pk' }>; fn: AnyFunction; pkg: InstalledPackage; file: string; origin: Origin }
 
 /** A capture of one batch: every task's closure in one graph, so shared data travels once. */
 export class Capture {
@@ -42,6 +52,10 @@ export class Capture {
   readonly locations: (FunctionLocation | undefined)[] = [];
   private readonly ids = new Map<unknown, number>();
   private readonly codeIds = new Map<string, number>();
+  /** Per package of the graph: its directory on this machine and where the first of its functions was reached. */
+  readonly packageSources: { root: string; origin: { path: string; at: () => string } }[] = [];
+  private pending: PendingExport[] = [];
+  private readonly modules = new ModuleScopeCache();
   private bytes = 0;
   private readonly warnBytes: number;
   private readonly maxBytes: number;
@@ -66,13 +80,56 @@ export class Capture {
       return this.graph.tasks.length - 1;
     } finally {
       // Handles are freed in groups: one release per task would cost as much as the capture.
-      if (this.graph.tasks.length % 256 === 0) releaseHandles();
+      if (this.graph.tasks.length % RELEASE_EVERY === 0) releaseHandles(this.modules);
     }
   }
 
-  /** Frees the inspector handles still held (call once the batch is captured). */
+  /**
+   * Finds the export path of every package function captured so far. One that its module does not
+   * export (a package's internal helper) is captured from its source instead, like the application's.
+   */
+  async resolvePackages(): Promise<void> {
+    while (this.pending.length > 0) {
+      for (const p of this.pending.splice(0)) {
+        const where = await exportPath(p.file, p.fn);
+        if (where) {
+          const [k, f] = this.packageFile(p.pkg, p.file, p.origin);
+          Object.assign(p.node, { k, f, p: where });
+        } else {
+          this.graph.nodes[this.ids.get(p.fn)!] = this.fn(p.fn, p.origin, false);
+        }
+      }
+    }
+  }
+
+  /** Adds many tasks (closures without arguments): their handles are fetched in groups. */
+  addTasks(tasks: readonly { fn: AnyFunction; label?: string }[]): void {
+    for (let from = 0; from < tasks.length;) {
+      // Up to the next release in addTask, so that no prefetched handle is released before its use.
+      const group = tasks.slice(from, from + RELEASE_EVERY - (this.graph.tasks.length % RELEASE_EVERY));
+      prefetchHandles(group.map((t) => t.fn));
+      for (const t of group) this.addTask(t.fn, [], t.label);
+      from += group.length;
+    }
+  }
+
+  /** Frees the inspector handles still held (call once the batch is captured and its packages resolved). */
   done(): void {
-    releaseHandles();
+    releaseHandles(this.modules);
+    if (this.pending.length > 0) throw new Error('the capture reached package functions: call resolvePackages() before done()');
+  }
+
+  private packageFile(pkg: InstalledPackage, file: string, origin: Origin): [number, number] {
+    const packages = (this.graph.packages ??= []);
+    let k = this.packageSources.findIndex((s) => s.root === pkg.root);
+    if (k < 0) {
+      k = packages.push({ name: pkg.name, version: pkg.version, files: [] }) - 1;
+      this.packageSources.push({ root: pkg.root, origin });
+    }
+    const files = packages[k]!.files;
+    const rel = path.relative(pkg.root, file).split(path.sep).join('/');
+    const f = files.indexOf(rel);
+    return [k, f >= 0 ? f : files.push(rel) - 1];
   }
 
   /** Approximate size of the captured data so far (bytes of JSON). */
@@ -193,14 +250,20 @@ export class Capture {
     return this.value(key, origin) as { r: number };
   }
 
-  private fn(fn: AnyFunction, origin: Origin): GraphNode {
+  private fn(fn: AnyFunction, origin: Origin, asPackageExport = true): GraphNode {
     const src = Function.prototype.toString.call(fn);
-    const view = viewClosure(fn);
+    const view = viewClosure(fn, this.modules);
     if (/\{\s*\[native code\]\s*\}$/.test(src)) {
       throw new CaptureError(origin.path, origin.at(), view.bound ? 'a bound function cannot be captured (use an arrow function instead of .bind)' : `native function ${fn.name || '(anonymous)'} cannot run remotely`);
     }
     const file = view.location ? hostFile(view.location.scriptId) : undefined;
     if (file?.startsWith('node:')) throw new CaptureError(origin.path, origin.at(), `${fn.name || 'a function'} is part of Node.js (${file}): I/O and host functions cannot run remotely`);
+    const installed = asPackageExport && view.location ? packageFileOf(view.location.scriptId) : undefined;
+    if (installed) {
+      const node: Extract<GraphNode, { t: 'pk' }> = { t: 'pk', k: -1, f: -1, p: [] }; // filled by resolvePackages
+      this.pending.push({ node, fn, ...installed, origin });
+      return node;
+    }
     const fv = freeVariables(src);
     const here = (offset: number) => () => sourcePosition(view.location, src, offset);
     if (fv.lexicalThis !== undefined) throw new CaptureError('this', here(fv.lexicalThis)(), 'an arrow function that uses `this` of its surrounding code cannot be captured');
@@ -248,6 +311,16 @@ export class Capture {
     }
     return node;
   }
+}
+
+/** The installed package and module file a script is, cached by script id. */
+function packageFileOf(scriptId: string): { pkg: InstalledPackage; file: string } | undefined {
+  if (!packageFiles.has(scriptId)) {
+    const file = scriptPath(scriptId);
+    const pkg = file !== undefined ? installedPackageOf(file) : undefined;
+    packageFiles.set(scriptId, pkg && file ? { pkg, file } : undefined);
+  }
+  return packageFiles.get(scriptId);
 }
 
 /** The file of a script, cached; Node's own modules are `node:…`. */

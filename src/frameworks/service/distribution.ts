@@ -4,12 +4,13 @@
  * result once its batch has finished and its side effects were applied to this process's memory.
  */
 import { BatchApplier, WriteConflictError } from './apply-changes.js';
-import { Capture, type CaptureOptions } from './capture.js';
+import { Capture, CaptureError, type CaptureOptions } from './capture.js';
 import type { BatchCosts, BatchExecutor } from './executor.js';
 import type { AnyFunction, TaskOutcome } from './graph-format.js';
 import { LocalExecutor } from './local-executor.js';
 import { RemoteExecutor, type ConnectOptions } from './remote-executor.js';
 import { mapStack } from './stack-map.js';
+import { bundlePackage } from './package-bundle.js';
 import type { SandboxLimits } from './sandbox-pool.js';
 
 /** Per batch: limits tighter than the service's (a time limit also applies locally). */
@@ -57,9 +58,19 @@ export interface DistributionOptions extends CaptureOptions {
   memoryMb?: number;
 }
 
+/** How a package the tasks of a batch use travelled. */
+export interface PackageTravel {
+  name: string;
+  version: string;
+  /** `reference`: the service has this version and supplied it; `bundle`: this client bundled it. */
+  as: 'reference' | 'bundle';
+}
+
 export class Distribution {
   /** The cost breakdown of the latest batch that finished. */
   lastCosts: BatchCosts | undefined;
+  /** The packages of the latest batch started, and how each travelled. */
+  lastPackages: PackageTravel[] = [];
 
   private constructor(private readonly executor: BatchExecutor, private readonly opts: CaptureOptions) {}
 
@@ -88,9 +99,11 @@ export class Distribution {
     const capture = new Capture(this.opts);
     tasks.forEach((t, i) => {
       if (t.started) throw new Error(`task ${t.label ?? i} was already started`);
-      capture.addTask(t.fn, [], t.label ?? `task ${i}`);
     });
+    capture.addTasks(tasks.map((t, i) => ({ fn: t.fn, label: t.label ?? `task ${i}` })));
+    await capture.resolvePackages();
     capture.done();
+    await this.shipPackages(capture);
     for (const t of tasks) t.started = true;
     const { cancel } = await this.run(capture, (i, ok, v) => tasks[i]!.finish(ok, v), t0, opts.limits);
     for (const t of tasks) t.onCancel(cancel);
@@ -101,7 +114,9 @@ export class Distribution {
     const t0 = performance.now();
     const capture = new Capture(this.opts);
     for (let i = from; i < to; i++) capture.addTask(body as AnyFunction, [i], `iteration ${i}`);
+    await capture.resolvePackages();
     capture.done();
+    await this.shipPackages(capture);
     const errors: unknown[] = [];
     const { completion } = await this.run(capture, (_i, ok, v) => {
       if (!ok) errors.push(v);
@@ -114,7 +129,7 @@ export class Distribution {
   private async run(capture: Capture, settle: (i: number, ok: boolean, v: unknown) => void, t0: number, limits?: SandboxLimits): Promise<{ completion: Promise<void>; cancel(): Promise<void> }> {
     const json = JSON.stringify(capture.graph);
     const serializationMs = performance.now() - t0;
-    const run = await this.executor.start(json, capture.graph.tasks.length, limits);
+    const run = await this.executor.start(json, capture.graph.tasks.length, limits, { serializationMs });
     const completion = (async () => {
       let outcomes: TaskOutcome[];
       let costs: Partial<BatchCosts>;
@@ -145,6 +160,24 @@ export class Distribution {
       };
     })();
     return { completion, cancel: () => run.cancel() };
+  }
+
+  /** Each package travels as a reference when the executor has its version, else bundled here (refused with a CaptureError if it cannot be). */
+  private async shipPackages(capture: Capture): Promise<void> {
+    const packages = capture.graph.packages ?? [];
+    this.lastPackages = [];
+    for (const [k, spec] of packages.entries()) {
+      const byReference = this.executor.hasPackage?.(spec.name, spec.version) ?? false;
+      if (!byReference) {
+        const { root, origin } = capture.packageSources[k]!;
+        try {
+          spec.code = await bundlePackage(root, spec.name, spec.files);
+        } catch (e) {
+          throw new CaptureError(origin.path, origin.at(), (e as Error).message);
+        }
+      }
+      this.lastPackages.push({ name: spec.name, version: spec.version, as: byReference ? 'reference' : 'bundle' });
+    }
   }
 
   async close(): Promise<void> {

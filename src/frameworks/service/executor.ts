@@ -30,7 +30,12 @@ export interface BatchRun {
 }
 
 export interface BatchExecutor {
-  /** Starts a captured batch (one round trip for a remote service). */
-  start(graphJson: string, taskCount: number, limits?: SandboxLimits): Promise<BatchRun>;
+  /** Whether the executor supplies this version of a package itself (then it travels by reference). */
+  hasPackage?(name: string, version: string): boolean;
+  /**
+   * Starts a captured batch (one round trip for a remote service). `client`: what the client measured
+   * before sending, which a service shows with the batch's costs on its cluster's dashboard.
+   */
+  start(graphJson: string, taskCount: number, limits?: SandboxLimits, client?: { serializationMs: number }): Promise<BatchRun>;
   close(): Promise<void>;
 }

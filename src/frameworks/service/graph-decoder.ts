@@ -3,7 +3,7 @@
  * per task) and on the client (the new objects a task created, around the client's own objects).
  * Every key is defined as an own data property, so no key reaches a prototype.
  */
-import { TYPED_ARRAYS, base64ToBytes, decodePrimitive, isRef, type AnyFunction, type GraphNode, type Key, type Val } from './graph-format.js';
+import { PACKAGES_GLOBAL, TYPED_ARRAYS, base64ToBytes, decodePrimitive, isRef, type AnyFunction, type GraphNode, type Key, type Val } from './graph-format.js';
 import { resolveIntrinsic } from './intrinsics.js';
 
 /** A factory per code: fresh bindings, returned as [set the bindings, evaluate the function's source]. */
@@ -20,6 +20,8 @@ export class GraphDecoder {
     private readonly global: Record<string, unknown>,
     private readonly factories: Factory[] = [],
     private readonly bytesOf: (id: number, b64: string) => Uint8Array = (_id, b64) => base64ToBytes(b64),
+    /** A typed array equal to node `id`'s snapshot that may be used instead of a fresh copy, if any. */
+    private readonly spareTyped: (id: number) => unknown = () => undefined,
   ) {}
 
   /** Seeds a node with an existing value (the client's own objects). */
@@ -45,11 +47,14 @@ export class GraphDecoder {
     };
     switch (node.t) {
       case 'i': return keep(resolveIntrinsic(node.path, this.global));
+      case 'pk': return keep(this.packageExport(node));
       case 'y': return keep(node.g !== undefined ? Symbol.for(node.g) : Symbol(node.d));
       case 'd': return keep(new Date(node.v));
       case 're': return keep(new RegExp(node.s, node.f));
       case 'ab': return keep(this.bytesOf(id, node.b).slice().buffer);
       case 'ta': {
+        const spare = this.spareTyped(id);
+        if (spare !== undefined) return keep(spare);
         if (!(TYPED_ARRAYS as readonly string[]).includes(node.c)) throw new TypeError(`unknown typed array ${node.c}`);
         const C = this.global[node.c] as new (b: ArrayBuffer) => unknown;
         return keep(new C(this.bytesOf(id, node.b).slice().buffer));
@@ -96,6 +101,21 @@ export class GraphDecoder {
       }
     }
   }
+
+  /** An export of an evaluated package bundle: `packages[k].f<f>` then the export path. */
+  private packageExport(node: Extract<GraphNode, { t: 'pk' }>): unknown {
+    const bundles = this.global[PACKAGES_GLOBAL] as unknown[] | undefined;
+    let value = exportAt(bundles?.[node.k], `f${node.f}`);
+    for (const key of node.p) value = exportAt(value, key);
+    if (value === undefined) throw new ReferenceError(`package ${node.k} has no export ${[`f${node.f}`, ...node.p].join('.')} in this sandbox`);
+    return value;
+  }
+}
+
+/** An own property of an export (never a prototype's); esbuild's namespace objects export through getters of the bundle itself. */
+function exportAt(owner: unknown, key: string): unknown {
+  if ((typeof owner !== 'object' && typeof owner !== 'function') || owner === null || !Object.prototype.hasOwnProperty.call(owner, key)) return undefined;
+  return (owner as Record<string, unknown>)[key];
 }
 
 function defineValue(o: object, key: PropertyKey, value: unknown): void {

@@ -33,6 +33,7 @@ export type GraphNode =
   | { t: 're'; s: string; f: string }
   | { t: 'f'; c: number; env: Val[]; p?: [Key, Val][] } // function: code index, captured bindings in code order
   | { t: 'i'; path: string } // an intrinsic (Math.max), resolved by name in the sandbox
+  | { t: 'pk'; k: number; f: number; p: string[] } // an export of a package: packages[k], its file f, the export path p
   | { t: 'y'; d?: string; g?: string }; // symbol: description, or registry key (Symbol.for)
 
 export interface Code {
@@ -45,6 +46,19 @@ export interface Code {
   g?: string[];
   /** Where it was defined on the client, `file:line` (to map remote stacks back). */
   at?: string;
+}
+
+/**
+ * A package the tasks use (seed 002 §3.2: imported packages travel by reference when the service has
+ * them, bundled otherwise). `files` are the package's modules whose exports are referenced (paths
+ * relative to the package root); `code`, when present, is their bundle: a script whose value is
+ * `{ f0: namespace of files[0], … }`, evaluated in the sandbox.
+ */
+export interface PackageSpec {
+  name: string;
+  version: string;
+  files: string[];
+  code?: string;
 }
 
 export interface TaskSpec {
@@ -60,7 +74,11 @@ export interface CaptureGraph {
   codes: Code[];
   nodes: GraphNode[];
   tasks: TaskSpec[];
+  packages?: PackageSpec[];
 }
+
+/** Where the sandbox keeps the evaluated package bundles (by package index), on its global object. */
+export const PACKAGES_GLOBAL = '__tp_packages';
 
 /** One write a task made, against a node of the captured graph. */
 export type Write =

@@ -1,5 +1,5 @@
 /** Task parallelism as a service (seed 002): the public API. */
-export { Distribution, DistributedTask, type DistributionOptions, type BatchOptions } from './distribution.js';
+export { Distribution, DistributedTask, type DistributionOptions, type BatchOptions, type PackageTravel } from './distribution.js';
 export { CaptureError, type CaptureOptions } from './capture.js';
 export { WriteConflictError, type Conflict } from './apply-changes.js';
 export { startService, type ServiceOptions, type RunningService } from './service-server.js';

@@ -47,8 +47,27 @@ function post<T>(method: string, params: object): T {
   return result as T;
 }
 
+/** Handles fetched ahead for functions about to be captured (valid until the handles are released). */
+let prefetched = new Map<unknown, string>();
+
+/**
+ * Fetches handles for many functions in two inspector calls instead of one each: the functions are
+ * put in an array, and the array's elements are listed.
+ */
+export function prefetchHandles(fns: readonly unknown[]): void {
+  if (fns.length < 2) return;
+  const array = handleOf(fns);
+  const { result } = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: array, ownProperties: true, objectGroup: GROUP });
+  for (const entry of result) {
+    const i = Number(entry.name);
+    if (Number.isInteger(i) && entry.value?.objectId && i < fns.length) prefetched.set(fns[i], entry.value.objectId);
+  }
+}
+
 /** An inspector handle for a value of this realm. */
 function handleOf(value: unknown): string {
+  const known = prefetched.get(value);
+  if (known !== undefined) return known;
   (globalThis as Record<string, unknown>)[SLOT] = value;
   try {
     const { result } = post<{ result: RemoteObject }>('Runtime.evaluate', { expression: `globalThis.${SLOT}`, objectGroup: GROUP, silent: true });
@@ -89,8 +108,23 @@ export interface ClosureView {
   bound: boolean;
 }
 
+type Lookup = { found: true; value: unknown } | { found: false };
+
+/**
+ * Module scopes seen during one capture, by script id: every function of a module shares its module
+ * scope, which can hold many bindings (each function's description is its whole source). Its variables
+ * are listed once per handle group, and a name's value is read once per capture (no code runs while a
+ * batch is captured, so a binding cannot change meanwhile).
+ */
+export class ModuleScopeCache {
+  /** Variables of a module scope: valid until the handles are released. */
+  readonly vars = new Map<string, Map<string, PropertyDescriptor>>();
+  /** Values looked up: valid for the whole capture. */
+  readonly values = new Map<string, Map<string, Lookup>>();
+}
+
 /** Opens a function's scopes for lookups; call `release()` once a capture is done. */
-export function viewClosure(fn: AnyFunction): ClosureView {
+export function viewClosure(fn: AnyFunction, modules?: ModuleScopeCache): ClosureView {
   const id = handleOf(fn);
   const { internalProperties = [] } = post<{ internalProperties?: InternalProperty[] }>('Runtime.getProperties', { objectId: id, ownProperties: true, objectGroup: GROUP });
   let location: FunctionLocation | undefined;
@@ -106,7 +140,7 @@ export function viewClosure(fn: AnyFunction): ClosureView {
   // Scopes are read lazily, innermost first, and only until a name is found: a module scope can be large.
   let list: RemoteObject[] | undefined;
   const read: Map<string, PropertyDescriptor>[] = [];
-  const scopeAt = (i: number): Map<string, PropertyDescriptor> | undefined => {
+  const scopeAt = (i: number): RemoteObject | undefined => {
     if (!list) {
       list = [];
       if (scopesId) {
@@ -114,12 +148,24 @@ export function viewClosure(fn: AnyFunction): ClosureView {
         for (const entry of all.result) if (entry.value?.objectId && entry.value.description !== 'Global') list.push(entry.value);
       }
     }
-    if (i >= list.length) return undefined;
-    if (!read[i]) {
-      const vars = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: list[i]!.objectId, ownProperties: true, objectGroup: GROUP });
-      read[i] = new Map(vars.result.map((v) => [v.name, v]));
+    return list[i];
+  };
+  const variables = (scope: RemoteObject): Map<string, PropertyDescriptor> => {
+    const vars = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: scope.objectId, ownProperties: true, objectGroup: GROUP });
+    return new Map(vars.result.map((v) => [v.name, v]));
+  };
+  const moduleLookup = (scope: RemoteObject, scriptId: string, cache: ModuleScopeCache, name: string): Lookup => {
+    let values = cache.values.get(scriptId);
+    if (!values) cache.values.set(scriptId, (values = new Map()));
+    let hit = values.get(name);
+    if (!hit) {
+      let vars = cache.vars.get(scriptId);
+      if (!vars) cache.vars.set(scriptId, (vars = variables(scope)));
+      const d = vars.get(name);
+      hit = d?.value ? { found: true, value: valueOf(d.value) } : { found: false };
+      values.set(name, hit);
     }
-    return read[i];
+    return hit;
   };
   return {
     location,
@@ -128,16 +174,24 @@ export function viewClosure(fn: AnyFunction): ClosureView {
       for (let i = 0; ; i++) {
         const scope = scopeAt(i);
         if (!scope) return { found: false };
-        const d = scope.get(name);
+        if (modules && location && scope.description === 'Module') {
+          const hit = moduleLookup(scope, location.scriptId, modules, name);
+          if (hit.found) return hit;
+          continue;
+        }
+        read[i] ??= variables(scope);
+        const d = read[i]!.get(name);
         if (d?.value) return { found: true, value: valueOf(d.value) };
       }
     },
   };
 }
 
-/** Frees the inspector's handles of a capture. */
-export function releaseHandles(): void {
+/** Frees the inspector's handles of a capture (a module scope cache's variable lists go with them). */
+export function releaseHandles(modules?: ModuleScopeCache): void {
   if (session) post('Runtime.releaseObjectGroup', { objectGroup: GROUP });
+  modules?.vars.clear();
+  prefetched = new Map();
 }
 
 /**
@@ -148,6 +202,14 @@ export function releaseHandles(): void {
 export function scriptFile(scriptId: string): string | undefined {
   const url = scriptUrl(scriptId);
   return url === undefined ? undefined : displayFile(url);
+}
+
+/** The absolute path of a script that is a file (a file: URL, or a path for CommonJS), else undefined. */
+export function scriptPath(scriptId: string): string | undefined {
+  const url = scriptUrl(scriptId);
+  if (url === undefined) return undefined;
+  if (url.startsWith('file:')) return fileURLToPath(url);
+  return path.isAbsolute(url) ? url : undefined;
 }
 
 function scriptUrl(scriptId: string): string | undefined {

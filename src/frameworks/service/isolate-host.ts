@@ -7,7 +7,7 @@
  */
 import ivm from 'isolated-vm';
 import { runtimeBundle } from './runtime-bundle.js';
-import type { Code } from './graph-format.js';
+import { PACKAGES_GLOBAL, type Code } from './graph-format.js';
 import { TASK_SCRIPT } from './sandbox-runtime.js';
 import type { HostRequest, HostReply } from './sandbox-pool.js';
 
@@ -21,10 +21,10 @@ function send(reply: HostReply): void {
 }
 
 /** The last batch's graph, kept to rebuild its context after an isolate was disposed (memory limit). */
-let source: { key: string; graph: string; codes: Code[] } | undefined;
+let source: { key: string; graph: string; codes: Code[]; packages: string[] } | undefined;
 
-function load(key: string, given: string | undefined, givenCodes: Code[] | undefined, memoryMb: number) {
-  if (given !== undefined && givenCodes !== undefined) source = { key, graph: given, codes: givenCodes };
+function load(key: string, given: string | undefined, givenCodes: Code[] | undefined, givenPackages: string[] | undefined, memoryMb: number) {
+  if (given !== undefined && givenCodes !== undefined) source = { key, graph: given, codes: givenCodes, packages: givenPackages ?? [] };
   if (isolate && !isolate.isDisposed && isolateMemoryMb !== memoryMb) isolate.dispose(); // another batch, another limit
   if (!isolate || isolate.isDisposed) {
     isolate = new ivm.Isolate({ memoryLimit: memoryMb });
@@ -34,11 +34,14 @@ function load(key: string, given: string | undefined, givenCodes: Code[] | undef
   }
   if (loaded?.key === key) return loaded;
   if (source?.key !== key) throw new Error(`batch ${key} was not sent to this sandbox process`);
-  const { graph, codes } = source;
+  const { graph, codes, packages } = source;
   loaded?.context.release();
   const context = isolate.createContextSync();
   runtimeScript ??= isolate.compileScriptSync(runtimeBundle(), { filename: 'tidepool-sandbox-runtime.js' });
   runtimeScript.runSync(context);
+  // Package bundles are plain scripts: evaluated once per batch in its context, with no module loader and no I/O.
+  context.evalSync(`globalThis.${PACKAGES_GLOBAL} = [];`);
+  packages.forEach((code, i) => isolate!.compileScriptSync(`globalThis.${PACKAGES_GLOBAL}[${i}] = ${code};`, { filename: `tidepool-package-${i}.js` }).runSync(context));
   const text = context.evalClosureSync('return __tidepoolRuntime.factoriesScript(JSON.parse($0)).text', [JSON.stringify(codes)]) as string;
   const factories = isolate.compileScriptSync(`globalThis.__tp_factories = ${text};`, { filename: TASK_SCRIPT });
   factories.runSync(context);
@@ -52,7 +55,7 @@ process.on('message', (msg: HostRequest) => {
   if (msg.type !== 'run') return;
   let target: NonNullable<typeof loaded>;
   try {
-    target = load(msg.key, msg.graph, msg.codes, msg.memoryMb);
+    target = load(msg.key, msg.graph, msg.codes, msg.packages, msg.memoryMb);
   } catch (e) {
     for (const index of msg.indexes) send({ type: 'outcome', index, outcome: JSON.stringify({ ok: false, err: { name: 'SandboxError', message: `the sandbox could not load the batch: ${(e as Error).message}` } }) });
     send({ type: 'done' });
@@ -71,7 +74,7 @@ process.on('message', (msg: HostRequest) => {
       if (isolate?.isDisposed) loaded = undefined;
       if (loaded === undefined) {
         try {
-          target = load(msg.key, msg.graph, msg.codes, msg.memoryMb);
+          target = load(msg.key, msg.graph, msg.codes, msg.packages, msg.memoryMb);
         } catch {
           process.exit(70); // cannot go on: the pool replaces this process
         }

@@ -14,7 +14,8 @@ parentPort!.on('message', (m: { id: number; key: string; graph?: string; indexes
     let sandbox = sandboxes.get(m.key);
     if (!sandbox) {
       if (m.graph === undefined) throw new Error(`batch ${m.key} is not loaded here`);
-      sandbox = new VmSandbox(m.graph, (JSON.parse(m.graph) as CaptureGraph).codes, m.timeoutMs);
+      const graph = JSON.parse(m.graph) as CaptureGraph;
+      sandbox = new VmSandbox(m.graph, graph.codes, m.timeoutMs, (graph.packages ?? []).map((p) => p.code ?? ''));
       sandboxes.set(m.key, sandbox);
     }
     const outcomes: [number, string][] = [];

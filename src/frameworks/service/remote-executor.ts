@@ -7,6 +7,7 @@ import https from 'node:https';
 import type { BatchCosts, BatchExecutor, BatchRun } from './executor.js';
 import type { TaskOutcome } from './graph-format.js';
 import type { SandboxLimits } from './sandbox-pool.js';
+import { CLIENT_COSTS_HEADER } from './batch-cost-event.js';
 
 export interface ConnectOptions {
   token: string;
@@ -22,6 +23,8 @@ const guarded = new WeakSet<object>();
 
 export class RemoteExecutor implements BatchExecutor {
   private readonly agent: http.Agent;
+  /** The packages the service declared it has (name → version). */
+  private packages: Record<string, string> = {};
 
   private constructor(private readonly base: URL, private readonly opts: ConnectOptions) {
     this.agent = base.protocol === 'https:' ? new https.Agent({ keepAlive: true, ca: opts.ca }) : new http.Agent({ keepAlive: true });
@@ -33,14 +36,20 @@ export class RemoteExecutor implements BatchExecutor {
     const ex = new RemoteExecutor(base, opts);
     const hello = await ex.request('GET', '/v1/health');
     if (hello.status !== 200) throw new Error(`${url}: the service answered ${hello.status}: ${hello.body}`);
+    const declared = (JSON.parse(hello.body) as { packages?: unknown }).packages;
+    if (typeof declared === 'object' && declared !== null) ex.packages = declared as Record<string, string>;
     return ex;
   }
 
+  hasPackage(name: string, version: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.packages, name) && this.packages[name] === version;
+  }
+
   /** GET and DELETE are idempotent: a connection reset (a keep-alive socket closed under us) is retried. */
-  private async request(method: string, path: string, body?: string): Promise<Reply> {
+  private async request(method: string, path: string, body?: string, headers?: Record<string, string>): Promise<Reply> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.once(method, path, body);
+        return await this.once(method, path, body, headers);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         const retryable = method !== 'POST' && (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/.test((e as Error).message));
@@ -49,13 +58,13 @@ export class RemoteExecutor implements BatchExecutor {
     }
   }
 
-  private once(method: string, path: string, body?: string): Promise<Reply> {
+  private once(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> {
     const mod = this.base.protocol === 'https:' ? https : http;
     const t0 = performance.now();
     return new Promise((resolve, reject) => {
       const req = mod.request(new URL(path, this.base), {
         method, agent: this.agent,
-        headers: { authorization: `Bearer ${this.opts.token}`, ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
+        headers: { authorization: `Bearer ${this.opts.token}`, ...headers, ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
       }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -73,7 +82,7 @@ export class RemoteExecutor implements BatchExecutor {
     });
   }
 
-  async start(graphJson: string, taskCount: number, limits?: SandboxLimits): Promise<BatchRun> {
+  async start(graphJson: string, taskCount: number, limits?: SandboxLimits, client?: { serializationMs: number }): Promise<BatchRun> {
     const body = `{${limits ? `"limits":${JSON.stringify(limits)},` : ''}"graph":${graphJson}}`;
     const started = await this.request('POST', '/v1/batches', body);
     if (started.status !== 202) throw new Error(`the service refused the batch (${started.status}): ${started.body}`);
@@ -85,7 +94,9 @@ export class RemoteExecutor implements BatchExecutor {
       outcomes: async () => {
         for (;;) {
           if (cancelled) throw new Error(`batch ${batch} was cancelled`);
-          const r = await this.request('GET', `/v1/batches/${batch}?waitMs=${this.opts.pollMs ?? 25_000}`);
+          // The client's side of the costs so far, for the service's dashboard.
+          const costs = JSON.stringify({ serializationMs: client?.serializationMs ?? 0, transferMs: Math.max(0, transferMs) });
+          const r = await this.request('GET', `/v1/batches/${batch}?waitMs=${this.opts.pollMs ?? 25_000}`, undefined, { [CLIENT_COSTS_HEADER]: costs });
           roundTrips++;
           if (r.status !== 200) throw new Error(`the service answered ${r.status} for batch ${batch}: ${r.body}`);
           const reply = JSON.parse(r.body) as { state: string; error?: string; outcomes?: TaskOutcome[]; costs?: Partial<BatchCosts>; waitedMs?: number };

@@ -16,8 +16,8 @@ export interface SandboxLimits {
   retries?: number;
 }
 
-/** `graph` and `codes` only when the process has not loaded this batch yet (a large graph is sent once per process). */
-export type HostRequest = { type: 'run'; key: string; graph?: string; codes?: Code[]; indexes: number[]; timeoutMs: number; memoryMb: number };
+/** `graph`, `codes` and `packages` (bundles) only when the process has not loaded this batch yet (a large graph is sent once per process). */
+export type HostRequest = { type: 'run'; key: string; graph?: string; codes?: Code[]; packages?: string[]; indexes: number[]; timeoutMs: number; memoryMb: number };
 export type HostReply = { type: 'ready' } | { type: 'outcome'; index: number; outcome: string } | { type: 'done' };
 
 const here = import.meta.url;
@@ -42,8 +42,20 @@ class SandboxProcess {
       this.exitInfo = signal ? `signal ${signal}` : `exit code ${code}`;
       this.onExit?.(this.exitInfo);
     });
-    this.child.unref();
-    (this.child as unknown as { channel?: { unref(): void } }).channel?.unref();
+    (this.child.stderr as { unref?: () => void } | null)?.unref?.();
+    this.hold(false);
+  }
+
+  /** A sandbox keeps its parent alive only while it owes an answer (its IPC channel is referenced then). */
+  private hold(busy: boolean): void {
+    const channel = (this.child as unknown as { channel?: { ref(): void; unref(): void } }).channel;
+    if (busy) {
+      this.child.ref();
+      channel?.ref();
+    } else {
+      this.child.unref();
+      channel?.unref();
+    }
   }
 
   get dead(): boolean {
@@ -52,7 +64,8 @@ class SandboxProcess {
 
   /** Runs indexes in order; `onOutcome` for each; resolves when done or rejects with the index running when it died. */
   run(req: HostRequest, onOutcome: (index: number, outcome: string) => void): Promise<void> {
-    return new Promise((resolve, reject) => {
+    this.hold(true);
+    return new Promise<void>((resolve, reject) => {
       const pending = new Set(req.indexes);
       this.listener = (m) => {
         if (m.type === 'outcome') {
@@ -62,8 +75,10 @@ class SandboxProcess {
       };
       this.onExit = (why) => reject(Object.assign(new Error(why), { running: [...pending][0] }));
       if (this.dead) return reject(Object.assign(new Error(this.exitInfo!), { running: req.indexes[0] }));
-      this.child.send(this.loadedKey === req.key ? { ...req, graph: undefined, codes: undefined } : req);
+      this.child.send(this.loadedKey === req.key ? { ...req, graph: undefined, codes: undefined, packages: undefined } : req);
       this.loadedKey = req.key;
+    }).finally(() => {
+      if (!this.dead) this.hold(false);
     });
   }
 
@@ -97,14 +112,14 @@ export class SandboxPool {
   }
 
   /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (`onOutcome` hears each as it arrives). */
-  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}): Promise<Map<number, string>> {
+  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}, packages: string[] = []): Promise<Map<number, string>> {
     const limits = { ...this.limits, ...batchLimits };
     const out = new Map<number, string>();
     let todo = indexes.slice();
     while (todo.length > 0) {
       const proc = this.take();
       try {
-        await proc.run({ type: 'run', key, graph, codes, indexes: todo, timeoutMs: limits.timeoutMs ?? 60_000, memoryMb: limits.memoryMb ?? 128 }, (i, o) => {
+        await proc.run({ type: 'run', key, graph, codes, packages, indexes: todo, timeoutMs: limits.timeoutMs ?? 60_000, memoryMb: limits.memoryMb ?? 128 }, (i, o) => {
           out.set(i, o);
           onOutcome?.(i);
         });

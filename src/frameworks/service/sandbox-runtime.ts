@@ -44,6 +44,12 @@ export function factoriesScript(codes: Code[]): { text: string; firstLines: numb
 export class SandboxRuntime {
   private readonly graph: CaptureGraph;
   private readonly snapshotBytes = new Map<number, Uint8Array>();
+  /**
+   * Typed arrays of earlier tasks, restored to their snapshot after their diff (only the changed runs
+   * are copied back): the next task reuses them instead of copying every captured array afresh. A task
+   * takes them out while it runs; one that fails or is stopped (time limit) never puts them back.
+   */
+  private readonly spareTyped = new Map<number, ArrayBufferView>();
 
   constructor(graphJson: string, private readonly factories: Factory[], private readonly global: Record<string, unknown>) {
     this.graph = JSON.parse(graphJson) as CaptureGraph;
@@ -57,7 +63,7 @@ export class SandboxRuntime {
   run(i: number): string {
     const spec = this.graph.tasks[i];
     if (!spec) throw new Error(`no task ${i}`);
-    const decoder = new GraphDecoder((id) => this.graph.nodes[id], this.global, this.factories, (id, b64) => this.bytesOf(id, b64));
+    const decoder = new GraphDecoder((id) => this.graph.nodes[id], this.global, this.factories, (id, b64) => this.bytesOf(id, b64), (id) => this.takeSpare(id));
     const built = decoder.built;
     const t0 = Date.now();
     let outcome: TaskOutcome;
@@ -69,7 +75,7 @@ export class SandboxRuntime {
         throw new TypeError('a distributed task must be synchronous (it returned a promise)');
       }
       const ms = Date.now() - t0;
-      const diff = new Differ(this.graph, built, this.snapshotBytes);
+      const diff = new Differ(this.graph, built, this.snapshotBytes, this.spareTyped);
       const v = diff.encode(result);
       const w = diff.writes();
       outcome = { ok: true, v, w, n: diff.fresh, base: this.graph.nodes.length, ms, dms: Date.now() - t0 - ms };
@@ -80,11 +86,23 @@ export class SandboxRuntime {
     return JSON.stringify(outcome);
   }
 
+  private takeSpare(id: number): ArrayBufferView | undefined {
+    const spare = this.spareTyped.get(id);
+    if (spare !== undefined) this.spareTyped.delete(id);
+    return spare;
+  }
+
   private bytesOf(id: number, b64: string): Uint8Array {
     let bytes = this.snapshotBytes.get(id);
     if (!bytes) this.snapshotBytes.set(id, (bytes = base64ToBytes(b64)));
     return bytes;
   }
+}
+
+/** True when `x` is the primitive an encoded snapshot value `prev` stands for (strings, booleans, numbers but −0): no encoding needed. */
+function samePrimitive(x: unknown, prev: Val | undefined): boolean {
+  if (x !== prev) return false;
+  return typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && (x !== 0 || 1 / x > 0));
 }
 
 /** Compares what a task rebuilt with the snapshot and encodes its writes and new objects. */
@@ -93,7 +111,7 @@ class Differ {
   private readonly ids = new Map<unknown, number>();
   private readonly base: number;
 
-  constructor(private readonly graph: CaptureGraph, private readonly built: Map<number, unknown>, private readonly snapshotBytes: Map<number, Uint8Array>) {
+  constructor(private readonly graph: CaptureGraph, private readonly built: Map<number, unknown>, private readonly snapshotBytes: Map<number, Uint8Array>, private readonly spareTyped: Map<number, ArrayBufferView>) {
     this.base = graph.nodes.length;
     for (const [id, v] of built) if ((typeof v === 'object' && v !== null) || typeof v === 'function' || typeof v === 'symbol') this.ids.set(v, id);
   }
@@ -168,6 +186,7 @@ class Differ {
       const name = typeof key === 'string' ? key : `@${key.r}`;
       const prev = old.get(name);
       old.delete(name);
+      if (samePrimitive(d.value, prev)) continue;
       const now = this.encode(d.value);
       if (prev === undefined || !sameVal(prev, now)) out.push({ id, k: key, v: now });
     }
@@ -177,8 +196,9 @@ class Differ {
   private arrayWrites(id: number, a: unknown[], before: Val[], out: Write[]): void {
     if (a.length !== before.length) out.push({ id, len: a.length });
     for (let i = 0; i < a.length; i++) {
-      const now: Val = i in a ? this.encode(a[i]) : { h: 1 };
       const prev = before[i];
+      if (samePrimitive(a[i], prev)) continue; // most elements of a large array: no encoding
+      const now: Val = i in a ? this.encode(a[i]) : { h: 1 };
       if (prev === undefined || !sameVal(prev, now)) out.push({ id, k: String(i), v: now });
     }
   }
@@ -220,6 +240,11 @@ class Differ {
       for (let e = 0; e < n; e++) element(e);
     }
     if (runs.length > 0) out.push({ id, ta: runs.map(([first, count]) => [first, bytesToBase64(now.subarray(first * size, (first + count) * size))]) });
+    // Back to the snapshot (the runs hold every changed element), for the next task to reuse.
+    if (now.length === snap.length) {
+      for (const [first, count] of runs) now.set(snap.subarray(first * size, (first + count) * size), first * size);
+      this.spareTyped.set(id, t);
+    }
   }
 
   private mapWrites(id: number, m: Map<unknown, unknown>, before: [Val, Val][], out: Write[]): void {

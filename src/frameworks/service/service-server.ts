@@ -10,6 +10,10 @@ import type { TaskRef } from '../../runtime/task.js';
 import type { BatchCosts } from './executor.js';
 import type { SandboxLimits } from './sandbox-pool.js';
 import { unpackOutcomes, type OutcomeChunk } from './service-task.js';
+import { EventPublisher } from '../../runtime/event-source.js';
+import { batchCostEvent, CLIENT_COSTS_HEADER, clientCosts, type ClientCosts } from './batch-cost-event.js';
+import { ServicePackages } from './service-packages.js';
+import type { PackageSpec } from './graph-format.js';
 
 export interface ServiceOptions {
   cluster: Cluster;
@@ -28,6 +32,11 @@ export interface ServiceOptions {
   taskRef?: TaskRef;
   /** How long a finished batch is kept for its await (ms; default 10 min). */
   retainMs?: number;
+  /**
+   * Packages the service has (names found in node_modules from its working directory up, or package
+   * directories): batches refer to them by name, version and module instead of sending their code.
+   */
+  packages?: string[];
 }
 
 interface Batch {
@@ -39,6 +48,9 @@ interface Batch {
   outcomes?: string[];
   costs: Partial<BatchCosts>;
   finished: Promise<void>;
+  /** What the client reported with its latest await (serialization, transfer so far), for the dashboard. */
+  client?: ClientCosts;
+  doneAt?: number;
 }
 
 const graphSchema = {
@@ -57,7 +69,22 @@ const graphSchema = {
       additionalProperties: false,
       properties: {
         codes: { type: 'array', items: { type: 'object', required: ['src', 'env', 'form'], properties: { src: { type: 'string' }, env: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_$][A-Za-z0-9_$]*$' } }, g: { type: 'array', items: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$' } }, form: { enum: ['expression', 'method'] }, at: { type: 'string' } } } },
-        nodes: { type: 'array', items: { type: 'object', required: ['t'], properties: { t: { enum: ['o', 'a', 'ta', 'ab', 'm', 's', 'd', 're', 'f', 'i', 'y'] } } } },
+        nodes: { type: 'array', items: { type: 'object', required: ['t'], properties: { t: { enum: ['o', 'a', 'ta', 'ab', 'm', 's', 'd', 're', 'f', 'i', 'y', 'pk'] } } } },
+        packages: {
+          type: 'array',
+          maxItems: 1000,
+          items: {
+            type: 'object',
+            required: ['name', 'version', 'files'],
+            additionalProperties: false,
+            properties: {
+              name: { type: 'string', maxLength: 214, pattern: '^(@[A-Za-z0-9._~-]+/)?[A-Za-z0-9._~-]+$' },
+              version: { type: 'string', maxLength: 256 },
+              files: { type: 'array', minItems: 1, maxItems: 10_000, items: { type: 'string', minLength: 1, maxLength: 1024 } },
+              code: { type: 'string' },
+            },
+          },
+        },
         tasks: { type: 'array', minItems: 1, items: { type: 'object', required: ['f'], properties: { f: { type: 'integer', minimum: 0 }, a: { type: 'array' }, label: { type: 'string' } } } },
       },
     },
@@ -77,6 +104,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const taskRef = opts.taskRef ?? { module: new URL(`./service-task${here.endsWith('.ts') ? '.ts' : '.js'}`, here).href, export: 'default' };
   const app = Fastify({ https: opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : null, bodyLimit: opts.maxBodyBytes ?? 64 * 1024 * 1024, logger: false }) as unknown as FastifyInstance;
   const expected = Buffer.from(`Bearer ${opts.token}`);
+  const packages = ServicePackages.resolve(opts.packages);
   const batches = new Map<string, Batch>();
   let seq = 0;
 
@@ -89,16 +117,21 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     void reply.code(status).send({ error: err.message });
   });
 
-  app.get('/v1/health', async () => ({ ok: true }));
+  app.get('/v1/health', async () => ({ ok: true, packages: packages.declared() }));
 
   app.post('/v1/batches', { schema: { body: graphSchema } }, async (req, reply) => {
     const t0 = performance.now();
-    const { graph, limits: asked } = req.body as { graph: { tasks: unknown[]; nodes: unknown[] }; limits?: SandboxLimits };
+    const { graph, limits: asked } = req.body as { graph: { tasks: unknown[]; nodes: unknown[]; packages?: PackageSpec[] }; limits?: SandboxLimits };
     // A client may ask for tighter limits than the service's, never for looser ones.
     const limits = { ...opts.limits, timeoutMs: Math.min(asked?.timeoutMs ?? Infinity, opts.limits?.timeoutMs ?? 60_000), memoryMb: Math.min(asked?.memoryMb ?? Infinity, opts.limits?.memoryMb ?? 128) };
     if (graph.tasks.length > (opts.maxTasks ?? 100_000)) return reply.code(413).send({ error: `a batch of ${graph.tasks.length} tasks exceeds the maximum of ${opts.maxTasks ?? 100_000}` });
     const bad = graph.tasks.findIndex((t) => (t as { f: number }).f >= graph.nodes.length);
     if (bad >= 0) return reply.code(400).send({ error: `tasks[${bad}].f refers to no node` });
+    try {
+      for (const spec of graph.packages ?? []) await packages.supply(spec);
+    } catch (e) {
+      return reply.code(400).send({ error: (e as Error).message });
+    }
     const json = JSON.stringify(graph);
     const job = await opts.cluster.submit(taskRef, { lo: 0, hi: graph.tasks.length }, { input: { graph: json, limits } });
     const dispatchMs = performance.now() - t0;
@@ -110,6 +143,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
         batch.costs.executionMs = performance.now() - jobStart;
         const outcomes = unpackOutcomes(chunks, batch.tasks);
         batch.outcomes = outcomes as string[];
+        batch.doneAt = Date.now();
+        source.put('batches', batchCostEvent(id, job.id, batch.doneAt, batch.costs, outcomes, batch.client));
         batch.state = outcomes.every((o) => o !== undefined) ? 'done' : 'failed';
         if (batch.state === 'failed') batch.error = 'the job ended without an outcome for every task';
       },
@@ -125,6 +160,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   app.get('/v1/batches/:id', { schema: { params: { type: 'object', properties: { id: { type: 'string', maxLength: 200 } } }, querystring: { type: 'object', additionalProperties: false, properties: { waitMs: { type: 'integer', minimum: 0, maximum: 60_000 } } } } }, async (req, reply) => {
     const batch = batches.get((req.params as { id: string }).id);
     if (!batch) return reply.code(404).send({ error: 'no such batch' });
+    batch.client = clientCosts(req.headers[CLIENT_COSTS_HEADER]) ?? batch.client;
     const waitMs = (req.query as { waitMs?: number }).waitMs ?? 0;
     const t0 = performance.now();
     if (batch.state === 'running' && waitMs > 0) {
@@ -133,6 +169,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       clearTimeout(timer);
     }
     const waitedMs = performance.now() - t0;
+    if (batch.state === 'done' && batch.client) source.put('batches', batchCostEvent(batch.id, batch.job.id, batch.doneAt!, batch.costs, batch.outcomes!, batch.client));
     if (batch.state !== 'done') return reply.send({ state: batch.state, error: batch.error, waitedMs });
     // The outcomes are JSON already: splice them in rather than parse and re-encode.
     const text = `{"state":"done","waitedMs":${waitedMs},"costs":${JSON.stringify(batch.costs)},"outcomes":[${batch.outcomes!.join(',')}]}`;
@@ -150,6 +187,9 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   });
 
   const address = await app.listen({ port: opts.port ?? 7480, host: opts.host ?? '127.0.0.1' });
+  // The recent batches' costs, for the dashboard of the cluster.
+  const source = new EventPublisher(opts.cluster.coordination, `service.${new URL(address).port}`);
+  source.start();
   const url = address.replace('http://', opts.tls ? 'https://' : 'http://');
-  return { url, app, close: () => app.close() };
+  return { url, app, close: () => app.close().then(() => source.stop()) };
 }

@@ -15,7 +15,21 @@ export interface BatchInput {
 }
 
 let pool: SandboxPool | undefined;
-let codes: { key: string; codes: CaptureGraph['codes'] } | undefined;
+
+/** A chunk of tasks should take about this long (ms): few messages for tiny tasks, a split point soon for idle workers. */
+const CHUNK_MS = 10;
+/**
+ * The runtime consults its control words on every 16th split point or migration check (cheap for tasks
+ * that offer one per tiny unit of work); a batch offers one per chunk, so it calls 16 times for one real check.
+ */
+const CHECK_EVERY = 16;
+
+function checked(probe: () => boolean): boolean {
+  for (let i = 0; i < CHECK_EVERY; i++) if (probe()) return true;
+  return false;
+}
+/** The current job's codes and package bundles, parsed once per job. */
+let codes: { key: string; codes: CaptureGraph['codes']; packages: string[] } | undefined;
 
 /** A chunk's outcomes: `[index, outcome JSON][]` as JSON, raw-deflated, base64. */
 export type OutcomeChunk = string;
@@ -35,20 +49,25 @@ export default defineTask<{ lo: number; hi: number }, OutcomeChunk[], BatchInput
   name: 'tidepool-service-batch',
   async run(range, ctx) {
     pool ??= new SandboxPool();
-    if (codes?.key !== ctx.jobId) codes = { key: ctx.jobId, codes: (JSON.parse(ctx.input.graph) as CaptureGraph).codes };
+    if (codes?.key !== ctx.jobId) {
+      const graph = JSON.parse(ctx.input.graph) as CaptureGraph;
+      codes = { key: ctx.jobId, codes: graph.codes, packages: (graph.packages ?? []).map((p) => p.code ?? '') };
+    }
     let chunk = 1;
     while (range.lo < range.hi) {
-      if (ctx.cancelled() || ctx.shouldMigrate()) return;
+      if (ctx.cancelled() || checked(() => ctx.shouldMigrate())) return;
       // Before each chunk, not after: idle workers get their share before a long first task.
-      ctx.potentialSplit();
+      checked(() => ctx.potentialSplit());
       const indexes = Array.from({ length: Math.min(chunk, range.hi - range.lo) }, (_, i) => range.lo + i);
       const t0 = Date.now();
-      const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes, undefined, ctx.input.limits);
+      const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes, undefined, ctx.input.limits, codes.packages);
       // Compressed: the job's folded result is published in one coordination write (about 1 MB at most).
       ctx.emit([deflateRawSync(JSON.stringify(indexes.map((i) => [i, outs.get(i)!]))).toString('base64')], range.lo);
       range.lo += indexes.length;
-      // Short tasks go to the sandbox in growing chunks (fewer messages); long ones one by one.
-      if ((Date.now() - t0) / indexes.length < 5) chunk = Math.min(256, chunk * 2);
+      // Short tasks go to the sandbox in chunks of about CHUNK_MS (fewer messages); long ones one by one.
+      const elapsed = Date.now() - t0;
+      if (elapsed < CHUNK_MS / 2) chunk = Math.min(256, chunk * 2);
+      else if (elapsed > CHUNK_MS * 2) chunk = Math.max(1, chunk >> 1);
     }
   },
   split(range) {

@@ -6,16 +6,18 @@
  */
 import vm from 'node:vm';
 import { runtimeBundle } from './runtime-bundle.js';
-import type { Code } from './graph-format.js';
+import { PACKAGES_GLOBAL, type Code } from './graph-format.js';
 import { TASK_SCRIPT } from './sandbox-runtime.js';
 
 export class VmSandbox {
   private readonly context: vm.Context;
   private readonly runTask: vm.Script;
 
-  constructor(graphJson: string, codes: Code[], private readonly timeoutMs = 0) {
+  constructor(graphJson: string, codes: Code[], private readonly timeoutMs = 0, packages: string[] = []) {
     this.context = vm.createContext({}, { codeGeneration: { strings: false, wasm: false } });
     new vm.Script(runtimeBundle(), { filename: 'tidepool-sandbox-runtime.js' }).runInContext(this.context);
+    new vm.Script(`globalThis.${PACKAGES_GLOBAL} = [];`).runInContext(this.context);
+    packages.forEach((code, i) => new vm.Script(`globalThis.${PACKAGES_GLOBAL}[${i}] = ${code};`, { filename: `tidepool-package-${i}.js` }).runInContext(this.context));
     const rt = this.context.__tidepoolRuntime as { factoriesScript(codes: Code[]): { text: string } };
     const factories = new vm.Script(rt.factoriesScript(codes).text, { filename: TASK_SCRIPT }).runInContext(this.context) as unknown;
     this.context.__tp_graph = graphJson;

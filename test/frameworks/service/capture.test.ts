@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { Capture, CaptureError } from '../../../src/frameworks/service/capture.js';
 import { freeVariables } from '../../../src/frameworks/service/free-variables.js';
@@ -155,6 +156,16 @@ test('size: a warning above the warning size, a refusal above the maximum', () =
   assert.equal(warnings.length, 1);
   assert.match(warnings[0]!, /exceeds 1 MB/);
   assert.throws(() => new Capture({ maxBytes: 1e6 }).addTask(() => big.length), /`big`.*maximum of 1000000 bytes/);
+});
+
+test('Node 20 primordials: an internal function whose source reads primordials is refused by its node: script, by name', () => {
+  const normalize = path.posix.normalize;
+  const free = [...freeVariables(Function.prototype.toString.call(normalize)).free.keys()];
+  assert.ok(free.some((n) => /^(String|Array|Object|RegExp|Function|Number)[A-Z]/.test(n)), `its source reads primordials (${free.join(', ')}): a capture of its source would reach them`);
+  const e = refusal(() => normalize('a//b'));
+  assert.equal(e.variable, 'normalize');
+  assert.match(e.message, /normalize is part of Node\.js \(node:path\)/);
+  assert.match(e.at, /capture\.test\.ts:\d+/);
 });
 
 test('Symbols: registered symbols keep their identity across realms', () => {

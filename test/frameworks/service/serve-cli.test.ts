@@ -1,5 +1,6 @@
 // `tidepool serve` as a user runs it (the built CLI): help, clean refusals of bad setups, and a
-// real service process over HTTPS that a Distribution client uses, stopped with SIGTERM.
+// real service process over HTTPS that a Distribution client uses, stopped with SIGTERM. (`serve --zk`
+// is tested in service-zookeeper.test.ts, on that file's ZooKeeper ensemble and node processes.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -17,7 +18,7 @@ const BIN = fileURLToPath(new URL('../../../bin/tidepool.mjs', import.meta.url))
 test('serve --help lists the flags', async () => {
   const run = await tidepool(['serve', '--help']);
   assert.equal(run.code, 0);
-  for (const flag of ['--zk', '--port', '--tls-cert', '--tls-key', '--token-file', '--insecure', '--json']) assert.match(run.stdout, new RegExp(flag));
+  for (const flag of ['--zk', '--port', '--tls-cert', '--tls-key', '--token-file', '--insecure', '--package', '--json']) assert.match(run.stdout, new RegExp(flag));
 });
 
 test('serve refuses a missing token, missing TLS and --insecure off loopback, with exit code 2', async () => {
@@ -31,6 +32,7 @@ test('serve refuses a missing token, missing TLS and --insecure off loopback, wi
     assertCleanError(await tidepool(['serve', '--token-file', token]), /--tls-cert and --tls-key are required/);
     assertCleanError(await tidepool(['serve', '--token-file', token, '--insecure', '--host', '0.0.0.0']), /loopback only/);
     assertCleanError(await tidepool(['serve', '--token-file', token, '--tls-cert', path.join(dir, 'none.pem'), '--tls-key', path.join(dir, 'none.pem')]), /--tls-cert: cannot read .*none\.pem: ENOENT/);
+    assertCleanError(await tidepool(['serve', '--token-file', token, '--insecure', '--package', 'no-such-package-here']), /--package: package no-such-package-here: not found/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,32 +1,36 @@
 // The service over real HTTPS on an embedded cluster with real isolates: the seed's programs give
 // the sequential results; one round trip starts a batch; costs come back; exceptions map to client
-// lines; escapes and bombs are contained while the service keeps serving; cancel works; requests
+// lines; escapes (process, require, import(), constructor.constructor), an infinite loop, a memory
+// bomb and deep recursion are contained while the service keeps serving; cancel works; requests
 // without the token, oversized or malformed are refused with a 4xx (fuzzed).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { Cluster } from '../../../src/runtime/cluster.js';
-import { Distribution, startService, type RunningService } from '../../../src/index.js';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Distribution, RunningService } from '../../../src/index.js';
 import { Rng } from '../../../src/util/rng.js';
 import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';
-import { selfSignedCert } from './tls.js';
+import { startHttpsService, type HttpsService } from './https-service.js';
 
-const token = 'test-token-0123456789abcdef';
-const tls = selfSignedCert();
-let cluster: Cluster;
+let svc: HttpsService;
+let token: string;
+let tls: { cert: string };
 let service: RunningService;
 let dist: Distribution;
 
 before(async () => {
-  cluster = await Cluster.embedded({ nodes: 1, workers: 2 });
-  service = await startService({ cluster, tls, token, port: 0, maxBodyBytes: 2 * 1024 * 1024, limits: { timeoutMs: 120_000, memoryMb: 128 } });
-  dist = await Distribution.connect(service.url, { token, ca: tls.cert });
+  svc = await startHttpsService({ maxBodyBytes: 2 * 1024 * 1024 });
+  ({ token, tls, service, dist } = svc);
 });
-after(async () => {
-  await dist.close();
-  await service.close();
-  await cluster.close();
-});
+after(() => svc.close());
+
+/** Recurses without end (a RangeError in the sandbox). */
+function deep(n: number): number {
+  return 1 + deep(n + 1);
+}
 
 function request(method: string, path: string, opts: { body?: string | Buffer; auth?: string | null; contentType?: string } = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -84,21 +88,41 @@ test('a remote exception is an AggregateError whose stack points at this file', 
   });
 });
 
-test('escapes, an infinite loop and a memory bomb are contained and the service keeps serving', async () => {
-  const probe = { run() { return typeof (function (this: Record<string, unknown>) { return this; }.call(undefined as never)).process; } };
-  const tasks = [
-    dist.task(() => probe.run()),
-    dist.task(() => { for (;;) { /* spin */ } }),
-    dist.task(() => { const keep: number[][] = []; for (;;) keep.push(new Array(100_000).fill(1)); }),
-    dist.task(() => (() => 0).constructor('return process')()),
-  ];
-  await dist.start(tasks, { limits: { timeoutMs: 1_000, memoryMb: 32 } }); // tighter than the service's, for this batch
+test('escapes, an infinite loop, a memory bomb and deep recursion are contained and the service keeps serving', async () => {
+  // The sandbox's global object, reached the way capture cannot see (a sloppy-mode `this`).
+  const probe = { global() { return (function (this: Record<string, unknown>) { return this; }.call(undefined as never)); } };
+  // A module that would leave a file behind if any sandbox could load it.
+  const dir = mkdtempSync(path.join(tmpdir(), 'tidepool-escape-'));
+  const marker = path.join(dir, 'loaded');
+  const moduleFile = path.join(dir, 'escape.mjs');
+  writeFileSync(moduleFile, `import { writeFileSync } from 'node:fs'; writeFileSync(${JSON.stringify(marker)}, 'escaped');\n`);
+  const moduleUrl = pathToFileURL(moduleFile).href;
+  try {
+    const tasks = [
+      dist.task(() => typeof probe.global().process),
+      dist.task(() => { for (;;) { /* spin */ } }),
+      dist.task(() => { const keep: number[][] = []; for (;;) keep.push(new Array(100_000).fill(1)); }),
+      dist.task(() => (() => 0).constructor('return process')()),
+      dist.task(() => [typeof probe.global().require, typeof probe.global().module]),
+      dist.task(() => (probe.global().require as (id: string) => unknown)('node:fs')),
+      dist.task(() => import(moduleUrl)),
+      dist.task(() => deep(0)),
+    ];
+    await dist.start(tasks, { limits: { timeoutMs: 1_000, memoryMb: 32 } }); // tighter than the service's, for this batch
 
-  assert.equal(await tasks[0]!.result, 'undefined');
-  await assert.rejects(tasks[1]!.result, /TimeoutError/);
-  await assert.rejects(tasks[2]!.result, /MemoryLimitError/);
-  await assert.rejects(tasks[3]!.result, /dynamic code/);
-  assert.deepEqual(await factorizeAll(dist, [91]), [7]);
+    assert.equal(await tasks[0]!.result, 'undefined');
+    await assert.rejects(tasks[1]!.result, /TimeoutError/);
+    await assert.rejects(tasks[2]!.result, /MemoryLimitError/);
+    await assert.rejects(tasks[3]!.result, /dynamic code/);
+    assert.deepEqual(await tasks[4]!.result, ['undefined', 'undefined']);
+    await assert.rejects(tasks[5]!.result, /TypeError: .*require.* is not a function/);
+    await assert.rejects(tasks[6]!.result, /SandboxError: Not supported/); // isolated-vm has no module loader: import() throws
+    await assert.rejects(tasks[7]!.result, /RangeError: Maximum call stack size exceeded/);
+    assert.deepEqual(await factorizeAll(dist, [91]), [7]);
+    assert.equal(existsSync(marker), false, 'import() loaded no module');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a batch cannot loosen the service limits: 320 MB asked under a 4 GB batch limit stops at the service 128 MB', async () => {

@@ -1,19 +1,28 @@
 /**
  * The service in front of node processes over a real 3-server ZooKeeper ensemble: a batch becomes a
- * job on the nodes (its captured graph, over 64 KiB, travels through the data plane), results equal
- * sequential runs, and a node killed with SIGKILL mid-batch loses no task.
+ * job on the nodes (its captured graph, over 64 KiB, travels through the data plane); the seed's
+ * programs equal sequential runs; side effects arrive; `tidepool serve --zk` (the built CLI) serves
+ * batches on the same nodes; a node killed with SIGKILL mid-batch loses no task.
  * Needs `npm run build`: the nodes load the batch task type from the installed package ('tidepool').
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../../src/runtime/cluster.js';
 import { Distribution, startService, type RunningService } from '../../../src/index.js';
-import { countPrimes, factorize, factorizeAll } from '../../../examples/service/programs.js';
+import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
+import { nestedWritesArrive } from './side-effect-cases.js';
+import { mean } from './fixtures/package-use.js';
 import { selfSignedCert } from './tls.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/tidepool.mjs', import.meta.url));
 
 const T = { timeout: 240_000 };
 const token = 'zk-service-token-0123456789';
@@ -23,15 +32,17 @@ describe('the service on node processes over ZooKeeper', () => {
   let cluster: Cluster;
   let service: RunningService;
   let dist: Distribution;
+  let secret: string;
+  let tls: { cert: string; key: string };
   const processes: NodeProcess[] = [];
 
   before(async () => {
     zk = await startEnsemble({ size: 3 });
-    const secret = secretFile();
+    secret = secretFile();
     processes.push(...await Promise.all(Array.from({ length: 2 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
     cluster = await Cluster.connect(zk.connectionString, { secret: readFileSync(secret, 'utf8').trim() });
     await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'two idle nodes', 60_000);
-    const tls = selfSignedCert();
+    tls = selfSignedCert();
     service = await startService({ cluster, tls, token, port: 0, taskRef: { module: 'tidepool', export: 'serviceBatchTask' } });
     dist = await Distribution.connect(service.url, { token, ca: tls.cert });
   }, T);
@@ -44,20 +55,80 @@ describe('the service on node processes over ZooKeeper', () => {
     await zk?.stop();
   });
 
-  it('runs batches on the nodes; a large capture travels through the data plane', T, async () => {
+  it('runs batches on the nodes; a large capture and a bundled package travel through the data plane', T, async () => {
     const numbers = [1_000_003 * 999_983, 104_723 * 104_729, 2 ** 31 - 1, 97 * 89];
     assert.deepEqual(await withDeadline(factorizeAll(dist, numbers), 'factorization', 120_000), numbers.map(factorize));
     const samples = Float64Array.from({ length: 20_000 }, (_, i) => Math.sin(i)); // 160 KB: over the 64 KiB spec limit
     const sums = new Float64Array(20);
+    const means = new Float64Array(20);
     await withDeadline(dist.parallelFor(0, 20, (i) => {
       let s = 0;
       for (let k = i * 1000; k < (i + 1) * 1000; k++) s += samples[k]!;
       sums[i] = s;
+      means[i] = mean(Array.from(samples.subarray(i * 1000, (i + 1) * 1000))); // a package export, bundled by this client
     }), 'the parallel loop', 120_000);
+    assert.deepEqual(dist.lastPackages, [{ name: 'tidepool-fixture-stats', version: '1.2.0', as: 'bundle' }]);
     for (let i = 0; i < 20; i++) {
       let s = 0;
       for (let k = i * 1000; k < (i + 1) * 1000; k++) s += samples[k]!;
       assert.equal(sums[i], s, `sums[${i}] bit-identical to the sequential sum`);
+      assert.equal(means[i], mean(Array.from(samples.subarray(i * 1000, (i + 1) * 1000))), `means[${i}] as the package computes it here`);
+    }
+  });
+
+  it('the seed programs (Mandelbrot, prime scanner, knight tours on 5×5) equal sequential runs', T, async () => {
+    const [w, h, iterations] = [120, 40, 150];
+    const image = await withDeadline(mandelbrot(dist, w, h, iterations), 'Mandelbrot', 120_000);
+    const expected = new Uint8Array(w * h);
+    for (let y = 0; y < h; y++) expected.set(mandelbrotRow(y, w, h, iterations), y * w);
+    assert.deepEqual(image, expected);
+    assert.equal(await withDeadline(primes(dist, 100_000, 6), 'primes', 120_000), countPrimes(0, 100_000));
+    assert.equal(countPrimes(0, 100_000), 9592); // π(10^5)
+    let sequential = 0;
+    for (let start = 0; start < 25; start++) sequential += knightTours(5, start);
+    assert.equal(await withDeadline(allKnightTours(dist, 5), 'knight tours', 120_000), sequential);
+    assert.equal(sequential, 1728); // directed open tours of the 5×5 board (OEIS A165134)
+  });
+
+  it('side effects on nested objects, arrays, typed arrays, Maps, Sets and new objects arrive', T, async () => {
+    await withDeadline(nestedWritesArrive(dist), 'the side-effect batches', 120_000);
+  });
+
+  it('tidepool serve --zk (the built CLI) runs a client batch on the node processes', T, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tidepool-serve-zk-'));
+    const cliToken = 'serve-zk-token-0123456789';
+    writeFileSync(path.join(dir, 'cert.pem'), tls.cert);
+    writeFileSync(path.join(dir, 'key.pem'), tls.key);
+    writeFileSync(path.join(dir, 'token'), `${cliToken}\n`);
+    const child = spawn(process.execPath, [BIN, 'serve', '--zk', zk.connectionString, '--secret-file', secret, '--port', '0', '--json',
+      '--tls-cert', path.join(dir, 'cert.pem'), '--tls-key', path.join(dir, 'key.pem'), '--token-file', path.join(dir, 'token')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      const ready = await withDeadline(new Promise<{ url: string; cluster: string }>((resolve, reject) => {
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const line = out.split('\n').find((l) => l.startsWith('{'));
+          if (line) resolve(JSON.parse(line) as { url: string; cluster: string });
+        });
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+      }), 'the served URL', 60_000);
+      assert.match(ready.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(ready.cluster, zk.connectionString);
+      const client = await Distribution.connect(ready.url, { token: cliToken, ca: tls.cert });
+      try {
+        // With --zk the service has no nodes of its own: the batch can only have run on the node processes.
+        assert.deepEqual(await withDeadline(factorizeAll(client, [91, 1_000_003 * 3, 65_537]), 'the CLI service batch', 120_000), [7, 3, 65_537]);
+      } finally {
+        await client.close();
+      }
+      child.kill('SIGTERM');
+      assert.equal(await withDeadline(exited, 'serve after SIGTERM', 60_000), 0);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -1,0 +1,32 @@
+/**
+ * Test support: a tidepool service over real HTTPS on an embedded cluster (isolated-vm sandboxes),
+ * and a Distribution client of it.
+ */
+import { Cluster } from '../../../src/runtime/cluster.js';
+import { Distribution, startService, type RunningService, type ServiceOptions } from '../../../src/index.js';
+import { selfSignedCert } from './tls.js';
+
+export interface HttpsService {
+  cluster: Cluster;
+  service: RunningService;
+  dist: Distribution;
+  token: string;
+  tls: { cert: string; key: string };
+  close(): Promise<void>;
+}
+
+export async function startHttpsService(opts: Partial<Pick<ServiceOptions, 'maxBodyBytes' | 'limits' | 'packages'>> = {}): Promise<HttpsService> {
+  const token = 'test-token-0123456789abcdef';
+  const tls = selfSignedCert();
+  const cluster = await Cluster.embedded({ nodes: 1, workers: 2 });
+  const service = await startService({ cluster, tls, token, port: 0, limits: { timeoutMs: 120_000, memoryMb: 128 }, ...opts });
+  const dist = await Distribution.connect(service.url, { token, ca: tls.cert });
+  return {
+    cluster, service, dist, token, tls,
+    async close() {
+      await dist.close();
+      await service.close();
+      await cluster.close();
+    },
+  };
+}

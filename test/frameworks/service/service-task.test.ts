@@ -1,0 +1,43 @@
+// The batch task type on a worker: its range offers a real split point before each chunk of tasks,
+// although the runtime consults its control words only on every 16th split point, so that an idle
+// worker gets half of a batch before the first (possibly long) task runs rather than after 16 chunks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Capture } from '../../../src/frameworks/service/capture.js';
+import serviceBatchTask, { unpackOutcomes, type BatchInput, type OutcomeChunk } from '../../../src/frameworks/service/service-task.js';
+import type { TaskContext } from '../../../src/runtime/task.js';
+import type { TaskOutcome } from '../../../src/frameworks/service/graph-format.js';
+
+test('the range splits at its first chunk boundary when work is wanted, with the runtime’s every-16th check', async () => {
+  const cap = new Capture();
+  for (let i = 0; i < 4; i++) cap.addTask(() => i * i);
+  cap.done();
+  const range = { lo: 0, hi: 4 };
+  const events: string[] = [];
+  const chunks: OutcomeChunk[] = [];
+  let tick = 0;
+  let wanted = true; // an idle worker asks for work from the start
+  const ctx = {
+    jobId: 'service-task-split-test',
+    input: { graph: JSON.stringify(cap.graph) },
+    cancelled: () => false,
+    shouldMigrate: () => false,
+    // As the worker's RunContext: the control words are read on every 16th call only.
+    potentialSplit: () => {
+      if ((++tick & 15) !== 0 || !wanted) return false;
+      wanted = false;
+      const child = serviceBatchTask.split!(range);
+      events.push(`split off ${child!.lo}..${child!.hi}`);
+      return true;
+    },
+    emit: (value: OutcomeChunk[], key?: number | string) => {
+      chunks.push(...value);
+      events.push(`emit from ${key}`);
+    },
+  } as unknown as TaskContext<OutcomeChunk[], BatchInput>;
+  await serviceBatchTask.run(range, ctx);
+  assert.equal(events[0], 'split off 2..4', `the split came before the first chunk ran: ${events.join(', ')}`);
+  assert.deepEqual(range, { lo: 2, hi: 2 });
+  const outcomes = unpackOutcomes(chunks, 4);
+  assert.deepEqual(Array.from(outcomes, (o) => (o === undefined ? undefined : (JSON.parse(o) as TaskOutcome).v)), [0, 1, undefined, undefined]);
+});
