@@ -126,7 +126,7 @@ export class ModuleScopeCache {
 /** Opens a function's scopes for lookups; call `release()` once a capture is done. */
 export function viewClosure(fn: AnyFunction, modules?: ModuleScopeCache): ClosureView {
   const id = handleOf(fn);
-  const { internalProperties = [] } = post<{ internalProperties?: InternalProperty[] }>('Runtime.getProperties', { objectId: id, ownProperties: true, objectGroup: GROUP });
+  const { internalProperties = [] } = post<{ internalProperties?: InternalProperty[] }>('Runtime.getProperties', { objectId: id, ownProperties: true, nonIndexedPropertiesOnly: true, objectGroup: GROUP });
   let location: FunctionLocation | undefined;
   let scopesId: string | undefined;
   let bound = false;
@@ -151,7 +151,7 @@ export function viewClosure(fn: AnyFunction, modules?: ModuleScopeCache): Closur
     return list[i];
   };
   const variables = (scope: RemoteObject): Map<string, PropertyDescriptor> => {
-    const vars = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: scope.objectId, ownProperties: true, objectGroup: GROUP });
+    const vars = post<{ result: PropertyDescriptor[] }>('Runtime.getProperties', { objectId: scope.objectId, ownProperties: true, nonIndexedPropertiesOnly: true, objectGroup: GROUP });
     return new Map(vars.result.map((v) => [v.name, v]));
   };
   const moduleLookup = (scope: RemoteObject, scriptId: string, cache: ModuleScopeCache, name: string): Lookup => {
