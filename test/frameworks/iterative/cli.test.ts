@@ -10,6 +10,25 @@ test('tidepool iterate slab: text output checked against e^(-μx)', async () => 
   assert.match(run.stdout, /200000 histories in/);
 });
 
+test('tidepool iterate --progress: a bar with iterations done and the predicted time left, done never going back', async () => {
+  // About 4 s on one thread of an idle machine (slab runs ~4 M histories/s), longer when loaded: lines come once a second.
+  const total = 16_000_000;
+  const run = await tidepool(['iterate', 'slab', '--iterations', String(total), '--workers', '1', '--progress']);
+  assert.equal(run.code, 0, run.stderr);
+  const bars = [...run.stderr.matchAll(/\[([#.]{20})\] {2}([\d,]+) \/ 16,000,000 histories \((\d+) %\) {2}[\d,]+\/s(?: {2}~(\d+) s left)?/g)];
+  assert.ok(bars.length > 0, `progress bars on stderr: ${run.stderr}`);
+  const done = bars.map((m) => Number(m[2]!.replaceAll(',', '')));
+  assert.deepEqual(done, [...done].sort((a, b) => a - b), 'iterations done never go back');
+  for (const m of bars) {
+    const d = Number(m[2]!.replaceAll(',', ''));
+    assert.equal(Number(m[3]), Math.floor((100 * d) / total), 'the percentage');
+    assert.equal(m[1]!.indexOf('.') === -1 ? 20 : m[1]!.indexOf('.'), Math.floor((20 * d) / total), 'the bar');
+  }
+  const midRun = bars.filter((m) => Number(m[2]!.replaceAll(',', '')) < total && m[4] !== undefined);
+  assert.ok(midRun.length > 0, `a line before the end predicts the time left: ${run.stderr}`);
+  assert.match(run.stdout, /16000000 histories in/);
+});
+
 test('tidepool iterate option --json: same result whatever the strategy and nodes, within 5 σ of Black–Scholes', async () => {
   const runs = await Promise.all([
     tidepool(['iterate', 'option', '--iterations', '30000', '--balance', 'steal', '--json']),
