@@ -34,26 +34,30 @@ type Request =
 
 type Reply = { id: number; hex: string } | { id: number; error: string };
 
-/** The hashing thread: self-contained (no imports of ours), so it runs alike from sources and from dist. */
+/**
+ * The hashing thread: self-contained (no imports of ours, and dynamic imports only, which an eval'd
+ * script has whether it runs as CommonJS or as a module), so it runs alike from sources and from dist.
+ * Messages posted before the imports resolve wait in the port.
+ */
 const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
-const hashes = new Map();
-parentPort.on('message', (m) => {
-  try {
-    if (m.op === 'update') {
-      let h = hashes.get(m.id);
-      if (!h) hashes.set(m.id, (h = createHash('sha256')));
-      h.update(new Uint8Array(m.buffer, m.offset, m.length));
-    } else if (m.op === 'digest') {
-      const h = hashes.get(m.id) || createHash('sha256');
+Promise.all([import('node:worker_threads'), import('node:crypto')]).then(([{ parentPort }, { createHash }]) => {
+  const hashes = new Map();
+  parentPort.on('message', (m) => {
+    try {
+      if (m.op === 'update') {
+        let h = hashes.get(m.id);
+        if (!h) hashes.set(m.id, (h = createHash('sha256')));
+        h.update(new Uint8Array(m.buffer, m.offset, m.length));
+      } else if (m.op === 'digest') {
+        const h = hashes.get(m.id) || createHash('sha256');
+        hashes.delete(m.id);
+        parentPort.postMessage({ id: m.id, hex: h.digest('hex') });
+      } else hashes.delete(m.id);
+    } catch (err) {
       hashes.delete(m.id);
-      parentPort.postMessage({ id: m.id, hex: h.digest('hex') });
-    } else hashes.delete(m.id);
-  } catch (err) {
-    hashes.delete(m.id);
-    parentPort.postMessage({ id: m.id, error: String(err && err.message || err) });
-  }
+      parentPort.postMessage({ id: m.id, error: String((err && err.message) || err) });
+    }
+  });
 });
 `;
 
@@ -115,8 +119,8 @@ export class HashThread {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true });
-    worker.unref();
+    // No inherited flags (a TypeScript loader, --input-type): the thread needs none of them.
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
     worker.on('message', (reply: Reply) => {
       const w = this.waiting.get(reply.id);
       if (!w) return;
@@ -132,6 +136,8 @@ export class HashThread {
     };
     worker.on('error', (err) => died(`the hashing thread failed: ${err.message}`));
     worker.on('exit', (code) => died(`the hashing thread exited (${code})`));
+    // After the listeners (adding a 'message' listener refs the thread again).
+    worker.unref();
     this.worker = worker;
     return worker;
   }

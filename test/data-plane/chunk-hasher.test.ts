@@ -1,11 +1,13 @@
 /**
  * SHA-256 on the hashing thread: the same digest as on this thread, for bytes in shared memory (no
  * copy) and elsewhere, with several blobs hashed at once; a hasher whose thread was stopped fails
- * rather than report a digest of part of the bytes.
+ * rather than report a digest of part of the bytes; the thread never keeps a process alive.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { after, describe, it } from 'node:test';
+import { withDeadline } from '../support/wait.js';
 import { HashThread, inlineHasher } from '../../src/data/chunk-hasher.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -61,5 +63,19 @@ describe('chunk hasher', { timeout: 30_000 }, () => {
     fresh.update(Buffer.from('abc'));
     assert.equal(await fresh.digest(), sha(Buffer.from('abc')), 'a new hasher gets a new thread');
     await own.close();
+  });
+
+  it('does not keep a process alive, after a digest or an abandoned hasher', async () => {
+    const module = new URL('../../src/data/chunk-hasher.ts', import.meta.url).href;
+    const start = `const { HashThread } = await import(${JSON.stringify(module)}); const h = new HashThread().hasher(); h.update(Buffer.from(new SharedArrayBuffer(8)));`;
+    for (const [what, end, expected] of [['digest', 'console.log(await h.digest());', sha(Buffer.alloc(8))], ['abandon', 'h.abandon();', '']]) {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `${start} ${end}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const exitCode = await withDeadline(new Promise<number | null>((resolve) => child.once('exit', resolve)), `${what}: the process to exit by itself`, 20_000)
+        .finally(() => child.kill('SIGKILL'));
+      assert.equal(exitCode, 0, what);
+      assert.equal(out.trim(), expected, what);
+    }
   });
 });
