@@ -18,10 +18,9 @@ import { loadMalleableApp } from '../src/frameworks/malleable/malleable-app.js';
 import type { MalleableStats, RescaleAck } from '../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../src/frameworks/malleable/sequential.js';
 import { submitMalleable } from '../src/frameworks/malleable/submit.js';
-import { Cluster } from '../src/runtime/cluster.js';
-import { secretFile, startNodeProcess } from '../test/support/node-process.js';
-import { startEnsemble } from '../test/support/zk-ensemble.js';
+import type { Cluster } from '../src/runtime/cluster.js';
 import { machineInfo, resultsFile } from './machine.js';
+import { withNodeProcesses } from './malleable-cluster.js';
 import { writeSvg } from './plot.js';
 import { printTable } from './table.js';
 
@@ -61,11 +60,7 @@ function sloc(file: string): number {
 }
 
 async function main(): Promise<void> {
-  const zk = await startEnsemble({ size: 1 });
-  const secret = secretFile();
-  const procs = await Promise.all(Array.from({ length: NODES }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
-  const cluster = await Cluster.connect(zk.connectionString);
-  try {
+  await withNodeProcesses(NODES, async (cluster) => {
     const table2: Record<string, { shrink: ReturnType<typeof phasesOf>; expand: ReturnType<typeof phasesOf>; exact: boolean; grid: number }> = {};
     for (const app of ['stencil', 'wave']) {
       const { grid, blocks, iterations, shrinkAt, expandAt } = TABLE2;
@@ -116,15 +111,7 @@ async function main(): Promise<void> {
     printTable([['grid', 'state MiB', 'LB', 'checkpoint', 'reconnect', 'restore', 'total', 'exact'], ...fig5.map((r) => [r.grid, r.stateMiB, r.lb, r.checkpoint, r.reconnect, r.restore, r.total, String(r.exact)])]);
     console.log('\nTable III: application lines (the kernel and its decomposition) and lines about malleability');
     printTable([['app', 'SLOC', 'shared grid code', 'malleability lines'], ...table3.map((r) => [r.app, r.sloc, r.shared, r.malleabilityLines])]);
-  } catch (err) {
-    for (const p of procs) console.error(`--- node ${p.id} ---\n${p.stderr().slice(-4000)}`);
-    throw err;
-  } finally {
-    await cluster.close();
-    for (const p of procs) p.kill('SIGKILL');
-    await Promise.all(procs.map((p) => p.exited));
-    await zk.stop();
-  }
+  });
 }
 
 const median = (xs: Array<{ ms: number }>) => Number(([...xs].sort((a, b) => a.ms - b.ms)[Math.floor(xs.length / 2)]?.ms ?? NaN).toFixed(2));

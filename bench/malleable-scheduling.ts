@@ -12,7 +12,7 @@
  *
  *   node --import tsx bench/malleable-scheduling.ts [--json]
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { managerPolicy } from '../src/frameworks/malleable/manager/policies.js';
 import { simulateWorkload, type SimCosts, type SimJobSpec, type SimResult } from '../src/frameworks/malleable/manager/workload-sim.js';
@@ -43,20 +43,20 @@ type Row = Pick<SimResult, 'totalTime' | 'meanResponse' | 'meanCompletion' | 'ut
 const summary = (name: string, r: Pick<SimResult, 'totalTime' | 'meanResponse' | 'meanCompletion' | 'utilization'>): Row =>
   ({ name, totalTime: r.totalTime, meanResponse: r.meanResponse, meanCompletion: r.meanCompletion, utilization: r.utilization });
 
-export function runScheduling(): { rows: Row[]; rigidDraws: number[][]; timelines: Record<string, SimResult['timeline']> } {
+export function runScheduling(costs: SimCosts = COSTS): { rows: Row[]; rigidDraws: number[][]; timelines: Record<string, SimResult['timeline']> } {
   const rows: Row[] = [];
   const timelines: Record<string, SimResult['timeline']> = {};
   for (const tGap of T_GAPS) {
-    const r = simulateWorkload(workload('malleable', ARRIVALS.map(() => 4)), POOL, managerPolicy('equipartition', { tGapMs: tGap * 1000 }), COSTS, tGap);
+    const r = simulateWorkload(workload('malleable', ARRIVALS.map(() => 4)), POOL, managerPolicy('equipartition', { tGapMs: tGap * 1000 }), costs, tGap);
     rows.push(summary(`Malleable${tGap}`, r));
     timelines[`Malleable${tGap}`] = r.timeline;
   }
-  const moldable = simulateWorkload(workload('moldable', ARRIVALS.map(() => 4)), POOL, managerPolicy('moldable'), COSTS, Infinity);
+  const moldable = simulateWorkload(workload('moldable', ARRIVALS.map(() => 4)), POOL, managerPolicy('moldable'), costs, Infinity);
   rows.push(summary('Moldable', moldable));
   timelines.Moldable = moldable.timeline;
   const rng = new Rng(2014);
   const rigidDraws = [0, 1, 2].map(() => ARRIVALS.map(() => rng.int(4, 16)));
-  const rigid = rigidDraws.map((sizes) => simulateWorkload(workload('rigid', sizes), POOL, managerPolicy('fcfs'), COSTS));
+  const rigid = rigidDraws.map((sizes) => simulateWorkload(workload('rigid', sizes), POOL, managerPolicy('fcfs'), costs));
   const mean = (f: (r: SimResult) => number) => rigid.reduce((a, r) => a + f(r), 0) / rigid.length;
   rows.push(summary('Rigid', { totalTime: mean((r) => r.totalTime), meanResponse: mean((r) => r.meanResponse), meanCompletion: mean((r) => r.meanCompletion), utilization: mean((r) => r.utilization) }));
   timelines.Rigid = rigid[0]!.timeline;
@@ -111,12 +111,28 @@ export async function writeSchedulingCharts(timelines: Record<string, SimResult[
   });
 }
 
+const reductions = (rows: Row[]) => {
+  const rigid = rows.find((r) => r.name === 'Rigid')!;
+  return Object.fromEntries(rows.filter((r) => r.name.startsWith('Malleable')).map((r) => [r.name, 1 - r.meanResponse / rigid.meanResponse]));
+};
+
+/** Stencil2D's shrink 4 → 2 and expand 2 → 4 as bench/malleable-rescale.ts measured them (launch stays the seed-scaled 5 s: not measured there). */
+function measuredCosts(): { costs: SimCosts; source: string } | undefined {
+  const file = resultsFile('malleable-rescale');
+  if (!existsSync(file)) return undefined;
+  const r = JSON.parse(readFileSync(file, 'utf8')) as { machine: { date: string; loadAverage?: number }; table2: { stencil2d: { shrink: { total: number }; expand: { total: number } } } };
+  const { shrink, expand } = r.table2.stencil2d;
+  return { costs: { launch: COSTS.launch, shrink: shrink.total, expand: expand.total }, source: `bench/results/malleable-rescale.json of ${r.machine.date} (load average ${r.machine.loadAverage ?? 'not recorded'})` };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { json: { type: 'boolean', default: false } } });
   const { rows, rigidDraws, timelines } = runScheduling();
-  const rigid = rows.find((r) => r.name === 'Rigid')!;
-  const responseReduction = Object.fromEntries(rows.filter((r) => r.name.startsWith('Malleable')).map((r) => [r.name, 1 - r.meanResponse / rigid.meanResponse]));
-  const out = { machine: machineInfo(), simulated: true, pool: POOL, arrivals: ARRIVALS, workNodeSeconds: WORK, costs: COSTS, rigidDraws, rows, seed: SEED, responseReduction, timelines };
+  const responseReduction = reductions(rows);
+  const m = measuredCosts();
+  const measured = m ? { ...m, rows: runScheduling(m.costs).rows, responseReduction: {} as Record<string, number> } : undefined;
+  if (measured) measured.responseReduction = reductions(measured.rows);
+  const out = { machine: machineInfo(), simulated: true, pool: POOL, arrivals: ARRIVALS, workNodeSeconds: WORK, costs: COSTS, rigidDraws, rows, seed: SEED, responseReduction, measured, timelines };
   writeFileSync(resultsFile('malleable-scheduling'), `${JSON.stringify(out, null, 2)}\n`);
   await writeSchedulingCharts(timelines, rows);
   if (values.json) return void process.stdout.write(`${JSON.stringify({ rows, responseReduction })}\n`);
@@ -126,6 +142,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${r.name.padEnd(14)}  ${r.totalTime.toFixed(0).padStart(8)}  ${r.meanResponse.toFixed(0).padStart(11)}  ${r.meanCompletion.toFixed(0).padStart(13)}  ${(r.utilization * 100).toFixed(0).padStart(10)} %   ${s.totalTime} ${s.meanResponse} ${s.meanCompletion} ${(s.utilization * 100).toFixed(0)} %\n`);
   }
   for (const [name, red] of Object.entries(responseReduction)) process.stdout.write(`${name}: mean response ${(red * 100).toFixed(0)} % below rigid (target ≥ 30 %)\n`);
+  if (!measured) return void process.stdout.write('\n(no bench/results/malleable-rescale.json: run bench/malleable-rescale.ts for the rows with measured costs)\n');
+  process.stdout.write(`\nThe same with the rescale costs measured here (shrink ${measured.costs.shrink.toFixed(3)} s, expand ${measured.costs.expand.toFixed(3)} s; ${measured.source}):\n`);
+  for (const r of measured.rows) process.stdout.write(`${r.name.padEnd(14)}  ${r.totalTime.toFixed(0).padStart(8)}  ${r.meanResponse.toFixed(0).padStart(11)}  ${r.meanCompletion.toFixed(0).padStart(13)}  ${(r.utilization * 100).toFixed(0).padStart(10)} %\n`);
+  for (const [name, red] of Object.entries(measured.responseReduction)) process.stdout.write(`${name}: mean response ${(red * 100).toFixed(0)} % below rigid\n`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

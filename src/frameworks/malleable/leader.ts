@@ -16,7 +16,8 @@ import type { AnyMalleableApp } from './malleable-app.js';
 import type { MalleableMember } from './member.js';
 import { MemberCalls, NodeLost } from './member-calls.js';
 import { NodeAcquisition } from './node-acquisition.js';
-import type { CheckpointManifest, Command, Mapping, RunReply } from './protocol.js';
+import type { BlobRef } from '../../data/blob-directory.js';
+import type { CheckpointManifest, Mapping, RunReply } from './protocol.js';
 import { parseRequest, targetNodes, type RescaleRequest } from './rescale-plan.js';
 import type { MalleableInput, MalleableStats, RescaleAck } from './runtime-options.js';
 
@@ -61,6 +62,8 @@ class MalleableLeader {
   private readonly pauseAt: number[];
   private wake: (() => void) | undefined;
   private readonly stats: MalleableStats;
+  private checkpointSeq = 0;
+  private discarding: Promise<void> = Promise.resolve();
 
   constructor(private readonly ctx: LeaderContext, private readonly app: AnyMalleableApp, private readonly input: MalleableInput, private readonly release: ReleaseNode) {
     this.own = ctx.member as MalleableMember;
@@ -305,15 +308,45 @@ class MalleableLeader {
     this.loads.fill(Infinity);
   }
 
-  /** A coordinated checkpoint at this sync point, committed by writing its manifest. */
+  /** A coordinated checkpoint at this sync point, committed by writing its manifest; the one it supersedes is discarded. */
   private async checkpoint(): Promise<number> {
     await this.settle();
+    await this.discarding; // never discard while the same bytes may be stored again
     const nodes = this.map.nodes;
-    const parts = await this.calls.all<{ ref: CheckpointManifest['parts'][number]['ref']; indices: number[] }>(nodes, (n): Command => ({ type: 'checkpoint', iteration: this.iteration, peers: nodes.filter((p) => p !== n) }), this.epoch);
-    this.manifest = { iteration: this.iteration, parts: parts.map((p, k) => ({ node: nodes[k]!, ref: p.ref, indices: p.indices })), takenAt: Date.now() };
+    // Unique per checkpoint: a new leader, and every rollback, starts a new epoch.
+    const scope = `ckpt.${this.epoch}.${++this.checkpointSeq}`;
+    const stored = nodes.map((n) => this.calls.call<{ ref: BlobRef; indices: number[] }>(n, { type: 'checkpoint', iteration: this.iteration, peers: nodes.filter((p) => p !== n), scope }, this.epoch)
+      .then((p) => ({ node: n, ref: p.ref, indices: p.indices })));
+    let parts: CheckpointManifest['parts'];
+    try {
+      parts = await Promise.all(stored);
+    } catch (err) {
+      // Never committed: each part that is stored all the same goes as soon as it is (a part whose
+      // writer died before answering stays until the job is removed).
+      for (const part of stored) void part.then((p) => this.discard({ iteration: this.iteration, parts: [p], takenAt: 0, scope }), () => undefined);
+      throw err;
+    }
+    const superseded = this.manifest;
+    this.manifest = { iteration: this.iteration, parts, takenAt: Date.now(), scope };
     await this.state.save({ epoch: this.epoch, manifest: this.manifest });
     this.stats.checkpoints++;
+    if (superseded) this.discard(superseded);
     return this.iteration;
+  }
+
+  /**
+   * Drops the references of a superseded checkpoint (off the critical path, one at a time): its
+   * blobs leave the directory and this node's store at once (unless a newer part has the same bytes),
+   * and the other holders' stores when they next checkpoint (or collect). Only the leader discards,
+   * and only after the newer manifest is durable, so a rollback always finds its checkpoint.
+   */
+  private discard(old: CheckpointManifest): void {
+    const data = this.ctx.data;
+    if (!data || old.scope === undefined) return;
+    const scope = old.scope;
+    this.discarding = this.discarding
+      .then(() => Promise.all(old.parts.map((p) => data.discard(p.ref, this.ctx.spec.id, scope))))
+      .then(() => undefined, (err: unknown) => log.warn('malleable', `could not discard the checkpoint at iteration ${old.iteration}`, err));
   }
 
   private async finish(): Promise<void> {
@@ -329,6 +362,9 @@ class MalleableLeader {
     const result = this.app.result(summaries, this.input.params);
     for (const q of this.requests.splice(0)) q.reject(new Error('the job has finished'));
     this.stopped = true;
-    await this.ctx.finish({ status: 'done', value: { result, stats: this.stats }, finishedAt: Date.now(), completions: this.objects });
+    const written = await this.ctx.finish({ status: 'done', value: { result, stats: this.stats }, finishedAt: Date.now(), completions: this.objects });
+    // The result is durable: nothing rolls back to the last checkpoint any more.
+    if (written && this.manifest) this.discard(this.manifest);
+    await this.discarding;
   }
 }

@@ -150,12 +150,16 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     return { moved: leaving.length };
   };
 
-  const checkpoint = async (iteration: number, peers: string[]) => {
+  const checkpoint = async (iteration: number, peers: string[], scope: string) => {
     const indices = host.indices();
     const bytes = encode({ iteration, objects: indices.map((i) => host.peek(i)) });
     if (!ctx.data) throw new Error(`node ${ctx.nodeId} has no data plane for checkpoints`);
-    const side = { spec: ctx.spec, nodeId: ctx.nodeId, data: ctx.data, peers: () => peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) };
-    const ref = await ledgerBlobs(side).store(bytes, `checkpoint of ${ctx.spec.id} at iteration ${iteration} on ${ctx.nodeId}`);
+    const data = ctx.data;
+    const side = { spec: ctx.spec, nodeId: ctx.nodeId, data, peers: () => peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) };
+    const ref = await ledgerBlobs(side).store(bytes, `checkpoint of ${ctx.spec.id} at iteration ${iteration} on ${ctx.nodeId}`, scope);
+    // The leader discarded the checkpoints this one's predecessor superseded: drop the local copies of
+    // those (parts this node wrote or holds for others) now, not at the node's next periodic collection.
+    data.collectLocal().catch((err: unknown) => log.warn('malleable', 'dropping superseded checkpoint copies failed', err));
     return { ref, indices };
   };
 
@@ -194,7 +198,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
         return {};
       case 'run': return run(cmd.iteration, cmd.count, cmd.expect);
       case 'migrate': return migrate(cmd.map);
-      case 'checkpoint': return checkpoint(cmd.iteration, cmd.peers);
+      case 'checkpoint': return checkpoint(cmd.iteration, cmd.peers, cmd.scope);
       case 'collect': return { summaries: host.summaries() };
     }
   };

@@ -26,6 +26,8 @@ export interface CheckpointManifest {
   iteration: number;
   parts: Array<{ node: string; ref: BlobRef; indices: number[] }>;
   takenAt: number;
+  /** The data plane scope of its parts' references (discarded when a newer checkpoint commits). */
+  scope?: string;
 }
 
 export type Command =
@@ -39,8 +41,8 @@ export type Command =
   | { type: 'run'; iteration: number; count: number; expect: number }
   /** Send away objects the new mapping puts elsewhere, take in those it puts here. */
   | { type: 'migrate'; map: Mapping }
-  /** Store every hosted object (with unread messages) in the data plane, copied to one of `peers`. */
-  | { type: 'checkpoint'; iteration: number; peers: string[] }
+  /** Store every hosted object (with unread messages) in the data plane under `scope`, copied to one of `peers`. */
+  | { type: 'checkpoint'; iteration: number; peers: string[]; scope: string }
   | { type: 'collect' };
 
 export interface RunReply {

@@ -1,14 +1,19 @@
 /**
  * The malleable job kind on an embedded cluster of four nodes: shrink and expand between 1 and 4
- * nodes at sync points, requests arriving mid-iteration and two at once, a crashed node (rollback
- * to the last checkpoint, then a vacate naming it) — every run bit-identical to a plain sequential
- * solver of the same grid and iteration count.
+ * nodes at sync points, requests arriving mid-iteration and two before one sync point, a crashed
+ * node (rollback to the last checkpoint, then a vacate naming it), superseded checkpoints discarded
+ * from the data plane — every run bit-identical to a plain sequential solver of the same grid and
+ * iteration count.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { malleableProgress, rescaleMalleable, submitMalleable, vacateMalleable } from '../../../src/frameworks/malleable/submit.js';
 import type { GridResult } from '../../../src/frameworks/malleable/apps/grid-blocks.js';
+import type { MalleableState } from '../../../src/frameworks/malleable/durable-state.js';
+import { joinPath } from '../../../src/coord/paths.js';
+import { decode } from '../../../src/runtime/codec.js';
 import { Cluster } from '../../../src/runtime/cluster.js';
+import { clusterPaths, jobPaths } from '../../../src/runtime/job-paths.js';
 import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { plainStencil, plainWave } from './plain-grids.js';
@@ -34,6 +39,18 @@ describe('malleable jobs on an embedded cluster', () => {
     for (const j of jobs.splice(0)) await j.cancel().catch(() => false); // a failed test leaves no job holding nodes
   });
   const idle = () => waitFor(async () => (await cluster.nodes()).every((n) => n.job === null && n.assignment === ''), 'every node idle', 30_000);
+  const blobs = joinPath(clusterPaths().root, 'blobs');
+  /** Blobs the job's checkpoints reference in the data plane's directory. */
+  const checkpointBlobs = async (job: string) => {
+    const hashes = await cluster.coordination.getChildren(blobs).catch(() => [] as string[]);
+    const used = await Promise.all(hashes.map(async (h) => (await cluster.coordination.getChildren(joinPath(blobs, h, 'refs')).catch(() => [] as string[])).some((r) => r.startsWith(`${job}~ckpt.`))));
+    return hashes.filter((_, i) => used[i]).sort();
+  };
+  /** None of these blobs has an entry in the directory any more. */
+  const goneFromDirectory = async (hashes: string[]) => (await Promise.all(hashes.map((h) => cluster.coordination.exists(joinPath(blobs, h))))).every((s) => s === null);
+  /** The parts of the job's committed checkpoint. */
+  const committedBlobs = async (job: string) =>
+    decode<MalleableState>((await cluster.coordination.getData(joinPath(jobPaths(job).base, 'malleable'))).data).manifest!.parts.map((p) => p.ref.hash).sort();
 
   it('expands 2 → 4, shrinks 4 → 1 and rescales to named nodes; leaving nodes keep nothing; exact', T, async () => {
     const params = { grid: 48, blocks: 4, iterations: 60 };
@@ -57,27 +74,45 @@ describe('malleable jobs on an embedded cluster', () => {
     const others = cluster.localNodes().map((n) => n.id).filter((id) => id !== leader).slice(0, 2);
     const named = await rescaleMalleable(cluster.coordination, job.id, [leader!, ...others]);
     assert.deepEqual(named.nodes, [leader!, ...others].sort());
+    // Four checkpoints so far (the expand and the shrink at 10, 20, the named rescale at 30): only the last is still referenced.
+    const committed = await committedBlobs(job.id);
+    assert.equal(committed.length, 3);
+    await waitFor(async () => JSON.stringify(await checkpointBlobs(job.id)) === JSON.stringify(committed), 'superseded checkpoints to be discarded', 30_000);
     await requestJob(cluster.coordination, job.id, 'resume');
     const { result, stats } = await withDeadline(job.result(), 'the result', 60_000);
     assert.equal(result.checksum, plainStencil(48, 60, 4).checksum, 'bit-identical to the sequential run');
     assert.deepEqual(stats.rescales.map((r) => r.nodes.length), [4, 1, 3]);
     assert.equal(stats.rollbacks, 0);
+    assert.ok(stats.checkpoints >= 6, `checkpoints taken: ${stats.checkpoints}`);
+    // Once the result is written no checkpoint is needed: none is referenced, and no store keeps one after its collection.
+    const last = await committedBlobs(job.id);
+    await waitFor(async () => (await checkpointBlobs(job.id)).length === 0 && (await goneFromDirectory([...committed, ...last])), 'the last checkpoint to be discarded', 30_000);
+    await Promise.all(cluster.localNodes().map((n) => n.data!.collectLocal()));
+    for (const n of cluster.localNodes()) for (const h of [...committed, ...last]) assert.equal(n.data!.store.has(h), false, `${n.id} keeps no checkpoint`);
     await idle();
   });
 
-  it('serves requests arriving mid-iteration, two at once, in order; exact', T, async () => {
-    const params = { grid: 40, blocks: 5, iterations: 400 };
-    const job = await submitMalleable<GridResult>(cluster, STENCIL, params, { nodes: 3, runtime: { pauseAt: [399] } });
+  it('serves a request arriving mid-iteration; two requests before one sync point both at that sync point, in order; exact', T, async () => {
+    const params = { grid: 40, blocks: 5, iterations: 60 };
+    const job = await submitMalleable<GridResult>(cluster, STENCIL, params, { nodes: 3, runtime: { pauseAt: [30] } });
     jobs.push(job);
+    // Mid-run: the job is iterating when the request arrives; it is served at the next sync point.
     await waitFor(async () => ((await malleableProgress(cluster.coordination, job.id).catch(() => undefined))?.iteration ?? 0) > 2, 'the job to run');
-    const [first, second] = await Promise.all([rescaleMalleable(cluster.coordination, job.id, 2), rescaleMalleable(cluster.coordination, job.id, 4)]);
-    assert.equal(first.nodes.length, 2);
-    assert.equal(second.nodes.length, 4);
-    assert.ok(second.iteration >= first.iteration && first.iteration > 0 && second.iteration < 400, 'both served at sync points mid-run');
-    await pausedAt(job.id, 399);
+    const midRun = await rescaleMalleable(cluster.coordination, job.id, 2);
+    assert.ok(midRun.iteration > 2 && midRun.iteration <= 30, `served at a sync point mid-run (iteration ${midRun.iteration})`);
+    const onTwo = await committedBlobs(job.id); // two parts, each held by both nodes
+    assert.equal(onTwo.length, 2);
+    // Two requests while the job waits at iteration 30: both are served at that one sync point, in order.
+    await pausedAt(job.id, 30);
+    const [first, second] = await Promise.all([rescaleMalleable(cluster.coordination, job.id, 1), rescaleMalleable(cluster.coordination, job.id, 4)]);
+    assert.deepEqual([first.kind, first.nodes.length, first.iteration], ['shrink', 1, 30]);
+    assert.deepEqual([second.kind, second.nodes.length, second.iteration], ['expand', 4, 30]);
+    // Superseded by the shrink's checkpoint and discarded; every member dropped its copies when it stored its part of the expand's.
+    await waitFor(() => cluster.localNodes().every((n) => onTwo.every((h) => !n.data!.store.has(h))), 'the copies of the discarded checkpoint to go', 20_000);
     await requestJob(cluster.coordination, job.id, 'resume');
-    const { result } = await withDeadline(job.result(), 'the result', 60_000);
-    assert.equal(result.checksum, plainStencil(40, 400, 5).checksum);
+    const { result, stats } = await withDeadline(job.result(), 'the result', 60_000);
+    assert.equal(result.checksum, plainStencil(40, 60, 5).checksum, 'bit-identical to the sequential run');
+    assert.deepEqual(stats.nodesPerIteration.slice(29, 31), [midRun.iteration <= 29 ? 2 : 3, 4], 'iteration 30 ran on the 4 nodes of the second request');
     await idle();
   });
 

@@ -65,13 +65,23 @@ function memoryClient() {
   };
 }
 
-function memoryDataPlane(blobs: Map<string, Buffer>): DataPlane {
+/** One store for the whole simulated cluster: a blob stays while some scope references it. */
+function memoryDataPlane(blobs: Map<string, Buffer>, scopes: Map<string, Set<string>>): DataPlane {
   return {
-    share: async (bytes: Uint8Array) => {
+    share: async (bytes: Uint8Array, _job: string, _name: string, scope = '') => {
       const hash = createHash('sha256').update(bytes).digest('hex');
       blobs.set(hash, Buffer.from(bytes));
+      scopes.set(hash, (scopes.get(hash) ?? new Set()).add(scope));
       return { hash, size: bytes.length };
     },
+    discard: async (ref: { hash: string }, _job: string, scope: string) => {
+      scopes.get(ref.hash)?.delete(scope);
+      if (scopes.get(ref.hash)?.size === 0) {
+        scopes.delete(ref.hash);
+        blobs.delete(ref.hash);
+      }
+    },
+    collectLocal: async () => [],
     obtain: async (ref: { hash: string }) => {
       const b = blobs.get(ref.hash);
       if (!b) throw new Error(`no blob ${ref.hash}`);
@@ -87,7 +97,9 @@ export class SimCluster {
   readonly roles = new Map<string, MalleableMember>();
   private readonly queue: Frame[] = [];
   private readonly client = memoryClient();
-  private readonly blobs = new Map<string, Buffer>();
+  /** Checkpoint blobs in the simulated data plane, and the scopes referencing each. */
+  readonly blobs = new Map<string, Buffer>();
+  private readonly scopes = new Map<string, Set<string>>();
   private leaderRole: LeaderRole | undefined;
   leaderId = '';
   outcome: JobOutcome | undefined;
@@ -104,7 +116,7 @@ export class SimCluster {
   private ctx(nodeId: string): MemberContext {
     return {
       nodeId, spec: this.spec, client: this.client as never, paths: jobPaths(this.spec.id), workers: {} as never, vars: {} as never,
-      board: undefined, rng: this.rng, membership: this.membership as never, data: memoryDataPlane(this.blobs),
+      board: undefined, rng: this.rng, membership: this.membership as never, data: memoryDataPlane(this.blobs, this.scopes),
       send: async (to, body) => void this.queue.push({ from: nodeId, to, body, bounce: false }),
       peers: () => [...this.membership.members.keys()].filter((id) => id !== nodeId),
       report: () => undefined,

@@ -13,6 +13,7 @@ export {
 export { simulateWorkload, type SimJobSpec, type SimCosts, type SimResult, type SimJobResult } from './workload-sim.js';
 export { parseCrosbyJson, parsePauleyTsv, type PricePoint, type PriceSeries } from './traces/spot-price-trace.js';
 export { priceSensitiveRun, type SpotRun } from './traces/spot-rescale.js';
+export { spotFleetRun, SPOT_NOTICE_MS, type SpotFleetOptions, type SpotFleetRun, type FleetEvent } from './traces/spot-fleet.js';
 export { parseLanlCsv, type Outage } from './traces/failure-trace.js';
 export { simulateFaultTolerance, type PoolOutage, type FtCosts, type FtResult } from './traces/proactive-ft.js';
 export { TraceError } from './traces/trace-error.js';
