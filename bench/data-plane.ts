@@ -10,7 +10,7 @@
  *   blob transfer must at least do: the bytes end up in the receiver's memory);
  * - "plain socket, discarded": the receiver only counts bytes (the wire's ceiling).
  *
- *   npx tsx bench/data-plane.ts [--mb 200] [--repeat 3]
+ *   npx tsx bench/data-plane.ts [--mb 200] [--repeat 3] [--transfer-only]
  *
  * Then the time from `submit` of a job with a 200 MB binary input (from a client that holds it) to the
  * first task on each of 3 node processes over ZooKeeper (each node fetches the input once and shares it
@@ -34,7 +34,9 @@ import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
-const { values } = parseArgs({ options: { mb: { type: 'string', default: '200' }, repeat: { type: 'string', default: '3' }, role: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { mb: { type: 'string', default: '200' }, repeat: { type: 'string', default: '3' }, role: { type: 'string' }, 'transfer-only': { type: 'boolean', default: false } },
+});
 const SIZE = Math.round(Number(values.mb) * 1e6);
 const REPEAT = Number(values.repeat);
 const SECRET = process.env.DATA_PLANE_BENCH_SECRET ?? randomBytes(32).toString('hex');
@@ -119,6 +121,11 @@ async function main(): Promise<void> {
     await service.close();
     await transport.close();
     await store.close();
+    if (values['transfer-only']) {
+      // For profiling the transfer (e.g. under --cpu-prof): no submit measurement, no results file.
+      console.log(samples);
+      return;
+    }
     const submit = await submitToFirstTasks();
 
     const best = (xs: number[]) => Math.min(...xs);
