@@ -66,7 +66,7 @@ export interface JobRunnerDeps {
 /** Tasks shorter than this on average (ms) are pipelined: a worker gets its next one before it finishes. */
 const PIPELINE_BELOW_MS = 2;
 /** Short tasks go to a worker in batches of up to this many (one message), about BATCH_MS of work each. */
-const MAX_BATCH = 32;
+const MAX_BATCH = 128;
 const BATCH_MS = 1;
 
 interface PendingSteal {
@@ -100,6 +100,8 @@ export class JobRunner {
   private readonly planner: StealPlanner;
   private readonly ids: TaskIds;
   private inFlight = 0; // ledger writes whose outcome decides where a task goes
+  /** Completions (without children) reported in this turn of the event loop: written as one ledger group at its end. */
+  private completing: Array<{ taskId: string; partial: unknown; inline?: InlineRuns | undefined }> = [];
   private draining = false;
   private handOver = true;
   private stopped = false;
@@ -270,17 +272,48 @@ export class JobRunner {
     }
     this.forget(taskId);
     this.attempts.delete(taskId);
-    const children = done.children ? this.fresh(done.children) : undefined;
     const inline = done.inline;
     this.stats.splits += inline?.tasks ?? 0;
-    const written = children ? this.d.ledger.spawned(taskId, children, { partial, inline }) : this.d.ledger.complete(taskId, partial, inline);
-    this.write(taskId, written, () => {
-      this.stats.tasksDone += 1 + (inline?.tasks ?? 0);
-      this.d.onEvent({ type: 'task-done', taskId });
-      if (children) this.placeAll(children);
+    if (!done.children) {
+      // Completions arrive in batches (a worker reports a dispatch's together): one ledger group for them all.
+      this.inFlight++;
+      if (this.completing.push({ taskId, partial, inline }) === 1) queueMicrotask(() => this.writeCompletions());
+      return this.schedule();
+    }
+    const children = this.fresh(done.children);
+    this.write(taskId, this.d.ledger.spawned(taskId, children, { partial, inline }), () => {
+      this.completed(taskId, inline);
+      this.placeAll(children);
       this.schedule();
     });
     this.schedule();
+  }
+
+  private completed(taskId: string, inline: InlineRuns | undefined): void {
+    this.stats.tasksDone += 1 + (inline?.tasks ?? 0);
+    this.d.onEvent({ type: 'task-done', taskId });
+  }
+
+  /** Writes the completions gathered in this turn as one group; if one was lost, each on its own (to learn which). */
+  private writeCompletions(): void {
+    const done = this.completing;
+    this.completing = [];
+    const one = (c: (typeof done)[number]) => this.write(c.taskId, this.d.ledger.complete(c.taskId, c.partial, c.inline), () => {
+      this.completed(c.taskId, c.inline);
+      this.schedule();
+    });
+    this.inFlight -= done.length; // from here on `write` counts them
+    if (done.length === 1) return one(done[0]!);
+    this.inFlight++;
+    this.d.ledger.completeAll(done).then(() => {
+      this.inFlight--;
+      for (const c of done) this.completed(c.taskId, c.inline);
+      this.schedule();
+    }, (err: unknown) => {
+      this.inFlight--;
+      if (err instanceof LostOwnership) for (const c of done) one(c);
+      else this.lost(done[0]!.taskId, err);
+    });
   }
 
   /** Ids for spawned children (counted as splits, as one spawned alone is). */

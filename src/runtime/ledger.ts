@@ -181,6 +181,26 @@ export class Ledger {
   }
 
   /**
+   * Records several completions (no children) as one group: they commit together or not at all. If any of
+   * the tasks is no longer owned here the whole group is refused with LostOwnership, and the caller records
+   * them one by one to find out which (a refused group wrote nothing).
+   */
+  completeAll(done: ReadonlyArray<{ taskId: string; partial: unknown; inline?: InlineRuns | undefined }>): Promise<void> {
+    const results: Contribution[] = [];
+    let waits: Array<Promise<void>> | undefined;
+    for (const d of done) {
+      const c = this.contributions(d.taskId, d.partial, d.inline);
+      for (const r of c.results) results.push(r);
+      if (c.ready) (waits ??= []).push(c.ready);
+    }
+    return this.enqueue(done[0]!.taskId, (v) => done.map((d) => {
+      const version = v.get(d.taskId);
+      v.delete(d.taskId);
+      return { op: 'delete', path: this.taskPath(d.taskId), version };
+    }), results, done.map((d): [string, undefined] => [d.taskId, undefined]), waits && Promise.all(waits).then(() => undefined));
+  }
+
+  /**
    * Records children spawned by `parentId` together, in one group with the parent's `checkpoint` (it
    * runs on) or with its completion (`partial`: its record is deleted and its contribution rides in the
    * marker). Either all of them and the parent's new state commit, or none: a crash in between leaves

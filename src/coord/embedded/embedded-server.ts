@@ -6,14 +6,16 @@ import { ZnodeTree, type Trigger } from './znode-tree.js';
 /** Which kind of watch a session holds on a path, as ZooKeeper's server distinguishes them. */
 export type WatchKind = 'data' | 'exist' | 'child';
 
-/** Which watches an event of this type consumes (ZooKeeper's rules). */
-export function watchKindsFor(type: WatchEvent['type']): WatchKind[] {
-  switch (type) {
-    case 'created': return ['exist'];
-    case 'dataChanged': return ['data', 'exist'];
-    case 'deleted': return ['data', 'exist', 'child'];
-    case 'childrenChanged': return ['child'];
-  }
+const KINDS_FOR: Record<WatchEvent['type'], readonly WatchKind[]> = {
+  created: ['exist'],
+  dataChanged: ['data', 'exist'],
+  deleted: ['data', 'exist', 'child'],
+  childrenChanged: ['child'],
+};
+
+/** Which watches an event of this type consumes (ZooKeeper's rules). The list is shared: do not change it. */
+export function watchKindsFor(type: WatchEvent['type']): readonly WatchKind[] {
+  return KINDS_FOR[type];
 }
 
 /** What the server pushes to a session; the client delivers these in order. */
@@ -220,14 +222,16 @@ export class EmbeddedServer {
   /** Delivers each trigger once per watching session, consuming the one-shot watches. */
   private fire(triggers: Trigger[]): void {
     for (const t of triggers) {
-      const targets = new Set<string>();
+      // Most changes (task records, markers) have no watcher: nothing is allocated for them.
+      let targets: Set<string> | undefined;
       for (const kind of watchKindsFor(t.type)) {
         const set = this.watches[kind].get(t.path);
         if (!set) continue;
+        targets ??= new Set<string>();
         for (const id of set) targets.add(id);
         this.watches[kind].delete(t.path);
       }
-      for (const id of targets) this.sessions.get(id)?.sink.push({ kind: 'event', event: { type: t.type, path: t.path } });
+      if (targets) for (const id of targets) this.sessions.get(id)?.sink.push({ kind: 'event', event: { type: t.type, path: t.path } });
     }
   }
 }
