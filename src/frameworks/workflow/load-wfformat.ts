@@ -6,7 +6,8 @@
  * name, runtimes on the task. Errors name the task and the line where its id (or name) appears.
  */
 import { parseDocument } from 'yaml';
-import { wfFormatSchemaError } from './wfformat-schema.js';
+import { readInPieces } from './wfformat-pieces.js';
+import { wfFormatChecks, wfFormatSchemaError } from './wfformat-schema.js';
 import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
 import type { Workflow } from './workflow.js';
 import { lineOfText, WorkflowError } from './workflow-error.js';
@@ -17,6 +18,10 @@ interface ExecTask { id: string; runtimeInSeconds: number; command?: { program?:
 
 export function loadWfFormat(text: string, file: string, doc?: unknown): Workflow {
   let data: unknown = doc;
+  if (data === undefined && text.includes('"specification"')) {
+    const workflow = load15InPieces(text, file);
+    if (workflow) return workflow;
+  }
   if (data === undefined) {
     try {
       data = JSON.parse(text);
@@ -47,8 +52,43 @@ function load15(root: Json, text: string, file: string, name: string, version: s
   }
   const spec = (root.workflow as Json).specification as { tasks: SpecTask[]; files?: { id: string; sizeInBytes: number }[] };
   const runs = ((root.workflow as Json).execution as { tasks: ExecTask[] } | undefined)?.tasks ?? [];
-  const builder = new WorkflowBuilder(name, { file, lineOf }, `WfFormat ${version}`);
-  for (const f of spec.files ?? []) builder.file(f.id, f.sizeInBytes);
+  return build15(new WorkflowBuilder(name, { file, lineOf }, `WfFormat ${version}`), spec.tasks.map(declOf), spec.files ?? [], runs);
+}
+
+/** The same, read a piece at a time (wfformat-pieces.ts); undefined when the text must be read whole. */
+function load15InPieces(text: string, file: string): Workflow | undefined {
+  const checks = wfFormatChecks();
+  if (!checks) return undefined;
+  const decls: TaskDecl[] = [];
+  const files: { id: string; sizeInBytes: number }[] = [];
+  const runs: ExecTask[] = [];
+  const skeleton = readInPieces(text, (array, item) => {
+    if (array === 'specTasks') {
+      if (!checks.specTask(item)) return false;
+      decls.push(declOf(item as SpecTask));
+    } else if (array === 'specFiles') {
+      if (!checks.specFile(item)) return false;
+      files.push({ id: (item as { id: string }).id, sizeInBytes: (item as { sizeInBytes: number }).sizeInBytes });
+    } else {
+      if (!checks.execTask(item)) return false;
+      const run = item as ExecTask;
+      runs.push(run.command ? { id: run.id, runtimeInSeconds: run.runtimeInSeconds, command: run.command } : { id: run.id, runtimeInSeconds: run.runtimeInSeconds });
+    }
+    return true;
+  });
+  if (!skeleton || !checks.rest(skeleton.doc)) return undefined;
+  const root = skeleton.doc;
+  const name = typeof root.name === 'string' ? root.name : file;
+  return build15(new WorkflowBuilder(name, { file, lineOf: (id) => lineOfText(text, `"${id}"`) }, `WfFormat ${String(root.schemaVersion ?? '?')}`), decls, files, runs);
+}
+
+function declOf(t: SpecTask): TaskDecl {
+  return { id: t.id, name: t.name, category: t.category ?? categoryOf(t.name), parents: t.parents, inputs: t.inputFiles ?? [], outputs: t.outputFiles ?? [] };
+}
+
+/** Runtimes and commands from the execution records, sizes from the file list, then the graph. */
+function build15(builder: WorkflowBuilder, decls: TaskDecl[], files: { id: string; sizeInBytes: number }[], runs: ExecTask[]): Workflow {
+  for (const f of files) builder.file(f.id, f.sizeInBytes);
   // Execution records usually come in the order of the tasks: look one up by id only when they do not.
   let runById: Map<string, ExecTask> | undefined;
   const runOf = (id: string, i: number) => {
@@ -58,10 +98,9 @@ function load15(root: Json, text: string, file: string, name: string, version: s
     return runById.get(id);
   };
   let missing = 0;
-  for (let i = 0; i < spec.tasks.length; i++) {
-    const t = spec.tasks[i]!;
-    const run = runOf(t.id, i);
-    const decl: TaskDecl = { id: t.id, name: t.name, category: t.category ?? categoryOf(t.name), parents: t.parents, inputs: t.inputFiles ?? [], outputs: t.outputFiles ?? [] };
+  for (let i = 0; i < decls.length; i++) {
+    const decl = decls[i]!;
+    const run = runOf(decl.id, i);
     if (run) decl.runtime = run.runtimeInSeconds;
     else missing++;
     const program = run?.command?.program;

@@ -107,11 +107,29 @@ function execTaskOk(e: unknown): boolean {
   return true;
 }
 
-function itemsOk(list: unknown[], fast: (x: unknown) => boolean, full: ValidateFunction): boolean {
-  for (let i = 0; i < list.length; i++) {
-    const x = list[i];
-    if (!fast(x) && !full(x)) return false;
-  }
+/** Item checks for documents read piece by piece: each accepts only what the schema accepts. */
+export interface WfFormatChecks {
+  specTask(item: unknown): boolean;
+  specFile(item: unknown): boolean;
+  execTask(item: unknown): boolean;
+  /** The document with its big arrays cut to their first items. */
+  rest(doc: unknown): boolean;
+}
+
+/** undefined if the schema's id patterns have an unexpected form (then only whole documents are checked). */
+export function wfFormatChecks(): WfFormatChecks | undefined {
+  const v = (validators ??= compile());
+  if (!v.taskRef || !v.fileRef) return undefined;
+  return {
+    specTask: (t) => specTaskOk(t, v) || v.specTask(t),
+    specFile: (f) => specFileOk(f, v) || v.specFile(f),
+    execTask: (e) => execTaskOk(e) || v.execTask(e),
+    rest: (doc) => v.whole(doc),
+  };
+}
+
+function itemsOk(list: unknown[], ok: (x: unknown) => boolean): boolean {
+  for (let i = 0; i < list.length; i++) if (!ok(list[i])) return false;
   return true;
 }
 
@@ -133,20 +151,18 @@ function withoutBigArrays(root: Json): Json | undefined {
   };
 }
 
-function quickly(root: Json, v: Validators): boolean {
-  if (!v.taskRef || !v.fileRef) return false;
+function quickly(root: Json): boolean {
+  const checks = wfFormatChecks();
   const rest = withoutBigArrays(root);
-  if (!rest || !v.whole(rest)) return false;
+  if (!checks || !rest || !checks.rest(rest)) return false;
   const wf = root.workflow as { specification: { tasks: unknown[]; files?: unknown[] }; execution?: { tasks: unknown[] } };
-  return itemsOk(wf.specification.tasks, (t) => specTaskOk(t, v), v.specTask) &&
-    itemsOk(wf.specification.files ?? [], (f) => specFileOk(f, v), v.specFile) &&
-    itemsOk(wf.execution?.tasks ?? [], execTaskOk, v.execTask);
+  return itemsOk(wf.specification.tasks, checks.specTask) && itemsOk(wf.specification.files ?? [], checks.specFile) && itemsOk(wf.execution?.tasks ?? [], checks.execTask);
 }
 
 /** undefined if `root` is a valid WfFormat 1.5 document; otherwise ajv's first error about it. */
 export function wfFormatSchemaError(root: unknown): ErrorObject | undefined {
   validators ??= compile();
-  if (isObject(root) && quickly(root, validators)) return undefined;
+  if (isObject(root) && quickly(root)) return undefined;
   if (validators.whole(root)) return undefined;
   return validators.whole.errors![0]!;
 }
