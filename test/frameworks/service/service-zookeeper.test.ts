@@ -119,8 +119,17 @@ describe('the service on node processes over ZooKeeper', () => {
       assert.equal(ready.cluster, zk.connectionString);
       const client = await Distribution.connect(ready.url, { token: cliToken, ca: tls.cert });
       try {
-        // With --zk the service has no nodes of its own: the batch can only have run on the node processes.
         assert.deepEqual(await withDeadline(factorizeAll(client, [91, 1_000_003 * 3, 65_537]), 'the CLI service batch', 120_000), [7, 3, 65_537]);
+        // A batch of about a second or more: the node processes report its job while it runs (polled every ≤ 50 ms).
+        const jobsSeen = new Set<string>();
+        let running = true;
+        const batch = primes(client, 3_000_000, 8).finally(() => (running = false));
+        await waitFor(async () => {
+          for (const n of await cluster.nodes()) if (n.job !== null) jobsSeen.add(n.job);
+          return !running;
+        }, 'the CLI service batch on the node processes', 180_000);
+        assert.equal(await batch, 216_816); // π(3·10^6)
+        assert.ok(jobsSeen.size >= 1, 'the batch ran as a job of the ZooKeeper cluster\'s node processes');
       } finally {
         await client.close();
       }
