@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { loadWorkflow } from '../../frameworks/workflow/load-workflow.js';
 import { runWorkflow } from '../../frameworks/workflow/run-workflow.js';
+import type { MemberReport } from '../../frameworks/workflow/workflow-kind.js';
 import { describeWorkflow, progressLine, summarizeRun } from '../../frameworks/workflow/workflow-report.js';
 import { WorkflowError } from '../../frameworks/workflow/workflow-error.js';
 import type { Workflow } from '../../frameworks/workflow/workflow.js';
@@ -19,6 +20,7 @@ interface RunFlags {
   dispatch: string;
   retries?: string;
   fresh?: boolean;
+  progress?: boolean;
   json?: boolean;
 }
 
@@ -67,6 +69,7 @@ export function registerWorkflowCommands(program: Command): void {
     .option('--dispatch <mode>', 'decentralized (dispatchers per node, counts to the submitter) or centralized', 'decentralized')
     .option('--fresh', 'ignore the journal of an earlier (stopped) run in the shared directory: run every task again')
     .option('--retries <n>', 'attempts per task before the workflow fails (default 3)')
+    .option('--progress', 'print a progress line on stderr every second and at the end (the default on a terminal, without --json)')
     .option('--json', 'print one JSON object')
     .addHelpText('after', '\nExamples:\n  tidepool workflow run Montage_25.xml --replay 0.01 --nodes 3\n  tidepool workflow run wf.yml --zk 127.0.0.1:2181 --nodes 4 --json')
     .action(async (file: string, flags: RunFlags) => {
@@ -81,13 +84,16 @@ export function registerWorkflowCommands(program: Command): void {
       const zk = flags.zk === undefined ? undefined : zookeeperConnection(flags.zk, '');
       const cluster = zk ? await Cluster.connect(zk) : await Cluster.embedded({ nodes, workers });
       const started = performance.now();
+      const progress = flags.progress === true || (process.stderr.isTTY && !flags.json);
+      const printProgress = (members: MemberReport[]) => process.stderr.write(`${progressLine(workflow, members)}\n`);
       try {
         const result = await runWorkflow(cluster, workflow, {
           file, shared: resolve(flags.shared ?? resolve(file, '..')), nodes,
           storage: flags.storage as never, mode: flags.dispatch as never, fresh: flags.fresh === true,
           ...(replay !== undefined ? { replay } : {}), ...(maxAttempts !== undefined ? { maxAttempts } : {}),
-          ...(flags.json ? {} : { onProgress: (m) => process.stderr.write(`${progressLine(workflow, m)}\n`) }),
+          ...(progress ? { onProgress: printProgress } : {}),
         });
+        if (progress) printProgress(result.members);
         const summary = summarizeRun(workflow, result, (performance.now() - started) / 1000);
         if (flags.json) process.stdout.write(`${JSON.stringify({ file, ...summary })}\n`);
         else process.stdout.write(`${summary.text}\n`);

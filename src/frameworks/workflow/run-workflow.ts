@@ -69,9 +69,11 @@ export async function submitWorkflow(cluster: Cluster, workflow: Workflow, opts:
 export async function runWorkflow(cluster: Cluster, workflow: Workflow, opts: RunWorkflowOptions): Promise<WorkflowResult> {
   const job = await submitWorkflow(cluster, workflow, opts);
   let timer: NodeJS.Timeout | undefined;
+  let ended = false;
   if (opts.onProgress) {
     const poll = async () => {
       const members = await requestJob(cluster.coordination, job.id, 'progress', null, { timeoutMs: 10_000 }).catch(() => undefined);
+      if (ended) return; // an answer that arrives after the end is stale: no line after the result, no new poll
       if (members) opts.onProgress!(members as MemberReport[]);
       timer = setTimeout(() => void poll(), opts.progressMs ?? 1000);
     };
@@ -80,6 +82,7 @@ export async function runWorkflow(cluster: Cluster, workflow: Workflow, opts: Ru
   try {
     return await job.result<WorkflowResult>();
   } finally {
+    ended = true;
     clearTimeout(timer);
   }
 }

@@ -1,9 +1,11 @@
 /**
- * Workflows on node processes over a real 3-server ZooKeeper ensemble: a member killed with SIGKILL
- * mid-replay (its tasks dispatched again, lost intermediate files recreated by re-running their
- * producers, a new node joining), a workflow stopped and resumed from its journal without re-running
- * a finished task, and a flaky real command retried. Outputs are checked byte for byte and every
- * task is completed exactly once (the journal in the shared directory counts completions).
+ * Workflows on node processes over a real 3-server ZooKeeper ensemble: a replay where no task starts
+ * before its inputs exist, a member killed with SIGKILL mid-replay (its tasks dispatched again, lost
+ * intermediate files recreated by re-running their producers, a new node joining), a member drained
+ * mid-replay (a graceful leave), a workflow stopped and resumed from its journal without re-running a
+ * finished task, a flaky real command retried, and `tidepool workflow run --zk` with its progress
+ * lines. Outputs are checked byte for byte and every task is completed exactly once (the journal in
+ * the shared directory counts completions). The CLI test runs the built command (`npm run build`).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,18 +22,21 @@ import { sharedPath } from '../../../src/frameworks/workflow/task-execution.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
 import { finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
+import { tidepool } from '../../support/cli.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
+import { checkOrder } from './check-order.js';
 
-const FILE = '/work/shared/data/workflows/pegasus-dax-2.1/Montage_100.xml';
+const DIR = '/work/shared/data/workflows/pegasus-dax-2.1/';
+const FILE = DIR + 'Montage_100.xml';
 const SCALE = 0.01;
 const T = { timeout: 240_000 };
 
-function assertOutputs(wf: Workflow, shared: string): void {
+function assertOutputs(wf: Workflow, shared: string, scale = SCALE): void {
   for (const f of finalOutputs(wf)) {
     const file = wf.files[f]!;
-    assert.deepEqual(new Uint8Array(readFileSync(sharedPath(shared, file.name))), replayBytes(file.key, Math.round(file.size * SCALE)), file.name);
+    assert.deepEqual(new Uint8Array(readFileSync(sharedPath(shared, file.name))), replayBytes(file.key, Math.round(file.size * scale)), file.name);
   }
 }
 
@@ -69,22 +74,47 @@ describe('workflows on node processes over ZooKeeper', () => {
   const idle = async (cluster: Cluster, n: number) =>
     waitFor(async () => (await cluster.nodes()).filter((x) => x.job === null && x.assignment === '').length >= n, `${n} idle nodes`, 60_000);
 
+  /** Submits a replay of FILE on 3 nodes and waits until `done` tasks finished; the victim is a member that does not lead. */
+  const midReplay = async (cluster: Cluster, wf: Workflow, shared: string, done: number) => {
+    await idle(cluster, 3);
+    const job = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
+    const journal = `${shared}/.journal/${wf.name}`;
+    await waitFor(() => Journal.scan(journal).completions.size >= done, `${done} tasks finished`, 120_000);
+    const leader = await jobLeader(cluster.coordination, job.id);
+    const members = (await cluster.nodes()).filter((n) => n.job === job.id).map((n) => n.id);
+    const victim = processes.find((p) => p.id !== leader && members.includes(p.id) && p.process.exitCode === null)!;
+    return { job, journal, victim };
+  };
+
   it('SIGKILL of a member mid-replay: tasks dispatched again, lost files recreated, a new node joins; each task completed once', T, async () => {
     const wf = await loadWorkflow(FILE);
     const shared = fresh();
     const cluster = await Cluster.connect(zk.connectionString);
     try {
-      await idle(cluster, 3);
-      const job = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
-      const journal = `${shared}/.journal/${wf.name}`;
-      await waitFor(() => Journal.scan(journal).completions.size >= 35, '35 tasks finished', 120_000);
-      const leader = await jobLeader(cluster.coordination, job.id);
-      const victim = processes.find((p) => p.id !== leader && p.process.exitCode === null)!;
+      const { job, journal, victim } = await midReplay(cluster, wf, shared, 35);
       victim.kill('SIGKILL');
       await victim.exited;
       processes.push(await startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }));
       const result = await withDeadline(job.result<WorkflowResult>(), 'the workflow', 180_000);
       assert.ok(result.members.length >= 2);
+      assertOnce(wf, journal);
+      assertOutputs(wf, shared);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a member drained mid-replay (a graceful leave): right outputs, no task finished twice, the node lives on', T, async () => {
+    const wf = await loadWorkflow(FILE);
+    const shared = fresh();
+    const cluster = await Cluster.connect(zk.connectionString);
+    try {
+      const { job, journal, victim } = await midReplay(cluster, wf, shared, 20);
+      assert.equal(await cluster.drain(victim.id), true, 'the node was in the job when drained');
+      await waitFor(async () => (await cluster.nodes()).some((n) => n.id === victim.id && n.job === null), 'the drained node left the job', 60_000);
+      const result = await withDeadline(job.result<WorkflowResult>(), 'the workflow', 180_000);
+      assert.ok(!result.members.some((m) => m.node === victim.id), 'the drained node is no member at the end');
+      assert.equal(victim.process.exitCode, null, 'the drained node process is still running');
       assertOnce(wf, journal);
       assertOutputs(wf, shared);
     } finally {
@@ -134,5 +164,48 @@ describe('workflows on node processes over ZooKeeper', () => {
     } finally {
       await cluster.close();
     }
+  });
+
+  it('a replay on three node processes respects every dependency: no task starts before its inputs exist', T, async () => {
+    const file = DIR + 'Montage_50.xml';
+    const wf = await loadWorkflow(file);
+    const shared = fresh();
+    const cluster = await Cluster.connect(zk.connectionString);
+    try {
+      await idle(cluster, 3);
+      const job = await submitWorkflow(cluster, wf, { file, shared, replay: SCALE, nodes: 3, trace: true });
+      const result = await withDeadline(job.result<WorkflowResult>(), 'the workflow', 180_000);
+      assert.equal(result.tasks, wf.tasks.length, 'each task completed once');
+      assert.equal(result.members.filter((m) => m.trace.length > 0).length, 3, 'tasks ran on every node process');
+      assert.equal(checkOrder(wf, result), wf.counts.edges, 'every dependency checked');
+      assertOutputs(wf, shared);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('tidepool workflow run --zk CONN --progress: the node processes run it; progress lines count tasks and bytes', T, async () => {
+    const file = DIR + 'Montage_25.xml';
+    const scale = 0.02;
+    const wf = await loadWorkflow(file);
+    const shared = fresh();
+    const cluster = await Cluster.connect(zk.connectionString);
+    try {
+      await idle(cluster, 2);
+    } finally {
+      await cluster.close();
+    }
+    const r = await tidepool(['workflow', 'run', file, '--replay', String(scale), '--zk', zk.connectionString, '--nodes', '2', '--shared', shared, '--progress', '--json'], 180_000);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { completed: number; nodes: number; bytesToShared: number; bytesFromShared: number; bytesPeer: number };
+    const finals = finalOutputs(wf).reduce((n, f) => n + Math.round(wf.files[f]!.size * scale), 0);
+    assert.deepEqual({ completed: out.completed, nodes: out.nodes, bytesToShared: out.bytesToShared }, { completed: 25, nodes: 2, bytesToShared: finals });
+    assert.ok(out.bytesFromShared > 0 && out.bytesPeer > 0, 'inputs came from shared storage, intermediates peer to peer');
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('tasks '));
+    assert.ok(lines.length >= 1, `progress lines on stderr:\n${r.stderr}`);
+    for (const line of lines) assert.match(line, /^tasks \d+\/25 done, \d+ running, \d+ ready, \d+ waiting; moved \d+\.\d MB from shared, \d+\.\d MB to shared, \d+\.\d MB peer to peer$/);
+    const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+    assert.equal(lines.at(-1), `tasks 25/25 done, 0 running, 0 ready, 0 waiting; moved ${mb(out.bytesFromShared)} from shared, ${mb(finals)} to shared, ${mb(out.bytesPeer)} peer to peer`);
+    assertOutputs(wf, shared, scale);
   });
 });
