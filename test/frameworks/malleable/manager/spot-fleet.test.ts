@@ -26,7 +26,9 @@ describe('spot fleet: a static on-demand set and a dynamic spot set (seed §VII-
     assert.deepEqual([shortNotice.vacatedInTime, shortNotice.late], [0, 1]);
   });
 
-  it('starts below or above the threshold at the window\'s start, and without a spot set is the on-demand set alone', () => {
+  it('starts below or above the threshold at the window\'s start, ends at its end, and without a spot set is the on-demand set alone', () => {
+    // Until 2 h: the expand at 2.25 h is outside the window.
+    assert.deepEqual(spotFleetRun(points, 0, 2 * H, { onDemand: 1, onDemandPrice: 1, spot: 2, threshold: 0.5, vacateMs: 1 }).events.map((e) => e.type), ['expand', 'notice']);
     // From 1.6 h the price in force is 0.60: no expand until 2.25 h.
     assert.deepEqual(spotFleetRun(points, 1.6 * H, 6 * H, { onDemand: 1, onDemandPrice: 1, spot: 2, threshold: 0.5, vacateMs: 1 }).events, [{ t: 2.25 * H, type: 'expand', price: 0.2 }]);
     const alone = spotFleetRun(points, 0, 6 * H, { onDemand: 2, onDemandPrice: 0.9, spot: 0, threshold: 0.5, vacateMs: 1 });
