@@ -94,6 +94,22 @@ describe('ledger: children spawned in batches', () => {
     assert.deepEqual(await results(a), []);
   });
 
+  it('completions written together commit all or none: a lost task refuses the group, one by one the others commit', async () => {
+    const { a, b } = await setup();
+    const ledgerA = new Ledger(a, paths, 'A');
+    await ledgerA.claim({ id: 'root', state: { next: 0 }, partial: undefined, version: 0 });
+    await ledgerA.spawned('root', kids(0, 3), { partial: 0 });
+    // Node B takes c1 over (a recovery or a transfer).
+    assert.equal(await new Ledger(b, paths, 'B').claim({ id: 'c1', state: { value: 1 }, partial: undefined, version: 0 }), true);
+    const all = [0, 1, 2].map((i) => ({ taskId: `c${i}`, partial: 10 + i }));
+    await assert.rejects(ledgerA.completeAll(all), LostOwnership);
+    assert.deepEqual((await a.getChildren(paths.tasks)).sort(), ['c0', 'c1', 'c2'], 'nothing of the refused group committed');
+    const each = await Promise.allSettled(all.map((c) => ledgerA.complete(c.taskId, c.partial)));
+    assert.deepEqual(each.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(await a.getChildren(paths.tasks), ['c1']);
+    assert.deepEqual((await results(a)).sort(), [0, 10, 12]);
+  });
+
   for (const seed of [1, 2, 3]) {
     it(`commits every batch exactly once through connection losses before and after commit (seed ${seed})`, async () => {
       const { server, a } = await setup();
