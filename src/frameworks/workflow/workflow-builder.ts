@@ -30,13 +30,6 @@ export interface TaskDecl {
   line?: number;
 }
 
-interface Pending {
-  decl: TaskDecl;
-  inputs: string[];
-  outputs: string[];
-  parents: string[];
-}
-
 /** Explicit parents by task number, in compressed rows: the task's own list, then `dependsOn` edges. */
 interface ExplicitParents {
   ownStart: Int32Array;
@@ -57,7 +50,10 @@ export interface WorkflowSource {
 }
 
 export class WorkflowBuilder {
-  private readonly pending: Pending[] = [];
+  // Columns rather than an object per task (a million tasks): the declaration and its file names.
+  private readonly decls: TaskDecl[] = [];
+  private readonly inputNames: string[][] = [];
+  private readonly outputNames: string[][] = [];
   private readonly sizes = new Map<string, number>();
   private readonly outputSizes = new Map<string, number>();
   private readonly extraParents: [string, string][] = [];
@@ -100,7 +96,9 @@ export class WorkflowBuilder {
         }
         return u.name;
       });
-    this.pending.push({ decl, inputs: names(decl.inputs, this.sizes), outputs: names(decl.outputs, this.outputSizes), parents: decl.parents ?? [] });
+    this.inputNames.push(names(decl.inputs, this.sizes));
+    this.outputNames.push(names(decl.outputs, this.outputSizes));
+    this.decls.push(decl);
     return this;
   }
 
@@ -112,7 +110,7 @@ export class WorkflowBuilder {
 
   /** The declarations, as plain data: a job carries them to every member, which builds the same workflow. */
   toSource(): WorkflowSource {
-    return { name: this.name, tasks: this.pending.map((p) => p.decl), sizes: [...this.sizes], dependencies: this.extraParents };
+    return { name: this.name, tasks: this.decls, sizes: [...this.sizes], dependencies: this.extraParents };
   }
 
   static fromSource(source: WorkflowSource): WorkflowBuilder {
@@ -124,14 +122,15 @@ export class WorkflowBuilder {
   }
 
   build(): Workflow {
-    const n = this.pending.length;
+    const n = this.decls.length;
     if (n === 0) throw this.error(undefined, 'the workflow has no tasks');
     const byId = new Map<string, number>();
     for (let t = 0; t < n; t++) {
-      const decl = this.pending[t]!.decl;
-      const first = byId.get(decl.id);
-      if (first !== undefined) throw this.error(decl.id, `duplicate task id (first declared at task ${first + 1})`, decl.line);
+      const decl = this.decls[t]!;
       byId.set(decl.id, t);
+      if (byId.size === t + 1) continue;
+      const first = this.decls.findIndex((d) => d.id === decl.id); // the map now holds t: look the first one up
+      throw this.error(decl.id, `duplicate task id (first declared at task ${first + 1})`, decl.line);
     }
     let byName: Map<string, number> | undefined; // built only if a reference is not an id (WfCommons 1.4 names parents)
     const lookup = (ref: string): number | undefined => {
@@ -139,8 +138,8 @@ export class WorkflowBuilder {
       if (t !== undefined) return t;
       if (!byName) {
         const names = new Map<string, number>();
-        this.pending.forEach((p, q) => {
-          const name = p.decl.name ?? p.decl.id;
+        this.decls.forEach((d, q) => {
+          const name = d.name ?? d.id;
           names.set(name, names.has(name) ? -1 : q); // a name used twice cannot name a parent
         });
         byName = names;
@@ -182,7 +181,7 @@ export class WorkflowBuilder {
       }
       sortSmall(parents);
       edges += parents.length;
-      const d = this.pending[t]!.decl;
+      const d = this.decls[t]!;
       const task: WorkflowTask = { id: d.id, name: d.name ?? d.id, category: d.category ?? d.name ?? d.id, runtime: d.runtime ?? 0, inputs, outputs: outputsOf[t]!, parents };
       if (d.command) task.command = d.command;
       if (d.fn) task.fn = d.fn;
@@ -191,7 +190,7 @@ export class WorkflowBuilder {
     }
     this.addMarkers(tasks, files);
     const graph = computeOrder(tasks, (cycle) => {
-      const first = this.pending[cycle[0]!]!.decl;
+      const first = this.decls[cycle[0]!]!;
       return this.error(first.id, `dependency cycle: ${[...cycle, cycle[0]!].map((t) => tasks[t]!.id).join(' -> ')}`, first.line);
     });
     return {
@@ -204,18 +203,18 @@ export class WorkflowBuilder {
 
   /** Resolves every explicit parent (refusing unknown ones in declaration order) into compressed rows. */
   private explicitParents(lookup: (ref: string) => number | undefined): ExplicitParents {
-    const n = this.pending.length;
+    const n = this.decls.length;
     let total = 0;
-    for (const p of this.pending) total += p.parents.length;
+    for (const d of this.decls) total += d.parents?.length ?? 0;
     const ownStart = new Int32Array(n + 1);
     const own = new Int32Array(total);
     let k = 0;
     for (let t = 0; t < n; t++) {
-      const p = this.pending[t]!;
+      const d = this.decls[t]!;
       ownStart[t] = k;
-      for (const ref of p.parents) {
+      for (const ref of d.parents ?? []) {
         const q = lookup(ref);
-        if (q === undefined || q < 0) throw this.error(p.decl.id, `parent "${ref}" is not a task of this workflow`, p.decl.line);
+        if (q === undefined || q < 0) throw this.error(d.id, `parent "${ref}" is not a task of this workflow`, d.line);
         own[k++] = q;
       }
     }
@@ -228,7 +227,7 @@ export class WorkflowBuilder {
       const c = lookup(childId);
       if (c === undefined || c < 0) throw this.error(childId, 'a dependency names a child that is not a task of this workflow');
       const q = lookup(parentRef);
-      if (q === undefined || q < 0) throw this.error(this.pending[c]!.decl.id, `parent "${parentRef}" is not a task of this workflow`, this.pending[c]!.decl.line);
+      if (q === undefined || q < 0) throw this.error(this.decls[c]!.id, `parent "${parentRef}" is not a task of this workflow`, this.decls[c]!.line);
       child[i] = c;
       parent[i] = q;
       extraStart[c + 1]!++;
@@ -271,23 +270,37 @@ export class WorkflowBuilder {
    * Files are numbered in the order their names are first written, then workflow inputs as read.
    */
   private numberFiles(explicit: ExplicitParents): { files: WorkflowFile[]; fileNames: number; inputs: number[][]; outputs: number[][] } {
-    const n = this.pending.length;
-    // A name's writer, then (once numbered) its file number; MANY for a name several tasks write.
-    const fileOf = new Map<string, number>();
-    const writersOf = new Map<string, number[]>();
+    const n = this.decls.length;
+    // Every name gets an entry when first met (written first, then read): its writer, then its file number.
+    const entryOf = new Map<string, number>();
+    const entryName: string[] = [];
+    const entryWriter: number[] = [];
+    const writersOf = new Map<number, number[]>(); // entry → its writers, for names several tasks write
+    let outputRefs = 0;
     let references = 0;
     for (let t = 0; t < n; t++) {
-      const p = this.pending[t]!;
-      references += p.inputs.length + p.outputs.length;
-      for (const name of p.outputs) {
-        const w = fileOf.get(name);
-        if (w === undefined) fileOf.set(name, t);
-        else if (w === MANY) {
-          const list = writersOf.get(name)!;
+      outputRefs += this.outputNames[t]!.length;
+      references += this.outputNames[t]!.length + this.inputNames[t]!.length;
+    }
+    const outputEntry = new Int32Array(outputRefs); // each output reference's entry: looked up once
+    let k = 0;
+    for (let t = 0; t < n; t++) {
+      for (const name of this.outputNames[t]!) {
+        const before = entryOf.size;
+        const e = entryOf.get(name) ?? entryOf.set(name, before).size - 1;
+        outputEntry[k++] = e;
+        if (e === before) {
+          entryName.push(name);
+          entryWriter.push(t);
+          continue;
+        }
+        const w = entryWriter[e]!;
+        if (w === MANY) {
+          const list = writersOf.get(e)!;
           if (list[list.length - 1] !== t) list.push(t);
         } else if (w !== t) {
-          fileOf.set(name, MANY);
-          writersOf.set(name, [w, t]);
+          entryWriter[e] = MANY;
+          writersOf.set(e, [w, t]);
         }
       }
     }
@@ -297,16 +310,18 @@ export class WorkflowBuilder {
       const asOutput = this.outputSizes.size === 0 ? undefined : this.outputSizes.get(name);
       return (written ? asOutput ?? asInput : asInput ?? asOutput) ?? 0;
     };
+    const entryFile: number[] = new Array(entryName.length);
     const copyOf = new Map<string, number>(); // `${name}@${writer id}` → that writer's copy
     let copies = 0;
-    for (const [name, w] of fileOf) {
-      if (w !== MANY) {
-        fileOf.set(name, files.length);
-        files.push({ key: name, name, size: sizeOf(name, true), producer: w, consumers: [] });
+    for (let e = 0; e < entryName.length; e++) {
+      const name = entryName[e]!;
+      entryFile[e] = files.length;
+      if (entryWriter[e] !== MANY) {
+        files.push({ key: name, name, size: sizeOf(name, true), producer: entryWriter[e]!, consumers: [] });
         continue;
       }
-      for (const t of writersOf.get(name)!) {
-        const key = `${name}@${this.pending[t]!.decl.id}`;
+      for (const t of writersOf.get(e)!) {
+        const key = `${name}@${this.decls[t]!.id}`;
         copyOf.set(key, files.length);
         files.push({ key, name, size: sizeOf(name, true), producer: t, consumers: [] });
         copies++;
@@ -316,38 +331,45 @@ export class WorkflowBuilder {
     const seen = new Int32Array(files.length + references).fill(-1);
     const inputs: number[][] = new Array(n);
     const outputs: number[][] = new Array(n);
+    k = 0;
     for (let t = 0; t < n; t++) {
-      const p = this.pending[t]!;
       const outs: number[] = [];
-      for (const name of p.outputs) {
-        const w = fileOf.get(name)!;
-        const f = w === MANY ? copyOf.get(`${name}@${p.decl.id}`)! : w;
+      for (const name of this.outputNames[t]!) {
+        const e = outputEntry[k++]!;
+        const f = entryWriter[e] === MANY ? copyOf.get(`${name}@${this.decls[t]!.id}`)! : entryFile[e]!;
         if (seen[f] === 2 * t) continue;
         seen[f] = 2 * t;
         outs.push(f);
       }
       outputs[t] = outs;
       const ins: number[] = [];
-      for (const name of p.inputs) {
-        let f = fileOf.get(name);
-        if (f === MANY) {
-          const writers = writersOf.get(name)!;
+      for (const name of this.inputNames[t]!) {
+        const e = entryOf.get(name);
+        let f: number;
+        if (e === undefined) {
+          // A workflow input: no task writes it.
+          f = files.length;
+          entryOf.set(name, entryName.length);
+          entryName.push(name);
+          entryWriter.push(-1);
+          entryFile.push(f);
+          files.push({ key: name, name, size: sizeOf(name, false), producer: -1, consumers: [] });
+        } else if (entryWriter[e] === MANY) {
+          const writers = writersOf.get(e)!;
           const parents = this.explicitOf(explicit, t);
           const mine = writers.filter((q) => parents.includes(q));
           for (const q of mine.length > 0 ? mine : writers.filter((q) => q !== t)) {
-            const copy = copyOf.get(`${name}@${this.pending[q]!.decl.id}`)!;
+            const copy = copyOf.get(`${name}@${this.decls[q]!.id}`)!;
             if (seen[copy] === 2 * t + 1) continue;
             seen[copy] = 2 * t + 1;
             ins.push(copy);
             files[copy]!.consumers.push(t);
           }
           continue;
+        } else {
+          f = entryFile[e]!;
+          if (entryWriter[e] === t) continue; // reads what it writes itself
         }
-        if (f === undefined) {
-          f = files.length;
-          fileOf.set(name, f);
-          files.push({ key: name, name, size: sizeOf(name, false), producer: -1, consumers: [] });
-        } else if (files[f]!.producer === t) continue; // reads what it writes itself
         if (seen[f] === 2 * t + 1) continue;
         seen[f] = 2 * t + 1;
         ins.push(f);
