@@ -127,6 +127,11 @@ describe('workflow formats and quirks', () => {
     assert.match(err.message, /^wf\.xml:2: task a: parent "ghost" is not a task of this workflow$/);
   });
 
+  it('a duplicate task id is refused naming the first declaration, at the line of the second', () => {
+    const err = refusal('<adag version="2.1">\n<job id="a" name="x"/>\n<job id="b" name="y"/>\n<job id="a" name="z"/>\n</adag>\n');
+    assert.match(err.message, /^wf\.xml:4: task a: duplicate task id \(first declared at task 1\)$/);
+  });
+
   it('a WfFormat 1.5 file that breaks the schema is refused naming the task and field', () => {
     const doc = { name: 'x', schemaVersion: '1.5', workflow: { specification: { tasks: [{ name: 't1', id: 't1', children: [], parents: [], inputFiles: [], outputFiles: 'oops' }], files: [] }, execution: { makespanInSeconds: 1, executedAt: 'now', tasks: [{ id: 't1', runtimeInSeconds: 1 }] } } };
     const err = refusal(JSON.stringify(doc, null, 2), 'bad.json');
