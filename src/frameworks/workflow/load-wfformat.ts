@@ -51,8 +51,30 @@ function load15(root: Json, text: string, file: string, name: string, version: s
     throw new WorkflowError(file, line, `${id !== undefined ? `task ${id}: ` : ''}${e.instancePath || '/'} ${e.message ?? 'is invalid'} (WfFormat schema)`);
   }
   const spec = (root.workflow as Json).specification as { tasks: SpecTask[]; files?: { id: string; sizeInBytes: number }[] };
-  const runs = ((root.workflow as Json).execution as { tasks: ExecTask[] } | undefined)?.tasks ?? [];
-  return build15(new WorkflowBuilder(name, { file, lineOf }, `WfFormat ${version}`), spec.tasks.map(declOf), spec.files ?? [], runs);
+  const files = new Columns15();
+  for (const f of spec.files ?? []) files.file(f);
+  for (const run of ((root.workflow as Json).execution as { tasks: ExecTask[] } | undefined)?.tasks ?? []) files.run(run);
+  return build15(new WorkflowBuilder(name, { file, lineOf }, `WfFormat ${version}`), spec.tasks.map(declOf), files);
+}
+
+/** File sizes and execution records as columns: a million small objects fewer to keep until the build. */
+class Columns15 {
+  readonly fileIds: string[] = [];
+  readonly fileSizes: number[] = [];
+  readonly runIds: string[] = [];
+  readonly runtimes: number[] = [];
+  readonly commands = new Map<number, NonNullable<ExecTask['command']>>();
+
+  file(f: { id: string; sizeInBytes: number }): void {
+    this.fileIds.push(f.id);
+    this.fileSizes.push(f.sizeInBytes);
+  }
+
+  run(r: ExecTask): void {
+    if (r.command) this.commands.set(this.runIds.length, r.command);
+    this.runIds.push(r.id);
+    this.runtimes.push(r.runtimeInSeconds);
+  }
 }
 
 /** The same, read a piece at a time (wfformat-pieces.ts); undefined when the text must be read whole. */
@@ -60,26 +82,24 @@ function load15InPieces(text: string, file: string): Workflow | undefined {
   const checks = wfFormatChecks();
   if (!checks) return undefined;
   const decls: TaskDecl[] = [];
-  const files: { id: string; sizeInBytes: number }[] = [];
-  const runs: ExecTask[] = [];
+  const columns = new Columns15();
   const skeleton = readInPieces(text, (array, item) => {
     if (array === 'specTasks') {
       if (!checks.specTask(item)) return false;
       decls.push(declOf(item as SpecTask));
     } else if (array === 'specFiles') {
       if (!checks.specFile(item)) return false;
-      files.push({ id: (item as { id: string }).id, sizeInBytes: (item as { sizeInBytes: number }).sizeInBytes });
+      columns.file(item as { id: string; sizeInBytes: number });
     } else {
       if (!checks.execTask(item)) return false;
-      const run = item as ExecTask;
-      runs.push(run.command ? { id: run.id, runtimeInSeconds: run.runtimeInSeconds, command: run.command } : { id: run.id, runtimeInSeconds: run.runtimeInSeconds });
+      columns.run(item as ExecTask);
     }
     return true;
   });
   if (!skeleton || !checks.rest(skeleton.doc)) return undefined;
   const root = skeleton.doc;
   const name = typeof root.name === 'string' ? root.name : file;
-  return build15(new WorkflowBuilder(name, { file, lineOf: (id) => lineOfText(text, `"${id}"`) }, `WfFormat ${String(root.schemaVersion ?? '?')}`), decls, files, runs);
+  return build15(new WorkflowBuilder(name, { file, lineOf: (id) => lineOfText(text, `"${id}"`) }, `WfFormat ${String(root.schemaVersion ?? '?')}`), decls, columns);
 }
 
 function declOf(t: SpecTask): TaskDecl {
@@ -87,24 +107,27 @@ function declOf(t: SpecTask): TaskDecl {
 }
 
 /** Runtimes and commands from the execution records, sizes from the file list, then the graph. */
-function build15(builder: WorkflowBuilder, decls: TaskDecl[], files: { id: string; sizeInBytes: number }[], runs: ExecTask[]): Workflow {
-  for (const f of files) builder.file(f.id, f.sizeInBytes);
+function build15(builder: WorkflowBuilder, decls: TaskDecl[], c: Columns15): Workflow {
+  for (let i = 0; i < c.fileIds.length; i++) builder.file(c.fileIds[i]!, c.fileSizes[i]!);
   // Execution records usually come in the order of the tasks: look one up by id only when they do not.
-  let runById: Map<string, ExecTask> | undefined;
-  const runOf = (id: string, i: number) => {
-    const same = runs[i];
-    if (same !== undefined && same.id === id) return same;
-    runById ??= new Map(runs.map((r) => [r.id, r]));
+  let runById: Map<string, number> | undefined;
+  const runOf = (id: string, i: number): number | undefined => {
+    if (c.runIds[i] === id) return i;
+    runById ??= new Map(c.runIds.map((r, k) => [r, k]));
     return runById.get(id);
   };
   let missing = 0;
   for (let i = 0; i < decls.length; i++) {
     const decl = decls[i]!;
     const run = runOf(decl.id, i);
-    if (run) decl.runtime = run.runtimeInSeconds;
-    else missing++;
-    const program = run?.command?.program;
-    if (program) decl.command = { program, args: (run!.command!.arguments ?? []).map(String) };
+    if (run === undefined) {
+      missing++;
+      builder.task(decl);
+      continue;
+    }
+    decl.runtime = c.runtimes[run]!;
+    const command = c.commands.get(run);
+    if (command?.program) decl.command = { program: command.program, args: (command.arguments ?? []).map(String) };
     builder.task(decl);
   }
   const workflow = builder.build();
