@@ -23,6 +23,7 @@ import { Cluster, type EmbeddedClusterOptions } from '../../src/runtime/cluster.
 import { cancelJob } from '../../src/runtime/job-control.js';
 import { finishExactly, submit } from '../frameworks/malleable/manager/manager-scenario.js';
 import { collectPageProblems, launchBrowser, screenshot } from '../support/browser.js';
+import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 
 /** Deadline of each wait for the page (the monitor ticks every 200 ms; the machine is shared). */
@@ -192,7 +193,8 @@ describe('kinds over time on the dashboard (headless Chromium)', () => {
         for (const job of jobs) assert.ok(marks.some((m) => m.job === job && m.label === 'launch'), `${job}'s launch is marked on the chart`);
         await finishExactly(client, [{ id: malleable.id, n: 18 }, { id: rigid.id, n: 16 }]);
       } finally {
-        for (const job of jobs) await cancelJob(client, job).catch(() => undefined);
+        // Held tasks wait for their gate: opened, so that a failed check does not leave them blocking the cluster's close.
+        for (const job of jobs) await openGate(client, job).then(() => cancelJob(client, job)).catch(() => undefined);
         await manager.stop();
       }
     });
