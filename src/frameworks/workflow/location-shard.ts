@@ -7,10 +7,9 @@
  * between shards when the membership changes.
  */
 
-/** Where a file can be fetched: the node holding it (and, for the data plane, the blob's reference). */
+/** Where a file can be fetched: the node holding it in memory (fetched from there with layer messages). */
 export interface FileLocation {
   node: string;
-  ref?: { hash: string; size: number };
 }
 
 export type ShardFileState = 'INVALID' | 'VALID';

@@ -17,9 +17,11 @@ export interface View {
 export type WorkflowMessage =
   | { type: 'wf-view'; view: View }
   | { type: 'wf-assign'; epoch: number; tasks: number[]; recreate?: boolean }
-  | { type: 'wf-query'; files: number[] }
+  | { type: 'wf-query'; files: number[]; probe?: number }
   | { type: 'wf-located'; files: [number, FileLocation][]; waited?: boolean }
-  | { type: 'wf-update'; files: [number, FileLocation][] }
+  | { type: 'wf-update'; files: [number, FileLocation][]; probe?: number }
+  /** The shard handled the query or update batch that carried `probe` (a sampled round trip, Fig. 14). */
+  | { type: 'wf-ack'; probe: number }
   | { type: 'wf-got'; tasks: number[] }
   | { type: 'wf-done'; tasks: number[] }
   | { type: 'wf-held?'; epoch: number }
@@ -31,6 +33,7 @@ export type WorkflowMessage =
 
 const isInts = (v: unknown) => Array.isArray(v) && v.every((x) => Number.isInteger(x) && (x as number) >= 0);
 const isLocation = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as FileLocation).node === 'string';
+const isProbe = (v: unknown) => v === undefined || Number.isInteger(v);
 const isLocated = (v: unknown) => Array.isArray(v) && v.every((e) => Array.isArray(e) && Number.isInteger(e[0]) && isLocation(e[1]));
 
 /** Undefined when `body` is a well-formed workflow message, else what is wrong (the node drops it). */
@@ -42,9 +45,10 @@ export function validateWorkflowMessage(body: LayerBody): string | undefined {
       return ok(!!v && typeof v.epoch === 'number' && Array.isArray(v.members) && v.members.every((m) => typeof m === 'string') && typeof v.leader === 'string', 'needs view {epoch, members, leader}');
     }
     case 'wf-assign': return ok(typeof body.epoch === 'number' && isInts(body.tasks), 'needs epoch and task numbers');
-    case 'wf-query': return ok(isInts(body.files), 'needs file numbers');
-    case 'wf-located':
-    case 'wf-update': return ok(isLocated(body.files), 'needs [file, location] pairs');
+    case 'wf-query': return ok(isInts(body.files) && isProbe(body.probe), 'needs file numbers (and a whole-number probe, if any)');
+    case 'wf-located': return ok(isLocated(body.files), 'needs [file, location] pairs');
+    case 'wf-update': return ok(isLocated(body.files) && isProbe(body.probe), 'needs [file, location] pairs (and a whole-number probe, if any)');
+    case 'wf-ack': return ok(Number.isInteger(body.probe), 'needs a probe number');
     case 'wf-done':
     case 'wf-got': return ok(isInts(body.tasks), 'needs task numbers');
     case 'wf-held?': return ok(typeof body.epoch === 'number', 'needs an epoch');

@@ -8,8 +8,12 @@ import { defineTask } from '../../runtime/task.js';
 import { replayBytes } from './replay-bytes.js';
 import type { WorkflowFunction } from './workflow.js';
 
+export interface ReplayJob { kind: 'replay'; seconds: number; outputs: { key: string; name: string; size: number }[] }
+
 export type WorkerJob =
-  | { kind: 'replay'; seconds: number; outputs: { key: string; name: string; size: number }[] }
+  | ReplayJob
+  /** Short replays sent in one message (their outputs come back as a list, in order). */
+  | { kind: 'bundle'; jobs: ReplayJob[] }
   | { kind: 'function'; module: string; export: string; id: string; args: string[]; inputs: Record<string, Uint8Array>; outputs: string[] };
 
 /** Busy computation (not a sleep): the core is used for as long as the recorded task used one. */
@@ -20,16 +24,18 @@ function compute(seconds: number): void {
   if (x === 42) console.log(''); // keeps the loop from being optimised away
 }
 
-export default defineTask<WorkerJob, Record<string, Uint8Array> | null>({
+function replay(job: ReplayJob): Record<string, Uint8Array> {
+  compute(job.seconds);
+  const out: Record<string, Uint8Array> = {};
+  for (const o of job.outputs) out[o.name] = replayBytes(o.key, o.size);
+  return out;
+}
+
+export default defineTask<WorkerJob, Record<string, Uint8Array> | Record<string, Uint8Array>[] | null>({
   name: 'workflow-task',
   async run(job, ctx) {
-    if (job.kind === 'replay') {
-      compute(job.seconds);
-      const out: Record<string, Uint8Array> = {};
-      for (const o of job.outputs) out[o.name] = replayBytes(o.key, o.size);
-      ctx.emit(out);
-      return;
-    }
+    if (job.kind === 'replay') return ctx.emit(replay(job));
+    if (job.kind === 'bundle') return ctx.emit(job.jobs.map(replay));
     const mod = (await import(job.module)) as Record<string, unknown>;
     const fn = mod[job.export] as WorkflowFunction | undefined;
     if (typeof fn !== 'function') throw new Error(`${job.module} has no exported function "${job.export}"`);

@@ -1,32 +1,27 @@
 /**
  * What running one task means on a member: its inputs are materialised (from the shared directory,
- * from this node's store, or fetched peer-to-peer through the data plane), it runs (a replay or a
- * function on a worker thread, a command as a child process in a working directory of its own),
- * and its outputs are stored: final outputs in the shared directory, intermediate files where they
- * were produced (collocated), on a storage member (isolated), or in the shared directory too
- * (all-through-shared, the baseline). Bytes moved to and from shared storage and between peers are counted.
+ * from this node's memory, or fetched peer to peer from the member holding them), it runs (a replay
+ * or a function on a worker thread, a command as a child process in a working directory of its own),
+ * and its outputs are stored: final outputs in the shared directory, intermediate files in memory
+ * where they were produced (collocated), on a storage member (isolated), or in the shared directory
+ * too (all-through-shared, the baseline). Bytes moved to and from shared storage and between peers
+ * are counted. Intermediate files never go through the coordination service: the location service
+ * already says which member holds a file, so a fetch is layer messages to that member and back.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DataPlane } from '../../data/data-plane.js';
 import type { TaskRef } from '../../runtime/task.js';
 import type { WorkerEvent, Workers } from '../../runtime/worker/worker-pool.js';
 import type { FileLocation } from './location-shard.js';
-import type { WorkerJob } from './replay-task.js';
+import type { ReplayJob, WorkerJob } from './replay-task.js';
 import type { Workflow } from './workflow.js';
 
 export type StorageMode = 'collocated' | 'isolated' | 'shared';
 
 /** A location meaning "in the shared directory" (a holder that never leaves). */
 export const SHARED_NODE = '*';
-
-/**
- * Intermediate files up to this size go peer to peer in one layer message, straight from the holder's
- * memory; larger ones through the data plane (chunked, flow-controlled, registered as blobs).
- */
-export const INLINE_BYTES = 256 * 1024;
 
 export interface ExecutionSettings {
   jobId: string;
@@ -46,8 +41,29 @@ export interface ExecutionCounters {
   transferMs: number[];
 }
 
+/**
+ * Replays this short travel to a thread together (up to this many, this much recorded work): a
+ * message per task would cost more than the task. Longer ones go one by one (a bundle's outputs
+ * are reported when its last task ends).
+ */
+const BUNDLE_TASKS = 64;
+const BUNDLE_SECONDS = 0.0005;
+
+interface Waiting {
+  job: WorkerJob;
+  resolve: (out: Record<string, Uint8Array>) => void;
+  reject: (err: Error) => void;
+  /** Told when the job goes to a thread (to run now, or right after the one the thread runs). */
+  started: (() => void) | undefined;
+}
+
 /** Thrown when an input's holder is gone: the task waits for the file again instead of failing. */
-export class InputLost extends Error {}
+export class InputLost extends Error {
+  /** The input that could not be had (its location is stale), if known. */
+  constructor(message: string, readonly file?: number) {
+    super(message);
+  }
+}
 
 /** A file name as a path in the shared directory (names may contain slashes). */
 export function sharedPath(shared: string, name: string): string {
@@ -57,24 +73,28 @@ export function sharedPath(shared: string, name: string): string {
 export class TaskExecution {
   readonly counters: ExecutionCounters = { bytesFromShared: 0, bytesToShared: 0, bytesPeer: 0, filesPeer: 0, transferMs: [] };
   private readonly local = new Map<number, Uint8Array>();
-  private readonly onSlot = new Map<string, { resolve: (out: Record<string, Uint8Array>) => void; reject: (err: Error) => void }>();
+  /** Thread task → the jobs it carries (one, or a bundle of short replays). */
+  private readonly onSlot = new Map<string, Waiting[]>();
+  private startScheduled = false;
   private seq = 0;
-  private readonly waitingForThread: { taskId: string; job: WorkerJob }[] = [];
+  private readonly waitingForThread: Waiting[] = [];
 
   constructor(
     private readonly workflow: Workflow,
     private readonly settings: ExecutionSettings,
     private readonly workers: Workers,
     private readonly ref: TaskRef,
-    private readonly data: DataPlane | undefined,
     /** Isolated storage: hand an intermediate file to a storage member, get its location back. */
     private readonly putRemote: (file: number, bytes: Uint8Array) => Promise<FileLocation>,
-    /** A small intermediate file from the member holding it (rejects with InputLost if it is gone). */
-    private readonly fetchInline: (node: string, file: number) => Promise<Uint8Array>,
+    /** An intermediate file from the member holding it (rejects with InputLost if it is gone). */
+    private readonly fetchFrom: (node: string, file: number) => Promise<Uint8Array>,
   ) {}
 
-  /** Runs the task; resolves with the locations of its intermediate outputs (final ones are in the shared directory). */
-  async run(task: number, inputs: [number, FileLocation | 'shared'][]): Promise<[number, FileLocation][]> {
+  /**
+   * Runs the task; resolves with the locations of its intermediate outputs (final ones are in the
+   * shared directory). `started` is told when the task goes to a thread (or its process starts), its inputs here.
+   */
+  async run(task: number, inputs: [number, FileLocation | 'shared'][], started?: () => void): Promise<[number, FileLocation][]> {
     const spec = this.workflow.tasks[task]!;
     const wanted = inputs.filter(([f]) => !this.workflow.files[f]!.marker);
     const bytes = new Map<string, Uint8Array>();
@@ -83,10 +103,11 @@ export class TaskExecution {
     const realOutputs = spec.outputs.filter((f) => !this.workflow.files[f]!.marker);
     if (this.settings.replay !== undefined) {
       const scale = this.settings.replay;
-      outputs = await this.onWorker({ kind: 'replay', seconds: Math.max(0, spec.runtime) * scale, outputs: realOutputs.map((f) => ({ key: this.workflow.files[f]!.key, name: this.workflow.files[f]!.name, size: Math.round(this.workflow.files[f]!.size * scale) })) });
+      outputs = await this.onWorker({ kind: 'replay', seconds: Math.max(0, spec.runtime) * scale, outputs: realOutputs.map((f) => ({ key: this.workflow.files[f]!.key, name: this.workflow.files[f]!.name, size: Math.round(this.workflow.files[f]!.size * scale) })) }, started);
     } else if (spec.fn) {
-      outputs = await this.onWorker({ kind: 'function', module: spec.fn.module, export: spec.fn.export, id: spec.id, args: spec.args ?? [], inputs: Object.fromEntries(bytes), outputs: realOutputs.map((f) => this.workflow.files[f]!.name) });
+      outputs = await this.onWorker({ kind: 'function', module: spec.fn.module, export: spec.fn.export, id: spec.id, args: spec.args ?? [], inputs: Object.fromEntries(bytes), outputs: realOutputs.map((f) => this.workflow.files[f]!.name) }, started);
     } else if (spec.command) {
+      started?.();
       outputs = await this.runCommand(task, bytes, realOutputs.map((f) => this.workflow.files[f]!.name));
     } else throw new Error(`task ${spec.id} has neither a command nor a function: replay the workflow (--replay SCALE)`);
     const out: [number, FileLocation][] = [];
@@ -99,8 +120,7 @@ export class TaskExecution {
       } else if (this.settings.storage === 'isolated') out.push([f, await this.putRemote(f, content)]);
       else {
         this.local.set(f, content);
-        const ref = this.data && content.length > INLINE_BYTES ? await this.data.share(content, this.settings.jobId, file.name) : undefined;
-        out.push([f, { node: this.settings.nodeId, ...(ref ? { ref } : {}) }]);
+        out.push([f, { node: this.settings.nodeId }]);
       }
     }
     return out;
@@ -118,13 +138,13 @@ export class TaskExecution {
     if (loc.node === this.settings.nodeId && this.local.has(f)) return this.local.get(f)!;
     try {
       const t0 = performance.now();
-      const content = loc.ref && this.data ? await this.data.obtain(loc.ref as never, this.settings.jobId, file.name) : await this.fetchInline(loc.node, f);
+      const content = await this.fetchFrom(loc.node, f);
       if (this.counters.transferMs.length < 10_000) this.counters.transferMs.push(performance.now() - t0);
       this.counters.bytesPeer += content.length;
       this.counters.filesPeer++;
       return content;
     } catch (err) {
-      throw new InputLost(`fetching ${file.name} from ${loc.node} failed: ${(err as Error).message}`);
+      throw new InputLost(`fetching ${file.name} from ${loc.node} failed: ${(err as Error).message}`, f);
     }
   }
 
@@ -133,21 +153,30 @@ export class TaskExecution {
     this.counters.bytesToShared += content.length;
   }
 
-  /** Bytes of an intermediate file this node holds (for saving it when the workflow stops). */
+  /** Bytes of an intermediate file this node holds (to serve a fetch, or to save it when the workflow stops). */
   held(f: number): Uint8Array | undefined {
     return this.local.get(f);
   }
 
+  /** Isolated storage: this member keeps a file another member produced. */
+  keep(f: number, content: Uint8Array): void {
+    this.local.set(f, content);
+  }
+
   /**
    * Runs on a worker thread: an idle one, or queued behind the task a thread runs (the pool starts
-   * it the moment the first ends, so a thread never waits for a round trip to this thread); the rest wait here.
+   * it the moment the first ends, so a thread never waits for a round trip to this thread); the rest
+   * wait here. Jobs queued in the same turn leave together: short replays as one bundle per thread message.
    */
-  private onWorker(job: WorkerJob): Promise<Record<string, Uint8Array>> {
-    const taskId = `wf-${this.settings.nodeId}-${this.seq++}`;
+  private onWorker(job: WorkerJob, started: (() => void) | undefined): Promise<Record<string, Uint8Array>> {
     return new Promise((resolve, reject) => {
-      this.onSlot.set(taskId, { resolve, reject });
-      this.waitingForThread.push({ taskId, job });
-      this.startOnThreads();
+      this.waitingForThread.push({ job, resolve, reject, started });
+      if (this.startScheduled) return;
+      this.startScheduled = true;
+      queueMicrotask(() => {
+        this.startScheduled = false;
+        this.startOnThreads();
+      });
     });
   }
 
@@ -155,20 +184,40 @@ export class TaskExecution {
     while (this.waitingForThread.length > 0) {
       const slot = this.workers.idleSlots()[0] ?? this.workers.pipelineSlots?.()[0];
       if (slot === undefined) return;
-      const { taskId, job } = this.waitingForThread.shift()!;
-      this.workers.run(slot, { taskId, jobId: this.settings.jobId, ref: this.ref, state: job, partial: undefined, board: undefined, varNames: [] });
+      const taken = this.nextBundle();
+      const taskId = `wf-${this.settings.nodeId}-${this.seq++}`;
+      this.onSlot.set(taskId, taken);
+      for (const w of taken) w.started?.();
+      const state: WorkerJob = taken.length === 1 ? taken[0]!.job : { kind: 'bundle', jobs: taken.map((w) => w.job as ReplayJob) };
+      this.workers.run(slot, { taskId, jobId: this.settings.jobId, ref: this.ref, state, partial: undefined, board: undefined, varNames: [] });
     }
   }
 
-  /** A worker thread reported on one of our tasks. */
+  /** The next job, with the short replays queued behind it (at most BUNDLE_TASKS, BUNDLE_SECONDS of work). */
+  private nextBundle(): Waiting[] {
+    const first = this.waitingForThread.shift()!;
+    const taken = [first];
+    if (first.job.kind !== 'replay') return taken;
+    let seconds = first.job.seconds;
+    for (;;) {
+      const next = this.waitingForThread[0];
+      if (!next || next.job.kind !== 'replay' || taken.length >= BUNDLE_TASKS || seconds + next.job.seconds > BUNDLE_SECONDS) return taken;
+      seconds += next.job.seconds;
+      taken.push(this.waitingForThread.shift()!);
+    }
+  }
+
+  /** A worker thread reported on one of our tasks (or bundles). */
   onWorkerEvent(event: WorkerEvent): void {
     if (event.type !== 'done' && event.type !== 'failed' && event.type !== 'cancelled') return;
     const waiting = this.onSlot.get(event.taskId);
     if (!waiting) return;
     queueMicrotask(() => this.startOnThreads());
     this.onSlot.delete(event.taskId);
-    if (event.type === 'done') waiting.resolve((event.partial ?? {}) as Record<string, Uint8Array>);
-    else waiting.reject(new Error(event.type === 'failed' ? event.error.split('\n')[0]! : 'cancelled'));
+    if (event.type === 'done') {
+      const outputs = waiting.length === 1 ? [event.partial] : (event.partial as unknown[]);
+      waiting.forEach((w, i) => w.resolve((outputs[i] ?? {}) as Record<string, Uint8Array>));
+    } else for (const w of waiting) w.reject(new Error(event.type === 'failed' ? event.error.split('\n')[0]! : 'cancelled'));
   }
 
   private async runCommand(task: number, inputs: Map<string, Uint8Array>, outputs: string[]): Promise<Record<string, Uint8Array>> {

@@ -31,6 +31,8 @@ export class WorkerTasks {
   private readonly waitingFor = new Map<number, number[]>();
   private ready: number[] = [];
   private readyHead = 0;
+  /** The tasks in `ready` from readyHead on (not given away): membership and count without a scan. */
+  private readonly queued = new Set<number>();
   readonly running = new Set<number>();
 
   constructor(
@@ -74,7 +76,7 @@ export class WorkerTasks {
         queries.push(file);
       }
     }
-    if (missing === 0) this.ready.push(task);
+    if (missing === 0) this.enqueue(task);
     else this.missing.set(task, missing);
     return queries;
   }
@@ -91,7 +93,7 @@ export class WorkerTasks {
       if (left === undefined) continue;
       if (left === 1) {
         this.missing.delete(task);
-        this.ready.push(task);
+        this.enqueue(task);
       } else this.missing.set(task, left - 1);
     }
     this.waitingFor.delete(file);
@@ -107,6 +109,16 @@ export class WorkerTasks {
     }
   }
 
+  /** A located input could not be had from its holder: INVALID again. Returns it if it must be asked for. */
+  forget(file: number): number[] {
+    const f = this.info(file);
+    if (f.state !== 'REMOTE') return [];
+    f.state = 'INVALID';
+    delete f.location;
+    f.queried = true;
+    return [file];
+  }
+
   /** The next READY task, in the order they became READY. */
   take(): number | undefined {
     while (this.readyHead < this.ready.length) {
@@ -116,6 +128,7 @@ export class WorkerTasks {
         this.ready = this.ready.slice(this.readyHead);
         this.readyHead = 0;
       }
+      this.queued.delete(task);
       this.running.add(task);
       return task;
     }
@@ -158,6 +171,8 @@ export class WorkerTasks {
     }
     this.ready = stillReady;
     this.readyHead = 0;
+    this.queued.clear();
+    for (const task of stillReady) this.queued.add(task);
     // Tasks already waiting on other files now wait for the lost ones too.
     const alreadyWaiting = [...this.missing.keys()];
     for (const task of waitAgain) for (const q of this.assign(task)) queries.add(q);
@@ -176,8 +191,12 @@ export class WorkerTasks {
   }
 
   private inReady(task: number): boolean {
-    for (let i = this.readyHead; i < this.ready.length; i++) if (this.ready[i] === task) return true;
-    return false;
+    return this.queued.has(task);
+  }
+
+  private enqueue(task: number): void {
+    this.ready.push(task);
+    this.queued.add(task);
   }
 
   /** Files this worker waits for (to ask again after the location service's shards moved). */
@@ -200,9 +219,7 @@ export class WorkerTasks {
   }
 
   get readyCount(): number {
-    let n = 0;
-    for (let i = this.readyHead; i < this.ready.length; i++) if (this.ready[i]! >= 0) n++;
-    return n;
+    return this.queued.size;
   }
 
   get waitingCount(): number {
@@ -229,6 +246,7 @@ export class WorkerTasks {
     candidates.sort((a, b) => b.score - a.score || b.index - a.index);
     return candidates.slice(0, max).map(({ index, task }) => {
       this.ready[index] = -1;
+      this.queued.delete(task);
       return { task, inputs: this.workflow.tasks[task]!.inputs.map((file) => [file, this.info(file).location ?? null]) };
     });
   }

@@ -41,6 +41,12 @@ export interface EngineOptions {
   stealing?: boolean;
   /** Files in the shared directory before the run (workflow inputs always are). */
   saved?: Set<number>;
+  /**
+   * Short tasks: beyond `slots`, more tasks are taken while the known work of those taken is under
+   * `budget` seconds (at most `max` at once), so that tasks of a few microseconds travel to the
+   * threads in bundles instead of one message each. Undefined: `slots` only (commands, functions).
+   */
+  short?: { seconds: (task: number) => number; budget: number; max: number };
 }
 
 export interface EngineStats {
@@ -48,8 +54,11 @@ export interface EngineStats {
   steals: number; stolenIn: number; queries: number; updates: number; dispatched: number;
   /** Tasks this member ran to completion for the first time, and again to recreate lost files. */
   completed: number; recreated: number;
-  /** Milliseconds from a query to its answer: answered at once (the file existed) and after waiting for it (samples). */
-  queryMs: number[]; waitMs: number[];
+  /**
+   * Milliseconds (samples, Fig. 14): round trip of a query batch and of an update batch to a remote shard
+   * (one probe out per shard at a time), and from asking where a file is to being told, when it did not exist yet.
+   */
+  queryMs: number[]; updateMs: number[]; waitMs: number[];
 }
 
 /** Where completion markers "are": a holder that never leaves (a marker is never lost, never fetched). */
@@ -64,6 +73,9 @@ export class WorkflowEngine {
   readonly dispatcher: Dispatcher;
   private view: View | undefined;
   private ring: Rendezvous | undefined;
+  /** Owners under the current view, filled as asked (cleared when the view changes). */
+  private fileOwners: string[] = [];
+  private partitionOwners: string[] = [];
   private acceptFrom = 0;
   private readonly recreating = new Set<number>();
   private readonly attempts = new Map<number, number>();
@@ -77,6 +89,10 @@ export class WorkflowEngine {
   private flushScheduled = false;
   /** When each outstanding query was sent (latency figures). */
   private readonly asked = new Map<number, number>();
+  /** Probes out (`shard|type` → probe) and when each left; at most one per shard and type. */
+  private readonly probing = new Map<string, number>();
+  private readonly probes = new Map<number, { at: number; key: string; samples: number[] }>();
+  private probeSeq = 0;
   private readonly outbox = new Map<string, Map<Batch, unknown[]>>();
   private readonly local: [string, WorkflowMessage][] = [];
   private flushing = false;
@@ -86,11 +102,13 @@ export class WorkflowEngine {
   private leaderCounts: Int32Array | undefined;
   private finished = false;
   private paused = false;
-  readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0, queryMs: [], waitMs: [] };
-  private readonly opts: Required<Omit<EngineOptions, 'saved'>>;
+  readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0, queryMs: [], updateMs: [], waitMs: [] };
+  private readonly opts: Required<Omit<EngineOptions, 'saved' | 'short'>>;
+  private readonly short: EngineOptions['short'];
 
   constructor(readonly workflow: Workflow, readonly self: string, private readonly io: EngineIO, options: EngineOptions = {}) {
     this.opts = { mode: 'decentralized', partitions: 256, slots: 1, maxAttempts: 3, stealing: true, ...options };
+    this.short = options.short;
     const saved = options.saved ?? new Set<number>();
     this.worker = new WorkerTasks(workflow, self, (f) => workflow.files[f]!.producer < 0 || saved.has(f));
     this.dispatcher = new Dispatcher(workflow, this.opts.partitions, this.opts.mode, self);
@@ -129,10 +147,13 @@ export class WorkflowEngine {
           const answer = this.shard.query(f, from);
           if (answer.state === 'VALID') this.batch(from, 'wf-located', [f, answer.location]);
         }
+        if (m.probe !== undefined) this.post(from, { type: 'wf-ack', probe: m.probe });
         return;
       case 'wf-update':
         for (const [f, location] of m.files) for (const w of this.shard.update(f, location)) this.batch(w, 'wf-notify', [f, location]);
+        if (m.probe !== undefined) this.post(from, { type: 'wf-ack', probe: m.probe });
         return;
+      case 'wf-ack': return this.probed(m.probe);
       case 'wf-located':
         for (const [f, location] of m.files) {
           this.worker.located(f, location);
@@ -157,7 +178,8 @@ export class WorkflowEngine {
         }
         return;
       case 'wf-steal': {
-        const stolen = this.worker.steal(from, m.want, this.opts.slots);
+        // Half of what is READY here (at least what was asked): a thief that got one task would be back a task later.
+        const stolen = this.worker.steal(from, Math.max(m.want, Math.floor(this.worker.readyCount / 2)), this.opts.slots);
         this.stats.steals += stolen.length;
         // Until the thief says it has them, they count as held here (a reconcile must not dispatch them again).
         for (const s of stolen) {
@@ -186,6 +208,8 @@ export class WorkflowEngine {
     this.view = view;
     this.acceptFrom = Math.max(this.acceptFrom, view.epoch);
     this.ring = new Rendezvous(view.members);
+    this.fileOwners = [];
+    this.partitionOwners = [];
     if (view.leader !== this.self) this.leaderCounts = undefined;
     for (const node of gone) {
       this.shard.nodeLeft(node);
@@ -218,7 +242,7 @@ export class WorkflowEngine {
     for (const t of tasks) {
       const p = this.dispatcher.partitionOf(t);
       if (!this.dispatcher.owns(p)) {
-        const owner = Dispatcher.ownerOf(p, this.view!, this.opts.mode, this.ring);
+        const owner = this.partitionOwner(p);
         if (owner !== this.self && owner !== from) this.batch(owner, 'wf-done', t);
         continue;
       }
@@ -251,7 +275,7 @@ export class WorkflowEngine {
     if (recreated) this.stats.recreated++;
     else this.stats.completed++;
     (recreated ? this.journalRecreated : this.journalDone).push([task, this.self]);
-    this.batch(Dispatcher.ownerOf(this.dispatcher.partitionOf(task), this.view!, this.opts.mode, this.ring), 'wf-done', task);
+    this.batch(this.partitionOwner(this.dispatcher.partitionOf(task)), 'wf-done', task);
     this.flush();
   }
 
@@ -268,8 +292,9 @@ export class WorkflowEngine {
     this.flush();
   }
 
-  /** An input could not be fetched (its holder left): wait for it again. */
-  inputLost(task: number): void {
+  /** An input could not be fetched (its holder left, or no longer has it): ask where it is again, and wait for it. */
+  inputLost(task: number, file?: number): void {
+    if (file !== undefined) this.queryAll(this.worker.forget(file));
     this.queryAll(this.worker.requeue(task));
     this.flush();
   }
@@ -291,9 +316,16 @@ export class WorkflowEngine {
 
   private pump(): void {
     if (this.paused) return;
-    while (this.worker.running.size < this.opts.slots) {
+    let work: number | undefined;
+    for (;;) {
+      if (this.worker.running.size >= this.opts.slots) {
+        if (!this.short || this.worker.running.size >= this.short.max) break;
+        work ??= this.shortWork();
+        if (work >= this.short.budget) break;
+      }
       const t = this.worker.take();
       if (t === undefined) break;
+      if (work !== undefined) work += this.short!.seconds(t);
       const inputs = this.workflow.tasks[t]!.inputs.map((f): [number, FileLocation | 'shared'] => {
         const state = this.worker.fileState(f);
         return [f, state === 'SHARED' ? 'shared' : this.worker.location(f)!];
@@ -307,6 +339,13 @@ export class WorkflowEngine {
     }
   }
 
+  /** Known work (seconds) of the tasks taken (short-task budget). */
+  private shortWork(): number {
+    let work = 0;
+    for (const t of this.worker.running) work += this.short!.seconds(t);
+    return work;
+  }
+
   /** A peer left: tasks it had not confirmed stealing come back; a steal it did not answer is forgotten. */
   peerGone(node: string): void {
     const lost = [...this.given].filter(([, thief]) => thief === node).map(([t]) => t);
@@ -318,12 +357,26 @@ export class WorkflowEngine {
       }
     }
     if (this.dispatcher.forget(node)) this.reconcile();
+    // This shard answers no query with a file only it held any more (the next view repeats this, harmlessly). The
+    // worker's own copies of such locations stay until that view (its queries then go to the new shards): a task
+    // that tries one meanwhile finds the holder gone and waits for the file again (inputLost).
+    this.shard.nodeLeft(node);
+    for (const [probe, p] of this.probes) {
+      if (!p.key.startsWith(`${node}|`)) continue;
+      this.probes.delete(probe); // no answer will come: no sample
+      this.probing.delete(p.key);
+    }
     this.stealOut = false;
     this.flush();
   }
 
+  /** The shard of a file under the current view (hashed once per file and view). */
   private flsOwner(file: number): string {
-    return this.ring!.ownerOf(this.workflow.files[file]!.key);
+    return (this.fileOwners[file] ??= this.ring!.ownerOf(this.workflow.files[file]!.key));
+  }
+
+  private partitionOwner(partition: number): string {
+    return (this.partitionOwners[partition] ??= Dispatcher.ownerOf(partition, this.view!, this.opts.mode, this.ring));
   }
 
   private queryAll(files: number[]): void {
@@ -335,14 +388,32 @@ export class WorkflowEngine {
     }
   }
 
-  /** A query answered: at once (the file existed), or when the file appeared (it waited). */
+  /** A query answered: at once (the file existed; the probes time those round trips), or when the file appeared (it waited). */
   private measure(file: number, waited: boolean): void {
     const asked = this.asked.get(file);
     const now = this.io.now?.();
     if (asked === undefined || now === undefined) return;
     this.asked.delete(file);
-    const samples = waited ? this.stats.waitMs : this.stats.queryMs;
-    if (samples.length < 10_000) samples.push(now - asked);
+    if (waited && this.stats.waitMs.length < 10_000) this.stats.waitMs.push(now - asked);
+  }
+
+  /** A probe for this batch, if it goes to a remote shard with none out yet (latency figures; simulations have no clock). */
+  private probe(to: string, type: Batch): { probe?: number } {
+    if ((type !== 'wf-query' && type !== 'wf-update') || to === this.self || !this.io.now) return {};
+    const key = `${to}|${type}`;
+    if (this.probing.has(key)) return {};
+    const probe = this.probeSeq++;
+    this.probing.set(key, probe);
+    this.probes.set(probe, { at: this.io.now(), key, samples: type === 'wf-query' ? this.stats.queryMs : this.stats.updateMs });
+    return { probe };
+  }
+
+  private probed(probe: number): void {
+    const p = this.probes.get(probe);
+    if (!p) return;
+    this.probes.delete(probe);
+    this.probing.delete(p.key);
+    if (p.samples.length < 10_000) p.samples.push(this.io.now!() - p.at);
   }
 
   private batch(to: string, type: Batch, item: unknown): void {
@@ -387,7 +458,7 @@ export class WorkflowEngine {
             if (type === 'wf-query') this.stats.queries += items.length;
             if (type === 'wf-update') this.stats.updates += items.length;
             if (type === 'wf-notify') this.post(to, { type: 'wf-located', files: items as [number, FileLocation][], waited: true });
-            else this.post(to, { type, [key]: items } as unknown as WorkflowMessage);
+            else this.post(to, { type, [key]: items, ...this.probe(to, type) } as unknown as WorkflowMessage);
           }
         }
         if (this.countsChanged.size > 0 && this.view) {

@@ -9,6 +9,7 @@ import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } fr
 import { EventRing } from '../../runtime/kinds/kind-events.js';
 import { log } from '../../util/log.js';
 import type { DispatchMode } from './dispatcher.js';
+import { chunksOf, checkChunk, FileAssembly } from './file-chunks.js';
 import { Journal } from './journal.js';
 import type { FileLocation } from './location-shard.js';
 import { loadWorkflow } from './load-workflow.js';
@@ -71,27 +72,37 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   let finish: ((o: { ok: true } | { ok: false; error: string }) => void) | undefined;
   let putSeq = 0;
   let fetchSeq = 0;
-  const fetches = new Map<number, { node: string; resolve: (b: Uint8Array) => void; reject: (e: Error) => void }>();
+  const fetches = new Map<number, { node: string; file: FileAssembly; resolve: (b: Uint8Array) => void; reject: (e: Error) => void }>();
   const puts = new Map<number, (loc: FileLocation) => void>();
+  /** Isolated storage: files other members are handing to this one (`from id` → its chunks so far). */
+  const incoming = new Map<string, FileAssembly>();
   const reports = new Map<number, (r: MemberReport) => void>();
   let reportSeq = 0;
   const send = (to: string, body: LayerBody) => void ctx.send(to, body).catch((err: unknown) => log.debug('workflow', `to ${to}: ${(err as Error).message}`));
 
   const exec = new TaskExecution(workflow, { jobId: ctx.spec.id, nodeId: ctx.nodeId, shared: cfg.shared, storage: cfg.storage ?? 'collocated', ...(cfg.replay !== undefined ? { replay: cfg.replay } : {}) },
-    ctx.workers, ctx.spec.ref, ctx.data, (file, bytes) => {
+    ctx.workers, ctx.spec.ref, (file, bytes) => {
       const peers = ctx.peers();
-      if (peers.length === 0 || !ctx.data) return ctx.data!.share(bytes, ctx.spec.id).then((ref) => ({ node: ctx.nodeId, ref }));
+      if (peers.length === 0) {
+        exec.keep(file, bytes);
+        return Promise.resolve({ node: ctx.nodeId });
+      }
       const to = new Rendezvous(peers).ownerOf(workflow.files[file]!.key);
       const id = putSeq++;
       exec.counters.bytesPeer += bytes.length;
       return new Promise((resolve) => {
         puts.set(id, resolve);
-        send(to, { type: 'wf-put', id, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
+        for (const chunk of chunksOf(bytes)) send(to, { type: 'wf-put', id, file, ...chunk });
       });
     }, (node, file) => new Promise((resolve, reject) => {
+      // A holder that left (its files are about to be recreated elsewhere), or a request that cannot leave: lost, not pending forever.
+      if (!ctx.peers().includes(node)) return reject(new InputLost(`${node} is not a member`));
       const id = fetchSeq++;
-      fetches.set(id, { node, resolve, reject });
-      send(node, { type: 'wf-fetch', id, file });
+      fetches.set(id, { node, file: new FileAssembly(), resolve, reject });
+      ctx.send(node, { type: 'wf-fetch', id, file }).catch((err: unknown) => {
+        if (!fetches.delete(id)) return;
+        reject(new InputLost(`to ${node}: ${(err as Error).message}`));
+      });
     }));
   /** A fetch whose holder is gone: the task waits for the file again. */
   const failFetches = (node: string) => {
@@ -103,16 +114,15 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   };
   const engine: WorkflowEngine = new WorkflowEngine(workflow, ctx.nodeId, {
     send,
-    run: (task) => {
-      const started = performance.timeOrigin + performance.now();
-      const inputs = workflow.tasks[task]!.inputs.map((f): [number, FileLocation | 'shared'] => [f, engine.worker.fileState(f) === 'SHARED' ? 'shared' : engine.worker.location(f)!]);
-      exec.run(task, inputs).then(
+    run: (task, inputs) => {
+      let started = 0;
+      exec.run(task, inputs, () => (started = performance.timeOrigin + performance.now())).then(
         (out) => {
           if (cfg.trace) trace.push([task, started, performance.timeOrigin + performance.now()]);
           spans.put({ id: workflow.tasks[task]!.id, lane: ctx.nodeId, label: workflow.tasks[task]!.category, at: Math.round(started), end: Math.round(performance.timeOrigin + performance.now()) });
           engine.taskFinished(task, out);
         },
-        (err: Error) => (err instanceof InputLost ? engine.inputLost(task) : engine.taskFailed(task, err.message)),
+        (err: Error) => (err instanceof InputLost ? engine.inputLost(task, err.file) : engine.taskFailed(task, err.message)),
       );
     },
     readJournal: () => Journal.read(cfg.journal, ctx.spec.id),
@@ -121,7 +131,11 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     random: () => ctx.rng.next(),
     now: () => performance.now(),
     defer: (flush) => void setImmediate(flush),
-  }, { slots: 2 * ctx.workers.size, saved: earlier.saved, ...pick(cfg) }); // two per thread: the next is queued behind the running one
+    // Per thread: the running task, the next one queued behind it, and PREFETCH more whose inputs are on their way.
+  }, {
+    slots: (2 + PREFETCH) * ctx.workers.size, saved: earlier.saved, ...pick(cfg),
+    ...(cfg.replay !== undefined ? { short: { seconds: (t: number) => Math.max(0, workflow.tasks[t]!.runtime) * cfg.replay!, budget: SHORT_BUDGET_SECONDS * ctx.workers.size, max: SHORT_MAX * ctx.workers.size } } : {}),
+  });
   const ticker = setInterval(() => engine.tick(), 20);
   let pausedFrom: ((node: string) => void) | undefined;
   /** Stopping: run nothing new, let running tasks end, save the intermediate files unfinished tasks still need. */
@@ -138,29 +152,60 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     }
     journal.saved(saved);
   };
+  let waitingForMembers: NodeJS.Timeout | undefined;
+  const startLeading = () => {
+    clearTimeout(waitingForMembers);
+    waitingForMembers = undefined;
+    if (leading) engine.lead([ctx.nodeId, ...ctx.peers()]);
+  };
   const myReport = (): MemberReport => ({ node: ctx.nodeId, ...engine.stats, ...exec.counters, trace });
   let leading = false;
 
   return {
     onMessage(from, body) {
       switch (body.type) {
-        case 'wf-put':
-          void ctx.data!.share(body.bytes as Uint8Array, ctx.spec.id).then((ref) => send(from, { type: 'wf-put-ok', id: body.id as number, location: { node: ctx.nodeId, ref } }));
-          return;
+        case 'wf-put': {
+          const key = `${from} ${body.id as number}`;
+          const file = incoming.get(key) ?? new FileAssembly();
+          let bytes: Uint8Array | undefined;
+          try {
+            bytes = file.add(body as never);
+          } catch (err) {
+            incoming.delete(key);
+            return log.warn('workflow', `file ${body.file as number} from ${from} refused: ${(err as Error).message}`);
+          }
+          if (!bytes) return void incoming.set(key, file);
+          incoming.delete(key);
+          exec.keep(body.file as number, bytes);
+          return send(from, { type: 'wf-put-ok', id: body.id as number, location: { node: ctx.nodeId } });
+        }
         case 'wf-put-ok':
           puts.get(body.id as number)?.(body.location as FileLocation);
           puts.delete(body.id as number);
           return;
         case 'wf-fetch': {
           const bytes = exec.held(body.file as number);
-          return send(from, bytes ? { type: 'wf-file', id: body.id as number, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) } : { type: 'wf-file', id: body.id as number, missing: true });
+          if (!bytes) return send(from, { type: 'wf-file', id: body.id as number, missing: true });
+          for (const chunk of chunksOf(bytes)) send(from, { type: 'wf-file', id: body.id as number, ...chunk });
+          return;
         }
         case 'wf-file': {
           const f = fetches.get(body.id as number);
+          if (!f) return;
+          if (body.missing) {
+            fetches.delete(body.id as number);
+            return f.reject(new InputLost('the holder no longer has it'));
+          }
+          let bytes: Uint8Array | undefined;
+          try {
+            bytes = f.file.add(body as never);
+          } catch (err) {
+            fetches.delete(body.id as number);
+            return f.reject(new Error(`fetching file ${body.id as number} from ${from}: ${(err as Error).message}`));
+          }
+          if (!bytes) return;
           fetches.delete(body.id as number);
-          if (body.missing) f?.reject(new InputLost('the holder no longer has it'));
-          else f?.resolve(body.bytes as Uint8Array);
-          return;
+          return f.resolve(bytes);
         }
         case 'wf-pause':
           void pauseAndSave().then(() => send(from, { type: 'wf-paused' }));
@@ -177,7 +222,9 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     },
     onWorker: (event) => exec.onWorkerEvent(event),
     peersJoined() {
-      if (leading) engine.lead([ctx.nodeId, ...ctx.peers()]);
+      if (!leading) return;
+      if (!waitingForMembers) return engine.lead([ctx.nodeId, ...ctx.peers()]);
+      if (ctx.peers().length + 1 >= ctx.spec.nodes) startLeading();
     },
     onBounce(from, body) {
       if (body.type === 'wf-fetch') failFetches(from);
@@ -185,16 +232,22 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     peerLeft(node) {
       failFetches(node);
       engine.peerGone(node);
-      if (leading) engine.lead([ctx.nodeId, ...ctx.peers()]);
+      if (leading && !waitingForMembers) engine.lead([ctx.nodeId, ...ctx.peers()]);
     },
     drain: () => Promise.resolve(),
-    stop: () => clearInterval(ticker),
+    stop: () => {
+      clearInterval(ticker);
+      clearTimeout(waitingForMembers);
+    },
     load: () => ({ running: engine.stats.running, pooled: engine.stats.ready + engine.stats.waiting }),
     counters: () => ({ tasksDone: engine.stats.completed, steals: engine.stats.steals, figures: { 'tasks.ready': engine.stats.ready, 'tasks.running': engine.stats.running, 'tasks.waiting': engine.stats.waiting, 'tasks.done': engine.stats.finished, completed: engine.stats.completed, recreated: engine.stats.recreated, bytesFromShared: exec.counters.bytesFromShared, bytesToShared: exec.counters.bytesToShared, bytesPeer: exec.counters.bytesPeer }, events: { tasks: spans.list() } }) as never,
     lead(f) {
       finish = f;
       leading = true;
-      engine.lead([ctx.nodeId, ...ctx.peers()]);
+      // The first view waits (a little) for the nodes the job asked for: tasks dispatched to a first
+      // member alone would reach the others only by stealing. A leader taking over (it saw a view) does not wait.
+      if (engine.currentView || ctx.peers().length + 1 >= ctx.spec.nodes) return startLeading();
+      waitingForMembers = setTimeout(startLeading, MEMBERS_WAIT_MS);
     },
     /** Leader: every member pauses and saves; resolves when all have (or have left). */
     async stopAll() {
@@ -221,6 +274,8 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     unlead() {
       leading = false;
       finish = undefined;
+      clearTimeout(waitingForMembers);
+      waitingForMembers = undefined;
     },
     /** Every member's figures (those that answer within 5 s). */
     async report() {
@@ -246,6 +301,21 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       return all.sort((a, b) => (a.node < b.node ? -1 : 1));
     },
   };
+}
+
+/** How long the leader waits for the job's nodes to join before it dispatches to those that did. */
+const MEMBERS_WAIT_MS = 3_000;
+
+/** Replays: per thread, tasks are taken beyond the slots while their recorded work is under this (at most SHORT_MAX). */
+const SHORT_BUDGET_SECONDS = 0.005;
+const SHORT_MAX = 128;
+
+/** Tasks per worker thread taken beyond the two it runs and queues, so that their inputs are fetched ahead. */
+const PREFETCH = 2;
+
+function chunkError(type: string, body: LayerBody): string | undefined {
+  const wrong = checkChunk({ offset: body.offset, total: body.total, bytes: body.bytes });
+  return wrong ? `${type} ${wrong}` : undefined;
 }
 
 function pick(cfg: WorkflowJobConfig) {
@@ -283,13 +353,13 @@ export default defineJobKind({
   },
   validateMessage(body) {
     switch (body.type) {
-      case 'wf-put': return Number.isInteger(body.id) && body.bytes instanceof Uint8Array ? undefined : 'wf-put needs id and bytes';
+      case 'wf-put': return Number.isInteger(body.id) && Number.isInteger(body.file) ? chunkError('wf-put', body) : 'wf-put needs id and file';
       case 'wf-put-ok': return Number.isInteger(body.id) && typeof body.location === 'object' ? undefined : 'wf-put-ok needs id and location';
       case 'wf-report?': return Number.isInteger(body.id) ? undefined : 'wf-report? needs id';
       case 'wf-pause':
       case 'wf-paused': return undefined;
       case 'wf-fetch': return Number.isInteger(body.id) && Number.isInteger(body.file) ? undefined : 'wf-fetch needs id and file';
-      case 'wf-file': return Number.isInteger(body.id) && (body.bytes instanceof Uint8Array || body.missing === true) ? undefined : 'wf-file needs id and bytes';
+      case 'wf-file': return !Number.isInteger(body.id) ? 'wf-file needs id' : body.missing === true ? undefined : chunkError('wf-file', body);
       case 'wf-report': return Number.isInteger(body.id) && typeof body.report === 'object' ? undefined : 'wf-report needs id and report';
       default: return validateWorkflowMessage(body);
     }

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
+import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import { SimCluster } from './sim-cluster.js';
 
 const DIR = '/work/shared/data/workflows/';
@@ -74,6 +75,50 @@ describe('workflow engine in simulated time', () => {
     // Counted once: completions journaled as first completions equal the task count across survivors and the victim.
     const firsts = new Set(sim.journalLines.map(([t]) => t));
     assert.equal(firsts.size, wf.tasks.length);
+  });
+
+  it('Fig. 14 samples: query and update round trips to remote shards, and waits for files not yet produced', async () => {
+    const wf = await loadWorkflow(DIR + 'pegasus-dax-2.1/Montage_100.xml');
+    const latency = 0.002;
+    const sim = new SimCluster(wf, { nodes: 3, slots: 2, scale: 0.01, seed: 13, latency, clock: true });
+    sim.start();
+    sim.runUntil();
+    assert.deepEqual(sim.outcome, { ok: true });
+    const all = (k: 'queryMs' | 'updateMs' | 'waitMs') => [...sim.engines.values()].flatMap((e) => e.stats[k]);
+    // A one-way message takes 0.5–1.5 × latency here, and a later one on a channel never overtakes an earlier one.
+    // Queries leave mostly at once, when tasks are assigned (a batch per shard); updates all along the run.
+    assert.ok(all('queryMs').length >= 3, `queryMs: ${all('queryMs').length} samples`);
+    assert.ok(all('updateMs').length > 10, `updateMs: ${all('updateMs').length} samples`);
+    for (const k of ['queryMs', 'updateMs'] as const) {
+      for (const ms of all(k)) assert.ok(ms >= latency * 1000 - 1e-9, `${k} round trip ${ms} ms ≥ the smallest possible ${latency * 1000} ms`);
+    }
+    assert.ok(all('waitMs').length > 0, 'some inputs were waited for');
+    const queries = [...sim.engines.values()].reduce((n, e) => n + e.stats.queries, 0);
+    assert.ok(all('queryMs').length < queries, 'probes are sampled, not one per query');
+  });
+
+  it('short tasks: beyond its slots a member takes tasks while their known work is under the budget (at most max)', () => {
+    const bag = (runtime: number) => {
+      const b = new WorkflowBuilder(`bag-${runtime}`);
+      for (let i = 0; i < 200; i++) b.task({ id: `t${i}`, runtime });
+      return b.build();
+    };
+    const mostTaken = (runtime: number) => {
+      const wf = bag(runtime);
+      const sim = new SimCluster(wf, { nodes: 2, slots: 2, scale: 1, seed: 3, stealing: false, short: { seconds: (t) => wf.tasks[t]!.runtime, budget: 0.005, max: 16 } });
+      let most = 0;
+      sim.start();
+      sim.runUntil(Infinity, (s) => {
+        for (const e of s.engines.values()) most = Math.max(most, e.worker.running.size);
+        return false;
+      });
+      assert.deepEqual(sim.outcome, { ok: true });
+      completedOnce(sim);
+      return most;
+    };
+    assert.equal(mostTaken(0), 16, 'no-op tasks: up to max at once');
+    assert.equal(mostTaken(0.0015), 4, '1.5 ms tasks: the 2 slots (3 ms), one more (4.5 ms < 5 ms), and the one that crosses the budget');
+    assert.equal(mostTaken(0.01), 2, '10 ms tasks: the slots only');
   });
 
   it('members joining mid-run take work by stealing', async () => {

@@ -87,6 +87,20 @@ describe('worker file states and READY queue', () => {
     assert.deepEqual([w.take(), w.take(), w.take(), w.take()], [t('d'), t('e'), t('c'), undefined], 'in the order they became READY');
   });
 
+  it('an input its holder could not serve is INVALID again, asked for once; its task waits for the new location', () => {
+    const w = new WorkerTasks(wf, 'me', (file) => wf.files[file]!.producer < 0);
+    w.assign(t('c'));
+    w.located(f('A'), { node: 'gone' });
+    assert.equal(w.take(), t('c'));
+    assert.deepEqual(w.forget(f('A')), [f('A')], 'asked for again');
+    assert.deepEqual(w.forget(f('A')), [], 'once');
+    assert.deepEqual(w.requeue(t('c')), [], 'the query is already out');
+    assert.equal(w.take(), undefined, 'c waits for A');
+    w.located(f('A'), { node: 'x' });
+    assert.equal(w.take(), t('c'));
+    assert.deepEqual(w.forget(f('in')), [], 'a shared input is never forgotten');
+  });
+
   it('stealing prefers READY tasks whose inputs the thief holds, and a lost holder makes them wait again', () => {
     const w = new WorkerTasks(wf, 'me', (file) => wf.files[file]!.producer < 0);
     w.assign(t('c'));

@@ -21,6 +21,8 @@ export interface SimOptions extends EngineOptions {
   latency?: number;
   /** Attempts (1-based) of these tasks that fail. */
   failures?: Map<number, number>;
+  /** Give the engines the simulated clock (in milliseconds), so that they sample latencies. */
+  clock?: boolean;
 }
 
 export class SimCluster {
@@ -55,6 +57,7 @@ export class SimCluster {
       journal: (done) => this.journalLines.push(...done),
       finish: (o) => (this.outcome ??= o),
       random: () => this.rng.next(),
+      ...(this.opts.clock ? { now: () => this.now * 1000 } : {}),
     }, this.opts);
     this.engines.set(id, engine);
     this.alive.add(id);
@@ -105,7 +108,7 @@ export class SimCluster {
       }
       const exists = loc === 'shared' ? this.workflow.files[file]!.producer < 0 || this.shared.has(file) : this.alive.has(loc.node) && this.stores.get(loc.node)!.has(file);
       if (!exists) {
-        if (loc !== 'shared' && !this.alive.has(loc.node)) return this.at(0, node, () => this.engines.get(node)!.inputLost(task));
+        if (loc !== 'shared' && !this.alive.has(loc.node)) return this.at(0, node, () => this.engines.get(node)!.inputLost(task, file));
         this.violations.push(`task ${this.workflow.tasks[task]!.id} started at ${this.now} before input ${this.workflow.files[file]!.key} existed`);
       }
     }

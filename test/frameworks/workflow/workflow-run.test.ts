@@ -2,9 +2,11 @@
  * Workflows on an embedded cluster (worker threads, layer messages, the data plane): a Montage replay
  * where no task starts before its parents ended and every final output in the shared directory is
  * exactly the replayed content; the same run isolated and all-through-shared (bytes to shared storage
- * compared); a command workflow of real programs (sh, sort, wc, cat) and a function task.
+ * compared); a command workflow of real programs (sh, sort, wc, cat) and a function task; a file of
+ * several transfer chunks between members.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +19,7 @@ import { sharedPath } from '../../../src/frameworks/workflow/task-execution.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
 import { finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
+import { BIG_BYTES, bigContent } from './apps/big-file.js';
 
 const DIR = '/work/shared/data/workflows/';
 const T = { timeout: 120_000 };
@@ -97,6 +100,21 @@ describe('workflows on an embedded cluster', () => {
     assert.equal(result.tasks, 5);
     assert.equal(readFileSync(join(shared, 'report.txt'), 'utf8'), '4\napple\nfig\nkiwi\npear\n');
     assert.equal(readFileSync(join(shared, 'shout.txt'), 'utf8'), 'APPLE\nFIG\nKIWI\nPEAR\n');
+  });
+
+  it('a 9 MB intermediate file goes from the member that wrote it to the one that reads it, in chunks, bit for bit', T, async () => {
+    const shared = fresh();
+    const app = new URL('./apps/big-file.ts', import.meta.url).href;
+    // Task numbers 0 and 1 are dispatched to different members (round robin); without stealing they stay there.
+    const builder = new WorkflowBuilder('big')
+      .fn('make', { module: app, export: 'makeBig' }, { outputs: ['big.bin'] })
+      .fn('digest', { module: app, export: 'digestBig' }, { inputs: ['big.bin'], outputs: ['digest.txt'] });
+    const result = await runWorkflow(cluster, builder.build(), { builder, shared, nodes: 3, stealing: false });
+    assert.equal(result.tasks, 2);
+    const expected = createHash('sha256').update(bigContent()).digest('hex');
+    assert.equal(readFileSync(join(shared, 'digest.txt'), 'utf8'), `${BIG_BYTES} ${expected}\n`);
+    assert.equal(result.members.reduce((n, m) => n + m.bytesPeer, 0), BIG_BYTES, 'fetched once, peer to peer');
+    assert.equal(result.members.reduce((n, m) => n + m.bytesToShared, 0), Buffer.byteLength(`${BIG_BYTES} ${expected}\n`), 'only the final output reached shared storage');
   });
 
   it('a command that fails every time fails the workflow, naming the task', T, async () => {
