@@ -11,9 +11,13 @@ import type { MemberReport, WorkflowResult } from '../src/frameworks/workflow/wo
 import type { Workflow } from '../src/frameworks/workflow/workflow.js';
 import { Cluster } from '../src/runtime/cluster.js';
 import { secretFile, startNodeProcess } from '../test/support/node-process.js';
-import { startEnsemble } from '../test/support/zk-ensemble.js';
+import { fourLetterWord, startEnsemble } from '../test/support/zk-ensemble.js';
 
-export interface Measured { result: WorkflowResult; wall: number; span: number; stages: Map<string, { first: number; last: number; runtime: number }> }
+export interface Measured {
+  result: WorkflowResult; wall: number; span: number; stages: Map<string, { first: number; last: number; runtime: number }>;
+  /** Requests ZooKeeper received during the run (every client: job start and end, membership, node stats, pings). */
+  zkRequests: number;
+}
 
 export const sumOf = (ms: MemberReport[], k: 'bytesToShared' | 'bytesFromShared' | 'bytesPeer') => ms.reduce((n, m) => n + m[k], 0);
 
@@ -23,16 +27,27 @@ export async function startBenchCluster(count: number) {
   const secret = secretFile();
   const nodes = await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
   const cluster = await Cluster.connect(zk.connectionString);
+  /** What ZooKeeper's `mntr` says it has received so far. */
+  const zkPackets = async () => Number(/zk_packets_received\s+(\d+)/.exec(await fourLetterWord(zk.servers[0]!.clientPort, 'mntr'))?.[1] ?? NaN);
   const idle = async () => {
     while ((await cluster.nodes()).filter((n) => n.job === null && n.assignment === '').length < count) await new Promise((r) => setTimeout(r, 50));
   };
   return {
     tmp,
+    /** ZooKeeper requests per second while the cluster is idle (sessions, node statistics): the floor under a run's count. */
+    async zkIdleRate(seconds = 5): Promise<number> {
+      await idle();
+      const before = await zkPackets();
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      return ((await zkPackets()) - before) / seconds;
+    },
     async measure(wf: Workflow, opts: Omit<RunWorkflowOptions, 'shared'> & { shared?: string }): Promise<Measured> {
       await idle();
+      const packets = await zkPackets();
       const t0 = performance.now();
       const result = await runWorkflow(cluster, wf, { shared: opts.shared ?? mkdtempSync(join(tmp, 'run-')), nodes: count, trace: true, fresh: true, ...opts });
       const wall = (performance.now() - t0) / 1000;
+      const zkRequests = (await zkPackets()) - packets;
       let first = Infinity;
       let last = 0;
       const stages = new Map<string, { first: number; last: number; runtime: number }>();
@@ -45,7 +60,7 @@ export async function startBenchCluster(count: number) {
         st.runtime += Math.max(0, wf.tasks[t]!.runtime);
         stages.set(wf.tasks[t]!.category, st);
       }
-      return { result, wall, span: (last - first) / 1000, stages };
+      return { result, wall, span: (last - first) / 1000, stages, zkRequests };
     },
     async close() {
       await cluster.close();

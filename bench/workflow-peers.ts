@@ -1,11 +1,16 @@
 /**
- * The same DAG replayed by tidepool, Dask.distributed and Snakemake in one run: the WfInstances
- * Montage 0.1° workflow (103 tasks), each task computing for its recorded runtime × SCALE and writing
- * its outputs at recorded size × SCALE, on 2 cores of this machine (tidepool: 2 node processes with
- * one worker thread each; Dask: a LocalCluster of 2 single-threaded workers; Snakemake: -j 2).
- * Makespans are compared with the DAG's lower bound, max(critical path, total runtime ÷ cores) × SCALE.
+ * The same DAGs run by tidepool, Dask.distributed and Snakemake in one run, on 2 cores of this machine
+ * (tidepool: 2 node processes with one worker thread each; Dask: a LocalCluster of 2 single-threaded
+ * workers; Snakemake: --cores 2, greedy scheduler):
+ *   - the dispatch bag of bench/workflow.ts (independent no-op tasks; --bag tasks),
+ *   - the Montage replay of Tables 1–2 (montage-chameleon-2mass-05d-001, 1,738 tasks), each task
+ *     computing for its recorded runtime × SCALE and writing its outputs at recorded size × SCALE.
+ * Every peer reports the span from its first task's start to its last task's end (what bench/workflow.ts
+ * measures) and the wall time of the run (tidepool: submit to result; Dask: submit to gather;
+ * Snakemake: the whole command, DAG building included). Spans are compared with the DAG's lower
+ * bound, max(critical path, total runtime ÷ cores) × SCALE.
  *
- *   npx tsx bench/workflow-peers.ts [--scale 0.02]
+ *   npx tsx bench/workflow-peers.ts [--scale 0.002] [--bag 1000]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,38 +18,55 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadWorkflow } from '../src/frameworks/workflow/load-workflow.js';
+import { syntheticWfFormat } from '../src/frameworks/workflow/synthetic.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 import { startBenchCluster } from './workflow-cluster.js';
 
-const { values } = parseArgs({ options: { scale: { type: 'string', default: '0.02' } } });
+const { values } = parseArgs({ options: { scale: { type: 'string', default: '0.002' }, bag: { type: 'string', default: '1000' } } });
 const SCALE = Number(values.scale);
+const BAG = Number(values.bag);
 const CORES = 2;
-const FILE = '/work/shared/data/workflows/wfformat-v1.5/pegasus/montage/montage-chameleon-2mass-01d-001.json';
+const MONTAGE = '/work/shared/data/workflows/wfformat-v1.5/pegasus/montage/montage-chameleon-2mass-05d-001.json';
 const SCRIPT = fileURLToPath(new URL('./peers/workflow_peers.py', import.meta.url));
-const wf = await loadWorkflow(FILE);
-const bound = Math.max(wf.counts.criticalPath, wf.counts.totalRuntime / CORES) * SCALE;
 
-const rows: { peer: string; seconds: number | null; note?: string }[] = [];
+interface Row { dag: string; peer: string; seconds: number | null; wall: number | null; note?: string }
+const rows: Row[] = [];
 const bench = await startBenchCluster(CORES);
+const bagFile = join(bench.tmp, `bag-${BAG}.json`);
+writeFileSync(bagFile, syntheticWfFormat({ tasks: BAG, runtime: 0, files: false }));
+const dags = [
+  { dag: `bag of ${BAG} no-op tasks`, file: bagFile, scale: 1 },
+  { dag: `Montage 0.5° (Tables 1–2), runtimes × ${SCALE}`, file: MONTAGE, scale: SCALE },
+];
+const bounds: Record<string, number> = {};
+const peers: [string, string][] = [['dask', 'ensure-dask.sh'], ['snakemake', 'ensure-snakemake.sh']];
+const installed = new Map(peers.map(([peer, ensure]) => [peer, spawnSync('bash', [fileURLToPath(new URL(`../scripts/${ensure}`, import.meta.url))], { stdio: 'inherit' }).status === 0]));
 try {
-  const m = await bench.measure(wf, { file: FILE, replay: SCALE });
-  rows.push({ peer: 'tidepool', seconds: m.span });
-  for (const [peer, ensure] of [['dask', 'ensure-dask.sh'], ['snakemake', 'ensure-snakemake.sh']] as const) {
-    const ok = spawnSync('bash', [fileURLToPath(new URL(`../scripts/${ensure}`, import.meta.url))], { stdio: 'inherit' }).status === 0;
-    if (!ok) {
-      rows.push({ peer, seconds: null, note: `${ensure} could not install it` });
-      continue;
+  for (const { dag, file, scale } of dags) {
+    const wf = await loadWorkflow(file);
+    bounds[dag] = Math.max(wf.counts.criticalPath, wf.counts.totalRuntime / CORES) * scale;
+    const m = await bench.measure(wf, { file, replay: scale });
+    rows.push({ dag, peer: 'tidepool', seconds: m.span, wall: m.wall });
+    for (const [peer, ensure] of peers) {
+      if (!installed.get(peer)) {
+        rows.push({ dag, peer, seconds: null, wall: null, note: `${ensure} could not install it` });
+        continue;
+      }
+      const run = spawnSync('/usr/bin/python3', [SCRIPT, peer, file, String(scale), String(CORES), mkdtempSync(join(bench.tmp, `${peer}-`))], { encoding: 'utf8', timeout: 1_800_000 });
+      if (run.status !== 0) rows.push({ dag, peer, seconds: null, wall: null, note: (run.stderr || String(run.error)).trim().split('\n').slice(-3).join(' ') });
+      else {
+        const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { seconds: number; wall: number };
+        rows.push({ dag, peer, seconds: r.seconds, wall: r.wall });
+      }
     }
-    const run = spawnSync('/usr/bin/python3', [SCRIPT, peer, FILE, String(SCALE), String(CORES), mkdtempSync(join(bench.tmp, `${peer}-`))], { encoding: 'utf8', timeout: 900_000 });
-    if (run.status !== 0) rows.push({ peer, seconds: null, note: run.stderr.trim().split('\n').slice(-3).join(' ') });
-    else rows.push({ peer, seconds: (JSON.parse(run.stdout.trim().split('\n').pop()!) as { seconds: number }).seconds });
   }
 } finally {
   await bench.close();
 }
-printTable([['peer', 'makespan s', '× lower bound'], ...rows.map((r) => [r.peer, r.seconds === null ? `– (${r.note})` : r.seconds.toFixed(2), r.seconds === null ? '–' : (r.seconds / bound).toFixed(2)])]);
+const bagRate = (r: Row) => (r.dag.startsWith('bag') && r.seconds ? `${Math.round(BAG / r.seconds)} tasks/s` : '');
+printTable([['DAG', 'peer', 'span s', 'wall s', '× lower bound', ''], ...rows.map((r) => [r.dag, r.peer, r.seconds === null ? `– (${r.note})` : r.seconds.toFixed(2), r.wall === null ? '–' : r.wall.toFixed(2), r.seconds === null || bounds[r.dag]! === 0 ? '–' : (r.seconds / bounds[r.dag]!).toFixed(2), bagRate(r)])]);
 writeFileSync(resultsFile('workflow-peers'), JSON.stringify({
-  machine: machineInfo(), workflow: FILE, tasks: wf.counts.tasks, scale: SCALE, cores: CORES, lowerBoundSeconds: bound, rows,
-  note: 'one run each on a 2-core machine shared with other engineers; tidepool span is first task start to last task end (job start-up excluded), Dask from first submit to gather (cluster start excluded), Snakemake the whole snakemake command (DAG building included)',
+  machine: machineInfo(), cores: CORES, scale: SCALE, bag: BAG, montage: MONTAGE, lowerBounds: bounds, rows,
+  note: 'one run each on a 2-core machine shared with other engineers; span: first task start to last task end on every peer (job submission, cluster start and Snakemake\'s DAG building excluded; they are in the wall time)',
 }, null, 2) + '\n');
