@@ -10,7 +10,7 @@
  * Snakemake: the whole command, DAG building included). Spans are compared with the DAG's lower
  * bound, max(critical path, total runtime ÷ cores) × SCALE.
  *
- *   npx tsx bench/workflow-peers.ts [--scale 0.002] [--bag 1000]
+ *   npx tsx bench/workflow-peers.ts [--scale 0.002] [--bag 1000] [--peer-timeout 1800]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -23,7 +23,9 @@ import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 import { startBenchCluster } from './workflow-cluster.js';
 
-const { values } = parseArgs({ options: { scale: { type: 'string', default: '0.002' }, bag: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({ options: { scale: { type: 'string', default: '0.002' }, bag: { type: 'string', default: '1000' }, 'peer-timeout': { type: 'string', default: '1800' } } });
+/** Seconds a peer may take on one DAG before it is stopped (and said to have not finished). */
+const PEER_TIMEOUT = Number(values['peer-timeout']);
 const SCALE = Number(values.scale);
 const BAG = Number(values.bag);
 const CORES = 2;
@@ -53,8 +55,9 @@ try {
         rows.push({ dag, peer, seconds: null, wall: null, note: `${ensure} could not install it` });
         continue;
       }
-      const run = spawnSync('/usr/bin/python3', [SCRIPT, peer, file, String(scale), String(CORES), mkdtempSync(join(bench.tmp, `${peer}-`))], { encoding: 'utf8', timeout: 1_800_000 });
-      if (run.status !== 0) rows.push({ dag, peer, seconds: null, wall: null, note: (run.stderr || String(run.error)).trim().split('\n').slice(-3).join(' ') });
+      const run = spawnSync('/usr/bin/python3', [SCRIPT, peer, file, String(scale), String(CORES), mkdtempSync(join(bench.tmp, `${peer}-`))], { encoding: 'utf8', timeout: PEER_TIMEOUT * 1000, killSignal: 'SIGKILL' });
+      if (run.error && (run.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') rows.push({ dag, peer, seconds: null, wall: null, note: `not finished within ${PEER_TIMEOUT} s` });
+      else if (run.status !== 0) rows.push({ dag, peer, seconds: null, wall: null, note: (run.stderr || String(run.error)).trim().split('\n').slice(-3).join(' ') });
       else {
         const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { seconds: number; wall: number };
         rows.push({ dag, peer, seconds: r.seconds, wall: r.wall });
