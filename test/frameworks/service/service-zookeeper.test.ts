@@ -84,10 +84,10 @@ describe('the service on node processes over ZooKeeper', () => {
     assert.deepEqual(image, expected);
     assert.equal(await withDeadline(primes(dist, 100_000, 6), 'primes', 120_000), countPrimes(0, 100_000));
     assert.equal(countPrimes(0, 100_000), 9592); // π(10^5)
-    let sequential = 0;
-    for (let start = 0; start < 25; start++) sequential += knightTours(5, start);
-    assert.equal(await withDeadline(allKnightTours(dist, 5), 'knight tours', 120_000), sequential);
-    assert.equal(sequential, 1728); // directed open tours of the 5×5 board (OEIS A165134)
+    // The sequential count is the published one (OEIS A165134): computing it here would block this process's
+    // event loop for seconds, and with it the cluster client's ZooKeeper connection.
+    assert.equal(await withDeadline(allKnightTours(dist, 5), 'knight tours', 120_000), 1728);
+    assert.equal(knightTours(5, 0), 304); // one start square, sequentially
   });
 
   it('side effects on nested objects, arrays, typed arrays, Maps, Sets and new objects arrive', T, async () => {
