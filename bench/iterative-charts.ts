@@ -1,6 +1,22 @@
-/** bench/iterative's charts: each process's speed over time per strategy under noise (seed 001 Fig. 9) and finish times (Fig. 6–7). */
+/**
+ * bench/iterative's charts (seed 001): speed over time per strategy beside the neighbour, of each
+ * process and of each thread of the 2-thread process (Fig. 9); finish time of every process (Fig. 6–7
+ * left) and of every thread of the 2-thread process (Fig. 7 right, Fig. 8).
+ */
 import { resultsFile } from './machine.js';
 import { writeSvg } from './plot.js';
+
+export interface ThreadResult {
+  process: string;
+  thread: number;
+  done: number;
+  finish: number;
+  rate: number;
+  /** Still working at the last sample of the figures (its finish is the job's end). */
+  busyAtEnd: boolean;
+  /** Its last measured speed (iterations / s). */
+  speed: number;
+}
 
 export interface IterativeRun {
   balance: string;
@@ -10,37 +26,43 @@ export interface IterativeRun {
   overIdeal: number;
   spread: number;
   iterations: number;
-  processes: Array<{ node: string; done: number; finish: number; threads: number[]; rate: number }>;
-  timeline: Array<{ t: number; node: string; speed: number; done: number }>;
-  hogPhases: Array<{ at: number; load: number }>;
+  processes: Array<{ node: string; done: number; finish: number }>;
+  threads: ThreadResult[];
+  /** Speed of each process, and of each thread of a process with several, over time. */
+  timeline: Array<{ t: number; series: string; speed: number; done: number }>;
+  hogPhases: Array<{ at: number; stressors: number; load: number }>;
 }
 
 const svg = (name: string) => new URL(resultsFile(name).href.replace(/\.json$/, '.svg'));
 
-export async function writeIterativeCharts(r: { runs: IterativeRun[]; iterations: number }): Promise<void> {
-  const noisy = r.runs.filter((x) => x.noise);
+export async function writeIterativeCharts(r: { runs: IterativeRun[]; oneProcessRuns: IterativeRun[]; iterations: number }): Promise<void> {
+  const experiments = [['two processes', r.runs], ['one process × 2 threads', r.oneProcessRuns]] as const;
   await writeSvg(svg('iterative-speed'), {
-    title: `Speed of each process over time, ${r.iterations} slab histories, B beside stress-ng`,
-    data: { values: noisy.flatMap((x) => x.timeline.map((p) => ({ ...p, balance: x.balance }))) },
-    facet: { column: { field: 'balance', type: 'nominal', title: null } },
+    title: `Speed over time beside stress-ng, ${r.iterations} slab histories (first repetition)`,
+    data: { values: experiments.flatMap(([experiment, runs]) => runs.filter((x) => x.noise).filter((x, k, all) => all.findIndex((y) => y.balance === x.balance) === k).flatMap((x) => x.timeline.filter((p) => experiment === 'two processes' || p.series.includes('thread')).map((p) => ({ ...p, balance: x.balance, experiment })))) },
+    facet: { row: { field: 'experiment', type: 'nominal', title: null }, column: { field: 'balance', type: 'nominal', title: null } },
     spec: {
-      width: 220, height: 180, mark: { type: 'line', interpolate: 'step-after' },
+      width: 220, height: 160, mark: { type: 'line', interpolate: 'step-after' },
       encoding: {
         x: { field: 't', type: 'quantitative', title: 'time (s)' },
         y: { field: 'speed', type: 'quantitative', title: 'histories / s' },
-        color: { field: 'node', type: 'nominal', title: null },
+        color: { field: 'series', type: 'nominal', title: null },
       },
     },
   });
   await writeSvg(svg('iterative-finish'), {
-    title: 'Finish time of every thread of each process (B beside stress-ng)',
-    data: { values: noisy.flatMap((x) => x.processes.flatMap((p) => p.threads.map((t, i) => ({ balance: x.balance, node: p.node, thread: i, finish: t })))) },
-    mark: { type: 'point', filled: true, size: 80 },
-    encoding: {
-      y: { field: 'balance', type: 'nominal', title: null },
-      x: { field: 'finish', type: 'quantitative', title: 'finish time (s)' },
-      color: { field: 'node', type: 'nominal', title: null },
+    title: 'Finish time of every process (A, B) and of every thread of the 2-thread process (C) beside stress-ng, every repetition',
+    data: { values: experiments.flatMap(([experiment, runs]) => runs.filter((x) => x.noise).flatMap((x) => x.threads.map((t) => ({ experiment, balance: x.balance, who: experiment === 'two processes' ? `process ${t.process}` : `${t.process} thread ${t.thread}`, finish: t.finish })))) },
+    facet: { row: { field: 'experiment', type: 'nominal', title: null } },
+    resolve: { scale: { x: 'independent' } },
+    spec: {
+      mark: { type: 'point', filled: true, size: 70, opacity: 0.8 },
+      encoding: {
+        y: { field: 'balance', type: 'nominal', title: null },
+        x: { field: 'finish', type: 'quantitative', title: 'finish time (s)' },
+        color: { field: 'who', type: 'nominal', title: null },
+      },
+      width: 420, height: 110,
     },
-    width: 420, height: 120,
   });
 }

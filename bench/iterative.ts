@@ -1,16 +1,22 @@
 /**
- * Seed 001's experiment on this machine (RUPER-LB, Fig. 6–9): two node processes, each pinned to its
- * own core with taskset, one of them beside a REAL noisy neighbour (Debian's stress-ng pinned to the
- * same core, its CPU load changing every 3 s like the seed's time-of-day `yes` + `sleep`). The same
- * slab-transport job runs under `static`, `steal` and `ruper` in the same session, with and without
- * the neighbour. Reported per strategy: makespan, the ideal (iterations ÷ the measured throughput of
- * both processes), the finish time of every process and thread and their spread, and the speed of
- * each process over time (SVG). Without noise, ruper against static is the balancer's overhead.
+ * Seed 001's experiment on this machine (RUPER-LB, Fig. 6–9) with a REAL noisy neighbour: Debian's
+ * stress-ng pinned with taskset to one core, its demand changing every 3 s like the seed's
+ * time-of-day `yes` + `sleep`, and on average leaving the process beside it about half that core.
  *
- *   scripts/ensure-stress-ng.sh && npx tsx bench/iterative.ts [--iterations N] [--workers W] [--reps R]
+ * - Two processes (Fig. 6–7 left): two `tidepool node` processes × 1 worker thread, each pinned to its
+ *   own core, B beside the neighbour; and the same without the neighbour.
+ * - One process × 2 threads (Fig. 7 right, Fig. 8): one node process whose two worker threads are
+ *   pinned one per core, the neighbour beside thread 1; per-thread finish times.
+ * - Overhead: the 2-thread process with no neighbour, static and ruper alternately.
+ *
+ * The same slab-transport job runs under `static`, `steal` and `ruper` in the same session, the
+ * strategies' order rotating per repetition. Per run: makespan, the ideal (iterations ÷ the summed
+ * measured throughput of every thread), every thread's finish time and their spread, speeds over time.
+ *
+ *   scripts/ensure-stress-ng.sh && npx tsx bench/iterative.ts [--iterations N] [--reps R]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ITERATIVE_APPLICATIONS } from '../src/frameworks/iterative/apps/applications.js';
 import type { NodeFigures } from '../src/frameworks/iterative/figures.js';
@@ -21,51 +27,72 @@ import { requestJob } from '../src/runtime/job-control.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
-import { writeIterativeCharts, type IterativeRun } from './iterative-charts.js';
+import { writeIterativeCharts, type IterativeRun, type ThreadResult } from './iterative-charts.js';
 import { printTable } from './table.js';
 
-const { values: args } = parseArgs({ options: { iterations: { type: 'string' }, workers: { type: 'string' }, reps: { type: 'string' } } });
-const ITERATIONS = Number(args.iterations ?? 6_000_000);
-const WORKERS = Number(args.workers ?? 1);
-const REPS = Number(args.reps ?? 1);
+const { values: args } = parseArgs({ options: { iterations: { type: 'string' }, reps: { type: 'string' } } });
+const ITERATIONS = Number(args.iterations ?? 32_000_000);
+const REPS = Number(args.reps ?? 3);
 const RUPER = { checkpointInterval: 0.5, minRemaining: 0.2, maxDeviation: 0.1 };
-/** The neighbour's CPU load on the shared core (%), a phase every 3 s, cycling. */
-const HOG_PHASES = [50, 80, 30, 60];
+/**
+ * The neighbour, a phase every 3 s, cycling: stress-ng CPU stressors on the shared core and their
+ * load (%). Beside one busy stressor a thread gets about 1/2 of the core, beside two about 1/3, beside
+ * one at 50 % about 3/4: on average about half the core, changing while the job runs.
+ */
+const HOG_PHASES = [{ stressors: 1, load: 100 }, { stressors: 2, load: 100 }, { stressors: 1, load: 50 }, { stressors: 1, load: 100 }];
+const PHASE_MS = 3000;
+const STRATEGIES = ['static', 'steal', 'ruper'] as const;
 const app = ITERATIVE_APPLICATIONS.slab!;
 
 const ensured = spawnSync(`${projectRoot()}/scripts/ensure-stress-ng.sh`, { stdio: 'inherit' });
 if (ensured.status !== 0) throw new Error('bench/iterative needs stress-ng (scripts/ensure-stress-ng.sh failed)');
 
-/** Pins every thread of a process (and the threads it starts later) to one CPU. */
-function pin(pid: number, cpu: number): void {
-  const r = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`taskset failed for ${pid}: ${r.stderr}`);
+/** Pins a process (every thread with `all`, else the one thread `id`) to CPUs `cpus`. */
+function pin(id: number, cpus: string, all = true): void {
+  const r = spawnSync('taskset', [...(all ? ['-a'] : []), '-p', '-c', cpus, String(id)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`taskset failed for ${id}: ${r.stderr}`);
 }
 
-/** stress-ng on `cpu`, its load changing phase by phase; stop() ends it. */
-function noisyNeighbour(cpu: number): { stop(): void; phases: Array<{ at: number; load: number }> } {
-  const phases: Array<{ at: number; load: number }> = [];
+/** CPU time (clock ticks) each thread of a process has used so far. */
+function threadTimes(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(tid), Number(fields[11]) + Number(fields[12]));
+  }
+  return out;
+}
+
+/** stress-ng on `cpu`, its demand changing phase by phase; stop() ends it. */
+function noisyNeighbour(cpu: number): { stop(): void; phases: Array<{ at: number; stressors: number; load: number }> } {
+  const phases: Array<{ at: number; stressors: number; load: number }> = [];
   const t0 = performance.now();
   let child: ChildProcess | undefined;
   let k = 0;
   let stopped = false;
   const next = () => {
     if (stopped) return;
-    child?.kill('SIGKILL');
-    const load = HOG_PHASES[k++ % HOG_PHASES.length]!;
-    phases.push({ at: (performance.now() - t0) / 1000, load });
-    child = spawn('taskset', ['-c', String(cpu), 'stress-ng', '--cpu', '1', '--cpu-load', String(load), '--quiet'], { stdio: 'ignore' });
+    // SIGTERM: stress-ng then ends its stressors too (SIGKILL would leave them running for a while).
+    child?.kill('SIGTERM');
+    const phase = HOG_PHASES[k++ % HOG_PHASES.length]!;
+    phases.push({ at: (performance.now() - t0) / 1000, ...phase });
+    child = spawn('taskset', ['-c', String(cpu), 'stress-ng', '--cpu', String(phase.stressors), '--cpu-load', String(phase.load), '--quiet'], { stdio: 'ignore' });
   };
   next();
-  const timer = setInterval(next, 3000);
-  return { phases, stop: () => { stopped = true; clearInterval(timer); child?.kill('SIGKILL'); } };
+  const timer = setInterval(next, PHASE_MS);
+  return { phases, stop: () => { stopped = true; clearInterval(timer); child?.kill('SIGTERM'); } };
 }
 
-async function runOnce(cluster: Cluster, nodes: NodeProcess[], balance: BalanceStrategy, noise: boolean): Promise<IterativeRun> {
+/**
+ * Runs the job on the nodes labelled in `labels` (a job takes every idle node it asks for: only they
+ * are idle), following every node's figures every 200 ms for finish times and speeds.
+ */
+async function runOnce(cluster: Cluster, labels: Map<string, string>, balance: BalanceStrategy, noise: boolean, iterations: number): Promise<IterativeRun> {
   const hog = noise ? noisyNeighbour(1) : undefined;
-  const label = new Map(nodes.map((n, i) => [n.id, i === 0 ? 'A (own core)' : noise ? 'B (beside stress-ng)' : 'B (own core)']));
   const t0 = performance.now();
-  const job = await submitIterative(cluster, app.ref, { iterations: ITERATIONS, params: app.params, balance, nodes: 2, ruper: RUPER });
+  const job = await submitIterative(cluster, app.ref, { iterations, params: app.params, balance, nodes: labels.size, ruper: RUPER });
   let ended = false;
   let endedAt = 0;
   const outcome = job.outcome().finally(() => {
@@ -73,17 +100,17 @@ async function runOnce(cluster: Cluster, nodes: NodeProcess[], balance: BalanceS
     ended = true;
   });
   const timeline: IterativeRun['timeline'] = [];
-  const finish = new Map<string, number[]>();
-  const done = new Map<string, number>();
+  const last = new Map<string, { done: number[]; speeds: number[]; finish: number[] }>();
   while (!ended) {
     const figures = (await requestJob(cluster.coordination, job.id, 'figures', null, { timeoutMs: 3000 }).catch(() => [])) as NodeFigures[];
     if (ended) break;
     const t = (performance.now() - t0) / 1000;
     for (const f of figures) {
-      done.set(f.node, f.done);
-      timeline.push({ t, node: label.get(f.node) ?? f.node, speed: f.speeds.reduce((a, b) => a + b, 0), done: f.done });
+      const node = labels.get(f.node) ?? f.node;
+      timeline.push({ t, series: node, speed: f.speeds.reduce((a, b) => a + b, 0), done: f.done });
+      if (f.speeds.length > 1) f.speeds.forEach((s, slot) => timeline.push({ t, series: `${node} thread ${slot}`, speed: s, done: f.doneBySlot[slot] ?? 0 }));
       // A thread's finish: when it last ran out of work (its idle time on the node's clock, moved to ours).
-      finish.set(f.node, f.idleSince.map((s) => (s >= 0 ? t - (f.now - s) : -1)));
+      last.set(node, { done: f.doneBySlot, speeds: f.speeds, finish: f.idleSince.map((s) => (s >= 0 ? t - (f.now - s) : -1)) });
     }
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -91,86 +118,147 @@ async function runOnce(cluster: Cluster, nodes: NodeProcess[], balance: BalanceS
   const makespan = (endedAt - t0) / 1000;
   hog?.stop();
   if (o.status !== 'done') throw new Error(`${balance} job ended ${o.status}`);
-  const processes = nodes.map((n) => {
-    // Threads still busy at the last sample finished with the job.
-    const threads = (finish.get(n.id) ?? [makespan]).map((x) => (x < 0 || x > makespan ? makespan : x));
-    return { node: label.get(n.id)!, done: done.get(n.id) ?? 0, finish: Math.max(...threads), threads, rate: 0 };
+  const threads: ThreadResult[] = [...labels.values()].flatMap((process) => {
+    const l = last.get(process);
+    if (!l) return [{ process, thread: 0, done: 0, finish: makespan, rate: 0, busyAtEnd: true, speed: 0 }];
+    return l.done.map((done, thread) => {
+      const x = l.finish[thread] ?? -1;
+      const busyAtEnd = x < 0 || x > makespan;
+      return { process, thread, done, finish: busyAtEnd ? makespan : x, rate: 0, busyAtEnd, speed: l.speeds[thread] ?? 0 };
+    });
   });
-  // The last sample may precede the end: the process that finished last did what the others did not.
-  const last = processes.reduce((a, b) => (b.finish > a.finish ? b : a));
-  last.done = ITERATIONS - processes.filter((p) => p !== last).reduce((a, p) => a + p.done, 0);
-  for (const p of processes) p.rate = p.done / p.finish;
-  const ideal = ITERATIONS / processes.reduce((a, p) => a + p.rate, 0);
-  const ends = processes.flatMap((p) => p.threads);
+  // The last sample precedes the end by up to 200 ms: the threads still busy then did the rest, by their speed.
+  const missing = iterations - threads.reduce((a, x) => a + x.done, 0);
+  const busy = threads.filter((x) => x.busyAtEnd);
+  const busySpeed = busy.reduce((a, x) => a + x.speed, 0);
+  for (const x of busy) x.done += busySpeed > 0 ? (missing * x.speed) / busySpeed : missing / busy.length;
+  for (const x of threads) x.rate = x.done / x.finish;
+  const ideal = iterations / threads.reduce((a, x) => a + x.rate, 0);
+  const processes = [...labels.values()].map((node) => {
+    const mine = threads.filter((x) => x.process === node);
+    return { node, done: mine.reduce((a, x) => a + x.done, 0), finish: Math.max(...mine.map((x) => x.finish)) };
+  });
+  const ends = threads.map((x) => x.finish);
   return {
     balance, noise, makespan, ideal, overIdeal: makespan / ideal, spread: Math.max(...ends) - Math.min(...ends),
-    iterations: (o.value as { n: number }).n, processes, timeline, hogPhases: hog?.phases ?? [],
+    iterations: (o.value as { n: number }).n, processes, threads, timeline, hogPhases: hog?.phases ?? [],
   };
 }
 
-const zk = await startEnsemble({ size: 1 });
-const secret = secretFile();
-const nodes = await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: WORKERS })));
-nodes.forEach((n, cpu) => pin(n.process.pid!, cpu));
-const cluster = await Cluster.connect(zk.connectionString);
-const runs: IterativeRun[] = [];
-const single: Array<{ balance: string; seconds: number }> = [];
-try {
+/** Every strategy, with and without the neighbour, `REPS` times, the order rotating per repetition. */
+async function experiment(name: string, cluster: Cluster, labels: Map<string, string>): Promise<IterativeRun[]> {
+  const runs: IterativeRun[] = [];
   for (let rep = 0; rep < REPS; rep++) {
     for (const noise of [true, false]) {
-      // The order rotates each repetition, so no strategy always runs first (or last) in a noise phase of the machine.
-      const order = (['static', 'steal', 'ruper'] as const).map((_, k, all) => all[(k + rep) % all.length]!);
+      const order = STRATEGIES.map((_, k, all) => all[(k + rep) % all.length]!);
       for (const balance of order) {
-        const r = await runOnce(cluster, nodes, balance, noise);
+        const r = await runOnce(cluster, labels, balance, noise, ITERATIONS);
         if (r.iterations !== ITERATIONS) throw new Error(`${balance}: ${r.iterations} iterations counted, ${ITERATIONS} asked`);
         runs.push(r);
-        console.error(`${noise ? 'noise' : 'quiet'} ${balance}: ${r.makespan.toFixed(2)} s (ideal ${r.ideal.toFixed(2)} s, spread ${r.spread.toFixed(2)} s)`);
+        console.error(`${name}, ${noise ? 'neighbour' : 'quiet'}, ${balance}: ${r.makespan.toFixed(2)} s (ideal ${r.ideal.toFixed(2)} s, spread ${r.spread.toFixed(2)} s)`);
       }
     }
   }
-  // The balancer's own cost: one process, no neighbour, static and ruper alternately (best of each).
-  for (let rep = 0; rep < 3; rep++) {
-    for (const balance of ['static', 'ruper'] as const) {
-      const t0 = performance.now();
-      const job = await submitIterative(cluster, app.ref, { iterations: ITERATIONS / 2, params: app.params, balance, nodes: 1, ruper: RUPER });
-      await job.result();
-      single.push({ balance, seconds: (performance.now() - t0) / 1000 });
-      console.error(`one process ${balance}: ${single[single.length - 1]!.seconds.toFixed(2)} s`);
-    }
-  }
-} finally {
-  await cluster.close();
-  for (const n of nodes) n.kill('SIGTERM');
-  await Promise.all(nodes.map((n) => n.exited));
-  await zk.stop();
+  return runs;
 }
 
 // The machine's other load changes from minute to minute: compare strategies within a repetition, then take medians.
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)]!;
-const pick = (noise: boolean, balance: string) => runs.filter((r) => r.noise === noise && r.balance === balance);
-const summary = ['static', 'steal', 'ruper'].map((balance) => {
-  const n = pick(true, balance);
-  const q = pick(false, balance);
-  const nStatic = pick(true, 'static');
-  const qStatic = pick(false, 'static');
-  return {
-    balance,
-    noisyMakespan: median(n.map((r) => r.makespan)), noisyOverIdeal: median(n.map((r) => r.overIdeal)), noisySpread: median(n.map((r) => r.spread)),
-    speedupOverStatic: median(n.map((r, k) => nStatic[k]!.makespan / r.makespan)),
-    quietMakespan: median(q.map((r) => r.makespan)), quietOverStatic: median(q.map((r, k) => r.makespan / qStatic[k]!.makespan)),
-  };
-});
-printTable([
-  ['balance', 'noisy makespan s', '÷ ideal', 'finish spread s', '× static', 'quiet makespan s', 'quiet ÷ static'],
-  ...summary.map((s) => [s.balance, s.noisyMakespan, s.noisyOverIdeal, s.noisySpread, s.speedupOverStatic, s.quietMakespan, s.quietOverStatic]),
-]);
+
+/** Per strategy: medians of makespan, ÷ ideal, spread, × static; and the slowed thread's share of its core. */
+function summarize(runs: IterativeRun[], slowed: string) {
+  const pick = (noise: boolean, balance: string) => runs.filter((r) => r.noise === noise && r.balance === balance);
+  // The slowed thread's speed beside the neighbour ÷ its speed without (static runs: it works to the end).
+  const rateOf = (r: IterativeRun) => r.threads.find((x) => `${x.process} thread ${x.thread}` === slowed || (x.process === slowed && x.thread === 0))!.rate;
+  const neighbourShare = median(pick(true, 'static').map(rateOf)) / median(pick(false, 'static').map(rateOf));
+  const strategies = STRATEGIES.map((balance) => {
+    const n = pick(true, balance);
+    const q = pick(false, balance);
+    const nStatic = pick(true, 'static');
+    const qStatic = pick(false, 'static');
+    return {
+      balance,
+      noisyMakespan: median(n.map((r) => r.makespan)), noisyOverIdeal: median(n.map((r) => r.overIdeal)), noisySpread: median(n.map((r) => r.spread)),
+      speedupOverStatic: median(n.map((r, k) => nStatic[k]!.makespan / r.makespan)),
+      quietMakespan: median(q.map((r) => r.makespan)), quietOverStatic: median(q.map((r, k) => r.makespan / qStatic[k]!.makespan)),
+    };
+  });
+  return { neighbourShare, strategies };
+}
+
+function print(title: string, s: ReturnType<typeof summarize>): void {
+  console.log(`\n${title} (the slowed ${s.neighbourShare.toFixed(2)} of its core beside the neighbour)`);
+  printTable([
+    ['balance', 'noisy makespan s', '÷ ideal', 'finish spread s', '× static', 'quiet makespan s', 'quiet ÷ static'],
+    ...s.strategies.map((x) => [x.balance, x.noisyMakespan, x.noisyOverIdeal, x.noisySpread, x.speedupOverStatic, x.quietMakespan, x.quietOverStatic]),
+  ]);
+}
+
+const zk = await startEnsemble({ size: 1 });
+const secret = secretFile();
+const cluster = await Cluster.connect(zk.connectionString);
+let twoProcesses: IterativeRun[] = [];
+let oneProcess: IterativeRun[] = [];
+const single: Array<{ balance: string; seconds: number }> = [];
+const threadCpus: Array<{ slot: number; tid: number; cpu: number }> = [];
+try {
+  // Two processes × 1 thread, each on its own core; B beside the neighbour.
+  const pair = await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
+  try {
+    pair.forEach((n, cpu) => pin(n.process.pid!, String(cpu)));
+    twoProcesses = await experiment('two processes', cluster, new Map([[pair[0]!.id, 'A'], [pair[1]!.id, 'B']]));
+  } finally {
+    await stop(pair);
+  }
+  // One process × 2 threads, its worker threads pinned one per core; thread 1 beside the neighbour.
+  const [c] = await Promise.all([startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 2 })]);
+  try {
+    const pid = c!.process.pid!;
+    pin(pid, '0-1');
+    // The worker threads are the two that work during a short job, created in slot order (ascending thread ids).
+    const before = threadTimes(pid);
+    await (await submitIterative(cluster, app.ref, { iterations: ITERATIONS / 8, params: app.params, balance: 'static', nodes: 1 })).result();
+    const after = threadTimes(pid);
+    const workers = [...after].map(([tid, t]) => ({ tid, used: t - (before.get(tid) ?? 0) })).sort((a, b) => b.used - a.used).slice(0, 2).map((x) => x.tid).sort((a, b) => a - b);
+    workers.forEach((tid, slot) => {
+      pin(tid, String(slot), false);
+      threadCpus.push({ slot, tid, cpu: slot });
+    });
+    const labels = new Map([[c!.id, 'C']]);
+    oneProcess = await experiment('one process × 2 threads', cluster, labels);
+    // The balancer's own cost: no neighbour, static and ruper alternately (both threads balanced by ruper).
+    for (let rep = 0; rep < 3; rep++) {
+      for (const balance of ['static', 'ruper'] as const) {
+        const t0 = performance.now();
+        await (await submitIterative(cluster, app.ref, { iterations: ITERATIONS / 2, params: app.params, balance, nodes: 1, ruper: RUPER })).result();
+        single.push({ balance, seconds: (performance.now() - t0) / 1000 });
+        console.error(`overhead, ${balance}: ${single[single.length - 1]!.seconds.toFixed(2)} s`);
+      }
+    }
+  } finally {
+    await stop([c!]);
+  }
+} finally {
+  await cluster.close();
+  await zk.stop();
+}
+
+async function stop(nodes: NodeProcess[]): Promise<void> {
+  for (const n of nodes) n.kill('SIGTERM');
+  await Promise.all(nodes.map((n) => n.exited));
+}
+
+const summary = { twoProcesses: summarize(twoProcesses, 'B'), oneProcess: summarize(oneProcess, 'C thread 1') };
+print('Two processes × 1 thread, B beside stress-ng (Fig. 6–7 left)', summary.twoProcesses);
+print('One process × 2 threads, thread 1 beside stress-ng (Fig. 7 right, Fig. 8)', summary.oneProcess);
 const singles = (balance: string) => single.filter((x) => x.balance === balance).map((x) => x.seconds);
 const overhead = { static: median(singles('static')), ruper: median(singles('ruper')), ruperOverStatic: median(singles('ruper').map((x, k) => x / singles('static')[k]!)) - 1 };
-console.log(`overhead without noise (one process, median of 3 alternating pairs): static ${overhead.static.toFixed(2)} s, ruper ${overhead.ruper.toFixed(2)} s (${(100 * overhead.ruperOverStatic).toFixed(1)} %)`);
+console.log(`\noverhead without a neighbour (one process × 2 threads, median of 3 alternating pairs): static ${overhead.static.toFixed(2)} s, ruper ${overhead.ruper.toFixed(2)} s (${(100 * overhead.ruperOverStatic).toFixed(1)} %)`);
 const results = {
   machine: machineInfo(),
-  note: 'Measured on a 2-core machine shared with other engineers running builds and tests at the same time: every figure carries their load on both cores besides the stress-ng neighbour; the integrator may re-run it.',
-  app: app.name, iterations: ITERATIONS, workersPerNode: WORKERS, ruper: RUPER, hogPhases: HOG_PHASES, summary, overhead, single, runs,
+  note: 'On a 2-core machine: each process (or worker thread) has a core of its own, the neighbour shares the second; the load average at the start is in machine.loadAverage (other work on the machine adds to the neighbour).',
+  app: app.name, iterations: ITERATIONS, reps: REPS, ruper: RUPER, hogPhases: HOG_PHASES, phaseSeconds: PHASE_MS / 1000, threadCpus,
+  summary, overhead, single, runs: twoProcesses, oneProcessRuns: oneProcess,
 };
 writeFileSync(resultsFile('iterative'), `${JSON.stringify(results, null, 1)}\n`);
 await writeIterativeCharts(results);
