@@ -108,7 +108,7 @@ function declOf(t: SpecTask): TaskDecl {
 
 /** Runtimes and commands from the execution records, sizes from the file list, then the graph. */
 function build15(builder: WorkflowBuilder, decls: TaskDecl[], c: Columns15): Workflow {
-  for (let i = 0; i < c.fileIds.length; i++) builder.file(c.fileIds[i]!, c.fileSizes[i]!);
+  builder.fileSizes(c.fileIds, c.fileSizes);
   // Execution records usually come in the order of the tasks: look one up by id only when they do not.
   let runById: Map<string, number> | undefined;
   const runOf = (id: string, i: number): number | undefined => {

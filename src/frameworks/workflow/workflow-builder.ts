@@ -55,6 +55,7 @@ export class WorkflowBuilder {
   private readonly inputNames: string[][] = [];
   private readonly outputNames: string[][] = [];
   private readonly sizes = new Map<string, number>();
+  private readonly sizeColumns: [string[], number[]][] = [];
   private readonly outputSizes = new Map<string, number>();
   private readonly extraParents: [string, string][] = [];
   readonly warnings: string[] = [];
@@ -68,6 +69,15 @@ export class WorkflowBuilder {
   /** Declares the size of a file (workflow inputs need one to be replayed). */
   file(name: string, size: number): this {
     this.sizes.set(name, size);
+    return this;
+  }
+
+  /**
+   * Many sizes at once (a loader's file list), kept as columns until the build rather than a map entry
+   * each: as `file` for each name, applied after every task's own sizes.
+   */
+  fileSizes(names: string[], sizes: number[]): this {
+    this.sizeColumns.push([names, sizes]);
     return this;
   }
 
@@ -110,7 +120,7 @@ export class WorkflowBuilder {
 
   /** The declarations, as plain data: a job carries them to every member, which builds the same workflow. */
   toSource(): WorkflowSource {
-    return { name: this.name, tasks: this.decls, sizes: [...this.sizes], dependencies: this.extraParents };
+    return { name: this.name, tasks: this.decls, sizes: [...this.sizes, ...this.sizeColumns.flatMap(([names, sizes]) => names.map((name, i): [string, number] => [name, sizes[i]!]))], dependencies: this.extraParents };
   }
 
   static fromSource(source: WorkflowSource): WorkflowBuilder {
@@ -304,9 +314,18 @@ export class WorkflowBuilder {
         }
       }
     }
+    // Sizes from the columns go straight to the entries of written names (one lookup each); others join the map.
+    const declared: (number | undefined)[] = new Array(entryName.length);
+    for (const [names, sizes] of this.sizeColumns) {
+      for (let i = 0; i < names.length; i++) {
+        const e = entryOf.get(names[i]!);
+        if (e !== undefined) declared[e] = sizes[i];
+        else this.sizes.set(names[i]!, sizes[i]!);
+      }
+    }
     const files: WorkflowFile[] = [];
-    const sizeOf = (name: string, written: boolean) => {
-      const asInput = this.sizes.get(name);
+    const sizeOf = (name: string, written: boolean, e = -1) => {
+      const asInput = declared[e] ?? this.sizes.get(name);
       const asOutput = this.outputSizes.size === 0 ? undefined : this.outputSizes.get(name);
       return (written ? asOutput ?? asInput : asInput ?? asOutput) ?? 0;
     };
@@ -317,13 +336,13 @@ export class WorkflowBuilder {
       const name = entryName[e]!;
       entryFile[e] = files.length;
       if (entryWriter[e] !== MANY) {
-        files.push({ key: name, name, size: sizeOf(name, true), producer: entryWriter[e]!, consumers: [] });
+        files.push({ key: name, name, size: sizeOf(name, true, e), producer: entryWriter[e]!, consumers: [] });
         continue;
       }
       for (const t of writersOf.get(e)!) {
         const key = `${name}@${this.decls[t]!.id}`;
         copyOf.set(key, files.length);
-        files.push({ key, name, size: sizeOf(name, true), producer: t, consumers: [] });
+        files.push({ key, name, size: sizeOf(name, true, e), producer: t, consumers: [] });
         copies++;
       }
     }
