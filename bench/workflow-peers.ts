@@ -12,7 +12,7 @@
  *
  *   npx tsx bench/workflow-peers.ts [--scale 0.002] [--bag 1000] [--peer-timeout 1800]
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,15 @@ const BAG = Number(values.bag);
 const CORES = 2;
 const MONTAGE = '/work/shared/data/workflows/wfformat-v1.5/pegasus/montage/montage-chameleon-2mass-05d-001.json';
 const SCRIPT = fileURLToPath(new URL('./peers/workflow_peers.py', import.meta.url));
+
+function python(args: string[]): Promise<{ status: number; stdout: string; stderr: string; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    execFile('/usr/bin/python3', args, { encoding: 'utf8', timeout: PEER_TIMEOUT * 1000, killSignal: 'SIGKILL', maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const e = err as (Error & { code?: number | string; killed?: boolean }) | null;
+      resolve({ status: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr: stderr || (e ? e.message : ''), timedOut: e?.killed === true });
+    });
+  });
+}
 
 interface Row { dag: string; peer: string; seconds: number | null; wall: number | null; note?: string }
 const rows: Row[] = [];
@@ -55,9 +64,10 @@ try {
         rows.push({ dag, peer, seconds: null, wall: null, note: `${ensure} could not install it` });
         continue;
       }
-      const run = spawnSync('/usr/bin/python3', [SCRIPT, peer, file, String(scale), String(CORES), mkdtempSync(join(bench.tmp, `${peer}-`))], { encoding: 'utf8', timeout: PEER_TIMEOUT * 1000, killSignal: 'SIGKILL' });
-      if (run.error && (run.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') rows.push({ dag, peer, seconds: null, wall: null, note: `not finished within ${PEER_TIMEOUT} s` });
-      else if (run.status !== 0) rows.push({ dag, peer, seconds: null, wall: null, note: (run.stderr || String(run.error)).trim().split('\n').slice(-3).join(' ') });
+      // Asynchronously: a blocked event loop would let the cluster's ZooKeeper session expire during a long peer run.
+      const run = await python([SCRIPT, peer, file, String(scale), String(CORES), mkdtempSync(join(bench.tmp, `${peer}-`))]);
+      if (run.timedOut) rows.push({ dag, peer, seconds: null, wall: null, note: `not finished within ${PEER_TIMEOUT} s` });
+      else if (run.status !== 0) rows.push({ dag, peer, seconds: null, wall: null, note: run.stderr.trim().split('\n').slice(-3).join(' ') });
       else {
         const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { seconds: number; wall: number };
         rows.push({ dag, peer, seconds: r.seconds, wall: r.wall });
