@@ -20,7 +20,7 @@ import { checkBlobHash, shortHash, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
 import { BlobReceiver, type OutgoingMessage, type ReceiverAction } from './blob-receiver.js';
 import { BlobSender } from './blob-sender.js';
-import { HashThread, type ChunkHasher } from './chunk-hasher.js';
+import { HashThread, inlineHasher, type ChunkHasher } from './chunk-hasher.js';
 import type { BlobSink } from './blob-sink.js';
 import type { BlobInfo, ObjectStore } from './object-store.js';
 import {
@@ -196,7 +196,7 @@ export class BlobTransferService {
       hash, size: opts.size, job: opts.job, holders: [...peers.keys()], chunkBytes: this.chunkBytes, window: this.window,
       stallMs: this.stallMs, rounds: this.rounds, xferPrefix, hashing: onThread ? 'outside' : 'inline',
     });
-    const newHasher = (): ChunkHasher | undefined => (onThread ? hashThread.hasher() : undefined);
+    const newHasher = (): ChunkHasher | undefined => (onThread ? threadHasher() : undefined);
     return new Promise<BlobInfo>((resolve, reject) => {
       let writes = Promise.resolve();
       let timer: NodeJS.Timeout | undefined;
@@ -373,6 +373,18 @@ export class BlobTransferService {
 
 /** Hashes arriving blobs beside the reading of sockets (one thread per process, started on first use). */
 const hashThread = new HashThread();
+let threadFailureLogged = false;
+
+/** A hasher on the hashing thread, or on this one if no thread can be started (said once in the log). */
+function threadHasher(): ChunkHasher {
+  try {
+    return hashThread.hasher();
+  } catch (err) {
+    if (!threadFailureLogged) log.warn('data', 'cannot start the hashing thread; hashing arriving blobs inline', err);
+    threadFailureLogged = true;
+    return inlineHasher();
+  }
+}
 
 /**
  * Chunks of one fetch whose bytes the transport is copying straight into the sink's memory, by

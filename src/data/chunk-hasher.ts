@@ -71,11 +71,12 @@ export class HashThread {
   private nextId = 0;
   private readonly waiting = new Map<number, { resolve: (hex: string) => void; reject: (err: Error) => void }>();
 
+  /** A hasher on the thread (started now if need be: throws if it cannot be). */
   hasher(): ChunkHasher {
     const id = ++this.nextId;
     let used = false;
     // A hasher lives on one thread: if that thread died, its earlier bytes are gone, and the digest fails.
-    let worker: Worker | undefined;
+    let worker: Worker | undefined = this.thread();
     const post = (m: Request, transfer?: ArrayBuffer[]) => {
       const current = this.thread();
       worker ??= current;
