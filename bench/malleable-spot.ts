@@ -129,7 +129,7 @@ async function main(): Promise<void> {
         if (e.type === 'expand') {
           await Promise.all(spotNodes.map((n) => clearWarning(client, n)));
           await waitFor(async () => (await members(job.id)).length === STATIC + SPOT, 'the expand onto the spot set', 120_000);
-          expands.push({ at: new Date(e.t).toISOString(), price: e.price, ms: ms(t0) });
+          expands.push({ at: new Date(e.t).toISOString(), price: e.price, ms: ms(t0) }); // until the spot nodes joined the job
         } else {
           const before = (await shrinks(job.id)).length;
           await Promise.all(spotNodes.map((n) => warnNode(client, n))); // both instances get their notice
@@ -177,8 +177,9 @@ async function main(): Promise<void> {
       return [`${i + 1}. ${e.type === 'notice' ? 'vacate (notice)' : 'expand'}`, new Date(e.t).toISOString().slice(11, 16), e.price, took, v ? `${Math.round(v.tRescaleMs)} (${v.shrinks})` : '', v ? `${((took / SPOT_NOTICE_MS) * 100).toFixed(2)} %` : ''];
     })]);
   console.log(`\nvacate: median ${out.vacateMs.median} ms, worst ${worst} ms = ${(out.vacateMs.ofNotice * 100).toFixed(2)} % of the notice`);
+  const versus = (x: number) => (x >= 0 ? `${(x * 100).toFixed(0)} % lower` : `${(-x * 100).toFixed(0)} % higher`);
   for (const f of [out.replayDay, out.seedDay]) {
-    console.log(`${f.market} ${f.date}, threshold ${f.threshold.toFixed(4)}: fleet of ${STATIC} static + ${SPOT} spot ${f.atThreshold.effectivePrice.toFixed(4)} USD/h vs ${f.alwaysOn.effectivePrice.toFixed(4)} always-on (${(f.reduction * 100).toFixed(0)} % lower); the spot set alone ${(f.spotReduction * 100).toFixed(0)} % lower with ${f.atThreshold.spot.usableHours.toFixed(1)} of ${f.alwaysOn.spot.usableHours.toFixed(1)} spot hours usable; vacates in time ${f.atThreshold.vacatedInTime}, late ${f.atThreshold.late}`);
+    console.log(`${f.market} ${f.date}, threshold ${f.threshold.toFixed(4)}: fleet of ${STATIC} static + ${SPOT} spot ${f.atThreshold.effectivePrice.toFixed(4)} USD/h vs ${f.alwaysOn.effectivePrice.toFixed(4)} always-on (${versus(f.reduction)}); the spot set alone ${versus(f.spotReduction)} with ${f.atThreshold.spot.usableHours.toFixed(1)} of ${f.alwaysOn.spot.usableHours.toFixed(1)} spot hours usable; vacates in time ${f.atThreshold.vacatedInTime}, late ${f.atThreshold.late}`);
   }
 }
 
