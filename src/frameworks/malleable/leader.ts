@@ -28,6 +28,8 @@ interface Queued {
 }
 
 const now = () => performance.now();
+/** How long a checkpoint waits for the discards of superseded ones to finish (ms). */
+const DISCARD_WAIT_MS = 5_000;
 /** Consecutive failed recoveries (other than lost nodes) before the job fails. */
 const MAX_FAILURES = 5;
 
@@ -311,7 +313,7 @@ class MalleableLeader {
   /** A coordinated checkpoint at this sync point, committed by writing its manifest; the one it supersedes is discarded. */
   private async checkpoint(): Promise<number> {
     await this.settle();
-    await this.discarding; // never discard while the same bytes may be stored again
+    await this.discardsDone(); // never discard while the same bytes may be stored again
     const nodes = this.map.nodes;
     // Unique per checkpoint: a new leader, and every rollback, starts a new epoch.
     const scope = `ckpt.${this.epoch}.${++this.checkpointSeq}`;
@@ -349,6 +351,13 @@ class MalleableLeader {
       .then(() => undefined, (err: unknown) => log.warn('malleable', `could not discard the checkpoint at iteration ${old.iteration}`, err));
   }
 
+  /** Waits for the discards under way, but never long: a stuck coordination request must not stop the job. */
+  private async discardsDone(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.discarding, new Promise<void>((resolve) => (timer = setTimeout(resolve, DISCARD_WAIT_MS)))]);
+    clearTimeout(timer);
+  }
+
   private async finish(): Promise<void> {
     const replies = await this.calls.all<{ summaries: Array<[number, unknown]> }>(this.map.nodes, { type: 'collect' }, this.epoch);
     const summaries = new Array<unknown>(this.objects);
@@ -365,6 +374,6 @@ class MalleableLeader {
     const written = await this.ctx.finish({ status: 'done', value: { result, stats: this.stats }, finishedAt: Date.now(), completions: this.objects });
     // The result is durable: nothing rolls back to the last checkpoint any more.
     if (written && this.manifest) this.discard(this.manifest);
-    await this.discarding;
+    await this.discardsDone();
   }
 }
