@@ -111,12 +111,10 @@ export class WorkerTasks {
 
   /** A located input could not be had from its holder: INVALID again. Returns it if it must be asked for. */
   forget(file: number): number[] {
-    const f = this.info(file);
-    if (f.state !== 'REMOTE') return [];
-    f.state = 'INVALID';
-    delete f.location;
-    f.queried = true;
-    return [file];
+    if (this.info(file).state !== 'REMOTE') return [];
+    // Other tasks may be READY on the strength of this location: they wait again too (started without
+    // a location, a task would fail on an input it cannot name).
+    return this.invalidate([file]);
   }
 
   /** The next READY task, in the order they became READY. */
@@ -152,13 +150,19 @@ export class WorkerTasks {
   nodeLeft(node: string): number[] {
     const lost: number[] = [];
     for (const [file, f] of this.files) {
-      if (f.state === 'REMOTE' && f.location!.node === node) {
-        f.state = 'INVALID';
-        delete f.location;
-        lost.push(file);
-      }
+      if (f.state === 'REMOTE' && f.location!.node === node) lost.push(file);
     }
     if (lost.length === 0) return [];
+    return this.invalidate(lost);
+  }
+
+  /** Files whose location is no longer good: INVALID; READY tasks reading them, and waiting ones, wait for them again. Returns the files to query. */
+  private invalidate(lost: number[]): number[] {
+    for (const file of lost) {
+      const f = this.info(file);
+      f.state = 'INVALID';
+      delete f.location;
+    }
     const lostSet = new Set(lost);
     const stillReady: number[] = [];
     const waitAgain: number[] = [];

@@ -73,7 +73,8 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   let putSeq = 0;
   let fetchSeq = 0;
   const fetches = new Map<number, { node: string; file: FileAssembly; resolve: (b: Uint8Array) => void; reject: (e: Error) => void }>();
-  const puts = new Map<number, (loc: FileLocation) => void>();
+  /** Files handed to a storage member until it confirms (kept here instead when it cannot take them). */
+  const puts = new Map<number, { node: string; file: number; bytes: Uint8Array; resolve: (loc: FileLocation) => void }>();
   /** Isolated storage: files other members are handing to this one (`from id` → its chunks so far). */
   const incoming = new Map<string, FileAssembly>();
   const reports = new Map<number, (r: MemberReport) => void>();
@@ -91,8 +92,13 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       const id = putSeq++;
       exec.counters.bytesPeer += bytes.length;
       return new Promise((resolve) => {
-        puts.set(id, resolve);
-        for (const chunk of chunksOf(bytes)) send(to, { type: 'wf-put', id, file, ...chunk });
+        puts.set(id, { node: to, file, bytes, resolve });
+        for (const chunk of chunksOf(bytes)) {
+          ctx.send(to, { type: 'wf-put', id, file, ...chunk }).catch((err: unknown) => {
+            log.debug('workflow', `to ${to}: ${(err as Error).message}`);
+            keepHere(id);
+          });
+        }
       });
     }, (node, file) => new Promise((resolve, reject) => {
       // A holder that left (its files are about to be recreated elsewhere), or a request that cannot leave: lost, not pending forever.
@@ -104,6 +110,17 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
         reject(new InputLost(`to ${node}: ${(err as Error).message}`));
       });
     }));
+  /** A put its storage member cannot take (gone, unreachable, not in the job): this member keeps the file, else its producer would wait forever. */
+  const keepHere = (id: number) => {
+    const p = puts.get(id);
+    if (!p) return;
+    puts.delete(id);
+    exec.keep(p.file, p.bytes);
+    p.resolve({ node: ctx.nodeId });
+  };
+  const failPuts = (node: string) => {
+    for (const [id, p] of puts) if (p.node === node) keepHere(id);
+  };
   /** A fetch whose holder is gone: the task waits for the file again. */
   const failFetches = (node: string) => {
     for (const [id, f] of fetches) {
@@ -158,7 +175,10 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     waitingForMembers = undefined;
     if (leading) engine.lead([ctx.nodeId, ...ctx.peers()]);
   };
-  const myReport = (): MemberReport => ({ node: ctx.nodeId, ...engine.stats, ...exec.counters, trace });
+  // Task counts read now: the engine's stats are refreshed by its next flush, which may come after this report.
+  const myReport = (): MemberReport => ({
+    node: ctx.nodeId, ...engine.stats, ready: engine.worker.readyCount, waiting: engine.worker.waitingCount, running: engine.worker.running.size, ...exec.counters, trace,
+  });
   let leading = false;
 
   return {
@@ -180,7 +200,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
           return send(from, { type: 'wf-put-ok', id: body.id as number, location: { node: ctx.nodeId } });
         }
         case 'wf-put-ok':
-          puts.get(body.id as number)?.(body.location as FileLocation);
+          puts.get(body.id as number)?.resolve(body.location as FileLocation);
           puts.delete(body.id as number);
           return;
         case 'wf-fetch': {
@@ -228,9 +248,11 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     },
     onBounce(from, body) {
       if (body.type === 'wf-fetch') failFetches(from);
+      if (body.type === 'wf-put') failPuts(from);
     },
     peerLeft(node) {
       failFetches(node);
+      failPuts(node);
       engine.peerGone(node);
       if (leading && !waitingForMembers) engine.lead([ctx.nodeId, ...ctx.peers()]);
     },
@@ -254,19 +276,23 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       const waiting = new Set(ctx.peers());
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 120_000);
+        // Stopped only once this member has saved too: peers answering first must not end the job
+        // (and this member) while its own files are still being written (the resumed run would have
+        // to recreate them).
+        let savedHere = false;
+        const allSaved = () => {
+          if (!savedHere || waiting.size > 0) return;
+          clearTimeout(timer);
+          resolve();
+        };
         pausedFrom = (node) => {
           waiting.delete(node);
-          if (waiting.size === 0) {
-            clearTimeout(timer);
-            resolve();
-          }
+          allSaved();
         };
         for (const p of waiting) send(p, { type: 'wf-pause' });
         void pauseAndSave().then(() => {
-          if (waiting.size === 0) {
-            clearTimeout(timer);
-            resolve();
-          }
+          savedHere = true;
+          allSaved();
         });
       });
       pausedFrom = undefined;

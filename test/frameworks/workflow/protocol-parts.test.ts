@@ -101,6 +101,22 @@ describe('worker file states and READY queue', () => {
     assert.deepEqual(w.forget(f('in')), [], 'a shared input is never forgotten');
   });
 
+  it('an input forgotten by one task makes the other READY tasks that read it wait again (none starts without a location)', () => {
+    const w = new WorkerTasks(wf, 'me', (file) => wf.files[file]!.producer < 0);
+    w.assign(t('c'));
+    w.assign(t('e'));
+    w.located(f('A'), { node: 'gone' });
+    w.located(f('B'), { node: 'peer' });
+    assert.equal(w.take(), t('c'), 'c runs; e is READY behind it');
+    assert.deepEqual(w.forget(f('A')), [f('A')], 'c could not fetch A');
+    w.requeue(t('c'));
+    assert.equal(w.take(), undefined, 'e read A too: it waits, and so does c');
+    w.located(f('A'), { node: 'x' });
+    const started = [w.take(), w.take()];
+    assert.deepEqual(started.sort(), [t('c'), t('e')].sort());
+    for (const task of started) for (const file of wf.tasks[task!]!.inputs) assert.ok(w.fileState(file) === 'SHARED' || w.location(file) !== undefined, `task ${task} has a location for input ${file}`);
+  });
+
   it('stealing prefers READY tasks whose inputs the thief holds, and a lost holder makes them wait again', () => {
     const w = new WorkerTasks(wf, 'me', (file) => wf.files[file]!.producer < 0);
     w.assign(t('c'));
