@@ -17,25 +17,12 @@ import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
 import { runWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
 import { sharedPath } from '../../../src/frameworks/workflow/task-execution.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
-import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
-import { finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
+import { finalOutputs } from '../../../src/frameworks/workflow/workflow.js';
 import { BIG_BYTES, bigContent } from './apps/big-file.js';
+import { checkOrder } from './check-order.js';
 
 const DIR = '/work/shared/data/workflows/';
 const T = { timeout: 120_000 };
-
-function checkOrder(wf: Workflow, result: WorkflowResult): void {
-  const ends = new Map<number, number>();
-  const starts = new Map<number, number>();
-  for (const m of result.members) for (const [t, s, e] of m.trace) {
-    starts.set(t, Math.min(starts.get(t) ?? Infinity, s));
-    ends.set(t, Math.min(ends.get(t) ?? Infinity, e));
-  }
-  assert.equal(starts.size, wf.tasks.length, 'every task ran');
-  wf.tasks.forEach((task, t) => {
-    for (const p of task.parents) assert.ok(starts.get(t)! >= ends.get(p)!, `${task.id} started before its parent ${wf.tasks[p]!.id} ended`);
-  });
-}
 
 describe('workflows on an embedded cluster', () => {
   let cluster: Cluster;
