@@ -17,6 +17,7 @@ import { Cluster, type ClusterEvent } from '../../../../src/runtime/cluster.js';
 import { awaitOutcome, requestJob } from '../../../../src/runtime/job-control.js';
 import { plainStencil } from '../plain-grids.js';
 import { finishExactly, membersOf, submit, waitFor } from './manager-scenario.js';
+import { withDeadline } from '../../../support/wait.js';
 
 const STENCIL = { module: new URL('../../../../src/frameworks/malleable/apps/stencil2d.ts', import.meta.url).href, export: 'default' };
 
@@ -44,7 +45,7 @@ describe('resource manager with the malleable job kind', () => {
       await waitFor(async () => (await readManagedJob(client, stencil.id))!.record.events.some((e) => e.type === 'expand' && e.nodes === 4 && e.tRescaleMs !== undefined), 'the stencil to expand back to 4 nodes', 60_000);
       await waitFor(async () => (await malleableProgress(client, stencil.id).catch(() => undefined))?.iteration === 200, 'the stencil to pause at iteration 200', 60_000);
       await requestJob(client, stencil.id, 'resume');
-      const outcome = await awaitOutcome(client, stencil.id);
+      const outcome = await withDeadline(awaitOutcome(client, stencil.id), 'the stencil to finish', 60_000);
       assert.equal(outcome.status, 'done', JSON.stringify(outcome));
       const { result, stats } = (outcome as { value: MalleableOutcome<GridResult> }).value;
       assert.equal(result.checksum, plainStencil(48, 400, 4).checksum, 'bit-identical to the sequential run');
@@ -52,8 +53,11 @@ describe('resource manager with the malleable job kind', () => {
       const record = (await readManagedJob(client, stencil.id))!.record;
       assert.ok(record.events.some((e) => e.type === 'shrink' && e.nodes === 2 && typeof e.tRescaleMs === 'number'), 'the manager recorded the shrink with the job\'s T_rescale');
     } finally {
-      await manager.stop();
-      await cluster.close();
+      // Bounded: a job stuck by a failure must not keep this file (and CI) running; its nodes are then crashed.
+      await withDeadline(manager.stop(), 'the manager to stop', 20_000).catch(() => undefined);
+      await withDeadline(cluster.close(), 'the cluster to close', 20_000).catch(async () => {
+        await Promise.all((await cluster.nodes()).map((n) => cluster.crashNode(n.id).catch(() => undefined)));
+      });
     }
   });
 });
