@@ -156,7 +156,7 @@ export class ControlChannel {
           this.stats.reads++;
           for (const name of names.sort((a, b) => sequenceOf(a) - sequenceOf(b))) {
             if (stopped) break;
-            await this.serveOne(name, handler);
+            await this.serveOne(name, handler, () => stopped);
             done.add(name);
           }
         } catch (err) {
@@ -183,7 +183,7 @@ export class ControlChannel {
     };
   }
 
-  private async serveOne(name: string, handler: (req: ControlRequest) => unknown): Promise<void> {
+  private async serveOne(name: string, handler: (req: ControlRequest) => unknown, stopped: () => boolean): Promise<void> {
     let raw: Buffer;
     try {
       this.stats.reads++;
@@ -200,6 +200,9 @@ export class ControlChannel {
       try {
         ack = { ok: true, result: await handler(req), at: Date.now() };
       } catch (err) {
+        // A handler that gave up because its server was stopped (a leader that lost its role) leaves the
+        // request unacknowledged: the next server serves it, as after a crash.
+        if (stopped()) return;
         ack = { ok: false, error: err instanceof Error ? err.message : String(err), at: Date.now() };
       }
     }

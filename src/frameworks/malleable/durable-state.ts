@@ -1,6 +1,6 @@
 /**
  * The malleable job's durable state in the coordination service (`/tidepool/jobs/<job>/malleable`):
- * the configuration epoch and the last committed checkpoint. Writing a checkpoint's manifest here
+ * the configuration epoch, the last committed checkpoint and the stats so far. Writing a checkpoint's manifest here
  * is its commit point; a new leader (after a failover) rolls back to it. Writes are fenced by the
  * znode's version, so a deposed leader cannot overwrite its successor's state.
  */
@@ -11,10 +11,13 @@ import { decode, encode } from '../../runtime/codec.js';
 import type { JobPaths } from '../../runtime/job-paths.js';
 import { readOrNull } from '../../runtime/scheduler/znode-reads.js';
 import type { CheckpointManifest } from './protocol.js';
+import type { MalleableStats } from './runtime-options.js';
 
 export interface MalleableState {
   epoch: number;
   manifest: CheckpointManifest | null;
+  /** What earlier leaders did (rescales acknowledged, rollbacks, checkpoints): the job's stats survive a leader change. */
+  history?: Pick<MalleableStats, 'rescales' | 'rollbacks' | 'checkpoints'>;
 }
 
 export class DurableState {

@@ -109,8 +109,11 @@ class MalleableLeader {
       const stored = await this.state.load();
       this.epoch = stored.epoch;
       this.manifest = stored.manifest;
+      if (stored.history) Object.assign(this.stats, stored.history);
+      // The first leader waits (bounded) for the nodes the job was started with; a later one takes
+      // the members there are — the job may have been shrunk since it started.
       const want = Math.max(1, this.ctx.spec.nodes);
-      await this.nodes.until(() => this.calls.live().size >= want, this.input.runtime?.startWaitMs ?? 5_000);
+      if (stored.epoch === 0) await this.nodes.until(() => this.calls.live().size >= want, this.input.runtime?.startWaitMs ?? 5_000);
     } catch (err) {
       return this.fail(err);
     }
@@ -120,6 +123,7 @@ class MalleableLeader {
         restore = false;
         if (this.iteration >= this.total) return await this.finish();
         await this.syncPoint();
+        if (this.stopped) return;
         await this.runIteration();
         failures = 0;
       } catch (err) {
@@ -142,7 +146,8 @@ class MalleableLeader {
   private async rollback(): Promise<void> {
     const first = this.map.nodes.length === 0;
     this.epoch++;
-    await this.state.save({ epoch: this.epoch, manifest: this.manifest });
+    if (!first) this.stats.rollbacks++;
+    await this.saveState();
     const live = [...this.calls.live()].sort();
     const nodes = live.filter((n) => !this.leaving.has(n));
     if (nodes.length === 0) throw new Error('no member left to run on');
@@ -152,7 +157,6 @@ class MalleableLeader {
     this.settled = this.manifest !== null;
     this.iteration = this.manifest?.iteration ?? 0;
     this.loads.fill(Infinity);
-    if (!first) this.stats.rollbacks++;
   }
 
   private countExpected(replies: ReadonlyArray<{ sentTo: string[] }>): void {
@@ -214,7 +218,7 @@ class MalleableLeader {
     let paused = pause >= 0;
     for (;;) {
       const q = this.requests[0];
-      if (q) {
+      if (q && !this.stopped) {
         paused &&= q.req.type !== 'resume';
         await this.serve(q);
         continue;
@@ -223,6 +227,8 @@ class MalleableLeader {
       await new Promise<void>((resolve) => (this.wake = resolve)); // a request, or a member lost
       this.checkAlive();
     }
+    // This node was rescaled away (or the job stopped): it must not take its own node back as a joiner.
+    if (this.stopped) return;
     const opts = this.input.runtime ?? {};
     const joiners = [...this.calls.live()].filter((n) => !this.map.nodes.includes(n) && !this.leaving.has(n));
     const leavers = this.map.nodes.filter((n) => this.leaving.has(n));
@@ -285,8 +291,15 @@ class MalleableLeader {
     const kind = joiners.length > 0 && leavers.length > 0 ? 'replace' : joiners.length > 0 ? 'expand' : leavers.length > 0 ? 'shrink' : 'none';
     const ack: RescaleAck = { nodes: [...this.map.nodes], tRescaleMs: now() - t0, phases, iteration: this.iteration, kind };
     this.stats.rescales.push(ack);
+    await this.saveState();
     log.info('malleable', `${kind} to ${target.length} node(s) at iteration ${this.iteration} in ${ack.tRescaleMs.toFixed(1)} ms`);
     return ack;
+  }
+
+  /** Epoch, last checkpoint and stats, fenced against a newer leader. */
+  private saveState(): Promise<void> {
+    const { rescales, rollbacks, checkpoints } = this.stats;
+    return this.state.save({ epoch: this.epoch, manifest: this.manifest, history: { rescales, rollbacks, checkpoints } });
   }
 
   /** The leader's own node was rescaled away: once acknowledged, it leaves; the next leader resumes from the checkpoint. */
@@ -330,8 +343,8 @@ class MalleableLeader {
     }
     const superseded = this.manifest;
     this.manifest = { iteration: this.iteration, parts, takenAt: Date.now(), scope };
-    await this.state.save({ epoch: this.epoch, manifest: this.manifest });
     this.stats.checkpoints++;
+    await this.saveState();
     if (superseded) this.discard(superseded);
     return this.iteration;
   }

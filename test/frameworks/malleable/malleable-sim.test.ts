@@ -71,6 +71,25 @@ describe('the malleable protocol on a simulated network', () => {
     }
   });
 
+  it('a rescale that lets the leader\'s own node go: the job goes on from the checkpoint elsewhere and never takes the node back (6 seeds)', async () => {
+    for (let seed = 31; seed <= 36; seed++) {
+      const sim = new SimCluster(seed, stencil, { params, runtime: { checkpointEvery: 5, loads: 'uniform' } }, ['a', 'b', 'c']);
+      let ack: unknown;
+      let asked = false;
+      const outcome = await sim.run(async () => {
+        if (asked || (await sim.progress()).iteration < 3) return;
+        asked = true;
+        void sim.request('rescale', { nodes: ['b', 'c'] }).then((a) => (ack = a));
+      });
+      assert.equal(outcome.status, 'done', `seed ${seed}: ${JSON.stringify(outcome)}`);
+      const value = (outcome as { value: MalleableOutcome<GridResult> }).value;
+      assert.equal(value.result.checksum, expected, `seed ${seed}: bit-identical`);
+      assert.deepEqual((ack as { kind: string; nodes: string[] }).nodes, ['b', 'c'], `seed ${seed}: acknowledged with the kept nodes`);
+      assert.ok(!sim.roles.has('a') && sim.leaderId !== 'a', `seed ${seed}: the old leader's node left the job`);
+      assert.deepEqual(value.stats.rescales.filter((r) => r.kind !== 'none').map((r) => [r.kind, r.nodes]), [['shrink', ['b', 'c']]], `seed ${seed}: the shrink is in the stats (kept by the durable state across the leader change), and no rescale took a back`);
+    }
+  });
+
   it('the same seed gives the same run', async () => {
     const a = await scenario(7, false);
     const b = await scenario(7, false);

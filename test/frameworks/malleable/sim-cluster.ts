@@ -96,6 +96,8 @@ export class SimCluster {
   readonly membership = new SimMembership();
   readonly roles = new Map<string, MalleableMember>();
   private readonly queue: Frame[] = [];
+  /** Releases asked for and not yet carried out (each is delivered like a message). */
+  private readonly releases: Array<{ node: string; resolve(): void }> = [];
   private readonly client = memoryClient();
   /** Checkpoint blobs in the simulated data plane, and the scopes referencing each. */
   readonly blobs = new Map<string, Buffer>();
@@ -137,11 +139,9 @@ export class SimCluster {
         return true;
       },
     };
-    // A released node drains (it must hold nothing by then) and leaves, as TidepoolNode.leave does.
-    this.leaderRole = malleableLeader(ctx, this.app, this.input, async (node) => {
-      await this.roles.get(node)?.drain();
-      this.leave(node);
-    });
+    // A released node drains (it must hold nothing by then) and leaves, as TidepoolNode.leave does —
+    // later, as a step of the simulation: a real release goes through the coordination service.
+    this.leaderRole = malleableLeader(ctx, this.app, this.input, (node) => new Promise<void>((resolve) => this.releases.push({ node, resolve })));
   }
 
   leave(id: string): void {
@@ -172,8 +172,17 @@ export class SimCluster {
   /** Delivers one message (chosen at random among those in flight), then lets the code react. */
   async step(): Promise<boolean> {
     await new Promise((r) => setImmediate(r));
-    if (this.queue.length === 0) return false;
-    const [f] = this.queue.splice(this.rng.int(0, this.queue.length - 1), 1);
+    if (this.queue.length + this.releases.length === 0) return false;
+    const pick = this.rng.int(0, this.queue.length + this.releases.length - 1);
+    if (pick >= this.queue.length) {
+      const [r] = this.releases.splice(pick - this.queue.length, 1);
+      this.delivered++;
+      await this.roles.get(r!.node)?.drain();
+      this.leave(r!.node);
+      r!.resolve();
+      return true;
+    }
+    const [f] = this.queue.splice(pick, 1);
     this.delivered++;
     const role = this.roles.get(f!.to);
     if (f!.bounce) role?.onBounce?.(f!.from, f!.body);
