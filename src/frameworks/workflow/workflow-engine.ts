@@ -9,6 +9,7 @@ import type { LayerBody } from '../../runtime/kinds/job-kind.js';
 import { Dispatcher, type DispatchMode, type JournalState, type Reconciled } from './dispatcher.js';
 import { LocationShard, type FileLocation } from './location-shard.js';
 import type { View, WorkflowMessage } from './protocol.js';
+import { LatencyProbes } from './latency-probes.js';
 import { Rendezvous } from './rendezvous.js';
 import { type Workflow } from './workflow.js';
 import { WorkerTasks, type StolenTask } from './worker-tasks.js';
@@ -87,12 +88,7 @@ export class WorkflowEngine {
   /** Partitions whose done count changed since the last report to the submitter. */
   private readonly countsChanged = new Set<number>();
   private flushScheduled = false;
-  /** When each outstanding query was sent (latency figures). */
-  private readonly asked = new Map<number, number>();
-  /** Probes out (`shard|type` → probe) and when each left; at most one per shard and type. */
-  private readonly probing = new Map<string, number>();
-  private readonly probes = new Map<number, { at: number; key: string; samples: number[] }>();
-  private probeSeq = 0;
+  private readonly latency: LatencyProbes;
   private readonly outbox = new Map<string, Map<Batch, unknown[]>>();
   private readonly local: [string, WorkflowMessage][] = [];
   private flushing = false;
@@ -109,6 +105,7 @@ export class WorkflowEngine {
   constructor(readonly workflow: Workflow, readonly self: string, private readonly io: EngineIO, options: EngineOptions = {}) {
     this.opts = { mode: 'decentralized', partitions: 256, slots: 1, maxAttempts: 3, stealing: true, ...options };
     this.short = options.short;
+    this.latency = new LatencyProbes(self, io.now?.bind(io), this.stats);
     const saved = options.saved ?? new Set<number>();
     this.worker = new WorkerTasks(workflow, self, (f) => workflow.files[f]!.producer < 0 || saved.has(f));
     this.dispatcher = new Dispatcher(workflow, this.opts.partitions, this.opts.mode, self);
@@ -153,11 +150,11 @@ export class WorkflowEngine {
         for (const [f, location] of m.files) for (const w of this.shard.update(f, location)) this.batch(w, 'wf-notify', [f, location]);
         if (m.probe !== undefined) this.post(from, { type: 'wf-ack', probe: m.probe });
         return;
-      case 'wf-ack': return this.probed(m.probe);
+      case 'wf-ack': return this.latency.acknowledged(m.probe);
       case 'wf-located':
         for (const [f, location] of m.files) {
           this.worker.located(f, location);
-          this.measure(f, m.waited === true);
+          this.latency.answered(f, m.waited === true);
         }
         return;
       case 'wf-done': return this.doneHere(from, m.tasks);
@@ -361,11 +358,7 @@ export class WorkflowEngine {
     // worker's own copies of such locations stay until that view (its queries then go to the new shards): a task
     // that tries one meanwhile finds the holder gone and waits for the file again (inputLost).
     this.shard.nodeLeft(node);
-    for (const [probe, p] of this.probes) {
-      if (!p.key.startsWith(`${node}|`)) continue;
-      this.probes.delete(probe); // no answer will come: no sample
-      this.probing.delete(p.key);
-    }
+    this.latency.peerGone(node);
     this.stealOut = false;
     this.flush();
   }
@@ -381,39 +374,10 @@ export class WorkflowEngine {
 
   private queryAll(files: number[]): void {
     if (!this.ring) return;
-    const now = this.io.now?.();
     for (const f of files) {
-      if (now !== undefined) this.asked.set(f, now);
+      this.latency.asking(f);
       this.batch(this.flsOwner(f), 'wf-query', f);
     }
-  }
-
-  /** A query answered: at once (the file existed; the probes time those round trips), or when the file appeared (it waited). */
-  private measure(file: number, waited: boolean): void {
-    const asked = this.asked.get(file);
-    const now = this.io.now?.();
-    if (asked === undefined || now === undefined) return;
-    this.asked.delete(file);
-    if (waited && this.stats.waitMs.length < 10_000) this.stats.waitMs.push(now - asked);
-  }
-
-  /** A probe for this batch, if it goes to a remote shard with none out yet (latency figures; simulations have no clock). */
-  private probe(to: string, type: Batch): { probe?: number } {
-    if ((type !== 'wf-query' && type !== 'wf-update') || to === this.self || !this.io.now) return {};
-    const key = `${to}|${type}`;
-    if (this.probing.has(key)) return {};
-    const probe = this.probeSeq++;
-    this.probing.set(key, probe);
-    this.probes.set(probe, { at: this.io.now(), key, samples: type === 'wf-query' ? this.stats.queryMs : this.stats.updateMs });
-    return { probe };
-  }
-
-  private probed(probe: number): void {
-    const p = this.probes.get(probe);
-    if (!p) return;
-    this.probes.delete(probe);
-    this.probing.delete(p.key);
-    if (p.samples.length < 10_000) p.samples.push(this.io.now!() - p.at);
   }
 
   private batch(to: string, type: Batch, item: unknown): void {
@@ -458,7 +422,7 @@ export class WorkflowEngine {
             if (type === 'wf-query') this.stats.queries += items.length;
             if (type === 'wf-update') this.stats.updates += items.length;
             if (type === 'wf-notify') this.post(to, { type: 'wf-located', files: items as [number, FileLocation][], waited: true });
-            else this.post(to, { type, [key]: items, ...this.probe(to, type) } as unknown as WorkflowMessage);
+            else this.post(to, { type, [key]: items, ...this.latency.probe(to, type) } as unknown as WorkflowMessage);
           }
         }
         if (this.countsChanged.size > 0 && this.view) {
