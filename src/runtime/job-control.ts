@@ -214,7 +214,18 @@ export async function requestJob(client: CoordClient, jobId: string, type: strin
   const paths = jobPaths(jobId, root);
   if (!(await client.exists(paths.spec))) throw new Error(`no job ${jobId} in the cluster`);
   if (await client.exists(paths.result)) throw new Error(`job ${jobId} has ended`);
-  return new ControlChannel(client, paths.control).request(type, body, opts);
+  // A job that ends before serving the request never acknowledges it: stop waiting then.
+  const ended = new AbortController();
+  const watch = watchData(client, paths.result, (d) => d && ended.abort(new Error(`job ${jobId} ended before it acknowledged the ${type} request`)));
+  const stop = () => ended.abort(opts.signal?.reason);
+  if (opts.signal?.aborted) stop();
+  else opts.signal?.addEventListener('abort', stop, { once: true });
+  try {
+    return await new ControlChannel(client, paths.control).request(type, body, { ...opts, signal: ended.signal });
+  } finally {
+    watch.close();
+    opts.signal?.removeEventListener('abort', stop);
+  }
 }
 
 /** Resolves with the job's outcome once it has one (watching, never polling). */

@@ -1,6 +1,6 @@
-/** Waiting in tests: always on a condition or an event, always under a deadline. */
+/** Waiting in tests: always on a condition or an event, always under a deadline (generous by default: CI shares 2 cores, and a deadline only bounds a failure). */
 
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
     if (await condition()) return;
@@ -10,7 +10,7 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
 }
 
 /** Rejects if `promise` has not settled within `timeoutMs`. */
-export function withDeadline<T>(promise: Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
+export function withDeadline<T>(promise: Promise<T>, what: string, timeoutMs = 30_000): Promise<T> {
   let timer: NodeJS.Timeout;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);

@@ -27,6 +27,11 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Who asks (stored in the request; default "client"). */
   from?: string;
+  /**
+   * Stop waiting when aborted (e.g. the job ended: nobody will acknowledge any more). An
+   * acknowledgement already written still wins; otherwise the promise rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 export interface ControlServer {
@@ -69,27 +74,38 @@ export class ControlChannel {
     await Promise.all([mkdirp(this.client, this.requests), mkdirp(this.client, this.acks)]);
     const name = await this.createOnce(data, id);
     const timeoutMs = opts.timeoutMs ?? 30_000;
+    const ackPath = joinPath(this.acks, name);
     const ack = await new Promise<ControlAck>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        handle.close();
-        reject(new Error(`control request ${name} (${type}) was not acknowledged within ${timeoutMs} ms; it stays queued`));
-      }, timeoutMs);
-      const handle: WatchHandle = watchData(this.client, joinPath(this.acks, name), (d) => {
-        if (!d) return;
-        this.stats.reads++;
+      const settle = (outcome: () => ControlAck | Error) => {
         clearTimeout(timer);
         handle.close();
+        opts.signal?.removeEventListener('abort', onAbort);
+        let value: ControlAck | Error;
         try {
-          resolve(parseAck(d.data));
+          value = outcome();
         } catch (err) {
-          reject(err as Error);
+          value = err as Error;
         }
+        if (value instanceof Error) reject(value);
+        else resolve(value);
+      };
+      const timer = setTimeout(() => settle(() => new Error(`control request ${name} (${type}) was not acknowledged within ${timeoutMs} ms; it stays queued`)), timeoutMs);
+      const handle: WatchHandle = watchData(this.client, ackPath, (d) => {
+        if (!d) return;
+        this.stats.reads++;
+        settle(() => parseAck(d.data));
       }, {
-        onEnd: (reason) => {
-          clearTimeout(timer);
-          reject(new Error(`control request ${name} (${type}): the coordination session ${reason === 'expired' ? 'expired' : 'was closed'} before it was acknowledged`));
-        },
+        onEnd: (reason) => settle(() => new Error(`control request ${name} (${type}): the coordination session ${reason === 'expired' ? 'expired' : 'was closed'} before it was acknowledged`)),
       });
+      // Aborted: an acknowledgement written meanwhile still counts; without one the caller stops waiting.
+      const onAbort = () => {
+        void this.client.getData(ackPath).then(
+          (d) => settle(() => parseAck(d.data)),
+          () => settle(() => (opts.signal!.reason instanceof Error ? opts.signal!.reason : new Error(`control request ${name} (${type}) was abandoned`))),
+        );
+      };
+      if (opts.signal?.aborted) onAbort();
+      else opts.signal?.addEventListener('abort', onAbort, { once: true });
     });
     await this.client.multi([{ op: 'delete', path: joinPath(this.acks, name) }, { op: 'delete', path: joinPath(this.requests, name) }]).catch((err: unknown) => {
       log.debug('coord', `could not remove control request ${name}`, err); // left for whoever removes the channel

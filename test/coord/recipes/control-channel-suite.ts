@@ -101,6 +101,49 @@ export function controlChannelSuite(name: string, makeBackend: () => Promise<Bac
       await s.stop();
     });
 
+    it('a request whose handler gives up because its server stopped stays unacknowledged, and the next server serves it', T, async () => {
+      const path = fresh();
+      const c = await open();
+      const inHandler = deferred();
+      const giveUp = deferred<never>();
+      const a = new ControlChannel(await open(), path).serve(() => {
+        inHandler.resolve();
+        return giveUp.promise; // a leader that loses its role rejects what it holds
+      });
+      const answer = new ControlChannel(c, path).request('move', { n: 2 }, { timeoutMs: 60_000 });
+      await withDeadline(inHandler.promise, 'the handler to start');
+      const stopped = a.stop();
+      giveUp.reject(new Error('the leader stopped'));
+      await withDeadline(stopped, 'server A to stop');
+      assert.equal(await c.exists(joinPath(path, 'acks', 'req-0000000000')), null, 'no error ack from a stopped server');
+      const b = new ControlChannel(await open(), path).serve((req) => `b:${req.type}`);
+      assert.equal(await withDeadline(answer, 'the answer from server B'), 'b:move');
+      await b.stop();
+    });
+
+    it('an aborted wait rejects with the reason unless the acknowledgement is already written', T, async () => {
+      const path = fresh();
+      const c = await open();
+      const abandoned = new AbortController();
+      const first = new ControlChannel(c, path).request('never', null, { timeoutMs: 60_000, signal: abandoned.signal }).then(() => new Error('resolved'), (err: unknown) => err);
+      await waitFor(async () => (await queued(c, path)) === 1, 'the request to be queued');
+      abandoned.abort(new Error('the job ended'));
+      assert.match(String(await withDeadline(first, 'the rejection')), /the job ended/);
+      // Acknowledged just before the abort (the watch has not reported it yet): the acknowledgement wins.
+      const raced = new AbortController();
+      const served = deferred();
+      const s = new ControlChannel(await open(), path).serve((req) => {
+        if (req.type === 'late') served.resolve();
+        return req.type;
+      });
+      const second = new ControlChannel(c, path).request('late', null, { timeoutMs: 60_000, signal: raced.signal });
+      await withDeadline(served.promise, 'the request to be served');
+      await waitFor(async () => (await c.exists(joinPath(path, 'acks', 'req-0000000001'))) !== null, 'its ack');
+      raced.abort(new Error('too late to matter'));
+      assert.equal(await withDeadline(second, 'the answer'), 'late');
+      await s.stop();
+    });
+
     it('a waiting client whose session expires is rejected', T, async () => {
       const path = fresh();
       const c = await open();

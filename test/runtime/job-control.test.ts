@@ -1,0 +1,34 @@
+/**
+ * Control requests to a job from outside (`requestJob`): a job that ends before serving a request
+ * never acknowledges it, so the caller is told at once instead of waiting out its timeout; a job that
+ * has ended is refused up front; the caller's own signal abandons the wait. No node serves the job
+ * here: nothing but the job's end can answer.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { connect } from '../../src/coord/connect.js';
+import { cancelJob, requestJob, submitJob } from '../../src/runtime/job-control.js';
+import { withDeadline } from '../support/wait.js';
+import { rootState } from './apps/compositions.js';
+
+const APP = { module: new URL('./apps/compositions.ts', import.meta.url).href, export: 'default' };
+
+describe('requestJob', () => {
+  it('rejects when the job ends before acknowledging; refuses an ended job; honours the caller\'s signal', { timeout: 60_000 }, async () => {
+    const client = await connect(`embedded:control-${randomBytes(3).toString('hex')}`);
+    try {
+      const spec = await submitJob(client, { ref: APP, root: rootState(4), nodes: 0 });
+      const caller = new AbortController();
+      const mine = requestJob(client, spec.id, 'status', null, { timeoutMs: 60_000, signal: caller.signal }).then(() => new Error('resolved'), (err: unknown) => err);
+      caller.abort(new Error('the operator pressed ^C'));
+      assert.match(String(await withDeadline(mine, 'the abandoned request')), /the operator pressed \^C/);
+      const pending = requestJob(client, spec.id, 'rescale', { nodes: 2 }, { timeoutMs: 60_000 }).then(() => new Error('resolved'), (err: unknown) => err);
+      assert.equal(await cancelJob(client, spec.id), true);
+      assert.match(String(await withDeadline(pending, 'the rejection')), new RegExp(`job ${spec.id} ended before it acknowledged the rescale request`));
+      await assert.rejects(requestJob(client, spec.id, 'status'), new RegExp(`job ${spec.id} has ended`));
+    } finally {
+      await client.close();
+    }
+  });
+});
