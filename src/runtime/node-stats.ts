@@ -63,10 +63,15 @@ export class StatsPublisher<T extends object = Omit<NodeStats, 'at'>> {
     this.timer.unref();
   }
 
-  /** Publishes now if anything changed (also called on job joins and leaves). */
+  /**
+   * Publishes now if anything changed (also called on job joins and leaves). The stats are read at
+   * the call, not when the write gets its turn: a node leaving a job publishes its final counters
+   * before it clears the job, and a write still under way must not let them be read as cleared.
+   */
   publish(): Promise<void> {
     if (this.stopped || this.intervalMs <= 0) return this.writing;
-    this.writing = this.writing.then(() => this.write()).catch((err: unknown) => {
+    const body = JSON.stringify(this.read());
+    this.writing = this.writing.then(() => this.write(body)).catch((err: unknown) => {
       // Stats are advisory: a lost write is replaced by the next one.
       log.debug('node', 'could not publish stats', err);
     });
@@ -79,8 +84,7 @@ export class StatsPublisher<T extends object = Omit<NodeStats, 'at'>> {
     await this.writing;
   }
 
-  private async write(): Promise<void> {
-    const body = JSON.stringify(this.read());
+  private async write(body: string): Promise<void> {
     if (body === this.last && this.created) return;
     const data = Buffer.from(`${body.slice(0, -1)},"at":${Date.now()}}`);
     if (this.created) {

@@ -342,6 +342,7 @@ export class TidepoolNode {
       if (reason === 'drained') await job.role.drain(opts);
       clearInterval(job.progress);
       this.reportProgress(job);
+      void this.stats.publish(); // the job's final counters, while they are still the job's
       job.role.stop();
       this.stopLeading(job);
       job.resultWatch?.close();
