@@ -29,6 +29,8 @@ export function jobPaths(jobId: string, root = DEFAULT_ROOT) {
     result: joinPath(base, 'result'),
     /** Requests to the running job and their acknowledgements (control-channel recipe). */
     control: joinPath(base, 'control'),
+    /** Each node's counters when it left the job (job-tallies.ts). */
+    tallies: joinPath(base, 'tallies'),
   };
 }
 

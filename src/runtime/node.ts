@@ -27,6 +27,7 @@ import { loadJobKind } from './kinds/load-kind.js';
 import { validateEnvelope, type JobEnvelope } from './messages.js';
 import type { NodeEvent } from './node-events.js';
 import { StatsPublisher } from './node-stats.js';
+import { recordTally } from './job-tallies.js';
 import { SchedulerService } from './scheduler/scheduler-service.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import { VarBoard } from './worker/var-board.js';
@@ -349,6 +350,8 @@ export class TidepoolNode {
       job.vars.stop();
       job.members.stop();
       await job.election.resign().catch(() => undefined);
+      // Before leaving the member list: whoever waits for the members to go then finds every tally.
+      if (!this.closed) await recordTally(this.client, job.paths, this.id, job.role.counters?.() ?? ZERO_COUNTERS);
       await job.members.leave().catch(() => undefined);
       if (this.job === job) this.job = undefined;
       if (!this.closed) {

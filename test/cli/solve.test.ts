@@ -152,6 +152,7 @@ describe('tidepool solve', () => {
       const r = await solveJson(['tsp', 'random:11:6', '--no-prune', '--zk', zk.connectionString, '--scale', '300ms:+1,1500ms:-1', '--secret-file', secret]);
       assert.equal(r.objective, plain.objective);
       assert.equal(r.stats.searchNodes, 9864101, 'fixed work: every path expanded exactly once through the join and the drain');
+      assert.ok((r.stats.steals ?? 0) > 0, 'steals counted on the remote nodes reach the client (their job tallies)');
     });
 
     it('solve --zk --nodes 1 adds a local node process for the run and stops it afterwards', { timeout: 120_000 }, async () => {

@@ -7,6 +7,7 @@
  */
 import { Cluster, type ClusterEvent, type JobHandle } from '../cluster.js';
 import type { JobOutcome } from '../job-spec.js';
+import { settledTallies } from '../job-tallies.js';
 import { startNodeProcess, stopNodeProcesses, type NodeProcess } from '../node-processes.js';
 import type { ScaleStep } from '../scale-schedule.js';
 
@@ -120,6 +121,12 @@ export async function runElastic(
     }, 1000) : undefined;
     const outcome = await job.outcome();
     clearInterval(progress);
+    // Nodes in other processes report their steals and migrations (counted where tasks leave, as the events are) only in their tallies.
+    const tally = await settledTallies(cluster.coordination, job.id).catch(() => undefined);
+    if (tally && tally.tallies > 0) {
+      counts.steals = Math.max(counts.steals, tally.total.stealsOut);
+      counts.migrations = Math.max(counts.migrations, tally.total.migrationsOut);
+    }
     return {
       jobId: job.id,
       outcome,

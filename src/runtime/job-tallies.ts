@@ -1,0 +1,76 @@
+/**
+ * What each node did in a job — its counters when it left (tasks, splits, steals, migrations) — kept
+ * under the job after the node has gone (`<job>/tallies/<node>-<seq>`), so that a client on another
+ * machine can report a finished job's steals and migrations: it sees only its own nodes' events. One
+ * write per node and job, removed with the job. A node killed with SIGKILL leaves no tally.
+ */
+import { isCoordError } from '../coord/errors.js';
+import { joinPath } from '../coord/paths.js';
+import { mkdirp } from '../coord/tree-ops.js';
+import type { CoordClient } from '../coord/types.js';
+import { watchChildren } from '../coord/watch.js';
+import { jobPaths, type JobPaths } from './job-paths.js';
+import type { MemberCounters } from './kinds/job-kind.js';
+import { log } from '../util/log.js';
+
+export type JobTally = Pick<MemberCounters, 'tasksDone' | 'splits' | 'stealsIn' | 'stealsOut' | 'migrationsIn' | 'migrationsOut'>;
+
+const FIELDS = ['tasksDone', 'splits', 'stealsIn', 'stealsOut', 'migrationsIn', 'migrationsOut'] as const;
+
+/** Records `node`'s counters as it leaves the job (best effort: a job already removed takes none). */
+export async function recordTally(client: CoordClient, paths: JobPaths, node: string, counters: MemberCounters): Promise<void> {
+  const tally = Object.fromEntries(FIELDS.map((k) => [k, counters[k]])) as JobTally;
+  try {
+    if (!(await client.exists(paths.base))) return;
+    await mkdirp(client, paths.tallies);
+    await client.create(joinPath(paths.tallies, `${node}-`), Buffer.from(JSON.stringify(tally)), 'persistent_sequential');
+  } catch (err) {
+    if (!isCoordError(err, 'NO_NODE')) log.debug('node', `could not record the tally of ${node} in ${paths.base}`, err);
+  }
+}
+
+/** The sum of the tallies recorded so far, and how many there are. */
+export async function readTallies(client: CoordClient, jobId: string, root?: string): Promise<{ tallies: number; total: JobTally }> {
+  const paths = jobPaths(jobId, root);
+  const total = Object.fromEntries(FIELDS.map((k) => [k, 0])) as JobTally;
+  let names: string[];
+  try {
+    names = await client.getChildren(paths.tallies);
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) return { tallies: 0, total };
+    throw err;
+  }
+  let tallies = 0;
+  for (const name of names) {
+    let tally: Partial<JobTally>;
+    try {
+      tally = JSON.parse((await client.getData(joinPath(paths.tallies, name))).data.toString('utf8')) as Partial<JobTally>;
+    } catch {
+      continue; // removed meanwhile, or not a tally
+    }
+    for (const k of FIELDS) if (Number.isFinite(tally[k])) total[k] += tally[k]!;
+    tallies++;
+  }
+  return { tallies, total };
+}
+
+/**
+ * The tallies of a finished job once its members have left (each writes its tally before leaving),
+ * or after `timeoutMs` with whatever is there.
+ */
+export async function settledTallies(client: CoordClient, jobId: string, timeoutMs = 5_000, root?: string): Promise<{ tallies: number; total: JobTally }> {
+  const paths = jobPaths(jobId, root);
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      handle.close();
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    // Its callback runs after a read, never before `handle` is assigned.
+    const handle = watchChildren(client, paths.members, (members) => {
+      if (!members || members.length === 0) done();
+    }, { onEnd: done });
+  });
+  return readTallies(client, jobId, root);
+}
