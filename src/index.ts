@@ -12,6 +12,7 @@ export { TidepoolNode, type NodeOptions } from './runtime/node.js';
 export type { NodeEvent } from './runtime/node-events.js';
 export type { JobOutcome, JobSpec } from './runtime/job-spec.js';
 export { submitJob, scaleJob, drainNode, cancelJob, requestJob, listNodes, listJobs, awaitOutcome, jobLeader, type NodeInfo, type SubmitOptions } from './runtime/job-control.js';
+export { readTallies, settledTallies, type JobTally } from './runtime/job-tallies.js';
 export { defineJobKind, type JobKind, type JobKindDefinition, type KindRef, type MemberContext, type MemberRole, type MemberCounters, type LeaderContext, type LeaderRole, type LayerBody } from './runtime/kinds/job-kind.js';
 export { taskPoolKind, taskPoolMember, taskPoolLeader, TASK_POOL_KIND, type TaskPoolMember, type TaskPoolHooks } from './runtime/kinds/task-pool-kind.js';
 export { runElastic, type ElasticRunOptions, type ElasticRunStats } from './runtime/client/elastic-run.js';
