@@ -99,6 +99,16 @@ export class DataPlane {
     return this.store.get(ref.hash);
   }
 
+  /** The blobs stored here that `jobId` references, with the nodes holding each (this one included). */
+  async heldFor(jobId: string): Promise<Array<{ ref: BlobRef; holders: string[] }>> {
+    const out: Array<{ ref: BlobRef; holders: string[] }> = [];
+    for (const { hash } of this.store.list()) {
+      const where = await this.directory.lookup(hash);
+      if (where?.jobs.includes(jobId)) out.push({ ref: { hash, size: where.size }, holders: where.holders.map((h) => h.nodeId) });
+    }
+    return out;
+  }
+
   /** Like `obtain`, as a SharedArrayBuffer-backed view to post to worker threads (one copy per node). */
   async obtainShared(ref: BlobRef, jobId: string, name = 'blob'): Promise<Uint8Array> {
     await this.obtain(ref, jobId, name);

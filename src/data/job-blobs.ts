@@ -100,6 +100,45 @@ export function ledgerBlobs(side: JobMemberSide): LedgerBlobs {
   };
 }
 
+/**
+ * Before this node leaves a job gracefully: every blob of the job it holds is made to be held by two
+ * other members (every other member where fewer remain), so that after it has gone the job still
+ * survives the crash of any one node — a state handed over on drain to the member that also holds its
+ * second copy would otherwise live on that member alone. Resolves with the blobs it could not secure.
+ */
+export async function secureBeforeLeaving(side: JobMemberSide): Promise<BlobRef[]> {
+  const failed: BlobRef[] = [];
+  for (const { ref, holders } of await side.data.heldFor(side.spec.id)) {
+    const peers = side.peers();
+    const want = Math.min(2, peers.length);
+    // Only members count: a submitting client or a departed node may be gone at any time.
+    const elsewhere = holders.filter((h) => h !== side.nodeId && peers.includes(h));
+    if (elsewhere.length >= want) continue;
+    const candidates = peers.filter((p) => !elsewhere.includes(p));
+    for (const peer of candidates.slice(0, want - elsewhere.length)) side.send(peer, { type: 'hold', job: side.spec.id, ref }).catch(() => undefined);
+    try {
+      // Held by `want` others and, until it leaves, by this node.
+      await awaitHeldBy(side, ref, want);
+    } catch {
+      failed.push(ref);
+    }
+  }
+  if (failed.length > 0) log.warn('data', `leaving job ${side.spec.id}: ${failed.length} blob(s) are held by fewer than two other members`);
+  return failed;
+}
+
+/** Resolves once `count` members other than this node hold the blob (at most HOLD_WAIT_MS). */
+async function awaitHeldBy(side: JobMemberSide, ref: BlobRef, count: number): Promise<void> {
+  const deadline = Date.now() + HOLD_WAIT_MS;
+  for (;;) {
+    // Every new holder is awaited as one more copy; non-members among the holders are skipped by counting again.
+    const holders = await side.data.awaitReplicated(ref, 1, Math.max(1, deadline - Date.now()));
+    const members = holders.filter((h) => h !== side.nodeId && side.peers().includes(h));
+    if (members.length >= count) return;
+    await side.data.awaitReplicated(ref, holders.length + 1, Math.max(1, deadline - Date.now()));
+  }
+}
+
 /** A peer asks this node to hold a copy: fetch it (from a holder that checks our membership). */
 export function onHold(side: Pick<JobMemberSide, 'spec' | 'data'>, from: string, m: HoldMessage): void {
   side.data.obtain(m.ref, side.spec.id, `copy asked for by ${from}`).catch((err: unknown) => log.warn('data', `could not hold a copy for ${from}`, err));

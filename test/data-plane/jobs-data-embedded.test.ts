@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
 import { decode } from '../../src/runtime/codec.js';
-import { Cluster } from '../../src/runtime/cluster.js';
+import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
 import { jobLeader, submitJob, taskOwners } from '../../src/runtime/job-control.js';
 import { jobPaths } from '../../src/runtime/job-paths.js';
 import { pruneFinishedJobs } from '../../src/runtime/job-retention.js';
@@ -87,6 +87,42 @@ describe('the data plane in jobs (embedded cluster)', () => {
         await node.data!.collectLocal();
         assert.equal(node.data!.store.list().length, 0, `node ${node.id} keeps no blob`);
       }
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a node that drains leaves every blob of the job on two other members: a crash right after loses nothing', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 17, progressIntervalMs: 0 });
+    const events: ClusterEvent[] = [];
+    cluster.on((e) => events.push(e));
+    try {
+      const n = 120_000;
+      const job = await cluster.submit(app('big-state'), rootBigState(n, 20_000), { nodes: 3 });
+      const leader = await (async () => { let l: string | null = null; await waitFor(async () => (l = await jobLeader(cluster.coordination, job.id)) !== null, 'a leader'); return l!; })();
+      let drained: string | undefined;
+      await waitFor(async () => (drained = [...(await taskOwners(cluster.coordination, job.id)).keys()].find((id) => id !== '' && id !== leader)) !== undefined, 'a task on a node other than the leader', 60_000);
+      assert.ok(await cluster.drain(drained!));
+      await waitFor(() => events.some((e) => e.type === 'job-left' && e.node === drained && e.job === job.id), 'the drained node to leave the job', 60_000);
+      // The invariant the drain restores: every blob of the job the drained node held is now held by both
+      // remaining nodes (its bytes are still in the drained node's store: an embedded node keeps its data plane).
+      const remaining = cluster.localNodes().map((x) => x.id).filter((id) => id !== drained).sort();
+      const blobs = cluster.localNodes().find((x) => x.id === drained)!.data!.store.list().map((b) => b.hash);
+      let checked = 0;
+      for (const hash of blobs) {
+        const refs = await cluster.coordination.getChildren(`/tidepool/blobs/${hash}/refs`).catch(() => [] as string[]);
+        if (!refs.some((r) => r.startsWith(job.id))) continue;
+        // Nodes only: the submitting client holds the root state too, but a client may go at any time.
+        const holders = (await cluster.coordination.getChildren(`/tidepool/blobs/${hash}/holders`).catch(() => [] as string[])).filter((h) => h !== drained && !h.startsWith('client-')).sort();
+        assert.deepEqual(holders, remaining, `blob ${hash.slice(0, 12)} is held by both remaining nodes`);
+        checked++;
+      }
+      assert.ok(checked > 0, 'the job references blobs (its 5 MB states, its code)');
+      // Either remaining node may now crash: the other has every state.
+      await cluster.crashNode(remaining.find((id) => id !== leader)!);
+      const outcome = await withDeadline(job.outcome(), 'the outcome', 120_000);
+      assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+      assert.equal(await job.result<number>(), expectedSum(n));
     } finally {
       await cluster.close();
     }

@@ -85,7 +85,10 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
     await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).has(third.id), 'a task on the third node', 60_000);
     third.kill('SIGKILL');
     await third.exited;
-    const outcome = await withDeadline(job.outcome(), 'the outcome', 150_000);
+    const outcome = await withDeadline(job.outcome(), 'the outcome', 150_000).catch((err: Error) => {
+      // What the surviving node was doing says where a hang is (its log level follows TIDEPOOL_LOG).
+      throw new Error(`${err.message}\n${nodes.map((p) => `--- ${p.id} stderr (last 6000 chars) ---\n${p.stderr().slice(-6000)}`).join('\n')}`);
+    });
     assert.equal(outcome.status, 'done', JSON.stringify(outcome));
     assert.equal(await job.result<number>(), expectedSum(n));
     await stopAll();

@@ -3,7 +3,7 @@
  * JobRunner holds the local pool, steals and migrates; on the leader its duties (task-pool-leader.ts) detect
  * termination, folds the result and recovers the tasks of vanished members.
  */
-import { ledgerBlobs, obtainInput, onHold, taskRefOnNode, validateBlobFields, type HoldMessage } from '../../data/job-blobs.js';
+import { ledgerBlobs, obtainInput, onHold, secureBeforeLeaving, taskRefOnNode, validateBlobFields, type HoldMessage } from '../../data/job-blobs.js';
 import { log } from '../../util/log.js';
 import { TaskPoolLeaderDuties } from './task-pool-leader.js';
 import { JobRunner, type JobRunnerDeps } from '../job-runner.js';
@@ -80,7 +80,11 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
     onWorker: (ev) => runner.onWorker(ev),
     peersJoined: () => runner.peersJoined(),
     peerLeft: (id) => runner.peerLeft(id),
-    drain: (opts) => runner.drain(opts),
+    drain: async (opts) => {
+      await runner.drain(opts);
+      // Handed over, the job's blobs here must not be left on a single other member (see secureBeforeLeaving).
+      if (side && opts?.handOver !== false) await secureBeforeLeaving(side);
+    },
     stop: () => runner.stop(),
     load: () => runner.load,
     counters: () => {
