@@ -13,6 +13,7 @@ import { jobPaths } from '../../src/runtime/job-paths.js';
 import { pruneFinishedJobs } from '../../src/runtime/job-retention.js';
 import type { TaskRecord } from '../../src/runtime/task-record.js';
 import type { TaskRef } from '../../src/runtime/task.js';
+import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
 import { binaryInput } from './binary-input.js';
@@ -42,7 +43,7 @@ describe('the data plane in jobs (embedded cluster)', () => {
     const seen = { steal: 0, migration: 0 };
     try {
       const n = 60_000;
-      const job = await cluster.submit(app('big-state'), rootBigState(n, 20_000), { nodes: 3 });
+      const job = await cluster.submit(app('big-state'), rootBigState(n, 20_000, { hold: true }), { nodes: 3 });
       cluster.on((e) => {
         if ((e.type === 'steal' || e.type === 'migration') && e.job === job.id) seen[e.type]++;
       });
@@ -60,6 +61,7 @@ describe('the data plane in jobs (embedded cluster)', () => {
       let victim: string | undefined;
       await waitFor(async () => (victim = await owner([leader!, drained!])) !== undefined, 'a task on the third node', 60_000);
       await cluster.crashNode(victim!);
+      await openGate(cluster.coordination, job.id);
       const outcome = await withDeadline(job.outcome(), 'the outcome', 120_000);
       assert.equal(outcome.status, 'done', JSON.stringify(outcome));
       assert.equal(await job.result<number>(), expectedSum(n));
@@ -98,7 +100,7 @@ describe('the data plane in jobs (embedded cluster)', () => {
     cluster.on((e) => events.push(e));
     try {
       const n = 120_000;
-      const job = await cluster.submit(app('big-state'), rootBigState(n, 20_000), { nodes: 3 });
+      const job = await cluster.submit(app('big-state'), rootBigState(n, 20_000, { hold: true }), { nodes: 3 });
       const leader = await (async () => { let l: string | null = null; await waitFor(async () => (l = await jobLeader(cluster.coordination, job.id)) !== null, 'a leader'); return l!; })();
       let drained: string | undefined;
       await waitFor(async () => (drained = [...(await taskOwners(cluster.coordination, job.id)).keys()].find((id) => id !== '' && id !== leader)) !== undefined, 'a task on a node other than the leader', 60_000);
@@ -120,6 +122,7 @@ describe('the data plane in jobs (embedded cluster)', () => {
       assert.ok(checked > 0, 'the job references blobs (its 5 MB states, its code)');
       // Either remaining node may now crash: the other has every state.
       await cluster.crashNode(remaining.find((id) => id !== leader)!);
+      await openGate(cluster.coordination, job.id);
       const outcome = await withDeadline(job.outcome(), 'the outcome', 120_000);
       assert.equal(outcome.status, 'done', JSON.stringify(outcome));
       assert.equal(await job.result<number>(), expectedSum(n));

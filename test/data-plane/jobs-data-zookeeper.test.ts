@@ -20,6 +20,7 @@ import type { TaskRecord } from '../../src/runtime/task-record.js';
 import type { TaskRef } from '../../src/runtime/task.js';
 import { tidepool } from '../support/cli.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
@@ -66,7 +67,7 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
   it('a 5 MB task state is stolen, migrated on drain, and recovered after SIGKILL of its node: exact result', T, async () => {
     const nodes = await start(3);
     const n = 60_000;
-    const job = await cluster.submit(app('big-state'), rootBigState(n, 20_000), { nodes: 3 });
+    const job = await cluster.submit(app('big-state'), rootBigState(n, 20_000, { hold: true }), { nodes: 3 });
     const leader = await (async () => { let l: string | null = null; await waitFor(async () => (l = await jobLeader(cluster.coordination, job.id)) !== null, 'a leader'); return l!; })();
     const owner = async (except: string[]) => [...(await taskOwners(cluster.coordination, job.id)).keys()].find((id) => id !== '' && !except.includes(id));
     let thief: string | undefined;
@@ -85,6 +86,7 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
     await waitFor(async () => (await taskOwners(cluster.coordination, job.id)).has(third.id), 'a task on the third node', 60_000);
     third.kill('SIGKILL');
     await third.exited;
+    await openGate(cluster.coordination, job.id);
     const outcome = await withDeadline(job.outcome(), 'the outcome', 150_000).catch((err: Error) => {
       // What the surviving node was doing says where a hang is (its log level follows TIDEPOOL_LOG).
       throw new Error(`${err.message}\n${nodes.map((p) => `--- ${p.id} stderr (last 6000 chars) ---\n${p.stderr().slice(-6000)}`).join('\n')}`);

@@ -77,6 +77,7 @@ function receive(msg: ToWorker): void {
       port.close();
       return;
     case 'job':
+      jobs.delete(msg.job.jobId); // a new setup for a job rejoined replaces the old one, and is the newest
       jobs.set(msg.job.jobId, withInput(msg.job));
       if (jobs.size > JOB_SETUPS_KEPT) jobs.delete(jobs.keys().next().value!);
       return;

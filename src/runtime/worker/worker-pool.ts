@@ -29,8 +29,11 @@ interface Slot {
   tasks: string[];
   /** How many of `tasks` each dispatch still has (a dispatch is one task, or a batch sent in one message). */
   dispatches: number[];
-  /** Jobs whose setup (task type, input, variable board) this worker already holds. */
-  jobs: Set<string>;
+  /**
+   * Jobs whose setup (task type, input, variable board) this worker already holds, with the board it
+   * was given: a node that leaves a job and joins it again has a new board, which the worker must get.
+   */
+  jobs: Map<string, SharedArrayBuffer | undefined>;
 }
 
 export type WorkerEvent = { slot: number } & FromWorker;
@@ -147,9 +150,10 @@ export class WorkerPool implements Workers {
 
   /** Sends the job's setup first if this worker does not hold it. */
   private setUp(s: Slot, req: RunRequest, input: unknown): void {
-    if (s.jobs.has(req.jobId)) return;
-    s.jobs.add(req.jobId);
-    if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.values().next().value!);
+    if (s.jobs.has(req.jobId) && s.jobs.get(req.jobId) === req.board) return;
+    s.jobs.delete(req.jobId); // (re)inserted last: the oldest setup is the first evicted
+    s.jobs.set(req.jobId, req.board);
+    if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.keys().next().value!);
     const setup: ToWorker = {
       type: 'job',
       job: { jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames, ...(input !== undefined ? { input: setupInput(input) } : {}) },
@@ -202,7 +206,7 @@ export class WorkerPool implements Workers {
 
   private spawn(index: number): Promise<void> {
     const worker = createWorker({ controlBuffer: this.controlBuffer, slot: index });
-    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], dispatches: [], jobs: new Set() };
+    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], dispatches: [], jobs: new Map() };
     this.slots[index] = slot;
     const report = (msg: FromWorker) => {
       if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') finished(slot, msg.taskId);

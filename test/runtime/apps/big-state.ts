@@ -15,6 +15,8 @@ export interface BigState {
   sum: number;
   payload: Uint8Array;
   digest: string;
+  /** Hold every task, its range done, until the job variable `go` is 1 (test/support/gate.ts): the job surely still runs. */
+  hold?: boolean;
 }
 
 export const PAYLOAD_BYTES = 5 * 1024 * 1024;
@@ -38,10 +40,10 @@ function spin(rounds: number, seed: number): number {
   return x === 0.5 ? 1 : 0;
 }
 
-export function rootBigState(n: number, work: number): BigState {
+export function rootBigState(n: number, work: number, opts: { hold?: boolean } = {}): BigState {
   const payload = Buffer.alloc(PAYLOAD_BYTES);
   for (let i = 0; i < payload.length; i++) payload[i] = (i * 2654435761) >>> 27;
-  return { lo: 0, hi: n, minSplit: Math.ceil(n / 16), work, sum: 0, payload, digest: digestOf(payload) };
+  return { lo: 0, hi: n, minSplit: Math.ceil(n / 16), work, sum: 0, payload, digest: digestOf(payload), ...(opts.hold ? { hold: true } : {}) };
 }
 
 export default defineTask<BigState, number>({
@@ -54,6 +56,8 @@ export default defineTask<BigState, number>({
       s.lo++;
       ctx.potentialSplit();
     }
+    const deadline = Date.now() + 120_000; // a safety net: a broken test must not hang the worker forever
+    while (s.hold && ctx.getVar<number>('go') !== 1 && Date.now() < deadline) if (ctx.shouldMigrate()) return;
     ctx.emit(s.sum);
   },
   split(s) {
@@ -64,4 +68,5 @@ export default defineTask<BigState, number>({
     return child;
   },
   result: { initial: () => 0, combine: (a, b) => a + b },
+  vars: { go: 'max' },
 });

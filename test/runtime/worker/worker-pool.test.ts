@@ -1,7 +1,8 @@
 /**
  * The worker pool on real threads: pipelined tasks (a worker's next task sent while it still runs
  * one) start in order, never inherit the control requests meant for the task before them, come
- * back unstarted when their slot is asked to migrate, and can be dropped before they start.
+ * back unstarted when their slot is asked to migrate, and can be dropped before they start; a job
+ * joined again gets its new variable board to the worker.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -95,5 +96,28 @@ describe('WorkerPool pipelining', () => {
     await waitFor(() => j.of(second).some(finished), 'the dropped task to be reported');
     assert.equal(j.of(first).at(-1)!.type, 'done');
     assert.deepEqual(j.of(second).map((e) => e.type), ['cancelled']);
+  });
+
+  it('a job joined again with a new variable board: the worker reads the new board, not the one it held', async () => {
+    const jobId = `j${++n}`;
+    const request = (taskId: string, board: SharedArrayBuffer): RunRequest => ({ taskId: `${jobId}-${taskId}`, jobId, ref: REF, state: { label: taskId, wait: true, spins: 0 }, partial: undefined, board, varNames: ['go'] });
+    const of = (taskId: string) => events.filter((e) => 'taskId' in e && e.taskId === `${jobId}-${taskId}`);
+    // The first participation: its board says go.
+    const first = VarBoard.allocate(['go']);
+    new VarBoard(first, ['go']).write('go', 1);
+    pool.run(0, request('a', first));
+    await waitFor(() => of('a').some(finished), 'the first participation\'s task');
+    assert.equal(of('a').at(-1)!.type, 'done');
+    // The node left the job and joined it again: a new board, where go is not set.
+    const second = VarBoard.allocate(['go']);
+    pool.run(0, request('b', second));
+    await waitFor(() => pool.currentTask(0) === `${jobId}-b`, 'the task of the second participation to run');
+    pool.requestMigrate(0);
+    await waitFor(() => of('b').some(finished), 'the task to come back');
+    assert.equal(of('b').at(-1)!.type, 'migrated', 'it waited on the new board (the old one said go)');
+    pool.run(0, request('c', second));
+    new VarBoard(second, ['go']).write('go', 1);
+    await waitFor(() => of('c').some(finished), 'the task to see go on the new board');
+    assert.equal(of('c').at(-1)!.type, 'done');
   });
 });
