@@ -4,7 +4,7 @@ import { LostOwnership, type Ledger } from './ledger.js';
 import type { RuntimeMessage } from './messages.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import type { TaskRef } from './task.js';
-import { TaskIds, type TaskSnapshot } from './task-record.js';
+import { encodedSnapshots, TaskIds, type EncodedRecords, type TaskSnapshot } from './task-record.js';
 import type { InlineRuns } from './worker/messages.js';
 import type { Workers } from './worker/worker-pool.js';
 import { systemClock, type Clock } from './clock.js';
@@ -116,9 +116,12 @@ export abstract class JobRunnerRecords {
     });
   }
 
-  /** Children spawned together: recorded in one group with the parent's checkpoint, then placed. */
-  protected onChildren(parentId: string, states: unknown[], checkpoint: { state: unknown; partial: unknown }): void {
-    const children = this.fresh(states);
+  /**
+   * Children spawned together (as states, or as their encoded first records): recorded in one group with the
+   * parent's checkpoint, then placed.
+   */
+  protected onChildren(parentId: string, spawned: unknown[] | EncodedRecords, checkpoint: { state: unknown; partial: unknown }): void {
+    const children = this.fresh(spawned);
     if (this.keepsLatest && this.running.has(parentId)) this.latest.set(parentId, checkpoint);
     this.write(parentId, this.d.ledger.spawned(parentId, children, { checkpoint }), () => {
       this.placeAll(children);
@@ -131,7 +134,7 @@ export abstract class JobRunnerRecords {
    * spawned tasks its worker ran inline after it, committed with it (their contributions folded into one that
    * counts as that many completions); `ms`: the run time of it all, as its worker measured it.
    */
-  protected onDone(taskId: string, partial: unknown, done: { children?: unknown[]; inline?: InlineRuns; ms?: number } = {}): void {
+  protected onDone(taskId: string, partial: unknown, done: { children?: unknown[]; encodedChildren?: EncodedRecords; inline?: InlineRuns; ms?: number } = {}): void {
     const started = this.startedAt.get(taskId);
     if (done.ms !== undefined || started !== undefined) {
       // The worker's own measure when there is one (a task of a batch waits behind the others before it starts), per task.
@@ -142,13 +145,14 @@ export abstract class JobRunnerRecords {
     this.attempts.delete(taskId);
     const inline = done.inline;
     this.stats.splits += inline?.tasks ?? 0;
-    if (!done.children) {
+    const spawned = done.children ?? done.encodedChildren;
+    if (!spawned) {
       // Completions arrive in batches (a worker reports a dispatch's together): one ledger group for them all.
       this.inFlight++;
       if (this.completing.push({ taskId, partial, inline }) === 1) queueMicrotask(() => this.writeCompletions());
       return this.schedule();
     }
-    const children = this.fresh(done.children);
+    const children = this.fresh(spawned);
     this.write(taskId, this.d.ledger.spawned(taskId, children, { partial, inline }), () => {
       this.completed(taskId, inline);
       this.placeAll(children);
@@ -184,10 +188,14 @@ export abstract class JobRunnerRecords {
     });
   }
 
-  /** Ids for spawned children (counted as splits, as one spawned alone is). */
-  protected fresh(states: unknown[]): Array<{ id: string; state: unknown }> {
-    this.stats.splits += states.length;
-    return states.map((state) => ({ id: this.ids.fresh(), state }));
+  /** Snapshots of spawned children under fresh ids (counted as splits, as one spawned alone is). */
+  protected fresh(spawned: unknown[] | EncodedRecords): TaskSnapshot[] {
+    if (Array.isArray(spawned)) {
+      this.stats.splits += spawned.length;
+      return spawned.map((state) => ({ id: this.ids.fresh(), state, partial: undefined, version: 0 }));
+    }
+    this.stats.splits += spawned.ends.length;
+    return encodedSnapshots(spawned.ends.map(() => this.ids.fresh()), spawned);
   }
 
   /** An explicit checkpoint: the task keeps running; after a crash it resumes from here. */
@@ -269,9 +277,9 @@ export abstract class JobRunnerRecords {
   }
 
   /** New tasks recorded together: into the pool, from where `schedule` gives them to workers (in batches) and thieves. */
-  protected placeAll(children: ReadonlyArray<{ id: string; state: unknown }>): void {
+  protected placeAll(children: readonly TaskSnapshot[]): void {
     if (this.stopped) return;
-    for (const c of children) this.pool.push({ id: c.id, state: c.state, partial: undefined, version: 0 });
+    for (const c of children) this.pool.push(c);
   }
 
   protected forget(taskId: string): void {

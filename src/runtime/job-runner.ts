@@ -89,6 +89,7 @@ export class JobRunner extends JobRunnerRecords {
     switch (ev.type) {
       case 'child': return this.onChild(ev.taskId, ev.childState, ev.checkpoint, ev.on);
       case 'children': return this.onChildren(ev.taskId, ev.states, ev.checkpoint);
+      case 'encoded-children': return this.onChildren(ev.taskId, ev.records, ev.checkpoint);
       case 'done': return this.onDone(ev.taskId, ev.partial, ev);
       case 'migrated': return this.onMigrated(ev.taskId, ev.state, ev.partial);
       case 'checkpoint': return this.onCheckpoint(ev.taskId, ev.state, ev.partial);
@@ -352,9 +353,11 @@ export class JobRunner extends JobRunnerRecords {
     if (this.keepsLatest) this.latest.set(snapshot.id, { state: snapshot.state, partial: snapshot.partial });
     this.startedAt.set(snapshot.id, this.clock.now());
     this.stats.tasksRun++;
+    // A child still encoded goes to its worker as its record (its state is decoded there, not here).
+    const encoded = snapshot.encoded;
     return {
-      taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: snapshot.state, partial: snapshot.partial,
-      board: this.d.board, varNames: this.d.varNames,
+      taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: encoded ? undefined : snapshot.state, partial: snapshot.partial,
+      board: this.d.board, varNames: this.d.varNames, owner: this.d.nodeId, ...(encoded ? { encoded } : {}),
     };
   }
 

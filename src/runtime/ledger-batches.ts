@@ -50,10 +50,11 @@ export class Versions {
 
   /** Applies the batch's changes once it committed (other entries may have changed meanwhile). */
   applyTo(map: Map<string, number>): void {
-    for (const [id, v] of this.changes) {
+    // forEach: no entry array per change (a batch changes a version per task it records).
+    this.changes.forEach((v, id) => {
       if (v === undefined) map.delete(id);
       else map.set(id, v);
-    }
+    });
   }
 }
 
@@ -61,7 +62,6 @@ export interface Contribution {
   value: unknown;
   tasks?: number;
 }
-
 
 /** One task event: its ops commit together or not at all. */
 export interface Group {

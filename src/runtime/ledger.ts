@@ -116,10 +116,10 @@ export class Ledger extends LedgerBatches {
    * the parent's older record, and whoever recovers it spawns them again.
    */
   spawned(
-    parentId: string, children: ReadonlyArray<{ id: string; state: unknown }>,
+    parentId: string, children: ReadonlyArray<{ id: string; state: unknown; encoded?: Uint8Array | undefined }>,
     parent: { checkpoint: { state: unknown; partial: unknown } } | { partial: unknown; inline?: InlineRuns | undefined },
   ): Promise<void> {
-    const kids = children.map((c): [string, Payload] => [c.id, this.payload(c.id, c.state, undefined)]);
+    const kids = children.map((c): [string, Payload] => [c.id, c.encoded ? this.encodedPayload(c.id, c.encoded) : this.payload(c.id, c.state, undefined)]);
     const creates = (v: Versions, ops: Op[]): Op[] => {
       for (const [id, p] of kids) {
         v.set(id, 0);
@@ -248,6 +248,12 @@ export class Ledger extends LedgerBatches {
   async list(): Promise<string[]> {
     this.stats.reads++;
     return this.client.getChildren(this.paths.tasks);
+  }
+
+  /** A child's first record as its worker encoded it (`{ owner, state, partial: undefined }`): written as it is when small. */
+  private encodedPayload(taskId: string, encoded: Uint8Array): Payload {
+    if (this.blobs && encoded.length > INLINE_STATE_BYTES) return this.payload(taskId, decode<TaskRecord>(encoded).state, undefined);
+    return { data: Buffer.isBuffer(encoded) ? encoded : Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength), ref: undefined };
   }
 
   /**

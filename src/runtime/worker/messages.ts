@@ -1,4 +1,5 @@
 import type { TaskRef } from '../task.js';
+import type { EncodedRecords } from '../task-record.js';
 import type { SharedInputForm } from './shared-input.js';
 
 /** What the node asks of a worker. */
@@ -23,10 +24,12 @@ export interface JobSetup {
   input?: { value: unknown } | { shared: Uint8Array; form: SharedInputForm };
   board: SharedArrayBuffer | undefined;
   varNames: string[];
+  /** The node's id: its tasks' spawned children go to it as encoded ledger records (see RunRequest.owner). */
+  owner?: string;
 }
 
 /** The per-task part of a run request, as it crosses the thread boundary. */
-export type TaskMessage = Pick<RunRequest, 'taskId' | 'jobId' | 'state' | 'partial'> & {
+export type TaskMessage = Pick<RunRequest, 'taskId' | 'jobId' | 'state' | 'partial' | 'encoded'> & {
   /**
    * Sent while the worker still ran another task (short tasks are pipelined so the worker never
    * waits for the node): the control word may still carry requests meant for that task, so at its
@@ -48,6 +51,8 @@ export interface TaskBatch {
   ids: string[];
   states: unknown[];
   partials?: unknown[];
+  /** Tasks whose state travels as their encoded ledger record (their `states` entry is then undefined). */
+  encoded?: Array<Uint8Array | undefined>;
   pipelined: boolean;
 }
 
@@ -61,6 +66,13 @@ export interface RunRequest {
   /** The job's variable board (shared memory), if its task type declares vars. */
   board: SharedArrayBuffer | undefined;
   varNames: string[];
+  /**
+   * The id of the node that owns the task, when that node takes spawned children as their encoded first
+   * ledger records (`encoded-children`, `done.encodedChildren`): the worker encodes them, not the node's thread.
+   */
+  owner?: string;
+  /** The state as an encoded ledger record (a spawned child never decoded on the node); `state` is then unused. */
+  encoded?: Uint8Array;
 }
 
 /** What a worker reports; every message names the task it concerns. */
@@ -70,12 +82,14 @@ export type FromWorker =
   | { type: 'child'; taskId: string; childState: unknown; checkpoint: { state: unknown; partial: unknown }; on?: string }
   /** Tasks spawned together (a batch, in spawn order); `checkpoint` is the parent's state and partial result right after the last. */
   | { type: 'children'; taskId: string; states: unknown[]; checkpoint: { state: unknown; partial: unknown } }
+  /** The same, for a task with an `owner`: the children as their encoded first ledger records. */
+  | { type: 'encoded-children'; taskId: string; records: EncodedRecords; checkpoint: { state: unknown; partial: unknown } }
   /**
    * Completed; `children` were spawned since the task's last report and not run (recorded with its completion);
    * `inline`: how many of its spawned children (and theirs) ran inline after it, and their contributions folded
-   * into one; `ms`: how long it all ran.
+   * into one; `ms`: how long it all ran; `encodedChildren`: `children` as encoded records (a task with an `owner`).
    */
-  | { type: 'done'; taskId: string; partial: unknown; children?: unknown[]; inline?: InlineRuns; ms?: number }
+  | { type: 'done'; taskId: string; partial: unknown; children?: unknown[]; encodedChildren?: EncodedRecords; inline?: InlineRuns; ms?: number }
   /** An explicit checkpoint of a running task (it keeps running). */
   | { type: 'checkpoint'; taskId: string; state: unknown; partial: unknown }
   /** An application message from a task to its node's job-kind code. */

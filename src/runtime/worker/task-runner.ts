@@ -1,6 +1,7 @@
 import { mergeRule } from '../../coord/recipes/global-variables.js';
 import { reducerOf, type ResultReducer, type SpawnOptions, type TaskContext, type TaskType } from '../task.js';
 import { BUDGET, CANCEL, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT, type ControlFlags } from './control-flags.js';
+import { encodeRecords } from '../task-record.js';
 import type { FromWorker, RunRequest } from './messages.js';
 import { VarBoard } from './var-board.js';
 
@@ -183,7 +184,10 @@ class RunContext implements TaskContext<unknown> {
     if (this.unit) this.escalate();
     const states = this.spawned;
     this.spawned = [];
-    this.post({ type: 'children', taskId: this.req.taskId, states, checkpoint: { state: this.state, partial: this.partial } });
+    const checkpoint = { state: this.state, partial: this.partial };
+    const owner = this.req.owner;
+    if (owner !== undefined) this.post({ type: 'encoded-children', taskId: this.req.taskId, records: encodeRecords(owner, states), checkpoint });
+    else this.post({ type: 'children', taskId: this.req.taskId, states, checkpoint });
   }
 
   emit(value: unknown, key?: number | string): void {
@@ -279,7 +283,8 @@ export async function runTask(
   } else if (Atomics.load(flags.view, CANCEL) !== 0) {
     post({ type: 'cancelled', taskId: req.taskId }); // its work is not wanted, its children neither
   } else {
-    const children = ctx.spawned.length > 0 ? { children: ctx.spawned } : {};
+    const owner = req.owner;
+    const children = ctx.spawned.length === 0 ? {} : owner !== undefined ? { encodedChildren: encodeRecords(owner, ctx.spawned) } : { children: ctx.spawned };
     const inline = ctx.inlined ? { inline: ctx.inlined } : {};
     post({ type: 'done', taskId: req.taskId, partial: ctx.partial, ...children, ...inline, ms: performance.now() - started });
   }

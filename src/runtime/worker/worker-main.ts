@@ -5,6 +5,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { decode } from '../codec.js';
 import { loadTaskType, type TaskRef, type TaskType } from '../task.js';
+import type { TaskRecord } from '../task-record.js';
 import { CANCEL, MIGRATE, WANT_SPLIT, ControlFlags } from './control-flags.js';
 import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
 import { runTask } from './task-runner.js';
@@ -87,11 +88,15 @@ function receive(msg: ToWorker): void {
       inbox.push(msg.body);
       return;
     case 'runs': {
-      const { jobId, ids, states, partials, pipelined } = msg.runs;
+      const { jobId, ids, states, partials, encoded, pipelined } = msg.runs;
       // Every task of a dispatch but the first starts behind another, as a pipelined one does.
       for (let i = 0; i < ids.length; i++) {
         const behind = pipelined || i > 0;
-        queue.push({ taskId: ids[i]!, jobId, state: states[i], partial: partials?.[i], ...(behind ? { pipelined: true } : {}), ...(i < ids.length - 1 ? { more: true } : {}) });
+        const record = encoded?.[i];
+        queue.push({
+          taskId: ids[i]!, jobId, state: states[i], partial: partials?.[i], ...(record ? { encoded: record } : {}),
+          ...(behind ? { pipelined: true } : {}), ...(i < ids.length - 1 ? { more: true } : {}),
+        });
       }
       if (!running) void drainQueue();
     }
@@ -139,7 +144,12 @@ async function runOne(task: TaskMessage): Promise<void> {
   }
   const job = jobs.get(task.jobId);
   if (!job) return post({ type: 'failed', taskId: task.taskId, error: `worker has no setup for job ${task.jobId}` });
-  const req: RunRequest = { ...task, ref: job.ref, board: job.board, varNames: job.varNames };
+  // A state that came as its encoded record is decoded here, on the worker (the node never decoded it).
+  const state = task.encoded ? decode<TaskRecord>(task.encoded).state : task.state;
+  const req: RunRequest = {
+    taskId: task.taskId, jobId: task.jobId, state, partial: task.partial, ref: job.ref, board: job.board, varNames: job.varNames,
+    ...(job.owner !== undefined ? { owner: job.owner } : {}),
+  };
   try {
     await runTask(await typeOf(req.ref), req, flags, post, job.input && 'value' in job.input ? job.input.value : undefined, takeInbox);
   } catch (err) {

@@ -135,14 +135,22 @@ export class WorkerPool implements Workers {
     const ids: string[] = [];
     const states: unknown[] = [];
     let partials: unknown[] | undefined;
-    for (const [i, req] of reqs.entries()) {
+    let encoded: Array<Uint8Array | undefined> | undefined;
+    for (let i = 0; i < reqs.length; i++) {
+      const req = reqs[i]!;
       s.tasks.push(req.taskId);
       ids.push(req.taskId);
-      states.push(req.state);
+      // An encoded state crosses as its record's bytes (views of a few buffers, each copied once per message).
+      if (req.encoded) {
+        states.push(undefined);
+        (encoded ??= new Array<Uint8Array | undefined>(reqs.length).fill(undefined))[i] = req.encoded;
+      } else {
+        states.push(req.state);
+      }
       if (req.partial !== undefined) (partials ??= new Array<unknown>(reqs.length).fill(undefined))[i] = req.partial;
     }
     s.dispatches.push(reqs.length);
-    s.worker.postMessage({ type: 'runs', runs: { jobId, ids, states, ...(partials ? { partials } : {}), pipelined } } satisfies ToWorker);
+    s.worker.postMessage({ type: 'runs', runs: { jobId, ids, states, ...(partials ? { partials } : {}), ...(encoded ? { encoded } : {}), pipelined } } satisfies ToWorker);
   }
 
   /** Sends the job's setup first if this worker does not hold it. */
@@ -152,7 +160,10 @@ export class WorkerPool implements Workers {
     if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.values().next().value!);
     const setup: ToWorker = {
       type: 'job',
-      job: { jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames, ...(input !== undefined ? { input: setupInput(input) } : {}) },
+      job: {
+        jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames,
+        ...(input !== undefined ? { input: setupInput(input) } : {}), ...(req.owner !== undefined ? { owner: req.owner } : {}),
+      },
     };
     s.worker.postMessage(setup);
   }
