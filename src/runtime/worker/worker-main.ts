@@ -92,7 +92,8 @@ function receive(msg: ToWorker): void {
       // Every task of a dispatch but the first starts behind another, as a pipelined one does.
       for (let i = 0; i < ids.length; i++) {
         const behind = pipelined || i > 0;
-        const record = encoded?.[i];
+        const b = encoded ? encoded.spans[3 * i]! : -1;
+        const record = b >= 0 ? new Uint8Array(encoded!.buffers[b]!, encoded!.spans[3 * i + 1], encoded!.spans[3 * i + 2]) : undefined;
         queue.push({
           taskId: ids[i]!, jobId, state: states[i], partial: partials?.[i], ...(record ? { encoded: record } : {}),
           ...(behind ? { pipelined: true } : {}), ...(i < ids.length - 1 ? { more: true } : {}),

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { log } from '../../util/log.js';
 import { BUDGET, CANCEL, ControlFlags, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type ToWorker, type WorkerPost } from './messages.js';
+import { JOB_SETUPS_KEPT, type EncodedSpans, type FromWorker, type JobSetup, type RunRequest, type ToWorker, type WorkerPost } from './messages.js';
 import { SharedInput } from './shared-input.js';
 
 /** The worker entry next to this file: .ts when running from sources (tsx), .js when built. */
@@ -135,15 +135,21 @@ export class WorkerPool implements Workers {
     const ids: string[] = [];
     const states: unknown[] = [];
     let partials: unknown[] | undefined;
-    let encoded: Array<Uint8Array | undefined> | undefined;
+    let encoded: EncodedSpans | undefined;
     for (let i = 0; i < reqs.length; i++) {
       const req = reqs[i]!;
       s.tasks.push(req.taskId);
       ids.push(req.taskId);
-      // An encoded state crosses as its record's bytes (views of a few buffers, each copied once per message).
-      if (req.encoded) {
+      // An encoded state crosses as a span of its batch's buffer (each buffer copied once per message).
+      const record = req.encoded;
+      if (record) {
         states.push(undefined);
-        (encoded ??= new Array<Uint8Array | undefined>(reqs.length).fill(undefined))[i] = req.encoded;
+        encoded ??= { buffers: [], spans: new Array<number>(3 * reqs.length).fill(-1) };
+        let b = encoded.buffers.lastIndexOf(record.buffer);
+        if (b < 0) b = encoded.buffers.push(record.buffer) - 1;
+        encoded.spans[3 * i] = b;
+        encoded.spans[3 * i + 1] = record.byteOffset;
+        encoded.spans[3 * i + 2] = record.byteLength;
       } else {
         states.push(req.state);
       }
