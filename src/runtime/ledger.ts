@@ -145,16 +145,17 @@ export class Ledger extends LedgerBatches {
 
   /** Completions' contributions as the marker will carry them: a large one is stored as a blob first (`ready`). */
   private contributions(taskId: string, partial: unknown, inline: InlineRuns | undefined): { results: Contribution[]; ready: Promise<void> | undefined } {
-    const results: Contribution[] = [];
+    // No temporary arrays: a completion is written per task of every short-task job.
+    const results: Contribution[] = [{ value: partial }];
+    if (inline) results.push(inline.tasks === 1 ? { value: inline.value } : { value: inline.value, tasks: inline.tasks });
     let waits: Array<Promise<void>> | undefined;
-    for (const [value, tasks] of inline ? [[partial, 1], [inline.value, inline.tasks]] as const : [[partial, 1]] as const) {
-      const result: Contribution = tasks === 1 ? { value } : { value, tasks };
-      results.push(result);
+    for (const result of this.blobs ? results : []) {
+      const value = result.value;
       // Only an object can outgrow a record; numbers and short strings (most results) skip the extra encoding.
-      if (this.blobs && value !== null && (typeof value === 'object' || (typeof value === 'string' && value.length > INLINE_STATE_BYTES / 4))) {
+      if (value !== null && (typeof value === 'object' || (typeof value === 'string' && value.length > INLINE_STATE_BYTES / 4))) {
         const bytes = encode(value);
         if (bytes.length > INLINE_STATE_BYTES) {
-          (waits ??= []).push(this.blobs.store(bytes, `result of task ${taskId}`).then((ref) => void (result.value = blobValue(ref))));
+          (waits ??= []).push(this.blobs!.store(bytes, `result of task ${taskId}`).then((ref) => void (result.value = blobValue(ref))));
         }
       }
     }
@@ -276,6 +277,7 @@ export class Ledger extends LedgerBatches {
    * referenced is dropped, unless it is the same one. A claimed record keeps the reference it came with.
    */
   protected recordRef(taskId: string, ref: BlobRef | undefined): void {
+    if (ref === undefined && this.refs.size === 0) return; // the common case: no record of this node references a blob
     const old = this.refs.get(taskId);
     if (ref) this.refs.set(taskId, ref);
     else this.refs.delete(taskId);
