@@ -42,9 +42,18 @@ export interface EncodedRecords {
   ends: number[];
 }
 
-/** Encodes children's first records (owner `owner`, no partial result yet) into one buffer of their own. */
-export function encodeRecords(owner: string, states: readonly unknown[]): EncodedRecords {
-  const parts = states.map((state) => encode({ owner, state, partial: undefined } satisfies TaskRecord));
+/** A child's first record (owner `owner`, no partial result yet), encoded: also a copy of its state at spawn. */
+export function encodeRecord(owner: string, state: unknown): Buffer {
+  return encode({ owner, state, partial: undefined } satisfies TaskRecord);
+}
+
+/** The state in a record. */
+export function recordState(record: Uint8Array): unknown {
+  return decode<TaskRecord>(record).state;
+}
+
+/** Children's encoded first records, joined into one buffer of their own. */
+export function joinRecords(parts: readonly Uint8Array[]): EncodedRecords {
   const ends: number[] = [];
   let total = 0;
   for (const p of parts) ends.push((total += p.length));
@@ -52,6 +61,11 @@ export function encodeRecords(owner: string, states: readonly unknown[]): Encode
   const bytes = new Uint8Array(total);
   for (let i = 0; i < parts.length; i++) bytes.set(parts[i]!, i === 0 ? 0 : ends[i - 1]!);
   return { bytes, ends };
+}
+
+/** Encodes children's first records (owner `owner`) into one buffer. */
+export function encodeRecords(owner: string, states: readonly unknown[]): EncodedRecords {
+  return joinRecords(states.map((state) => encodeRecord(owner, state)));
 }
 
 /**
@@ -66,7 +80,7 @@ class EncodedTask implements TaskSnapshot {
   constructor(readonly id: string, readonly encoded: Buffer) {}
 
   get state(): unknown {
-    return (this.decoded ??= { value: decode<TaskRecord>(this.encoded).state }).value;
+    return (this.decoded ??= { value: recordState(this.encoded) }).value;
   }
 }
 
