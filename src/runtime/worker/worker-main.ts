@@ -7,7 +7,7 @@ import { decode } from '../codec.js';
 import { loadTaskType, type TaskRef, type TaskType } from '../task.js';
 import type { TaskRecord } from '../task-record.js';
 import { CANCEL, MIGRATE, WANT_SPLIT, ControlFlags } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
+import { JOB_SETUPS_KEPT, type DoneColumns, type FromWorker, type InlineRuns, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
 import { runTask } from './task-runner.js';
 
 const port = parentPort!;
@@ -27,9 +27,26 @@ let moreBehind = false;
 
 function flushOutbox(): void {
   if (outbox.length === 0) return;
-  const m: WorkerPost = outbox.length === 1 ? outbox[0]! : { type: 'batch', events: outbox };
+  const m: WorkerPost = outbox.length === 1 ? outbox[0]! : doneColumns(outbox) ?? { type: 'batch', events: outbox };
   outbox = [];
   port.postMessage(m);
+}
+
+/** Completions without children as columns (the common batch), or undefined when one is not that plain. */
+function doneColumns(events: FromWorker[]): DoneColumns | undefined {
+  const taskIds: string[] = [];
+  const partials: unknown[] = [];
+  const ms: number[] = [];
+  let inline: Array<InlineRuns | undefined> | undefined;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.type !== 'done' || e.children !== undefined || e.encodedChildren !== undefined || e.ms === undefined) return undefined;
+    taskIds.push(e.taskId);
+    partials.push(e.partial);
+    ms.push(e.ms);
+    if (e.inline) (inline ??= new Array<InlineRuns | undefined>(events.length).fill(undefined))[i] = e.inline;
+  }
+  return { type: 'dones', taskIds, partials, ms, ...(inline ? { inline } : {}) };
 }
 
 const post = (m: FromWorker) => {

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { log } from '../../util/log.js';
 import { BUDGET, CANCEL, ControlFlags, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type EncodedSpans, type FromWorker, type JobSetup, type RunRequest, type ToWorker, type WorkerPost } from './messages.js';
+import { JOB_SETUPS_KEPT, type DoneColumns, type EncodedSpans, type FromWorker, type JobSetup, type RunRequest, type ToWorker, type WorkerPost } from './messages.js';
 import { SharedInput } from './shared-input.js';
 
 /** The worker entry next to this file: .ts when running from sources (tsx), .js when built. */
@@ -237,6 +237,7 @@ export class WorkerPool implements Workers {
           return;
         }
         if (msg.type === 'batch') for (const m of msg.events) report(m);
+        else if (msg.type === 'dones') reportDones(msg, report);
         else report(msg);
       });
       worker.on('error', (err) => {
@@ -251,6 +252,14 @@ export class WorkerPool implements Workers {
         this.spawn(index).catch((err: unknown) => log.error('worker', `could not restart worker ${index}`, err));
       });
     });
+  }
+}
+
+/** Completions that crossed as columns, reported one by one as the events they stand for. */
+function reportDones(d: DoneColumns, report: (m: FromWorker) => void): void {
+  for (let i = 0; i < d.taskIds.length; i++) {
+    const inline = d.inline?.[i];
+    report(inline ? { type: 'done', taskId: d.taskIds[i]!, partial: d.partials[i], inline, ms: d.ms[i]! } : { type: 'done', taskId: d.taskIds[i]!, partial: d.partials[i], ms: d.ms[i]! });
   }
 }
 
