@@ -184,9 +184,18 @@ class RunContext implements TaskContext<unknown> {
       this.handOver(childState, options?.on);
       return;
     }
-    this.spawned.push(this.owner !== undefined ? encodeRecord(this.owner, childState) : structuredClone(childState));
+    this.spawned.push(this.owner !== undefined ? this.record(childState) : structuredClone(childState));
     if (this.unit) return; // handed over with the unit, if not run inline too
     if (this.spawned.length >= SPAWN_BATCH || (Atomics.load(this.view, WANT_SPLIT) > 0 && takeOne(this.view))) this.handOverSpawned();
+  }
+
+  /** A spawned child's first record; a state MessagePack cannot encode (a cycle) fails the task, naming it. */
+  private record(childState: unknown): Buffer {
+    try {
+      return encodeRecord(this.owner!, childState);
+    } catch (err) {
+      throw new Error(`task ${this.req.taskId} spawned a state that cannot be recorded in the ledger (MessagePack): ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /** Hands the waiting children to the node with a checkpoint of this task (their records commit with it). */

@@ -21,6 +21,7 @@ import { waitFor } from '../../support/wait.js';
 
 const CHECKSUM = { module: new URL('../apps/spawn-checksum.ts', import.meta.url).href, export: 'default' };
 const RETRIED = { ...CHECKSUM, export: 'retried' };
+const CYCLIC = { module: new URL('../apps/cyclic-spawn.ts', import.meta.url).href, export: 'default' };
 type Ev<T extends FromWorker['type']> = Extract<WorkerEvent, { type: T }>;
 
 const leaf = (value: number): SpawnChecksum => ({ root: false, next: 0, n: 0, value, hold: false });
@@ -69,6 +70,14 @@ describe('spawned children encoded on the worker', () => {
     pool.runBatch(0, [a!, b!].map((s) => req('e2', s.id, undefined, { ref: CHECKSUM, encoded: s.encoded! })));
     await waitFor(() => ['x', 'y'].every((id) => of(id).some(finished)), 'both to finish');
     assert.deepEqual(['x', 'y'].map((id) => (of(id).find(finished) as Ev<'done'>).partial as Tally), [{ count: 1, sum: 5 }, { count: 1, sum: 11 }]);
+  });
+
+  it('a spawned state MessagePack cannot encode (a cycle) fails its task with an error naming it', async () => {
+    pool.run(0, req('e3', 'cyclic', { root: true }, { ref: CYCLIC }));
+    await waitFor(() => of('cyclic').some(finished), 'the task to finish');
+    const failed = of('cyclic').find(finished) as Ev<'failed'>;
+    assert.equal(failed.type, 'failed');
+    assert.match(failed.error, /task cyclic spawned a state that cannot be recorded in the ledger \(MessagePack\)/);
   });
 
   it('the ledger writes encoded children as they are; the node decodes a state only when asked', async () => {
