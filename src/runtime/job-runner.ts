@@ -1,67 +1,14 @@
 import { log } from '../util/log.js';
-import type { Rng } from '../util/rng.js';
-import { LostOwnership, type Ledger } from './ledger.js';
 import type { RuntimeMessage } from './messages.js';
-import { StealPlanner, type StealPlannerOptions } from './steal-planner.js';
-import type { TaskRef } from './task.js';
-import { TaskIds, type TaskSnapshot } from './task-record.js';
-import type { InlineRuns, RunRequest } from './worker/messages.js';
-import type { WorkerEvent, Workers } from './worker/worker-pool.js';
-import { systemClock, type Clock } from './clock.js';
+import { StealPlanner } from './steal-planner.js';
+import type { TaskSnapshot } from './task-record.js';
+import type { RunRequest } from './worker/messages.js';
+import type { WorkerEvent } from './worker/worker-pool.js';
 import { TaskTransfers } from './task-transfers.js';
-import { failedContribution } from './contributions.js';
+import { JobRunnerRecords, type JobRunnerDeps, type RunnerEvent } from './job-runner-records.js';
 
-const firstLine = (s: string) => s.split('\n', 1)[0]!;
+export type { JobRunnerDeps, RunnerEvent };
 
-export type RunnerEvent =
-  | { type: 'steal'; from: string; to: string; taskId: string }
-  | { type: 'migration'; from: string; to: string; taskId: string }
-  | { type: 'placement'; from: string; to: string; taskId: string }
-  | { type: 'task-done'; taskId: string }
-  | { type: 'failed'; error: string };
-
-export interface JobRunnerDeps {
-  nodeId: string;
-  jobId: string;
-  ref: TaskRef;
-  /** The job's shared input (shipped once per worker). */
-  input?: unknown;
-  /**
-   * Or how to obtain it, called once when the first task is about to run here (a large input comes
-   * from the data plane); tasks wait in the pool meanwhile. A failure fails the job.
-   */
-  loadInput?: () => Promise<unknown>;
-  ledger: Ledger;
-  workers: Workers;
-  /** The job's variable board (shared with workers), if its task type declares vars. */
-  board: SharedArrayBuffer | undefined;
-  varNames: string[];
-  /** Sends a runtime message to another node of the job. */
-  send(to: string, message: RuntimeMessage): Promise<void>;
-  /** The other live members of the job. */
-  peers(): string[];
-  setVar(name: string, value: unknown): void;
-  onEvent(event: RunnerEvent): void;
-  rng: Rng;
-  steal?: StealPlannerOptions;
-  /** How long a steal request may wait for a running task to split (ms). */
-  stealWaitMs?: number;
-  /** How long an offered task waits for the receiver's answer before it is taken back (ms). */
-  offerTimeoutMs?: number;
-  /** Pipeline tasks to busy workers while tasks take less than this on average (ms; default 2). */
-  pipelineBelowMs?: number;
-  clock?: Clock;
-  /** Times a failed task is run again from its latest checkpoint (default 0). */
-  retries?: number;
-  /** A task that still fails completes with no contribution and is listed in the outcome instead of failing the job. */
-  collectFailures?: boolean;
-  /** Locality: which pooled task a thief gets (index into the pool, oldest first; default 0). */
-  forThief?(pool: readonly TaskSnapshot[], thief: string): number;
-  /** Locality: the peers this node may steal from, best first (default: all, chosen at random). */
-  victims?(peers: readonly string[]): string[];
-  /** An application message from a running task (TaskContext.send) for the job kind's code. */
-  onTaskMessage?(taskId: string, body: unknown, slot: number): void;
-}
 
 /** Tasks shorter than this on average (ms) are pipelined: a worker gets its next one before it finishes. */
 const PIPELINE_BELOW_MS = 2;
@@ -81,42 +28,22 @@ interface PendingSteal {
  * Every task it holds is owned in the ledger; ownership moves only through a claim there, so
  * a task runs on exactly one node at a time whatever messages are lost.
  */
-export class JobRunner {
-  readonly stats = { tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0, placementsOut: 0, checkpoints: 0, retries: 0, failedTasks: 0 };
-  /** Each running task's latest durable state (start, split or checkpoint): a retry resumes from it. */
-  private readonly latest = new Map<string, { state: unknown; partial: unknown }>();
-  /** Only a task type with retries needs `latest` (most jobs pay nothing for it). */
-  private get keepsLatest(): boolean {
-    return (this.d.retries ?? 0) > 0;
-  }
-  private readonly attempts = new Map<string, number>();
-  private readonly pool: TaskSnapshot[] = [];
-  private readonly running = new Map<string, number>(); // task -> worker slot
-  /** When each running task was started, and the moving average of how long tasks take (ms). */
-  private readonly startedAt = new Map<string, number>();
-  private averageTaskMs: number | undefined;
+export class JobRunner extends JobRunnerRecords {
   private readonly pendingSteals: PendingSteal[] = [];
-  private readonly transfers: TaskTransfers;
+  protected readonly transfers: TaskTransfers;
   private readonly planner: StealPlanner;
-  private readonly ids: TaskIds;
-  private inFlight = 0; // ledger writes whose outcome decides where a task goes
-  /** Completions (without children) reported in this turn of the event loop: written as one ledger group at its end. */
-  private completing: Array<{ taskId: string; partial: unknown; inline?: InlineRuns | undefined }> = [];
   private draining = false;
   private handOver = true;
-  private stopped = false;
   private cancelTimer: (() => void) | undefined;
   private timerAt = 0;
-  private readonly clock: Clock;
   private drainWaiters: Array<() => void> = [];
   private migrateCursor = 0;
   /** The input as workers get it: 'loading' until `loadInput` resolved (`d.input` when there is no loader). */
   private input: { value: unknown } | 'loading' | undefined;
 
-  constructor(private readonly d: JobRunnerDeps) {
+  constructor(d: JobRunnerDeps) {
+    super(d);
     this.planner = new StealPlanner(d.rng, d.steal);
-    this.ids = new TaskIds(d.nodeId);
-    this.clock = d.clock ?? systemClock;
     this.transfers = new TaskTransfers({
       nodeId: d.nodeId, jobId: d.jobId, ledger: d.ledger, clock: this.clock, offerTimeoutMs: d.offerTimeoutMs ?? 5_000,
       send: (to, m) => d.send(to, m),
@@ -162,6 +89,7 @@ export class JobRunner {
     switch (ev.type) {
       case 'child': return this.onChild(ev.taskId, ev.childState, ev.checkpoint, ev.on);
       case 'children': return this.onChildren(ev.taskId, ev.states, ev.checkpoint);
+      case 'encoded-children': return this.onChildren(ev.taskId, ev.records, ev.checkpoint);
       case 'done': return this.onDone(ev.taskId, ev.partial, ev);
       case 'migrated': return this.onMigrated(ev.taskId, ev.state, ev.partial);
       case 'checkpoint': return this.onCheckpoint(ev.taskId, ev.state, ev.partial);
@@ -233,183 +161,10 @@ export class JobRunner {
     return this.running.size === 0 && this.pool.length === 0 && this.transfers.size === 0 && this.inFlight === 0;
   }
 
-  // ---- worker events -----------------------------------------------------------------
-
-  private onChild(parentId: string, childState: unknown, checkpoint: { state: unknown; partial: unknown }, on?: string): void {
-    const childId = this.ids.fresh();
-    this.stats.splits++;
-    if (this.keepsLatest && this.running.has(parentId)) this.latest.set(parentId, checkpoint);
-    this.write(parentId, this.d.ledger.split(parentId, checkpoint, childId, childState), () => {
-      const child = { id: childId, state: childState, partial: undefined, version: 0 };
-      // Placement: a child meant for another node is offered there (claimed in the ledger, as a steal is).
-      if (on !== undefined && on !== this.d.nodeId && !this.stopped) this.transfers.offer(child, on, undefined, 'placement');
-      else this.place(child);
-      this.schedule();
-    });
-  }
-
-  /** Children spawned together: recorded in one group with the parent's checkpoint, then placed. */
-  private onChildren(parentId: string, states: unknown[], checkpoint: { state: unknown; partial: unknown }): void {
-    const children = this.fresh(states);
-    if (this.keepsLatest && this.running.has(parentId)) this.latest.set(parentId, checkpoint);
-    this.write(parentId, this.d.ledger.spawned(parentId, children, { checkpoint }), () => {
-      this.placeAll(children);
-      this.schedule();
-    });
-  }
-
-  /**
-   * `children`: spawned since the task's last report and not run, recorded with its completion; `inline`: the
-   * spawned tasks its worker ran inline after it, committed with it (their contributions folded into one that
-   * counts as that many completions); `ms`: the run time of it all, as its worker measured it.
-   */
-  private onDone(taskId: string, partial: unknown, done: { children?: unknown[]; inline?: InlineRuns; ms?: number } = {}): void {
-    const started = this.startedAt.get(taskId);
-    if (done.ms !== undefined || started !== undefined) {
-      // The worker's own measure when there is one (a task of a batch waits behind the others before it starts), per task.
-      const took = done.ms !== undefined ? done.ms / (1 + (done.inline?.tasks ?? 0)) : this.clock.now() - started!;
-      this.averageTaskMs = this.averageTaskMs === undefined ? took : 0.8 * this.averageTaskMs + 0.2 * took;
-    }
-    this.forget(taskId);
-    this.attempts.delete(taskId);
-    const inline = done.inline;
-    this.stats.splits += inline?.tasks ?? 0;
-    if (!done.children) {
-      // Completions arrive in batches (a worker reports a dispatch's together): one ledger group for them all.
-      this.inFlight++;
-      if (this.completing.push({ taskId, partial, inline }) === 1) queueMicrotask(() => this.writeCompletions());
-      return this.schedule();
-    }
-    const children = this.fresh(done.children);
-    this.write(taskId, this.d.ledger.spawned(taskId, children, { partial, inline }), () => {
-      this.completed(taskId, inline);
-      this.placeAll(children);
-      this.schedule();
-    });
-    this.schedule();
-  }
-
-  private completed(taskId: string, inline: InlineRuns | undefined): void {
-    this.stats.tasksDone += 1 + (inline?.tasks ?? 0);
-    this.d.onEvent({ type: 'task-done', taskId });
-  }
-
-  /** Writes the completions gathered in this turn as one group; if one was lost, each on its own (to learn which). */
-  private writeCompletions(): void {
-    const done = this.completing;
-    this.completing = [];
-    const one = (c: (typeof done)[number]) => this.write(c.taskId, this.d.ledger.complete(c.taskId, c.partial, c.inline), () => {
-      this.completed(c.taskId, c.inline);
-      this.schedule();
-    });
-    this.inFlight -= done.length; // from here on `write` counts them
-    if (done.length === 1) return one(done[0]!);
-    this.inFlight++;
-    this.d.ledger.completeAll(done).then(() => {
-      this.inFlight--;
-      for (const c of done) this.completed(c.taskId, c.inline);
-      this.schedule();
-    }, (err: unknown) => {
-      this.inFlight--;
-      if (err instanceof LostOwnership) for (const c of done) one(c);
-      else this.lost(done[0]!.taskId, err);
-    });
-  }
-
-  /** Ids for spawned children (counted as splits, as one spawned alone is). */
-  private fresh(states: unknown[]): Array<{ id: string; state: unknown }> {
-    this.stats.splits += states.length;
-    return states.map((state) => ({ id: this.ids.fresh(), state }));
-  }
-
-  /** An explicit checkpoint: the task keeps running; after a crash it resumes from here. */
-  private onCheckpoint(taskId: string, state: unknown, partial: unknown): void {
-    if (!this.running.has(taskId)) return;
-    if (this.keepsLatest) this.latest.set(taskId, { state, partial });
-    this.write(taskId, this.d.ledger.checkpoint(taskId, state, partial), () => {
-      this.stats.checkpoints++;
-      this.schedule();
-    });
-  }
-
-  /**
-   * A task threw. With retries left it runs again from its latest durable state (what it split off
-   * before exists as separate tasks, so nothing is done twice); then, as its type says, it fails
-   * the job or completes with no contribution and is listed among the outcome's failures.
-   */
-  private onFailed(taskId: string, error: string): void {
-    const latest = this.latest.get(taskId);
-    this.forget(taskId);
-    const attempt = (this.attempts.get(taskId) ?? 0) + 1;
-    if (attempt <= (this.d.retries ?? 0) && latest && !this.stopped) {
-      this.attempts.set(taskId, attempt);
-      this.stats.retries++;
-      log.info('runtime', `task ${taskId} failed (attempt ${attempt}); running it again: ${firstLine(error)}`);
-      return this.onMigrated(taskId, latest.state, latest.partial);
-    }
-    this.attempts.delete(taskId);
-    if (!this.d.collectFailures) {
-      this.d.onEvent({ type: 'failed', error: `task ${taskId} failed: ${error}` });
-      return;
-    }
-    this.stats.failedTasks++;
-    this.write(taskId, this.d.ledger.complete(taskId, failedContribution(taskId, firstLine(error))), () => {
-      this.schedule();
-    });
-    this.schedule();
-  }
-
-  private onMigrated(taskId: string, state: unknown, partial: unknown): void {
-    this.forget(taskId);
-    this.write(taskId, this.d.ledger.checkpoint(taskId, state, partial), () => {
-      const version = this.d.ledger.versionOf(taskId) ?? 0;
-      this.place({ id: taskId, state, partial, version });
-      this.schedule();
-    });
-  }
-
-  /** Tracks a ledger write whose outcome decides where a task goes; a failed write goes to `lost`. */
-  private write(taskId: string, pending: Promise<void>, then: () => void): void {
-    this.inFlight++;
-    pending.then(
-      () => {
-        this.inFlight--;
-        then();
-      },
-      (err: unknown) => {
-        this.inFlight--;
-        this.lost(taskId, err);
-      },
-    );
-  }
-
-  /** A ledger write failed: if ownership was lost the task is someone else's now; drop it. */
-  private lost(taskId: string, err: unknown): void {
-    if (err instanceof LostOwnership) {
-      log.info('runtime', `task ${taskId} was taken over elsewhere; dropping the local copy`);
-      const slot = this.running.get(taskId);
-      if (slot !== undefined) {
-        // Cancel it where it runs; a pipelined task still waiting behind another must not run at all.
-        const current = this.d.workers.currentTask?.(slot) ?? taskId;
-        if (current === taskId) this.d.workers.cancel(slot);
-        else this.d.workers.drop?.(slot, taskId);
-      }
-    } else if (!this.stopped) {
-      this.d.onEvent({ type: 'failed', error: `ledger write for task ${taskId} failed: ${err instanceof Error ? err.message : String(err)}` });
-    }
-    this.schedule();
-  }
-
   // ---- scheduling --------------------------------------------------------------------
 
-  /** New tasks recorded together: into the pool, from where `schedule` gives them to workers (in batches) and thieves. */
-  private placeAll(children: ReadonlyArray<{ id: string; state: unknown }>): void {
-    if (this.stopped) return;
-    for (const c of children) this.pool.push({ id: c.id, state: c.state, partial: undefined, version: 0 });
-  }
-
   /** Puts an owned task where it is wanted: an idle worker, a waiting thief, or the pool. */
-  private place(snapshot: TaskSnapshot): void {
+  protected place(snapshot: TaskSnapshot): void {
     if (this.stopped) return;
     if (!this.draining) {
       const idle = this.inputReady() ? this.freeSlot() : undefined;
@@ -420,7 +175,7 @@ export class JobRunner {
     this.pool.push(snapshot);
   }
 
-  private schedule(): void {
+  protected schedule(): void {
     if (this.stopped) return;
     const now = this.clock.now();
     this.transfers.expire(now);
@@ -458,7 +213,7 @@ export class JobRunner {
    * With short tasks a worker would spend much of its time waiting for this thread to hand it the
    * next one: give each busy worker its next task ahead (one at most), while nobody else wants work.
    */
-  private pipeline(): void {
+  protected pipeline(): void {
     if (this.input === undefined || this.input === 'loading') return;
     if (this.draining || this.pendingSteals.length > 0 || this.pool.length === 0) return;
     if (this.averageTaskMs === undefined || this.averageTaskMs >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS)) return;
@@ -473,7 +228,7 @@ export class JobRunner {
    * message for the batch): about BATCH_MS of work, and at most a 2·workers-th of the pool, so the rest
    * stays for the other workers and for thieves; never while a thief waits.
    */
-  private dispatch(slot: number): void {
+  protected dispatch(slot: number): void {
     const size = this.batchSize();
     if (size <= 1) return this.start(slot, this.pool.pop()!);
     const batch = this.pool.splice(this.pool.length - size, size).reverse();
@@ -481,7 +236,7 @@ export class JobRunner {
     this.d.workers.runBatch!(slot, reqs, (this.input as { value: unknown }).value);
   }
 
-  private batchSize(): number {
+  protected batchSize(): number {
     const avg = this.averageTaskMs;
     if (!this.d.workers.runBatch || avg === undefined || avg >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS) || this.pendingSteals.length > 0 || this.draining) return 1;
     const fair = Math.floor(this.pool.length / (2 * this.d.workers.size));
@@ -489,7 +244,7 @@ export class JobRunner {
   }
 
   /** The thief side: an idle node asks a random peer for work. */
-  private steal(now: number): void {
+  protected steal(now: number): void {
     const needWork = this.idleSlots().length > 0 && this.pool.length === 0 && this.running.size === 0 && this.inFlight === 0;
     // Busy with nothing asked of anyone: the planner has nothing to do (spares a peer list per event).
     if (!needWork && !this.planner.asking) return;
@@ -506,7 +261,7 @@ export class JobRunner {
     }
   }
 
-  private onStealRequest(thief: string, requestId: number): void {
+  protected onStealRequest(thief: string, requestId: number): void {
     if (this.stopped || this.draining) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
     const task = this.takeForThief(thief);
     if (task) return this.transfers.offer(task, thief, requestId, 'steal');
@@ -515,7 +270,7 @@ export class JobRunner {
     this.schedule();
   }
 
-  private expireSteals(now: number): void {
+  protected expireSteals(now: number): void {
     let next = Infinity;
     for (let i = this.pendingSteals.length - 1; i >= 0; i--) {
       const p = this.pendingSteals[i]!;
@@ -547,13 +302,13 @@ export class JobRunner {
     return this.pool.map((t) => t.id);
   }
 
-  private takeForThief(thief: string): TaskSnapshot | undefined {
+  protected takeForThief(thief: string): TaskSnapshot | undefined {
     if (this.pool.length === 0) return undefined;
     const at = this.d.forThief ? this.d.forThief(this.pool, thief) : 0;
     return this.pool.splice(Number.isInteger(at) && at >= 0 && at < this.pool.length ? at : 0, 1)[0];
   }
 
-  private migratePool(): void {
+  protected migratePool(): void {
     if (!this.handOver) return;
     const peers = this.d.peers();
     if (peers.length === 0) return; // nobody to hand over to yet: wait for a member
@@ -564,7 +319,7 @@ export class JobRunner {
     }
   }
 
-  private checkDrained(): void {
+  protected checkDrained(): void {
     if (!this.draining && !this.stopped) return;
     if (!this.stopped) {
       if (this.running.size > 0 || this.transfers.size > 0 || this.inFlight > 0) return;
@@ -576,7 +331,7 @@ export class JobRunner {
   // ---- helpers -----------------------------------------------------------------------
 
   /** Whether tasks can start (the input is here); the first call starts obtaining it. */
-  private inputReady(): boolean {
+  protected inputReady(): boolean {
     if (this.input !== undefined) return this.input !== 'loading';
     this.input = 'loading';
     this.d.loadInput!().then((value) => {
@@ -588,26 +343,22 @@ export class JobRunner {
     return false;
   }
 
-  private start(slot: number, snapshot: TaskSnapshot): void {
+  protected start(slot: number, snapshot: TaskSnapshot): void {
     this.d.workers.run(slot, this.started(slot, snapshot), (this.input as { value: unknown }).value);
   }
 
   /** Marks a task running on `slot`; its run request. */
-  private started(slot: number, snapshot: TaskSnapshot): RunRequest {
+  protected started(slot: number, snapshot: TaskSnapshot): RunRequest {
     this.running.set(snapshot.id, slot);
     if (this.keepsLatest) this.latest.set(snapshot.id, { state: snapshot.state, partial: snapshot.partial });
     this.startedAt.set(snapshot.id, this.clock.now());
     this.stats.tasksRun++;
+    // A child still encoded goes to its worker as its record (its state is decoded there, not here).
+    const encoded = snapshot.encoded;
     return {
-      taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: snapshot.state, partial: snapshot.partial,
-      board: this.d.board, varNames: this.d.varNames,
+      taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: encoded ? undefined : snapshot.state, partial: snapshot.partial,
+      board: this.d.board, varNames: this.d.varNames, owner: this.d.nodeId, ...(encoded ? { encoded } : {}),
     };
-  }
-
-  private forget(taskId: string): void {
-    this.running.delete(taskId);
-    this.latest.delete(taskId);
-    this.startedAt.delete(taskId);
   }
 
   private idleSlots(): number[] {

@@ -103,7 +103,7 @@ export class EmbeddedServer {
 
   // ---- writes ------------------------------------------------------------------------
 
-  /** Applies writes atomically for a session, honouring an injected fault. */
+  /** Applies writes atomically for a session, honouring an injected fault (their paths checked by the client). */
   write(sessionId: string, ops: readonly Op[], isMulti: boolean): OpResult[] {
     const s = this.live(sessionId);
     // ZooKeeper refuses a request longer than jute.maxbuffer as a whole, not only per znode.

@@ -1,5 +1,5 @@
 import { CoordError } from '../errors.js';
-import { parentOf, basename, sequenceSuffix, validatePath } from '../paths.js';
+import { parentOf, basename, sequenceSuffix } from '../paths.js';
 import type { CreateMode, Op, OpResult, Stat, WatchEventType } from '../types.js';
 
 interface Znode {
@@ -61,7 +61,10 @@ export class ZnodeTree {
     return this.nodes.has(path);
   }
 
-  /** Applies `ops` atomically at transaction id `zxid`; throws CoordError (with opIndex for multi) on failure. */
+  /**
+   * Applies `ops` atomically at transaction id `zxid`; throws CoordError (with opIndex for multi) on failure.
+   * Paths are well-formed: the client checked each before the request (EmbeddedClient.writeOp), once per op.
+   */
   apply(ops: readonly Op[], zxid: bigint, now: number, owner: string, isMulti: boolean): ApplyResult {
     const undo: Array<() => void> = [];
     const out: ApplyResult = { results: [], triggers: [], createdEphemerals: [], deletedPaths: [] };
@@ -82,7 +85,6 @@ export class ZnodeTree {
   }
 
   private applyOne(op: Op, zxid: bigint, now: number, owner: string, undo: Array<() => void>, out: ApplyResult): OpResult {
-    validatePath(op.path);
     switch (op.op) {
       case 'create':
         return { op: 'create', path: this.create(op.path, op.data, op.mode ?? 'persistent', zxid, now, owner, undo, out) };

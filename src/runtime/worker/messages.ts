@@ -1,4 +1,5 @@
 import type { TaskRef } from '../task.js';
+import type { EncodedRecords } from '../task-record.js';
 import type { SharedInputForm } from './shared-input.js';
 
 /** What the node asks of a worker. */
@@ -23,10 +24,12 @@ export interface JobSetup {
   input?: { value: unknown } | { shared: Uint8Array; form: SharedInputForm };
   board: SharedArrayBuffer | undefined;
   varNames: string[];
+  /** The node's id: its tasks' spawned children go to it as encoded ledger records (see RunRequest.owner). */
+  owner?: string;
 }
 
 /** The per-task part of a run request, as it crosses the thread boundary. */
-export type TaskMessage = Pick<RunRequest, 'taskId' | 'jobId' | 'state' | 'partial'> & {
+export type TaskMessage = Pick<RunRequest, 'taskId' | 'jobId' | 'state' | 'partial' | 'encoded'> & {
   /**
    * Sent while the worker still ran another task (short tasks are pipelined so the worker never
    * waits for the node): the control word may still carry requests meant for that task, so at its
@@ -48,7 +51,19 @@ export interface TaskBatch {
   ids: string[];
   states: unknown[];
   partials?: unknown[];
+  /**
+   * Tasks whose state travels as their encoded ledger record (their `states` entry is then undefined): task i's
+   * record is `spans[3i + 1]` bytes on from `spans[3i + 2]`... see EncodedSpans. Numbers and a few whole buffers
+   * clone far faster than a view per task.
+   */
+  encoded?: EncodedSpans;
   pipelined: boolean;
+}
+
+/** Records as spans of a few buffers: task i's is `buffers[spans[3i]]` from byte `spans[3i + 1]`, `spans[3i + 2]` bytes (-1: none). */
+export interface EncodedSpans {
+  buffers: ArrayBufferLike[];
+  spans: number[];
 }
 
 export interface RunRequest {
@@ -61,6 +76,13 @@ export interface RunRequest {
   /** The job's variable board (shared memory), if its task type declares vars. */
   board: SharedArrayBuffer | undefined;
   varNames: string[];
+  /**
+   * The id of the node that owns the task, when that node takes spawned children as their encoded first
+   * ledger records (`encoded-children`, `done.encodedChildren`): the worker encodes them, not the node's thread.
+   */
+  owner?: string;
+  /** The state as an encoded ledger record (a spawned child never decoded on the node); `state` is then unused. */
+  encoded?: Uint8Array;
 }
 
 /** What a worker reports; every message names the task it concerns. */
@@ -70,12 +92,14 @@ export type FromWorker =
   | { type: 'child'; taskId: string; childState: unknown; checkpoint: { state: unknown; partial: unknown }; on?: string }
   /** Tasks spawned together (a batch, in spawn order); `checkpoint` is the parent's state and partial result right after the last. */
   | { type: 'children'; taskId: string; states: unknown[]; checkpoint: { state: unknown; partial: unknown } }
+  /** The same, for a task with an `owner`: the children as their encoded first ledger records. */
+  | { type: 'encoded-children'; taskId: string; records: EncodedRecords; checkpoint: { state: unknown; partial: unknown } }
   /**
    * Completed; `children` were spawned since the task's last report and not run (recorded with its completion);
    * `inline`: how many of its spawned children (and theirs) ran inline after it, and their contributions folded
-   * into one; `ms`: how long it all ran.
+   * into one; `ms`: how long it all ran; `encodedChildren`: `children` as encoded records (a task with an `owner`).
    */
-  | { type: 'done'; taskId: string; partial: unknown; children?: unknown[]; inline?: InlineRuns; ms?: number }
+  | { type: 'done'; taskId: string; partial: unknown; children?: unknown[]; encodedChildren?: EncodedRecords; inline?: InlineRuns; ms?: number }
   /** An explicit checkpoint of a running task (it keeps running). */
   | { type: 'checkpoint'; taskId: string; state: unknown; partial: unknown }
   /** An application message from a task to its node's job-kind code. */
@@ -92,4 +116,17 @@ export interface InlineRuns {
 }
 
 /** What a worker thread posts: one report, or several at once (completions of one dispatch, in order). */
-export type WorkerPost = FromWorker | { type: 'batch'; events: FromWorker[] };
+export type WorkerPost = FromWorker | { type: 'batch'; events: FromWorker[] } | DoneColumns;
+
+/**
+ * Plain completions of a dispatch (no children), column by column: ids, partial results, run times, and
+ * the inline runs where any (undefined elsewhere). Arrays of strings and numbers cross the thread boundary
+ * far faster than as many small objects.
+ */
+export interface DoneColumns {
+  type: 'dones';
+  taskIds: string[];
+  partials: unknown[];
+  ms: number[];
+  inline?: Array<InlineRuns | undefined>;
+}

@@ -1,6 +1,7 @@
 import { mergeRule } from '../../coord/recipes/global-variables.js';
 import { reducerOf, type ResultReducer, type SpawnOptions, type TaskContext, type TaskType } from '../task.js';
 import { BUDGET, CANCEL, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT, type ControlFlags } from './control-flags.js';
+import { encodeRecord, joinRecords, recordState } from '../task-record.js';
 import type { FromWorker, RunRequest } from './messages.js';
 import { VarBoard } from './var-board.js';
 
@@ -29,8 +30,13 @@ class NeedsOwnTask extends Error {}
 class RunContext implements TaskContext<unknown> {
   partial: unknown;
   migrating = false;
-  /** Children spawned and not yet handed to the node (copied at spawn, as a message would copy them). */
+  /**
+   * Children spawned and not yet handed to the node, copied at spawn as a message would copy them: as their
+   * encoded first records when the task has an owner (handed over as they are), else as copies of their states.
+   */
   spawned: unknown[] = [];
+  /** The node that owns the task: its children are kept as encoded records (see RunRequest.owner). */
+  readonly owner: string | undefined;
   /**
    * Whether spawns wait to be handed over in batches. Not for tasks whose failures are collected: their
    * children must be recorded at spawn, since such a task completes (with no contribution) when it fails;
@@ -64,6 +70,12 @@ class RunContext implements TaskContext<unknown> {
     this.partial = req.partial !== undefined && !unit ? req.partial : reducer.ordered ? [] : reducer.initial();
     this.board = unit ? unit.board : req.board ? new VarBoard(req.board, req.varNames) : undefined;
     this.batchSpawns = type.failures !== 'collect';
+    this.owner = req.owner;
+  }
+
+  /** A spawned child's state (decoded from its record when kept as one). */
+  stateOf(kept: unknown): unknown {
+    return this.owner !== undefined ? recordState(kept as Uint8Array) : kept;
   }
 
   /**
@@ -172,18 +184,29 @@ class RunContext implements TaskContext<unknown> {
       this.handOver(childState, options?.on);
       return;
     }
-    this.spawned.push(structuredClone(childState));
+    this.spawned.push(this.owner !== undefined ? this.record(childState) : structuredClone(childState));
     if (this.unit) return; // handed over with the unit, if not run inline too
     if (this.spawned.length >= SPAWN_BATCH || (Atomics.load(this.view, WANT_SPLIT) > 0 && takeOne(this.view))) this.handOverSpawned();
+  }
+
+  /** A spawned child's first record; a state MessagePack cannot encode (a cycle) fails the task, naming it. */
+  private record(childState: unknown): Buffer {
+    try {
+      return encodeRecord(this.owner!, childState);
+    } catch (err) {
+      throw new Error(`task ${this.req.taskId} spawned a state that cannot be recorded in the ledger (MessagePack): ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /** Hands the waiting children to the node with a checkpoint of this task (their records commit with it). */
   handOverSpawned(): void {
     if (this.spawned.length === 0) return;
     if (this.unit) this.escalate();
-    const states = this.spawned;
+    const kept = this.spawned;
     this.spawned = [];
-    this.post({ type: 'children', taskId: this.req.taskId, states, checkpoint: { state: this.state, partial: this.partial } });
+    const checkpoint = { state: this.state, partial: this.partial };
+    if (this.owner !== undefined) this.post({ type: 'encoded-children', taskId: this.req.taskId, records: joinRecords(kept as Uint8Array[]), checkpoint });
+    else this.post({ type: 'children', taskId: this.req.taskId, states: kept, checkpoint });
   }
 
   emit(value: unknown, key?: number | string): void {
@@ -279,7 +302,7 @@ export async function runTask(
   } else if (Atomics.load(flags.view, CANCEL) !== 0) {
     post({ type: 'cancelled', taskId: req.taskId }); // its work is not wanted, its children neither
   } else {
-    const children = ctx.spawned.length > 0 ? { children: ctx.spawned } : {};
+    const children = ctx.spawned.length === 0 ? {} : ctx.owner !== undefined ? { encodedChildren: joinRecords(ctx.spawned as Uint8Array[]) } : { children: ctx.spawned };
     const inline = ctx.inlined ? { inline: ctx.inlined } : {};
     post({ type: 'done', taskId: req.taskId, partial: ctx.partial, ...children, ...inline, ms: performance.now() - started });
   }
@@ -294,8 +317,10 @@ export async function runTask(
  */
 async function runInline(type: TaskType<unknown, unknown>, unit: RunContext): Promise<void> {
   while (unit.spawned.length > 0 && unit.nobodyWaits()) {
-    const state = unit.spawned.pop()!;
-    const spawnedAs = structuredClone(state); // the run mutates `state`; an abandoned child is handed over as it was
+    const kept = unit.spawned.pop()!;
+    const state = unit.stateOf(kept);
+    // The run mutates `state`; an abandoned child is handed over as it was spawned (a record is that already).
+    const spawnedAs = unit.owner !== undefined ? kept : structuredClone(state);
     const child = unit.inlineChild(state);
     const started = performance.now();
     try {

@@ -5,8 +5,9 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { decode } from '../codec.js';
 import { loadTaskType, type TaskRef, type TaskType } from '../task.js';
+import type { TaskRecord } from '../task-record.js';
 import { CANCEL, MIGRATE, WANT_SPLIT, ControlFlags } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
+import { JOB_SETUPS_KEPT, type DoneColumns, type FromWorker, type InlineRuns, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
 import { runTask } from './task-runner.js';
 
 const port = parentPort!;
@@ -26,9 +27,26 @@ let moreBehind = false;
 
 function flushOutbox(): void {
   if (outbox.length === 0) return;
-  const m: WorkerPost = outbox.length === 1 ? outbox[0]! : { type: 'batch', events: outbox };
+  const m: WorkerPost = outbox.length === 1 ? outbox[0]! : doneColumns(outbox) ?? { type: 'batch', events: outbox };
   outbox = [];
   port.postMessage(m);
+}
+
+/** Completions without children as columns (the common batch), or undefined when one is not that plain. */
+function doneColumns(events: FromWorker[]): DoneColumns | undefined {
+  const taskIds: string[] = [];
+  const partials: unknown[] = [];
+  const ms: number[] = [];
+  let inline: Array<InlineRuns | undefined> | undefined;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.type !== 'done' || e.children !== undefined || e.encodedChildren !== undefined || e.ms === undefined) return undefined;
+    taskIds.push(e.taskId);
+    partials.push(e.partial);
+    ms.push(e.ms);
+    if (e.inline) (inline ??= new Array<InlineRuns | undefined>(events.length).fill(undefined))[i] = e.inline;
+  }
+  return { type: 'dones', taskIds, partials, ms, ...(inline ? { inline } : {}) };
 }
 
 const post = (m: FromWorker) => {
@@ -88,11 +106,16 @@ function receive(msg: ToWorker): void {
       inbox.push(msg.body);
       return;
     case 'runs': {
-      const { jobId, ids, states, partials, pipelined } = msg.runs;
+      const { jobId, ids, states, partials, encoded, pipelined } = msg.runs;
       // Every task of a dispatch but the first starts behind another, as a pipelined one does.
       for (let i = 0; i < ids.length; i++) {
         const behind = pipelined || i > 0;
-        queue.push({ taskId: ids[i]!, jobId, state: states[i], partial: partials?.[i], ...(behind ? { pipelined: true } : {}), ...(i < ids.length - 1 ? { more: true } : {}) });
+        const b = encoded ? encoded.spans[3 * i]! : -1;
+        const record = b >= 0 ? new Uint8Array(encoded!.buffers[b]!, encoded!.spans[3 * i + 1], encoded!.spans[3 * i + 2]) : undefined;
+        queue.push({
+          taskId: ids[i]!, jobId, state: states[i], partial: partials?.[i], ...(record ? { encoded: record } : {}),
+          ...(behind ? { pipelined: true } : {}), ...(i < ids.length - 1 ? { more: true } : {}),
+        });
       }
       if (!running) void drainQueue();
     }
@@ -140,7 +163,12 @@ async function runOne(task: TaskMessage): Promise<void> {
   }
   const job = jobs.get(task.jobId);
   if (!job) return post({ type: 'failed', taskId: task.taskId, error: `worker has no setup for job ${task.jobId}` });
-  const req: RunRequest = { ...task, ref: job.ref, board: job.board, varNames: job.varNames };
+  // A state that came as its encoded record is decoded here, on the worker (the node never decoded it).
+  const state = task.encoded ? decode<TaskRecord>(task.encoded).state : task.state;
+  const req: RunRequest = {
+    taskId: task.taskId, jobId: task.jobId, state, partial: task.partial, ref: job.ref, board: job.board, varNames: job.varNames,
+    ...(job.owner !== undefined ? { owner: job.owner } : {}),
+  };
   try {
     await runTask(await typeOf(req.ref), req, flags, post, job.input && 'value' in job.input ? job.input.value : undefined, takeInbox);
   } catch (err) {

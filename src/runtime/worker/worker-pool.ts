@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { log } from '../../util/log.js';
 import { BUDGET, CANCEL, ControlFlags, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type FromWorker, type JobSetup, type RunRequest, type ToWorker, type WorkerPost } from './messages.js';
+import { JOB_SETUPS_KEPT, type DoneColumns, type EncodedSpans, type FromWorker, type JobSetup, type RunRequest, type ToWorker, type WorkerPost } from './messages.js';
 import { SharedInput } from './shared-input.js';
 
 /** The worker entry next to this file: .ts when running from sources (tsx), .js when built. */
@@ -138,14 +138,28 @@ export class WorkerPool implements Workers {
     const ids: string[] = [];
     const states: unknown[] = [];
     let partials: unknown[] | undefined;
-    for (const [i, req] of reqs.entries()) {
+    let encoded: EncodedSpans | undefined;
+    for (let i = 0; i < reqs.length; i++) {
+      const req = reqs[i]!;
       s.tasks.push(req.taskId);
       ids.push(req.taskId);
-      states.push(req.state);
+      // An encoded state crosses as a span of its batch's buffer (each buffer copied once per message).
+      const record = req.encoded;
+      if (record) {
+        states.push(undefined);
+        encoded ??= { buffers: [], spans: new Array<number>(3 * reqs.length).fill(-1) };
+        let b = encoded.buffers.lastIndexOf(record.buffer);
+        if (b < 0) b = encoded.buffers.push(record.buffer) - 1;
+        encoded.spans[3 * i] = b;
+        encoded.spans[3 * i + 1] = record.byteOffset;
+        encoded.spans[3 * i + 2] = record.byteLength;
+      } else {
+        states.push(req.state);
+      }
       if (req.partial !== undefined) (partials ??= new Array<unknown>(reqs.length).fill(undefined))[i] = req.partial;
     }
     s.dispatches.push(reqs.length);
-    s.worker.postMessage({ type: 'runs', runs: { jobId, ids, states, ...(partials ? { partials } : {}), pipelined } } satisfies ToWorker);
+    s.worker.postMessage({ type: 'runs', runs: { jobId, ids, states, ...(partials ? { partials } : {}), ...(encoded ? { encoded } : {}), pipelined } } satisfies ToWorker);
   }
 
   /** Sends the job's setup first if this worker does not hold it. */
@@ -156,7 +170,10 @@ export class WorkerPool implements Workers {
     if (s.jobs.size > JOB_SETUPS_KEPT) s.jobs.delete(s.jobs.keys().next().value!);
     const setup: ToWorker = {
       type: 'job',
-      job: { jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames, ...(input !== undefined ? { input: setupInput(input) } : {}) },
+      job: {
+        jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames,
+        ...(input !== undefined ? { input: setupInput(input) } : {}), ...(req.owner !== undefined ? { owner: req.owner } : {}),
+      },
     };
     s.worker.postMessage(setup);
   }
@@ -224,6 +241,7 @@ export class WorkerPool implements Workers {
           return;
         }
         if (msg.type === 'batch') for (const m of msg.events) report(m);
+        else if (msg.type === 'dones') reportDones(msg, report);
         else report(msg);
       });
       worker.on('error', (err) => {
@@ -238,6 +256,14 @@ export class WorkerPool implements Workers {
         this.spawn(index).catch((err: unknown) => log.error('worker', `could not restart worker ${index}`, err));
       });
     });
+  }
+}
+
+/** Completions that crossed as columns, reported one by one as the events they stand for. */
+function reportDones(d: DoneColumns, report: (m: FromWorker) => void): void {
+  for (let i = 0; i < d.taskIds.length; i++) {
+    const inline = d.inline?.[i];
+    report(inline ? { type: 'done', taskId: d.taskIds[i]!, partial: d.partials[i], inline, ms: d.ms[i]! } : { type: 'done', taskId: d.taskIds[i]!, partial: d.partials[i], ms: d.ms[i]! });
   }
 }
 
