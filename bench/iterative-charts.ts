@@ -35,6 +35,8 @@ export interface IterativeRun {
   /** Speed of each process, and of each thread of a process with several, over time. */
   timeline: Array<{ t: number; series: string; speed: number; done: number }>;
   hogPhases: Array<{ at: number; stressors: number; load: number }>;
+  /** Cores each node process (A, B) used during the run: its CPU seconds ÷ the makespan. */
+  cpuCores: Record<string, number>;
 }
 
 const svg = (name: string) => new URL(resultsFile(name).href.replace(/\.json$/, '.svg'));

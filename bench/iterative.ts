@@ -72,6 +72,16 @@ function threadTimes(pid: number): Map<number, number> {
   return out;
 }
 
+/** CPU seconds a process has used so far, every thread's, exited ones included (USER_HZ is 100 on Linux). */
+function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Each labelled node's process id (A, B, C), for the CPU each uses during a run. */
+const pids = new Map<string, number>();
+
 /** stress-ng on `cpu`, its demand changing phase by phase; stop() ends it. */
 function noisyNeighbour(cpu: number): { stop(): void; phases: Array<{ at: number; stressors: number; load: number }> } {
   const phases: Array<{ at: number; stressors: number; load: number }> = [];
@@ -99,6 +109,7 @@ function noisyNeighbour(cpu: number): { stop(): void; phases: Array<{ at: number
 async function runOnce(cluster: Cluster, labels: Map<string, string>, balance: BalanceStrategy, condition: Condition, iterations: number): Promise<IterativeRun> {
   const noise = condition === 'neighbour';
   const hog = noise ? noisyNeighbour(1) : undefined;
+  const cpuBefore = new Map([...labels.values()].filter((l) => pids.has(l)).map((l) => [l, processCpuSeconds(pids.get(l)!)]));
   const t0 = performance.now();
   const job = await submitIterative(cluster, app.ref, { iterations, params: app.params, balance, nodes: labels.size, ruper: RUPER });
   let ended = false;
@@ -124,6 +135,8 @@ async function runOnce(cluster: Cluster, labels: Map<string, string>, balance: B
   }
   const o = await outcome;
   const makespan = (endedAt - t0) / 1000;
+  // Cores each process used during the run (B at half a core: at most its quota).
+  const cpuCores = Object.fromEntries([...cpuBefore].map(([l, before]) => [l, (processCpuSeconds(pids.get(l)!) - before) / makespan]));
   hog?.stop();
   if (o.status !== 'done') throw new Error(`${balance} job ended ${o.status}`);
   const threads: ThreadResult[] = [...labels.values()].flatMap((process) => {
@@ -149,7 +162,7 @@ async function runOnce(cluster: Cluster, labels: Map<string, string>, balance: B
   const ends = threads.map((x) => x.finish);
   return {
     balance, condition, noise, makespan, ideal, overIdeal: makespan / ideal, spread: Math.max(...ends) - Math.min(...ends),
-    iterations: (o.value as { n: number }).n, processes, threads, timeline, hogPhases: hog?.phases ?? [],
+    iterations: (o.value as { n: number }).n, processes, threads, timeline, hogPhases: hog?.phases ?? [], cpuCores,
   };
 }
 
@@ -215,6 +228,10 @@ function summarizeHalfCore(half: IterativeRun[], quiet: IterativeRun[], quota: C
   return {
     quotaUs: quota.quotaUs, periodUs: quota.periodUs,
     shareOfB: median(halfStatic.map((r) => rate(r, 'B'))) / median(quietStatic.map((r) => rate(r, 'B'))),
+    // Robust to other work on the machine: both measured in the same runs.
+    speedOfBOverA: median(halfStatic.map((r) => rate(r, 'B') / rate(r, 'A'))),
+    // CPU B's process used per second of the static runs (B works to their end there).
+    cpuOfB: median(halfStatic.map((r) => r.cpuCores.B ?? NaN)),
     speeds: { A: median(halfStatic.map((r) => rate(r, 'A'))), B: median(halfStatic.map((r) => rate(r, 'B'))) },
     bestOverStatic: median(halfStatic.map((r) => (rate(r, 'A') + rate(r, 'B')) / (2 * Math.min(rate(r, 'A'), rate(r, 'B'))))),
     strategies: STRATEGIES.map((balance) => {
@@ -259,6 +276,7 @@ try {
   const pair = await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
   try {
     pair.forEach((n, cpu) => pin(n.process.pid!, String(cpu)));
+    pair.forEach((n, k) => pids.set(k === 0 ? 'A' : 'B', n.process.pid!));
     const b = pair[1]!.process.pid!;
     const settings: Setting[] = [{ condition: 'neighbour' }, { condition: 'quiet' }];
     if (quota) settings.push({ condition: 'half-core', enter: () => quota!.add(b), leave: () => quota!.release(b) });
@@ -314,7 +332,7 @@ const halfCore = quota
   : { measurable: false as const, reason: quotaUnavailable };
 if (halfCore.measurable) {
   const h = halfCore.summary;
-  console.log(`\nTwo processes × 1 thread, B's node process at a CPU quota of ${h.quotaUs}/${h.periodUs} µs (B had ${h.shareOfB.toFixed(2)} of its core; best possible ${h.bestOverStatic.toFixed(2)}× static)`);
+  console.log(`\nTwo processes × 1 thread, B's node process at a CPU quota of ${h.quotaUs}/${h.periodUs} µs (B had ${h.shareOfB.toFixed(2)} of its speed without the quota, ${h.speedOfBOverA.toFixed(2)} of A's, and used ${h.cpuOfB.toFixed(2)} cores; best possible ${h.bestOverStatic.toFixed(2)}× static)`);
   printTable([['balance', 'makespan s', '÷ ideal', 'finish spread s', '× static'], ...h.strategies.map((x) => [x.balance, x.makespan, x.overIdeal, x.spread, x.speedupOverStatic])]);
 } else {
   console.log(`\nTwo processes, B at half a core: not measurable on this machine (${halfCore.reason})`);

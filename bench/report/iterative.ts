@@ -20,7 +20,7 @@ export function iterativeSections(): Section {
   const share = `B had ${f(two.neighbourShare)} of its core`;
   const half = it.halfCore as Json | undefined;
   const halfRuper = (half?.summary?.strategies as Json[] | undefined)?.find((r) => r.balance === 'ruper');
-  const quotaNote = half?.summary ? `B's node process at a CPU quota of ${half.summary.quotaUs}/${half.summary.periodUs} µs (${f(half.summary.shareOfB as number)} of its core measured); the best possible here is ${f(half.summary.bestOverStatic as number)}×` : '';
+  const quotaNote = half?.summary ? `B's node process at a CPU quota of ${half.summary.quotaUs}/${half.summary.periodUs} µs (B used ${f(half.summary.cpuOfB as number)} cores and ran at ${f(half.summary.speedOfBOverA as number)} of A's speed); the best possible here is ${f(half.summary.bestOverStatic as number)}×` : '';
   if (halfRuper) {
     targets.push({ what: '`ruper` vs `static`, one of two processes at half a core (CPU quota)', target: '≥ 1.4×', value: `${f(halfRuper.speedupOverStatic as number)}×`, met: (halfRuper.speedupOverStatic as number) >= 1.4, note: `median over repetitions of static ÷ ruper makespan; ${quotaNote}` });
     targets.push({ what: '`ruper` makespan vs the ideal (iterations ÷ measured total throughput), half a core', target: '≤ 1.05', value: f(halfRuper.overIdeal as number), met: (halfRuper.overIdeal as number) <= 1.05, note: '' });
@@ -41,7 +41,7 @@ export function iterativeSections(): Section {
   out.push(strategyTable(two), '');
   if (half?.summary) {
     const h = half.summary as Json;
-    out.push(`**Two processes, B at half a core**: the same pair with no neighbour, B's node process (every thread) in a cgroup v1 \`cpu\` child whose CFS quota is ${h.quotaUs} µs per ${h.periodUs} µs (\`bench/cpu-quota.ts\`), in the same repetitions. B had ${f(h.shareOfB as number)} of its core (its speed at the quota ÷ without, static runs); from the static runs' per-process speeds no strategy could beat \`static\` by more than ${f(h.bestOverStatic as number)}×.`, '');
+    out.push(`**Two processes, B at half a core**: the same pair with no neighbour, B's node process (every thread) in a cgroup v1 \`cpu\` child whose CFS quota is ${h.quotaUs} µs per ${h.periodUs} µs (\`bench/cpu-quota.ts\`), in the same repetitions. In the static runs B's process used ${f(h.cpuOfB as number)} cores (its CPU seconds ÷ the makespan) and ran at ${f(h.speedOfBOverA as number)} of A's speed (${f(h.shareOfB as number)} of its own speed without the quota, which other work on the machine also moves); from the static runs' per-process speeds no strategy could beat \`static\` by more than ${f(h.bestOverStatic as number)}×.`, '');
     out.push(table([['strategy', 'makespan (s)', '÷ ideal', 'finish spread (s)', '× static'], ...(h.strategies as Json[]).map((r) => [r.balance, f(r.makespan as number), f(r.overIdeal as number), f(r.spread as number), f(r.speedupOverStatic as number)])]), '');
   } else if (half) {
     out.push(`**Two processes, B at half a core**: not measurable on this machine (${half.reason}).`, '');
