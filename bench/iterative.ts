@@ -234,6 +234,11 @@ function summarizeHalfCore(half: IterativeRun[], quiet: IterativeRun[], quota: C
     cpuOfB: median(halfStatic.map((r) => r.cpuCores.B ?? NaN)),
     speeds: { A: median(halfStatic.map((r) => rate(r, 'A'))), B: median(halfStatic.map((r) => rate(r, 'B'))) },
     bestOverStatic: median(halfStatic.map((r) => (rate(r, 'A') + rate(r, 'B')) / (2 * Math.min(rate(r, 'A'), rate(r, 'B'))))),
+    // Per repetition: whether A had its core and B its half (cores used in the static run), and how ruper did.
+    repetitions: halfStatic.map((st, k) => {
+      const ruper = half.filter((r) => r.balance === 'ruper')[k]!;
+      return { coresA: st.cpuCores.A, coresB: st.cpuCores.B, bestOverStatic: st.overIdeal, ruperOverStatic: st.makespan / ruper.makespan, ruperOverIdeal: ruper.overIdeal };
+    }),
     strategies: STRATEGIES.map((balance) => {
       const runs = half.filter((r) => r.balance === balance);
       return {
