@@ -18,8 +18,12 @@ export interface ThreadResult {
   speed: number;
 }
 
+/** What the runs ran beside: the varying stress-ng, nothing, or (B) a CPU quota of half a core. */
+export type Condition = 'neighbour' | 'quiet' | 'half-core';
+
 export interface IterativeRun {
   balance: string;
+  condition: Condition;
   noise: boolean;
   makespan: number;
   ideal: number;
@@ -31,15 +35,19 @@ export interface IterativeRun {
   /** Speed of each process, and of each thread of a process with several, over time. */
   timeline: Array<{ t: number; series: string; speed: number; done: number }>;
   hogPhases: Array<{ at: number; stressors: number; load: number }>;
+  /** Cores each node process (A, B) used during the run: its CPU seconds ÷ the makespan. */
+  cpuCores: Record<string, number>;
 }
 
 const svg = (name: string) => new URL(resultsFile(name).href.replace(/\.json$/, '.svg'));
 
-export async function writeIterativeCharts(r: { runs: IterativeRun[]; oneProcessRuns: IterativeRun[]; iterations: number }): Promise<void> {
-  const experiments = [['two processes', r.runs], ['one process × 2 threads', r.oneProcessRuns]] as const;
+export async function writeIterativeCharts(r: { runs: IterativeRun[]; oneProcessRuns: IterativeRun[]; halfCore: { runs?: IterativeRun[] }; iterations: number }): Promise<void> {
+  // Beside the neighbour, and (the half-core rows) with B at a CPU quota of half a core.
+  const experiments = [['two processes', r.runs], ['one process × 2 threads', r.oneProcessRuns], ['two processes, B at half a core', r.halfCore.runs ?? []]] as const;
+  const shown = (x: IterativeRun) => x.noise || x.condition === 'half-core';
   await writeSvg(svg('iterative-speed'), {
-    title: `Speed over time beside stress-ng, ${r.iterations} slab histories (first repetition)`,
-    data: { values: experiments.flatMap(([experiment, runs]) => runs.filter((x) => x.noise).filter((x, k, all) => all.findIndex((y) => y.balance === x.balance) === k).flatMap((x) => x.timeline.filter((p) => experiment === 'two processes' || p.series.includes('thread')).map((p) => ({ ...p, balance: x.balance, experiment })))) },
+    title: `Speed over time beside stress-ng or (B) at half a core, ${r.iterations} slab histories (first repetition)`,
+    data: { values: experiments.flatMap(([experiment, runs]) => runs.filter(shown).filter((x, k, all) => all.findIndex((y) => y.balance === x.balance) === k).flatMap((x) => x.timeline.filter((p) => experiment !== 'one process × 2 threads' || p.series.includes('thread')).map((p) => ({ ...p, balance: x.balance, experiment })))) },
     facet: { row: { field: 'experiment', type: 'nominal', title: null }, column: { field: 'balance', type: 'nominal', title: null } },
     spec: {
       width: 220, height: 160, mark: { type: 'line', interpolate: 'step-after' },
@@ -51,8 +59,8 @@ export async function writeIterativeCharts(r: { runs: IterativeRun[]; oneProcess
     },
   });
   await writeSvg(svg('iterative-finish'), {
-    title: 'Finish time of every process (A, B) and of every thread of the 2-thread process (C) beside stress-ng, every repetition',
-    data: { values: experiments.flatMap(([experiment, runs]) => runs.filter((x) => x.noise).flatMap((x) => x.threads.map((t) => ({ experiment, balance: x.balance, who: experiment === 'two processes' ? `process ${t.process}` : `${t.process} thread ${t.thread}`, finish: t.finish })))) },
+    title: 'Finish time of every process (A, B) and of every thread of the 2-thread process (C) beside stress-ng or at half a core, every repetition',
+    data: { values: experiments.flatMap(([experiment, runs]) => runs.filter(shown).flatMap((x) => x.threads.map((t) => ({ experiment, balance: x.balance, who: experiment !== 'one process × 2 threads' ? `process ${t.process}` : `${t.process} thread ${t.thread}`, finish: t.finish })))) },
     facet: { row: { field: 'experiment', type: 'nominal', title: null } },
     resolve: { scale: { x: 'independent' } },
     spec: {

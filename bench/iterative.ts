@@ -5,6 +5,10 @@
  *
  * - Two processes (Fig. 6–7 left): two `tidepool node` processes × 1 worker thread, each pinned to its
  *   own core, B beside the neighbour; and the same without the neighbour.
+ * - Two processes, B at half a core: the same pair, no neighbour, B's node process (every thread)
+ *   in a cgroup whose CFS quota is 50 ms per 100 ms (bench/cpu-quota.ts): exactly half a core however
+ *   idle the machine is, where the neighbour's share varies. Needs root and a writable cgroup v1 cpu
+ *   hierarchy; without them these rows are reported as not measurable.
  * - One process × 2 threads (Fig. 7 right, Fig. 8): one node process whose two worker threads are
  *   pinned one per core, the neighbour beside thread 1; per-thread finish times.
  * - Overhead: the 2-thread process with no neighbour, static and ruper alternately.
@@ -27,7 +31,8 @@ import { requestJob } from '../src/runtime/job-control.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
-import { writeIterativeCharts, type IterativeRun, type ThreadResult } from './iterative-charts.js';
+import { createCpuQuota, CpuQuotaUnavailable, removeOnExit, type CpuQuota } from './cpu-quota.js';
+import { writeIterativeCharts, type Condition, type IterativeRun, type ThreadResult } from './iterative-charts.js';
 import { printTable } from './table.js';
 
 const { values: args } = parseArgs({ options: { iterations: { type: 'string' }, reps: { type: 'string' } } });
@@ -41,6 +46,8 @@ const RUPER = { checkpointInterval: 0.5, minRemaining: 0.2, maxDeviation: 0.1 };
  */
 const HOG_PHASES = [{ stressors: 1, load: 100 }, { stressors: 2, load: 100 }, { stressors: 1, load: 50 }, { stressors: 1, load: 100 }];
 const PHASE_MS = 3000;
+/** B's CPU quota in the half-core scenario, in cores. */
+const HALF_CORE = 0.5;
 const STRATEGIES = ['static', 'steal', 'ruper'] as const;
 const app = ITERATIVE_APPLICATIONS.slab!;
 
@@ -64,6 +71,16 @@ function threadTimes(pid: number): Map<number, number> {
   }
   return out;
 }
+
+/** CPU seconds a process has used so far, every thread's, exited ones included (USER_HZ is 100 on Linux). */
+function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Each labelled node's process id (A, B, C), for the CPU each uses during a run. */
+const pids = new Map<string, number>();
 
 /** stress-ng on `cpu`, its demand changing phase by phase; stop() ends it. */
 function noisyNeighbour(cpu: number): { stop(): void; phases: Array<{ at: number; stressors: number; load: number }> } {
@@ -89,8 +106,10 @@ function noisyNeighbour(cpu: number): { stop(): void; phases: Array<{ at: number
  * Runs the job on the nodes labelled in `labels` (a job takes every idle node it asks for: only they
  * are idle), following every node's figures every 200 ms for finish times and speeds.
  */
-async function runOnce(cluster: Cluster, labels: Map<string, string>, balance: BalanceStrategy, noise: boolean, iterations: number): Promise<IterativeRun> {
+async function runOnce(cluster: Cluster, labels: Map<string, string>, balance: BalanceStrategy, condition: Condition, iterations: number): Promise<IterativeRun> {
+  const noise = condition === 'neighbour';
   const hog = noise ? noisyNeighbour(1) : undefined;
+  const cpuBefore = new Map([...labels.values()].filter((l) => pids.has(l)).map((l) => [l, processCpuSeconds(pids.get(l)!)]));
   const t0 = performance.now();
   const job = await submitIterative(cluster, app.ref, { iterations, params: app.params, balance, nodes: labels.size, ruper: RUPER });
   let ended = false;
@@ -116,6 +135,8 @@ async function runOnce(cluster: Cluster, labels: Map<string, string>, balance: B
   }
   const o = await outcome;
   const makespan = (endedAt - t0) / 1000;
+  // Cores each process used during the run (B at half a core: at most its quota).
+  const cpuCores = Object.fromEntries([...cpuBefore].map(([l, before]) => [l, (processCpuSeconds(pids.get(l)!) - before) / makespan]));
   hog?.stop();
   if (o.status !== 'done') throw new Error(`${balance} job ended ${o.status}`);
   const threads: ThreadResult[] = [...labels.values()].flatMap((process) => {
@@ -140,22 +161,30 @@ async function runOnce(cluster: Cluster, labels: Map<string, string>, balance: B
   });
   const ends = threads.map((x) => x.finish);
   return {
-    balance, noise, makespan, ideal, overIdeal: makespan / ideal, spread: Math.max(...ends) - Math.min(...ends),
-    iterations: (o.value as { n: number }).n, processes, threads, timeline, hogPhases: hog?.phases ?? [],
+    balance, condition, noise, makespan, ideal, overIdeal: makespan / ideal, spread: Math.max(...ends) - Math.min(...ends),
+    iterations: (o.value as { n: number }).n, processes, threads, timeline, hogPhases: hog?.phases ?? [], cpuCores,
   };
 }
 
-/** Every strategy, with and without the neighbour, `REPS` times, the order rotating per repetition. */
-async function experiment(name: string, cluster: Cluster, labels: Map<string, string>): Promise<IterativeRun[]> {
+/** A condition the strategies run under, with what sets it up before its runs and undoes it after. */
+interface Setting { condition: Condition; enter?(): void; leave?(): void }
+
+/** Every strategy under every condition, `REPS` times, the order rotating per repetition. */
+async function experiment(name: string, cluster: Cluster, labels: Map<string, string>, settings: Setting[]): Promise<IterativeRun[]> {
   const runs: IterativeRun[] = [];
   for (let rep = 0; rep < REPS; rep++) {
-    for (const noise of [true, false]) {
+    for (const { condition, enter, leave } of settings) {
       const order = STRATEGIES.map((_, k, all) => all[(k + rep) % all.length]!);
-      for (const balance of order) {
-        const r = await runOnce(cluster, labels, balance, noise, ITERATIONS);
-        if (r.iterations !== ITERATIONS) throw new Error(`${balance}: ${r.iterations} iterations counted, ${ITERATIONS} asked`);
-        runs.push(r);
-        console.error(`${name}, ${noise ? 'neighbour' : 'quiet'}, ${balance}: ${r.makespan.toFixed(2)} s (ideal ${r.ideal.toFixed(2)} s, spread ${r.spread.toFixed(2)} s)`);
+      enter?.();
+      try {
+        for (const balance of order) {
+          const r = await runOnce(cluster, labels, balance, condition, ITERATIONS);
+          if (r.iterations !== ITERATIONS) throw new Error(`${balance}: ${r.iterations} iterations counted, ${ITERATIONS} asked`);
+          runs.push(r);
+          console.error(`${name}, ${condition}, ${balance}: ${r.makespan.toFixed(2)} s (ideal ${r.ideal.toFixed(2)} s, spread ${r.spread.toFixed(2)} s)`);
+        }
+      } finally {
+        leave?.();
       }
     }
   }
@@ -186,6 +215,40 @@ function summarize(runs: IterativeRun[], slowed: string) {
   return { neighbourShare, strategies };
 }
 
+/**
+ * The half-core rows: per strategy, medians of makespan, ÷ ideal, spread and × static (static ÷ it,
+ * within a repetition); B's share of its core (its speed at the quota ÷ without, static runs); and
+ * the best any strategy could do against static, from the processes' speeds measured in the static
+ * runs (each works to the end of its half there): static takes (N/2) / min(a, b), the ideal N / (a + b).
+ */
+function summarizeHalfCore(half: IterativeRun[], quiet: IterativeRun[], quota: CpuQuota) {
+  const rate = (r: IterativeRun, process: string) => r.threads.find((x) => x.process === process)!.rate;
+  const halfStatic = half.filter((r) => r.balance === 'static');
+  const quietStatic = quiet.filter((r) => r.balance === 'static');
+  return {
+    quotaUs: quota.quotaUs, periodUs: quota.periodUs,
+    shareOfB: median(halfStatic.map((r) => rate(r, 'B'))) / median(quietStatic.map((r) => rate(r, 'B'))),
+    // Robust to other work on the machine: both measured in the same runs.
+    speedOfBOverA: median(halfStatic.map((r) => rate(r, 'B') / rate(r, 'A'))),
+    // CPU B's process used per second of the static runs (B works to their end there).
+    cpuOfB: median(halfStatic.map((r) => r.cpuCores.B ?? NaN)),
+    speeds: { A: median(halfStatic.map((r) => rate(r, 'A'))), B: median(halfStatic.map((r) => rate(r, 'B'))) },
+    bestOverStatic: median(halfStatic.map((r) => (rate(r, 'A') + rate(r, 'B')) / (2 * Math.min(rate(r, 'A'), rate(r, 'B'))))),
+    // Per repetition: whether A had its core and B its half (cores used in the static run), and how ruper did.
+    repetitions: halfStatic.map((st, k) => {
+      const ruper = half.filter((r) => r.balance === 'ruper')[k]!;
+      return { coresA: st.cpuCores.A, coresB: st.cpuCores.B, bestOverStatic: st.overIdeal, ruperOverStatic: st.makespan / ruper.makespan, ruperOverIdeal: ruper.overIdeal };
+    }),
+    strategies: STRATEGIES.map((balance) => {
+      const runs = half.filter((r) => r.balance === balance);
+      return {
+        balance, makespan: median(runs.map((r) => r.makespan)), overIdeal: median(runs.map((r) => r.overIdeal)), spread: median(runs.map((r) => r.spread)),
+        speedupOverStatic: median(runs.map((r, k) => halfStatic[k]!.makespan / r.makespan)),
+      };
+    }),
+  };
+}
+
 function print(title: string, s: ReturnType<typeof summarize>): void {
   console.log(`\n${title} (the slowed ${s.neighbourShare.toFixed(2)} of its core beside the neighbour)`);
   printTable([
@@ -194,19 +257,37 @@ function print(title: string, s: ReturnType<typeof summarize>): void {
   ]);
 }
 
+// B's half core: a cgroup made before anything else starts, removed at the end (also on error or a signal).
+let quota: CpuQuota | undefined;
+let quotaUnavailable: string | undefined;
+try {
+  quota = createCpuQuota({ cores: HALF_CORE });
+  removeOnExit(quota);
+} catch (e) {
+  if (!(e instanceof CpuQuotaUnavailable)) throw e;
+  quotaUnavailable = e.message;
+  console.error(`the half-core scenario is not measurable here: ${e.message}`);
+}
 const zk = await startEnsemble({ size: 1 });
 const secret = secretFile();
 const cluster = await Cluster.connect(zk.connectionString);
 let twoProcesses: IterativeRun[] = [];
+let halfCoreRuns: IterativeRun[] = [];
 let oneProcess: IterativeRun[] = [];
 const single: Array<{ balance: string; seconds: number }> = [];
 const threadCpus: Array<{ slot: number; tid: number; cpu: number }> = [];
 try {
-  // Two processes × 1 thread, each on its own core; B beside the neighbour.
+  // Two processes × 1 thread, each on its own core; B beside the neighbour, and B at half a core.
   const pair = await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
   try {
     pair.forEach((n, cpu) => pin(n.process.pid!, String(cpu)));
-    twoProcesses = await experiment('two processes', cluster, new Map([[pair[0]!.id, 'A'], [pair[1]!.id, 'B']]));
+    pair.forEach((n, k) => pids.set(k === 0 ? 'A' : 'B', n.process.pid!));
+    const b = pair[1]!.process.pid!;
+    const settings: Setting[] = [{ condition: 'neighbour' }, { condition: 'quiet' }];
+    if (quota) settings.push({ condition: 'half-core', enter: () => quota!.add(b), leave: () => quota!.release(b) });
+    const runs = await experiment('two processes', cluster, new Map([[pair[0]!.id, 'A'], [pair[1]!.id, 'B']]), settings);
+    twoProcesses = runs.filter((r) => r.condition !== 'half-core');
+    halfCoreRuns = runs.filter((r) => r.condition === 'half-core');
   } finally {
     await stop(pair);
   }
@@ -225,7 +306,7 @@ try {
       threadCpus.push({ slot, tid, cpu: slot });
     });
     const labels = new Map([[c!.id, 'C']]);
-    oneProcess = await experiment('one process × 2 threads', cluster, labels);
+    oneProcess = await experiment('one process × 2 threads', cluster, labels, [{ condition: 'neighbour' }, { condition: 'quiet' }]);
     // The balancer's own cost: no neighbour, static and ruper alternately (both threads balanced by ruper).
     for (let rep = 0; rep < 3; rep++) {
       for (const balance of ['static', 'ruper'] as const) {
@@ -239,6 +320,7 @@ try {
     await stop([c!]);
   }
 } finally {
+  quota?.remove();
   await cluster.close();
   await zk.stop();
 }
@@ -250,6 +332,16 @@ async function stop(nodes: NodeProcess[]): Promise<void> {
 
 const summary = { twoProcesses: summarize(twoProcesses, 'B'), oneProcess: summarize(oneProcess, 'C thread 1') };
 print('Two processes × 1 thread, B beside stress-ng (Fig. 6–7 left)', summary.twoProcesses);
+const halfCore = quota
+  ? { measurable: true as const, cgroup: quota.path, summary: summarizeHalfCore(halfCoreRuns, twoProcesses.filter((r) => r.condition === 'quiet'), quota), runs: halfCoreRuns }
+  : { measurable: false as const, reason: quotaUnavailable };
+if (halfCore.measurable) {
+  const h = halfCore.summary;
+  console.log(`\nTwo processes × 1 thread, B's node process at a CPU quota of ${h.quotaUs}/${h.periodUs} µs (B had ${h.shareOfB.toFixed(2)} of its speed without the quota, ${h.speedOfBOverA.toFixed(2)} of A's, and used ${h.cpuOfB.toFixed(2)} cores; best possible ${h.bestOverStatic.toFixed(2)}× static)`);
+  printTable([['balance', 'makespan s', '÷ ideal', 'finish spread s', '× static'], ...h.strategies.map((x) => [x.balance, x.makespan, x.overIdeal, x.spread, x.speedupOverStatic])]);
+} else {
+  console.log(`\nTwo processes, B at half a core: not measurable on this machine (${halfCore.reason})`);
+}
 print('One process × 2 threads, thread 1 beside stress-ng (Fig. 7 right, Fig. 8)', summary.oneProcess);
 const singles = (balance: string) => single.filter((x) => x.balance === balance).map((x) => x.seconds);
 const overhead = { static: median(singles('static')), ruper: median(singles('ruper')), ruperOverStatic: median(singles('ruper').map((x, k) => x / singles('static')[k]!)) - 1 };
@@ -258,7 +350,7 @@ const results = {
   machine: machineInfo(),
   note: 'On a 2-core machine: each process (or worker thread) has a core of its own, the neighbour shares the second; the load average at the start is in machine.loadAverage (other work on the machine adds to the neighbour).',
   app: app.name, iterations: ITERATIONS, reps: REPS, ruper: RUPER, hogPhases: HOG_PHASES, phaseSeconds: PHASE_MS / 1000, threadCpus,
-  summary, overhead, single, runs: twoProcesses, oneProcessRuns: oneProcess,
+  summary, overhead, single, runs: twoProcesses, oneProcessRuns: oneProcess, halfCore,
 };
 writeFileSync(resultsFile('iterative'), `${JSON.stringify(results, null, 1)}\n`);
 await writeIterativeCharts(results);
