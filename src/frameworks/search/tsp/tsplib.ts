@@ -7,8 +7,10 @@
 //           d = trunc(RRR * acos(0.5 * ((1 + q1) * q2 - (1 - q1) * q3)) + 1) with RRR = 6378.388
 //   EXPLICIT a matrix in EDGE_WEIGHT_SECTION, numbers wrapping across lines arbitrarily.
 // DISPLAY_DATA_SECTION holds drawing coordinates only and is skipped.
-import { Rng } from '../../../util/rng.js';
 import { InputError } from '../input-error.js';
+import { coordinateDistances } from './tsplib-distances.js';
+
+export { randomEuclideanInstance, tourLength, validateTour } from './tsp-tours.js';
 
 export interface TspInstance {
   name: string;
@@ -360,98 +362,6 @@ export function parseTsplib(text: string, file: string = DEFAULT_FILE): TspInsta
   return instance;
 }
 
-/** nint as TSPLIB defines it: (int)(x + 0.5) for the non-negative values it is used on. */
-function nint(x: number): number {
-  return Math.floor(x + 0.5);
-}
-
-const GEO_PI = 3.141592;
-const GEO_RRR = 6378.388;
-
-function geoRadians(x: number): number {
-  const deg = Math.trunc(x);
-  const min = x - deg;
-  return (GEO_PI * (deg + (5 * min) / 3)) / 180;
-}
-
-/** The n×n matrix for a coordinate-based EDGE_WEIGHT_TYPE; `overflow` is called for a distance above 2^31-1. */
-function coordinateDistances(
-  type: Exclude<EdgeWeightType, 'EXPLICIT'>,
-  n: number,
-  xy: Float64Array,
-  overflow: (a: number, b: number, d: number) => never,
-): Int32Array {
-  const d = new Int32Array(n * n);
-  let lat: Float64Array | undefined;
-  let lon: Float64Array | undefined;
-  if (type === 'GEO') {
-    lat = new Float64Array(n);
-    lon = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      lat[i] = geoRadians(xy[2 * i]!);
-      lon[i] = geoRadians(xy[2 * i + 1]!);
-    }
-  }
-  for (let i = 0; i < n; i++) {
-    for (let j = i + 1; j < n; j++) {
-      let dist: number;
-      if (lat !== undefined && lon !== undefined) {
-        const q1 = Math.cos(lon[i]! - lon[j]!);
-        const q2 = Math.cos(lat[i]! - lat[j]!);
-        const q3 = Math.cos(lat[i]! + lat[j]!);
-        const c = Math.min(1, Math.max(-1, 0.5 * ((1 + q1) * q2 - (1 - q1) * q3)));
-        dist = Math.trunc(GEO_RRR * Math.acos(c) + 1);
-      } else {
-        const dx = xy[2 * i]! - xy[2 * j]!;
-        const dy = xy[2 * i + 1]! - xy[2 * j + 1]!;
-        if (type === 'ATT') {
-          const rij = Math.sqrt((dx * dx + dy * dy) / 10);
-          const tij = nint(rij);
-          dist = tij < rij ? tij + 1 : tij;
-        } else if (type === 'CEIL_2D') {
-          dist = Math.ceil(Math.sqrt(dx * dx + dy * dy));
-        } else {
-          dist = nint(Math.sqrt(dx * dx + dy * dy));
-        }
-      }
-      if (!(dist <= INT32_MAX)) overflow(i, j, dist);
-      d[i * n + j] = dist;
-      d[j * n + i] = dist;
-    }
-  }
-  return d;
-}
-
-/** Length of the closed tour (0-based city indices; the edge back to the first city is included). */
-export function tourLength(instance: TspInstance, tour: readonly number[]): number {
-  const n = instance.dimension;
-  const d = instance.distance;
-  for (const c of tour) {
-    if (!Number.isInteger(c) || c < 0 || c >= n) throw new RangeError(`tour city ${c} is out of range 0..${n - 1}`);
-  }
-  let length = 0;
-  for (let k = 0; k < tour.length; k++) {
-    const a = tour[k]!;
-    const b = tour[k + 1 === tour.length ? 0 : k + 1]!;
-    length += d[a * n + b]!;
-  }
-  return length;
-}
-
-/** null when `tour` is a permutation of 0..n-1, else the reason it is not. */
-export function validateTour(instance: TspInstance, tour: readonly number[]): string | null {
-  const n = instance.dimension;
-  if (tour.length !== n) return `tour has ${tour.length} cities, expected ${n}`;
-  const seen = new Uint8Array(n);
-  for (let k = 0; k < tour.length; k++) {
-    const c = tour[k]!;
-    if (!Number.isInteger(c) || c < 0 || c >= n) return `city ${c} at position ${k} is out of range 0..${n - 1}`;
-    if (seen[c] !== 0) return `city ${c} appears more than once (again at position ${k})`;
-    seen[c] = 1;
-  }
-  return null;
-}
-
 /**
  * Parses a TSPLIB tour file (`.opt.tour`): the 1-based cities of TOUR_SECTION up to `-1`, returned 0-based.
  * Only the first tour is read. A DIMENSION, when given, bounds the city numbers and must equal the tour length.
@@ -525,27 +435,4 @@ export function parseTour(text: string, file: string = DEFAULT_FILE): number[] {
     }
   }
   return tour;
-}
-
-/**
- * A random symmetric EUC_2D instance: n cities with integer coordinates uniform in [0, size), from a seeded
- * mulberry32 stream, so the same (n, seed, size) always gives the same instance.
- */
-export function randomEuclideanInstance(n: number, seed: number, size = 1000): TspInstance {
-  if (!Number.isInteger(n) || n < 1 || n > MAX_MATRIX_DIMENSION) throw new RangeError(`n must be an integer in 1..${MAX_MATRIX_DIMENSION}, got ${n}`);
-  if (!Number.isInteger(size) || size < 1 || size > 1e8) throw new RangeError(`size must be an integer in 1..1e8, got ${size}`);
-  const rng = new Rng(seed);
-  const xy = new Float64Array(2 * n);
-  for (let k = 0; k < 2 * n; k++) xy[k] = Math.floor(rng.next() * size);
-  const distance = coordinateDistances('EUC_2D', n, xy, (a, b, d) => {
-    throw new RangeError(`distance ${d} between cities ${a} and ${b} does not fit a 32-bit integer`);
-  });
-  return {
-    name: `rand${n}-${seed}`,
-    comment: `${n} random cities, integer coordinates uniform in [0,${size}), seed ${seed}`,
-    dimension: n,
-    edgeWeightType: 'EUC_2D',
-    distance,
-    coords: xy,
-  };
 }
