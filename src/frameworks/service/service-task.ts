@@ -4,10 +4,10 @@
  * worker thread. The captured graph is the job's input (through the data plane when large); the
  * outcomes are emitted keyed by index, so the job's result lists them in task order.
  */
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { defineTask } from '../../runtime/task.js';
 import type { CaptureGraph } from './graph-format.js';
 import { SandboxPool, type SandboxLimits } from './sandbox-pool.js';
+import { packOutcomes, type OutcomeChunk } from './outcome-chunks.js';
 
 export interface BatchInput {
   graph: string;
@@ -31,19 +31,7 @@ function checked(probe: () => boolean): boolean {
 /** The current job's codes and package bundles, parsed once per job. */
 let codes: { key: string; codes: CaptureGraph['codes']; packages: string[] } | undefined;
 
-/** A chunk's outcomes: `[index, outcome JSON][]` as JSON, raw-deflated, base64. */
-export type OutcomeChunk = string;
-
-/** The outcomes of every chunk, by task index. */
-export function unpackOutcomes(chunks: OutcomeChunk[], tasks: number): (string | undefined)[] {
-  const outcomes = new Array<string | undefined>(tasks);
-  for (const chunk of chunks) {
-    for (const [i, o] of JSON.parse(inflateRawSync(Buffer.from(chunk, 'base64')).toString('utf8')) as [number, string][]) {
-      if (Number.isInteger(i) && i >= 0 && i < tasks) outcomes[i] = o;
-    }
-  }
-  return outcomes;
-}
+export { unpackOutcomes, type OutcomeChunk } from './outcome-chunks.js';
 
 export default defineTask<{ lo: number; hi: number }, OutcomeChunk[], BatchInput>({
   name: 'tidepool-service-batch',
@@ -61,8 +49,7 @@ export default defineTask<{ lo: number; hi: number }, OutcomeChunk[], BatchInput
       const indexes = Array.from({ length: Math.min(chunk, range.hi - range.lo) }, (_, i) => range.lo + i);
       const t0 = Date.now();
       const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes, undefined, ctx.input.limits, codes.packages);
-      // Compressed: the job's folded result is published in one coordination write (about 1 MB at most).
-      ctx.emit([deflateRawSync(JSON.stringify(indexes.map((i) => [i, outs.get(i)!]))).toString('base64')], range.lo);
+      ctx.emit([packOutcomes(indexes.map((i) => [i, outs.get(i)!]))], range.lo);
       range.lo += indexes.length;
       // Short tasks go to the sandbox in chunks of about CHUNK_MS (fewer messages); long ones one by one.
       const elapsed = Date.now() - t0;
