@@ -16,9 +16,13 @@ export interface SandboxLimits {
   retries?: number;
 }
 
-/** `graph`, `codes` and `packages` (bundles) only when the process has not loaded this batch yet (a large graph is sent once per process). */
-export type HostRequest = { type: 'run'; key: string; graph?: string; codes?: Code[]; packages?: string[]; indexes: number[]; timeoutMs: number; memoryMb: number };
-export type HostReply = { type: 'ready' } | { type: 'outcome'; index: number; outcome: string } | { type: 'done' };
+/**
+ * `graph`, `codes` and `packages` (bundles) only when the process has not loaded this batch yet (a large
+ * graph is sent once per process). `each`: one message per outcome (else the outcomes travel together).
+ */
+export type HostRequest = { type: 'run'; key: string; graph?: string; codes?: Code[]; packages?: string[]; indexes: number[]; timeoutMs: number; memoryMb: number; each?: boolean };
+/** Outcomes as `[index, outcome JSON]`. */
+export type HostReply = { type: 'ready' } | { type: 'outcomes'; outcomes: [number, string][] } | { type: 'done'; outcomes: [number, string][] };
 
 const here = import.meta.url;
 const hostFile = fileURLToPath(new URL(`./isolate-host${here.endsWith('.ts') ? '.ts' : '.js'}`, here));
@@ -62,18 +66,24 @@ class SandboxProcess {
     return this.exitInfo !== undefined;
   }
 
-  /** Runs indexes in order; `onOutcome` for each; resolves when done or rejects with the index running when it died. */
+  /**
+   * Runs indexes in order; `onOutcome` for each; resolves when done or rejects with the index running
+   * when it died: the first without an outcome when outcomes came one by one (`each`) or only one was
+   * owed, else undefined (it cannot be told).
+   */
   run(req: HostRequest, onOutcome: (index: number, outcome: string) => void): Promise<void> {
     this.hold(true);
     return new Promise<void>((resolve, reject) => {
       const pending = new Set(req.indexes);
       this.listener = (m) => {
-        if (m.type === 'outcome') {
-          pending.delete(m.index);
-          onOutcome(m.index, m.outcome);
-        } else if (m.type === 'done') resolve();
+        if (m.type === 'ready') return;
+        for (const [index, outcome] of m.outcomes) {
+          pending.delete(index);
+          onOutcome(index, outcome);
+        }
+        if (m.type === 'done') resolve();
       };
-      this.onExit = (why) => reject(Object.assign(new Error(why), { running: [...pending][0] }));
+      this.onExit = (why) => reject(Object.assign(new Error(why), { running: req.each || pending.size === 1 ? [...pending][0] : undefined }));
       if (this.dead) return reject(Object.assign(new Error(this.exitInfo!), { running: req.indexes[0] }));
       this.child.send(this.loadedKey === req.key ? { ...req, graph: undefined, codes: undefined, packages: undefined } : req);
       this.loadedKey = req.key;
@@ -111,15 +121,22 @@ export class SandboxPool {
     return [...this.all].filter((p) => !p.dead).map((p) => p.child);
   }
 
-  /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (`onOutcome` hears each as it arrives). */
-  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}, packages: string[] = []): Promise<Map<number, string>> {
+  /**
+   * Runs tasks `indexes` of a batch; returns each task's outcome JSON (`onOutcome` hears each as it
+   * arrives). `together`: the sandbox sends the outcomes of the request in one message rather than one
+   * each (cheaper for short tasks); a death while several were owed is then blamed on no task, and they
+   * are run again one message each, so a poisonous task still fails after its retries (one process later).
+   */
+  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}, packages: string[] = [], together = false): Promise<Map<number, string>> {
     const limits = { ...this.limits, ...batchLimits };
     const out = new Map<number, string>();
     let todo = indexes.slice();
+    // After a death, one message per outcome: a death is then always blamed on the task it ran.
+    let each = !together;
     while (todo.length > 0) {
       const proc = this.take();
       try {
-        await proc.run({ type: 'run', key, graph, codes, packages, indexes: todo, timeoutMs: limits.timeoutMs ?? 60_000, memoryMb: limits.memoryMb ?? 128 }, (i, o) => {
+        await proc.run({ type: 'run', key, graph, codes, packages, indexes: todo, timeoutMs: limits.timeoutMs ?? 60_000, memoryMb: limits.memoryMb ?? 128, each }, (i, o) => {
           out.set(i, o);
           onOutcome?.(i);
         });
@@ -128,6 +145,7 @@ export class SandboxPool {
       } catch (e) {
         this.all.delete(proc);
         proc.kill();
+        each = true;
         const running = (e as { running?: number }).running;
         if (running !== undefined) {
           const id = `${key}:${running}`;

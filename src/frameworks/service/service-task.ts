@@ -48,7 +48,8 @@ export default defineTask<{ lo: number; hi: number }, OutcomeChunk[], BatchInput
       checked(() => ctx.potentialSplit());
       const indexes = Array.from({ length: Math.min(chunk, range.hi - range.lo) }, (_, i) => range.lo + i);
       const t0 = Date.now();
-      const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes, undefined, ctx.input.limits, codes.packages);
+      // The outcomes of a chunk come back in one message from the sandbox process.
+      const outs = await pool.run(ctx.jobId, ctx.input.graph, codes.codes, indexes, undefined, ctx.input.limits, codes.packages, true);
       ctx.emit([packOutcomes(indexes.map((i) => [i, outs.get(i)!]))], range.lo);
       range.lo += indexes.length;
       // Short tasks go to the sandbox in chunks of about CHUNK_MS (fewer messages); long ones one by one.
