@@ -24,7 +24,7 @@ test('the outcomes of a request come in one message together, one message each o
     await own.run('start', json, codes, [0]); // the process starts; count its messages from now on
     let messages = 0;
     for (const child of own.processes()) child.on('message', () => messages++);
-    const together = await own.run('together', json, codes, indexes, undefined, {}, [], true);
+    const together = await own.run('together', json, codes, indexes, undefined, {}, [], { together: true });
     assert.deepEqual(values(together, indexes).map((o) => o.v), [1, 2, 3, 4, 5]);
     assert.equal(messages, 1, 'one message for the five outcomes');
     messages = 0;
@@ -61,7 +61,7 @@ test('together, a death while several outcomes were owed blames no task: with no
   // The first death (three owed) is blamed on none; the second, one message per outcome, on task 0.
   const kills = killer(own, 2);
   try {
-    const o = values(await own.run('poison-together', json, codes, indexes, undefined, {}, [], true), indexes);
+    const o = values(await own.run('poison-together', json, codes, indexes, undefined, {}, [], { together: true }), indexes);
     assert.equal(o[0]!.ok, false);
     assert.equal(o[0]!.err!.name, 'SandboxCrash');
     assert.match(o[0]!.err!.message, /SIGKILL.*1 time\(s\)/);
@@ -79,7 +79,7 @@ test('together, a death while a single outcome was owed is blamed on that task',
   const { json, codes } = captured(() => { let x = 0; for (let i = 0; i < spin.n; i++) x += i; return x; });
   const kills = killer(own, 2);
   try {
-    const [o] = values(await own.run('poison-alone', json, codes, [0], undefined, {}, [], true), [0]);
+    const [o] = values(await own.run('poison-alone', json, codes, [0], undefined, {}, [], { together: true }), [0]);
     assert.equal(o!.err!.name, 'SandboxCrash');
     assert.match(o!.err!.message, /2 time\(s\)/);
     assert.equal(own.started, 2);
