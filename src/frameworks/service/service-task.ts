@@ -55,6 +55,8 @@ export default defineTask<Range, OutcomeChunk[], BatchInput>({
     const lane = {}; // this range's chunks go to one sandbox process, the next queued behind the running one
     let chunk = 1;
     let lastDone = Date.now();
+    // Once a chunk proved short, the next is sent while one runs; long tasks go one by one (a cancel then leaves none queued).
+    let pipelined = false;
     type Sent = { indexes: number[]; at: number; outs: Promise<Map<number, string>> };
     const finish = async (sent: Sent) => {
       const outs = await sent.outs;
@@ -64,6 +66,7 @@ export default defineTask<Range, OutcomeChunk[], BatchInput>({
       const now = Date.now();
       const elapsed = now - Math.max(sent.at, lastDone);
       lastDone = now;
+      pipelined = elapsed <= CHUNK_MS * 2;
       if (elapsed < CHUNK_MS / 2) chunk = Math.min(256, chunk * 2);
       else if (elapsed > CHUNK_MS * 2) chunk = Math.max(1, chunk >> 1);
     };
@@ -78,6 +81,11 @@ export default defineTask<Range, OutcomeChunk[], BatchInput>({
         if (checked(() => ctx.shouldMigrate())) {
           if (running) await finish(running); // its outcomes leave with this worker, not run twice
           return;
+        }
+        if (running && !pipelined) {
+          await finish(running);
+          running = undefined;
+          continue; // the checks again before the next chunk
         }
         // Before each chunk, not after: idle workers get their share before a long first task.
         checked(() => ctx.potentialSplit());

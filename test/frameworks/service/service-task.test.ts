@@ -43,7 +43,7 @@ test('the range splits at its first chunk boundary when work is wanted, with the
 });
 
 test('a chunk is sent while the one before runs; a split then gives away only indexes not sent, so each task is emitted once or split off', async () => {
-  const n = 16;
+  const n = 20;
   const cap = new Capture();
   for (let i = 0; i < n; i++) cap.addTask(() => i + 1);
   cap.done();
@@ -57,7 +57,7 @@ test('a chunk is sent while the one before runs; a split then gives away only in
     input: { graph: JSON.stringify(cap.graph) },
     cancelled: () => false,
     shouldMigrate: () => false,
-    // From the fourth chunk on, a split at every chunk boundary: the range halves while chunks double (1, 1, 2, 4 … for tiny tasks).
+    // From the fourth chunk boundary on, a split at every one: the range halves while chunks of tiny tasks double.
     potentialSplit: () => {
       if (!splitting || ++tick % 16 !== 0 || tick < 64) return false;
       const child = serviceBatchTask.split!(range);
