@@ -88,3 +88,34 @@ test('together, a death while a single outcome was owed is blamed on that task',
     own.close();
   }
 });
+
+test('a lane queues its next request on the same process; when that process dies, the request queued behind the running one is blamed for nothing', async () => {
+  const own = new SandboxPool({ timeoutMs: 120_000, retries: 0 });
+  const spin = { n: 1e13 };
+  const { json, codes } = captured(
+    () => 1,
+    () => 2,
+    () => { let x = 0; for (let i = 0; i < spin.n; i++) x += i; return x; }, // runs until killed
+    () => 4,
+  );
+  const lane = {};
+  try {
+    const first = own.run('lane', json, codes, [0], undefined, {}, [], { together: true, lane });
+    const second = own.run('lane', json, codes, [1], undefined, {}, [], { together: true, lane });
+    assert.deepEqual([...values(await first, [0]), ...values(await second, [1])].map((o) => o.v), [1, 2]);
+    assert.equal(own.started, 1, 'both requests went to one process');
+    const kills = killer(own, 1);
+    try {
+      const poisoned = own.run('lane', json, codes, [2], undefined, {}, [], { together: true, lane });
+      const queued = own.run('lane', json, codes, [3], undefined, {}, [], { together: true, lane });
+      const [p] = values(await poisoned, [2]);
+      assert.equal(p!.err!.name, 'SandboxCrash', 'the running task, alone in its request, is blamed');
+      assert.deepEqual(values(await queued, [3]).map((o) => o.v), [4], 'the queued task ran in the replacement');
+      assert.equal(own.started, 2);
+    } finally {
+      kills.stop();
+    }
+  } finally {
+    own.close();
+  }
+});
