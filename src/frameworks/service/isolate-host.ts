@@ -2,8 +2,10 @@
  * The sandbox process: runs tasks in isolated-vm isolates with a memory limit and a time limit.
  * Started by the sandbox pool with `--no-node-snapshot` (isolated-vm needs it) and
  * `--disallow-code-generation-from-strings` (no eval or Function in any isolate). An isolate that
- * runs out of memory may take this process down; the pool replaces it. One message per task
- * outcome, so the pool knows which task was running when the process died.
+ * runs out of memory may take this process down; the pool replaces it. With `each`, one message per
+ * task outcome, so the pool knows which task was running when the process died; without, the
+ * outcomes of a request travel together (one message per ~1 MB), which costs less than a message
+ * per task (about 0.08 ms each) but leaves the running task unknown to the pool.
  */
 import ivm from 'isolated-vm';
 import { runtimeBundle } from './runtime-bundle.js';
@@ -51,16 +53,20 @@ function load(key: string, given: string | undefined, givenCodes: Code[] | undef
   return loaded;
 }
 
-process.on('message', (msg: HostRequest) => {
-  if (msg.type !== 'run') return;
+/** Outcomes buffered beyond this many characters are sent at once. */
+const FLUSH_CHARS = 1 << 20;
+
+function serve(msg: HostRequest): void {
   let target: NonNullable<typeof loaded>;
   try {
     target = load(msg.key, msg.graph, msg.codes, msg.packages, msg.memoryMb);
   } catch (e) {
-    for (const index of msg.indexes) send({ type: 'outcome', index, outcome: JSON.stringify({ ok: false, err: { name: 'SandboxError', message: `the sandbox could not load the batch: ${(e as Error).message}` } }) });
-    send({ type: 'done' });
+    const outcome = JSON.stringify({ ok: false, err: { name: 'SandboxError', message: `the sandbox could not load the batch: ${(e as Error).message}` } });
+    send({ type: 'done', outcomes: msg.indexes.map((index) => [index, outcome]) });
     return;
   }
+  let buffered: [number, string][] = [];
+  let bufferedChars = 0;
   for (const index of msg.indexes) {
     const t0 = Date.now();
     let outcome: string;
@@ -80,8 +86,18 @@ process.on('message', (msg: HostRequest) => {
         }
       }
     }
-    send({ type: 'outcome', index, outcome });
+    buffered.push([index, outcome]);
+    bufferedChars += outcome.length;
+    if (msg.each || bufferedChars >= FLUSH_CHARS) {
+      send({ type: 'outcomes', outcomes: buffered });
+      buffered = [];
+      bufferedChars = 0;
+    }
   }
-  send({ type: 'done' });
+  send({ type: 'done', outcomes: buffered });
+}
+
+process.on('message', (msg: HostRequest) => {
+  if (msg.type === 'run') serve(msg);
 });
 send({ type: 'ready' });

@@ -16,31 +16,47 @@ export interface SandboxLimits {
   retries?: number;
 }
 
-/** `graph`, `codes` and `packages` (bundles) only when the process has not loaded this batch yet (a large graph is sent once per process). */
-export type HostRequest = { type: 'run'; key: string; graph?: string; codes?: Code[]; packages?: string[]; indexes: number[]; timeoutMs: number; memoryMb: number };
-export type HostReply = { type: 'ready' } | { type: 'outcome'; index: number; outcome: string } | { type: 'done' };
+/**
+ * `graph`, `codes` and `packages` (bundles) only when the process has not loaded this batch yet (a large
+ * graph is sent once per process). `each`: one message per outcome (else the outcomes travel together).
+ */
+export type HostRequest = { type: 'run'; key: string; graph?: string; codes?: Code[]; packages?: string[]; indexes: number[]; timeoutMs: number; memoryMb: number; each?: boolean };
+/** Outcomes as `[index, outcome JSON]`. */
+export type HostReply = { type: 'ready' } | { type: 'outcomes'; outcomes: [number, string][] } | { type: 'done'; outcomes: [number, string][] };
 
 const here = import.meta.url;
 const hostFile = fileURLToPath(new URL(`./isolate-host${here.endsWith('.ts') ? '.ts' : '.js'}`, here));
 
-/** One sandbox process; `run` resolves with what it finished, or reports its death. */
+interface Owed {
+  req: HostRequest;
+  pending: Set<number>;
+  onOutcome(index: number, outcome: string): void;
+  resolve(): void;
+  reject(e: Error): void;
+}
+
+/**
+ * One sandbox process; `run` resolves with what it finished, or reports its death. Requests may queue:
+ * the process serves them in order, so the next one starts without waiting for this side to send it.
+ */
 class SandboxProcess {
   readonly child: ChildProcess;
   /** The batch whose graph this process holds. */
   loadedKey: string | undefined;
   private exitInfo: string | undefined;
-  private listener: ((m: HostReply) => void) | undefined;
-  private onExit: ((why: string) => void) | undefined;
+  /** The requests sent and not done, the running one first. */
+  private readonly owed: Owed[] = [];
 
   constructor() {
     const execArgv = ['--no-node-snapshot', '--disallow-code-generation-from-strings'];
     if (hostFile.endsWith('.ts')) execArgv.push('--import', 'tsx');
     this.child = fork(hostFile, [], { execArgv, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
     this.child.stderr?.resume();
-    this.child.on('message', (m: HostReply) => this.listener?.(m));
+    this.child.on('message', (m: HostReply) => this.receive(m));
     this.child.on('exit', (code, signal) => {
-      this.exitInfo = signal ? `signal ${signal}` : `exit code ${code}`;
-      this.onExit?.(this.exitInfo);
+      const why = (this.exitInfo = signal ? `signal ${signal}` : `exit code ${code}`);
+      // The first request owed was running; those queued behind it had not started.
+      this.owed.splice(0).forEach((o, k) => o.reject(Object.assign(new Error(why), { running: k === 0 ? blamed(o) : undefined })));
     });
     (this.child.stderr as { unref?: () => void } | null)?.unref?.();
     this.hold(false);
@@ -62,23 +78,36 @@ class SandboxProcess {
     return this.exitInfo !== undefined;
   }
 
-  /** Runs indexes in order; `onOutcome` for each; resolves when done or rejects with the index running when it died. */
+  get busy(): boolean {
+    return this.owed.length > 0;
+  }
+
+  private receive(m: HostReply): void {
+    const head = this.owed[0];
+    if (m.type === 'ready' || !head) return;
+    for (const [index, outcome] of m.outcomes) {
+      head.pending.delete(index);
+      head.onOutcome(index, outcome);
+    }
+    if (m.type === 'done') {
+      this.owed.shift();
+      head.resolve();
+    }
+  }
+
+  /**
+   * Runs indexes in order after the requests owed before; `onOutcome` for each; resolves when done or
+   * rejects with the index running when it died (see `blamed`; undefined if it had not started).
+   */
   run(req: HostRequest, onOutcome: (index: number, outcome: string) => void): Promise<void> {
     this.hold(true);
     return new Promise<void>((resolve, reject) => {
-      const pending = new Set(req.indexes);
-      this.listener = (m) => {
-        if (m.type === 'outcome') {
-          pending.delete(m.index);
-          onOutcome(m.index, m.outcome);
-        } else if (m.type === 'done') resolve();
-      };
-      this.onExit = (why) => reject(Object.assign(new Error(why), { running: [...pending][0] }));
       if (this.dead) return reject(Object.assign(new Error(this.exitInfo!), { running: req.indexes[0] }));
+      this.owed.push({ req, pending: new Set(req.indexes), onOutcome, resolve, reject });
       this.child.send(this.loadedKey === req.key ? { ...req, graph: undefined, codes: undefined, packages: undefined } : req);
       this.loadedKey = req.key;
     }).finally(() => {
-      if (!this.dead) this.hold(false);
+      if (!this.dead && !this.busy) this.hold(false);
     });
   }
 
@@ -87,9 +116,32 @@ class SandboxProcess {
   }
 }
 
-/** A pool of sandbox processes (one per concurrent caller is enough: each caller runs one chunk at a time). */
+/**
+ * The task a request was running when its process died: the first without an outcome when outcomes
+ * came one by one (`each`) or only one was owed, else undefined (it cannot be told).
+ */
+function blamed(o: Owed): number | undefined {
+  return o.req.each || o.pending.size === 1 ? [...o.pending][0] : undefined;
+}
+
+export interface PoolRunOptions {
+  /**
+   * The sandbox sends the outcomes of the request in one message rather than one each (cheaper for short
+   * tasks); a death while several were owed is then blamed on no task, and they are run again one
+   * message each, so a poisonous task still fails after its retries (one process later).
+   */
+  together?: boolean;
+  /**
+   * Any object standing for one caller: its requests go to the same process, a request made while the
+   * previous one runs queues there and starts as soon as that one ends.
+   */
+  lane?: object;
+}
+
+/** A pool of sandbox processes (one per concurrent caller or lane). */
 export class SandboxPool {
   private idle: SandboxProcess[] = [];
+  private readonly lanes = new WeakMap<object, SandboxProcess>();
   private readonly all = new Set<SandboxProcess>();
   private readonly deaths = new Map<string, number>();
   /** Sandbox processes started so far (replacements included). */
@@ -97,13 +149,21 @@ export class SandboxPool {
 
   constructor(private readonly limits: SandboxLimits = {}) {}
 
-  private take(): SandboxProcess {
-    const p = this.idle.pop();
-    if (p && !p.dead) return p;
-    const fresh = new SandboxProcess();
-    this.started++;
-    this.all.add(fresh);
-    return fresh;
+  private take(lane: object | undefined): SandboxProcess {
+    const own = lane && this.lanes.get(lane);
+    if (own && !own.dead) {
+      this.idle = this.idle.filter((p) => p !== own);
+      return own;
+    }
+    let p = this.idle.pop();
+    while (p && (p.dead || p.busy)) p = this.idle.pop();
+    if (!p) {
+      p = new SandboxProcess();
+      this.started++;
+      this.all.add(p);
+    }
+    if (lane) this.lanes.set(lane, p);
+    return p;
   }
 
   /** The live sandbox processes (their pids for monitoring). */
@@ -112,22 +172,25 @@ export class SandboxPool {
   }
 
   /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (`onOutcome` hears each as it arrives). */
-  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}, packages: string[] = []): Promise<Map<number, string>> {
+  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}, packages: string[] = [], opts: PoolRunOptions = {}): Promise<Map<number, string>> {
     const limits = { ...this.limits, ...batchLimits };
     const out = new Map<number, string>();
     let todo = indexes.slice();
+    // After a death, one message per outcome: a death is then always blamed on the task it ran.
+    let each = !opts.together;
     while (todo.length > 0) {
-      const proc = this.take();
+      const proc = this.take(opts.lane);
       try {
-        await proc.run({ type: 'run', key, graph, codes, packages, indexes: todo, timeoutMs: limits.timeoutMs ?? 60_000, memoryMb: limits.memoryMb ?? 128 }, (i, o) => {
+        await proc.run({ type: 'run', key, graph, codes, packages, indexes: todo, timeoutMs: limits.timeoutMs ?? 60_000, memoryMb: limits.memoryMb ?? 128, each }, (i, o) => {
           out.set(i, o);
           onOutcome?.(i);
         });
-        this.idle.push(proc);
+        if (!proc.busy && !proc.dead && !this.idle.includes(proc)) this.idle.push(proc);
         todo = [];
       } catch (e) {
         this.all.delete(proc);
         proc.kill();
+        each = true;
         const running = (e as { running?: number }).running;
         if (running !== undefined) {
           const id = `${key}:${running}`;

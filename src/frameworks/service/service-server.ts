@@ -9,7 +9,7 @@ import type { Cluster, JobHandle } from '../../runtime/cluster.js';
 import type { TaskRef } from '../../runtime/task.js';
 import type { BatchCosts } from './executor.js';
 import type { SandboxLimits } from './sandbox-pool.js';
-import { unpackOutcomes, type OutcomeChunk } from './service-task.js';
+import { unpackOutcomes, type OutcomeChunk } from './outcome-chunks.js';
 import { EventPublisher } from '../../runtime/event-source.js';
 import { batchCostEvent, CLIENT_COSTS_HEADER, clientCosts, type ClientCosts } from './batch-cost-event.js';
 import { ServicePackages } from './service-packages.js';

@@ -41,3 +41,39 @@ test('the range splits at its first chunk boundary when work is wanted, with the
   const outcomes = unpackOutcomes(chunks, 4);
   assert.deepEqual(Array.from(outcomes, (o) => (o === undefined ? undefined : (JSON.parse(o) as TaskOutcome).v)), [0, 1, undefined, undefined]);
 });
+
+test('a chunk is sent while the one before runs; a split then gives away only indexes not sent, so each task is emitted once or split off', async () => {
+  const n = 20;
+  const cap = new Capture();
+  for (let i = 0; i < n; i++) cap.addTask(() => i + 1);
+  cap.done();
+  const range = { lo: 0, hi: n };
+  const splitOff: { lo: number; hi: number }[] = [];
+  const chunks: OutcomeChunk[] = [];
+  let tick = 0;
+  let splitting = false;
+  const ctx = {
+    jobId: 'service-task-pipeline-test',
+    input: { graph: JSON.stringify(cap.graph) },
+    cancelled: () => false,
+    shouldMigrate: () => false,
+    // From the fourth chunk boundary on, a split at every one: the range halves while chunks of tiny tasks double.
+    potentialSplit: () => {
+      if (!splitting || ++tick % 16 !== 0 || tick < 64) return false;
+      const child = serviceBatchTask.split!(range);
+      if (child) splitOff.push(child);
+      return child !== undefined;
+    },
+    emit: (value: OutcomeChunk[]) => chunks.push(...value),
+  } as unknown as TaskContext<OutcomeChunk[], BatchInput>;
+  await serviceBatchTask.run({ lo: 0, hi: 1 }, ctx); // the sandbox loads the batch: chunk times are then tasks alone
+  chunks.length = 0;
+  splitting = true;
+  await serviceBatchTask.run(range, ctx);
+  const outcomes = unpackOutcomes(chunks, n);
+  const owners = Array.from({ length: n }, (_, i) => (outcomes[i] !== undefined ? 1 : 0) + splitOff.filter((r) => r.lo <= i && i < r.hi).length);
+  assert.deepEqual(owners, new Array(n).fill(1), 'every index emitted here or split off, never both');
+  assert.ok(splitOff.length >= 2, `${splitOff.length} splits`);
+  assert.deepEqual(range, { lo: range.hi, hi: range.hi });
+  for (let i = 0; i < n; i++) if (outcomes[i] !== undefined) assert.equal((JSON.parse(outcomes[i]!) as TaskOutcome).v, i + 1);
+});
