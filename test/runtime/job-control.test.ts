@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
+import { ControlChannel } from '../../src/coord/recipes/control-channel.js';
 import { cancelJob, requestJob, submitJob } from '../../src/runtime/job-control.js';
+import { jobPaths } from '../../src/runtime/job-paths.js';
 import { withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 
@@ -27,6 +29,22 @@ describe('requestJob', () => {
       assert.equal(await cancelJob(client, spec.id), true);
       assert.match(String(await withDeadline(pending, 'the rejection')), new RegExp(`job ${spec.id} ended before it acknowledged the rescale request`));
       await assert.rejects(requestJob(client, spec.id, 'status'), new RegExp(`job ${spec.id} has ended`));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('many requests to a running job share one watch on its result (a watch stays registered until it fires)', { timeout: 60_000 }, async () => {
+    const client = await connect(`embedded:control-${randomBytes(3).toString('hex')}`);
+    try {
+      const spec = await submitJob(client, { ref: APP, root: rootState(4), nodes: 0 });
+      // The test serves the job's channel itself (no node runs the job).
+      const server = new ControlChannel(client, jobPaths(spec.id).control).serve((req) => `ok ${req.type}`);
+      for (let i = 0; i < 25; i++) assert.equal(await requestJob(client, spec.id, 'status'), 'ok status');
+      const watchers = (client as unknown as { watchers: Record<string, Map<string, Set<unknown>>> }).watchers;
+      const onResult = ['data', 'exist'].reduce((n, kind) => n + (watchers[kind]!.get(jobPaths(spec.id).result)?.size ?? 0), 0);
+      assert.equal(onResult, 1, 'one watch on the result, not one per request');
+      await server.stop();
     } finally {
       await client.close();
     }
