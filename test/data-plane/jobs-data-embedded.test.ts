@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
 import { decode } from '../../src/runtime/codec.js';
-import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
+import { Cluster, type ClusterEvent, type JobHandle } from '../../src/runtime/cluster.js';
 import { jobLeader, submitJob, taskOwners } from '../../src/runtime/job-control.js';
 import { jobPaths } from '../../src/runtime/job-paths.js';
 import { pruneFinishedJobs } from '../../src/runtime/job-retention.js';
@@ -37,6 +37,15 @@ async function storedRecords(cluster: Cluster, jobId: string): Promise<Array<{ b
   return out;
 }
 
+/** Kills `node`, lets the held big-state tasks end, and checks that the job's sum is exact. */
+async function crashThenExact(cluster: Cluster, job: JobHandle, node: string, n: number): Promise<void> {
+  await cluster.crashNode(node);
+  await openGate(cluster.coordination, job.id);
+  const outcome = await withDeadline(job.outcome(), 'the outcome', 120_000);
+  assert.equal(outcome.status, 'done', JSON.stringify(outcome));
+  assert.equal(await job.result<number>(), expectedSum(n));
+}
+
 describe('the data plane in jobs (embedded cluster)', () => {
   it('a 5 MB task state is stolen, migrated on drain and recovered after a crash; the result is exact', T, async () => {
     const cluster = await Cluster.embedded({ nodes: 3, workers: 1, seed: 11, progressIntervalMs: 0 });
@@ -60,11 +69,7 @@ describe('the data plane in jobs (embedded cluster)', () => {
       await waitFor(() => seen.migration > 0, 'a 5 MB task to migrate off the drained node', 60_000);
       let victim: string | undefined;
       await waitFor(async () => (victim = await owner([leader!, drained!])) !== undefined, 'a task on the third node', 60_000);
-      await cluster.crashNode(victim!);
-      await openGate(cluster.coordination, job.id);
-      const outcome = await withDeadline(job.outcome(), 'the outcome', 120_000);
-      assert.equal(outcome.status, 'done', JSON.stringify(outcome));
-      assert.equal(await job.result<number>(), expectedSum(n));
+      await crashThenExact(cluster, job, victim!, n);
     } finally {
       await cluster.close();
     }
@@ -121,11 +126,7 @@ describe('the data plane in jobs (embedded cluster)', () => {
       }
       assert.ok(checked > 0, 'the job references blobs (its 5 MB states, its code)');
       // Either remaining node may now crash: the other has every state.
-      await cluster.crashNode(remaining.find((id) => id !== leader)!);
-      await openGate(cluster.coordination, job.id);
-      const outcome = await withDeadline(job.outcome(), 'the outcome', 120_000);
-      assert.equal(outcome.status, 'done', JSON.stringify(outcome));
-      assert.equal(await job.result<number>(), expectedSum(n));
+      await crashThenExact(cluster, job, remaining.find((id) => id !== leader)!, n);
     } finally {
       await cluster.close();
     }
