@@ -1,9 +1,10 @@
 import { isCoordError } from '../coord/errors.js';
 import { parentOf } from '../coord/paths.js';
-import type { RecipeStats } from '../coord/recipes/recipe-stats.js';
+import { addStats, emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
 import { mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
 import type { EventLists } from './kinds/kind-events.js';
+import type { MemberCounters, MemberRole } from './kinds/job-kind.js';
 import { log } from '../util/log.js';
 
 /**
@@ -37,6 +38,24 @@ export interface NodeCounters {
   migrationsOut: number;
   /** Coordination operations of the node's job (ledger and global variables). */
   coord: RecipeStats;
+}
+
+/** A member's counters before it has any (or for a kind that keeps none). */
+export const ZERO_COUNTERS: MemberCounters = { tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0 };
+
+/** A node's stats from its current job (none: an idle node). */
+export function statsOfJob(
+  job: { spec: { id: string }; kind: { name: string }; role: MemberRole; vars: { stats: RecipeStats } } | undefined,
+  workers: number,
+): Omit<NodeStats, 'at'> {
+  if (!job) return { job: null, workers, busy: 0, queued: 0, ...ZERO_COUNTERS, coord: emptyStats() };
+  const load = job.role.load?.() ?? { running: 0, pooled: 0 };
+  const { figures, ...counters } = job.role.counters?.() ?? ZERO_COUNTERS;
+  return {
+    job: job.spec.id, kind: job.kind.name, workers, busy: load.running, queued: load.pooled, ...counters,
+    ...(figures ? { figures } : {}),
+    coord: addStats(job.role.coordStats?.() ?? emptyStats(), job.vars.stats),
+  };
 }
 
 /**

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
 import { GlobalVariables } from '../coord/recipes/global-variables.js';
-import { addStats, emptyStats } from '../coord/recipes/recipe-stats.js';
 import { ControlChannel, type ControlRequest, type ControlServer } from '../coord/recipes/control-channel.js';
 import { GroupMembership } from '../coord/recipes/group-membership.js';
 import { LeaderElection } from '../coord/recipes/leader-election.js';
@@ -22,11 +21,11 @@ import { publishOutcome } from './job-outcome.js';
 import { clusterPaths, jobPaths, type JobPaths } from './job-paths.js';
 import type { RunnerEvent } from './job-runner.js';
 import type { JobSpec } from './job-spec.js';
-import type { JobKind, LeaderRole, MemberContext, MemberCounters, MemberRole } from './kinds/job-kind.js';
+import type { JobKind, LeaderRole, MemberContext, MemberRole } from './kinds/job-kind.js';
 import { loadJobKind } from './kinds/load-kind.js';
 import { validateEnvelope, type JobEnvelope } from './messages.js';
 import type { NodeEvent } from './node-events.js';
-import { StatsPublisher } from './node-stats.js';
+import { StatsPublisher, statsOfJob, ZERO_COUNTERS } from './node-stats.js';
 import { recordTally } from './job-tallies.js';
 import { SchedulerService } from './scheduler/scheduler-service.js';
 import type { StealPlannerOptions } from './steal-planner.js';
@@ -67,8 +66,6 @@ interface Participation {
   leaving: Promise<void> | undefined;
   progress: NodeJS.Timeout | undefined;
 }
-
-const ZERO_COUNTERS: MemberCounters = { tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0 };
 
 export function newNodeId(): string {
   return `n-${randomBytes(4).toString('hex')}`;
@@ -435,15 +432,7 @@ export class TidepoolNode {
 
   /** What the node publishes for monitors (see node-stats.ts). */
   private currentStats() {
-    const job = this.job;
-    if (!job) return { job: null, workers: this.workers.size, busy: 0, queued: 0, ...ZERO_COUNTERS, coord: emptyStats() };
-    const load = job.role.load?.() ?? { running: 0, pooled: 0 };
-    const { figures, ...counters } = job.role.counters?.() ?? ZERO_COUNTERS;
-    return {
-      job: job.spec.id, kind: job.kind.name, workers: this.workers.size, busy: load.running, queued: load.pooled, ...counters,
-      ...(figures ? { figures } : {}),
-      coord: addStats(job.role.coordStats?.() ?? emptyStats(), job.vars.stats),
-    };
+    return statsOfJob(this.job, this.workers.size);
   }
 
   private emit(event: NodeEvent): void {
