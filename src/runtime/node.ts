@@ -18,6 +18,7 @@ import { log } from '../util/log.js';
 import { Rng } from '../util/rng.js';
 import { decode } from './codec.js';
 import { publishOutcome } from './job-outcome.js';
+import { finishJob, serveControl } from './leader-finish.js';
 import { clusterPaths, jobPaths, type JobPaths } from './job-paths.js';
 import type { RunnerEvent } from './job-runner.js';
 import type { JobSpec } from './job-spec.js';
@@ -305,7 +306,7 @@ export class TidepoolNode {
     this.emit({ type: 'leader', node: this.id, job: job.spec.id });
     if (job.kind.leader) {
       try {
-        const role = await job.kind.leader({ ...job.ctx, member: job.role, finish: (o) => publishOutcome(this.client, job.paths, o) });
+        const role = await job.kind.leader({ ...job.ctx, member: job.role, finish: (o) => finishJob(this.client, job.paths, o) });
         if (this.job !== job || job.leaving || !job.election.isLeader) return role.stop();
         job.leaderRole = role;
       } catch (err) {
@@ -323,7 +324,7 @@ export class TidepoolNode {
     }
     const handler = job.leaderRole?.onControl;
     if (!handler) throw new Error(`job ${job.spec.id} (kind ${job.kind.name}) does not take control requests of type "${req.type}"`);
-    return handler(req.type, req.body);
+    return serveControl(req, () => handler(req.type, req.body));
   }
 
   private stopLeading(job: Participation): void {

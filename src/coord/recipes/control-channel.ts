@@ -18,6 +18,13 @@ export interface ControlRequest {
   body: unknown;
   from: string;
   at: number;
+  /**
+   * Runs `action` once this request's acknowledgement is written (in registration order), e.g. to end
+   * the job the request stopped: its requester then sees the acknowledgement before the job's end.
+   * Not run when the server stops without acknowledging (the next server serves the request again);
+   * registered after the acknowledgement (by work the handler left running), it runs at once.
+   */
+  afterAck(action: () => unknown): void;
 }
 
 export type ControlAck = { ok: true; result: unknown; at: number } | { ok: false; error: string; at: number };
@@ -209,10 +216,16 @@ export class ControlChannel {
       throw err;
     }
     let ack: ControlAck;
-    const req = parseRequest(name, raw);
-    if (typeof req === 'string') {
-      ack = { ok: false, error: `malformed control request ${name}: ${req}`, at: Date.now() };
+    const parsed = parseRequest(name, raw);
+    const afterAck: Array<() => unknown> = [];
+    let acknowledged = false;
+    if (typeof parsed === 'string') {
+      ack = { ok: false, error: `malformed control request ${name}: ${parsed}`, at: Date.now() };
     } else {
+      const req: ControlRequest = {
+        ...parsed,
+        afterAck: (action) => (acknowledged ? void runAfterAck(name, action) : void afterAck.push(action)),
+      };
       try {
         ack = { ok: true, result: await handler(req), at: Date.now() };
       } catch (err) {
@@ -229,6 +242,8 @@ export class ControlChannel {
       data = encodeLimited({ ok: false, error: (err as Error).message, at: Date.now() }, 'control ack');
     }
     await this.writeAck(name, data);
+    acknowledged = true;
+    for (const action of afterAck) await runAfterAck(name, action);
   }
 
   private async writeAck(name: string, data: Buffer): Promise<void> {
@@ -244,6 +259,14 @@ export class ControlChannel {
         await reconnected(this.client);
       }
     }
+  }
+}
+
+async function runAfterAck(name: string, action: () => unknown): Promise<void> {
+  try {
+    await action();
+  } catch (err) {
+    log.error('coord', `an action after acknowledging control request ${name} failed`, err);
   }
 }
 
@@ -264,8 +287,8 @@ function encodeLimited(value: unknown, what: string): Buffer {
   return data;
 }
 
-/** A request as the handler sees it, or what is wrong with it. */
-function parseRequest(name: string, raw: Buffer): ControlRequest | string {
+/** A request as the handler sees it (without `afterAck`), or what is wrong with it. */
+function parseRequest(name: string, raw: Buffer): Omit<ControlRequest, 'afterAck'> | string {
   if (raw.length > CONTROL_MESSAGE_LIMIT) return `${raw.length} bytes, over the ${CONTROL_MESSAGE_LIMIT}-byte limit`;
   let value: unknown;
   try {

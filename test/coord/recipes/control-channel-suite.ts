@@ -121,6 +121,48 @@ export function controlChannelSuite(name: string, makeBackend: () => Promise<Bac
       await b.stop();
     });
 
+    it('afterAck: actions run once the ack is written, in order; one registered later runs at once; a stopped server runs none', T, async () => {
+      const path = fresh();
+      const c = await open();
+      const ackPath = joinPath(path, 'acks', 'req-0000000000');
+      // Acknowledged: the ack is there, or the client has read it and removed it with the request.
+      const acked = async () => (await c.exists(ackPath)) !== null || (await c.exists(joinPath(path, 'requests', 'req-0000000000'))) === null;
+      const sawAck: Array<[string, boolean]> = [];
+      let held: ControlRequest | undefined;
+      const late = deferred<boolean>();
+      const s = new ControlChannel(await open(), path).serve((req) => {
+        held = req;
+        req.afterAck(async () => void sawAck.push(['first', await acked()]));
+        req.afterAck(async () => void sawAck.push(['second', await acked()]));
+        return 'done';
+      });
+      assert.equal(await new ControlChannel(c, path).request('end', null), 'done');
+      await waitFor(() => sawAck.length === 2, 'both actions');
+      assert.deepEqual(sawAck, [['first', true], ['second', true]], 'run in order, each after the ack existed');
+      held!.afterAck(() => late.resolve(true));
+      assert.equal(await withDeadline(late.promise, 'the action registered after the ack'), true);
+      await s.stop();
+      // A server stopped while its handler gives up: no ack, so no action either (the next server redoes it).
+      const path2 = fresh();
+      const inHandler = deferred();
+      const giveUp = deferred<never>();
+      let ran = false;
+      const a = new ControlChannel(await open(), path2).serve((req) => {
+        req.afterAck(() => (ran = true));
+        inHandler.resolve();
+        return giveUp.promise;
+      });
+      const pending = new ControlChannel(c, path2).request('end', null, { timeoutMs: 60_000 }).catch(() => undefined);
+      await withDeadline(inHandler.promise, 'the handler to start');
+      const stopped = a.stop();
+      giveUp.reject(new Error('the leader stopped'));
+      await withDeadline(stopped, 'the server to stop');
+      assert.equal(ran, false, 'no action without an acknowledgement');
+      const b = new ControlChannel(await open(), path2).serve(() => 'b');
+      await withDeadline(pending, 'the request served by the next server');
+      await b.stop();
+    });
+
     it('an aborted wait rejects with the reason unless the acknowledgement is already written', T, async () => {
       const path = fresh();
       const c = await open();

@@ -3,11 +3,17 @@
  * of the job-kind seam: it builds on the task pool (member and leader code), greets every member
  * with layer messages and counts the answers, answers its tasks' requests on the node-to-worker
  * channel (the member list for placement, a budget in shared memory), sums its workers' progress,
- * and serves a `census` control request on the leader by asking every member for its figures.
+ * serves a `census` control request on the leader by asking every member for its figures, and a
+ * `finish` request that ends the job from its handler.
  */
 import { defineJobKind, type LayerBody, type MemberRole } from '../../../src/runtime/kinds/job-kind.js';
 import { taskPoolLeader, taskPoolMember } from '../../../src/runtime/kinds/task-pool-kind.js';
 import { validateRuntimeMessage } from '../../../src/runtime/messages.js';
+
+/** The value of a job ended by a `finish` control request. */
+export const FINISHED_ON_REQUEST = 'finished on request';
+/** In-process tests hold the `finish` handler after it has called `finish` with this global hook. */
+export const FINISH_HOOK = Symbol.for('tidepool.test.probe-finish');
 
 /** Items per block a task may run before it checkpoints (granted through TaskContext.budget). */
 export const BUDGET = 2_000;
@@ -90,7 +96,13 @@ export default defineJobKind({
     const own = ctx.member as ProbeMember;
     return {
       stop: () => base.stop(),
-      onControl(type) {
+      async onControl(type) {
+        if (type === 'finish') {
+          // Ends the job from the handler (as a workflow's `stop` does), then waits for the test's hook.
+          await ctx.finish({ status: 'done', value: FINISHED_ON_REQUEST, finishedAt: Date.now(), completions: 0 });
+          await (globalThis as { [FINISH_HOOK]?: () => Promise<void> })[FINISH_HOOK]?.();
+          return { finished: true };
+        }
         if (type !== 'census') throw new Error(`probe: unknown request "${type}"`);
         const peers = ctx.peers();
         const all = new Map<string, MemberFigures>([[ctx.nodeId, own.figures()]]);

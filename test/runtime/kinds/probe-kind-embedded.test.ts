@@ -2,16 +2,17 @@
  * The job-kind seam end to end on an embedded cluster, through a kind written in the tests
  * (apps/probe-kind.ts): member and leader code, layer messages both ways, placement, progress and
  * budget through shared memory, explicit checkpoints that survive a crash, a control request
- * acknowledged by the leader, and cancel.
+ * acknowledged by the leader (also one whose handler ends the job), and cancel.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Cluster, type ClusterEvent } from '../../../src/runtime/cluster.js';
 import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
+import { jobPaths } from '../../../src/runtime/job-paths.js';
 import type { KindRef } from '../../../src/runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../../src/runtime/task.js';
-import { waitFor, withDeadline } from '../../support/wait.js';
-import type { MemberFigures } from '../apps/probe-kind.js';
+import { deferred, waitFor, withDeadline } from '../../support/wait.js';
+import { FINISH_HOOK, FINISHED_ON_REQUEST, type MemberFigures } from '../apps/probe-kind.js';
 import { expectedSum, probeRoot, type ProbeResult } from '../apps/probe-task.js';
 import { openGate } from '../../support/gate.js';
 
@@ -56,6 +57,31 @@ describe('a job kind on an embedded cluster', () => {
       assert.equal(result.sum, expectedSum(N), 'every item counted exactly once');
       assert.ok(result.resumed >= 1, 'a recovered task resumed from its explicit checkpoint, not from its start');
     } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a control request whose handler ends the job is acknowledged before the job ends: its requester gets the answer', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 2, workers: 1, seed: 9 });
+    const inHook = deferred();
+    const release = deferred();
+    (globalThis as Record<symbol, unknown>)[FINISH_HOOK] = () => {
+      inHook.resolve();
+      return release.promise;
+    };
+    try {
+      const job = await cluster.submit(TASK, probeRoot(1_000, { forever: true }), { kind: KIND, nodes: 2 });
+      await waitFor(async () => (await cluster.nodes()).every((n) => n.job === job.id), 'both nodes in the job');
+      const answer = requestJob(cluster.coordination, job.id, 'finish', null, { timeoutMs: 60_000 });
+      await withDeadline(inHook.promise, 'the handler to have called finish');
+      assert.equal(await cluster.coordination.exists(jobPaths(job.id).result), null, 'the outcome waits for the acknowledgement');
+      release.resolve();
+      assert.deepEqual(await withDeadline(answer, 'the answer'), { finished: true });
+      const outcome = await withDeadline(job.outcome(), 'the outcome', 30_000);
+      assert.equal(outcome.status, 'done');
+      assert.equal((outcome as { value: unknown }).value, FINISHED_ON_REQUEST);
+    } finally {
+      delete (globalThis as Record<symbol, unknown>)[FINISH_HOOK];
       await cluster.close();
     }
   });
