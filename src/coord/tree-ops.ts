@@ -1,19 +1,33 @@
 import { isCoordError, isRetryable } from './errors.js';
-import { joinPath } from './paths.js';
+import { joinPath, parentOf } from './paths.js';
 import type { CoordClient } from './types.js';
 
-/** Creates `path` and any missing ancestors as persistent znodes; existing ones are left alone. */
+/**
+ * Creates `path` and any missing ancestors as persistent znodes; existing ones are left alone.
+ * Works upwards from the path (one read, one create when only the last segment is missing) rather
+ * than creating every ancestor from the root: each refused create is a write the ensemble's leader
+ * has to process.
+ */
 export async function mkdirp(client: CoordClient, path: string): Promise<void> {
   if (path === '/') return;
   if (await client.exists(path)) return;
-  let current = '';
-  for (const segment of path.slice(1).split('/')) {
-    current += `/${segment}`;
-    try {
-      await client.create(current);
-    } catch (err) {
-      if (!isCoordError(err, 'NODE_EXISTS')) throw err;
-    }
+  await createMissing(client, path);
+}
+
+async function createMissing(client: CoordClient, path: string): Promise<void> {
+  try {
+    await client.create(path);
+    return;
+  } catch (err) {
+    if (isCoordError(err, 'NODE_EXISTS')) return;
+    if (!isCoordError(err, 'NO_NODE')) throw err;
+  }
+  const parent = parentOf(path);
+  if (parent !== '/') await createMissing(client, parent);
+  try {
+    await client.create(path);
+  } catch (err) {
+    if (!isCoordError(err, 'NODE_EXISTS')) throw err;
   }
 }
 

@@ -57,6 +57,25 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       assert.equal(await c.exists(`${root}/a`), null);
     });
 
+    it('mkdirp creates missing ancestors and writes only what is missing', T, async () => {
+      const c = await open();
+      const root = await freshRoot(c);
+      const writes = () => c.stats.writes;
+      let before = writes();
+      await mkdirp(c, `${root}/a/b/c`);
+      assert.equal(writes() - before, 5, 'refused creates of c and b (their parents missing), then a, b and c');
+      assert.deepEqual(await c.getChildren(`${root}/a/b`), ['c']);
+      before = writes();
+      await mkdirp(c, `${root}/a/b/c`);
+      assert.equal(writes() - before, 0, 'an existing path: a read, no write');
+      before = writes();
+      await mkdirp(c, `${root}/a/b/d`);
+      assert.equal(writes() - before, 1, 'only the last segment missing: one create');
+      // Two at once on the same new path: both succeed, the path exists once.
+      await Promise.all([mkdirp(c, `${root}/x/y`), mkdirp(c, `${root}/x/y`)]);
+      assert.deepEqual(await c.getChildren(`${root}/x`), ['y']);
+    });
+
     it('reports typed errors naming the path', T, async () => {
       const c = await open();
       const root = await freshRoot(c);
