@@ -53,6 +53,22 @@ export async function searchSections(): Promise<Section> {
       ? 'Both instances reach the 0.95 target.'
       : `The 0.95 target is missed by ${f(Math.max(...effs.map((e) => 0.95 - e)), 2)} at worst. What limits it is the machine: its two vCPUs do not deliver twice one vCPU's work even to two unrelated processes started together (the *ceiling* column, measured in the same run); against that ceiling tidepool reaches ${rel.map((x) => f(x)).join(' and ')}. A profile of a 2-worker run (\`node --cpu-prof\`) has both workers in the search loop and the node's main thread idle more than 95 % of the time: a job of this size costs the runtime a few dozen split requests and ledger writes.`, '');
   }
+  // ---- Fig. 5 on node processes, before and after issue #16 ------------------------------------------
+  const procs = load('search-processes');
+  if (procs) {
+    const rows = procs.rows as Json[];
+    const revs = procs.checkouts as Json[];
+    const current = revs.at(-1)!.dir as string;
+    const now = rows.filter((r) => r.checkout === current);
+    const name = (dir: string) => (dir === current ? `now (${revs.at(-1)!.rev})` : `before (${revs.find((c) => c.dir === dir)?.rev ?? '?'})`);
+    out.push('### Fig. 5 on node processes over ZooKeeper, before and after', '');
+    out.push(`\`npx tsx bench/search-processes.ts --checkouts BEFORE,.\` (${when(procs)}; fastest of ${procs.repeat} interleaved runs): random ${procs.n}-city instances without pruning, \`tidepool solve\` of each checkout with 2 local \`tidepool node\` processes × 1 worker, a 3-server ZooKeeper ensemble and TCP, all on loopback (process start-up not timed); the same solve on 1 process × 2 worker threads (no ZooKeeper, no TCP) as the reference for what the multi-process path costs; *ceiling* as above, measured in the same run with the ensemble running. ZooKeeper requests: the servers' \`zk_packets_received\` (pings included) from the nodes' start to their exit, per task of the job.`, '');
+    out.push(table([['instance', 'checkout', 'plain (s)', 'ceiling', '2 processes (s)', 'efficiency', 'of ceiling', '2 threads (s)', 'processes ÷ threads', 'tasks', 'ZooKeeper requests', 'per task'],
+      ...rows.map((r) => [r.instance, name(r.checkout as string), f(r.plain), f(r.ceiling), f(r.twoProcesses), f(r.efficiency), f(r.relativeEfficiency), f(r.twoThreads), f(r.processesOverThreads), int(r.tasks), int(r.zkRequests), f(r.zkRequestsPerTask, 1)])]), '');
+    const rel = now.map((r) => r.relativeEfficiency as number);
+    targets.push({ what: '2 node processes over ZooKeeper, pruning disabled, efficiency of the machine ceiling', target: '≥ 0.95', value: rel.map((x) => f(x)).join(', '), met: rel.every((x) => x >= 0.95),
+      note: `processes ÷ threads ${now.map((r) => f(r.processesOverThreads)).join(', ')}; ZooKeeper requests per task ${now.map((r) => f(r.zkRequestsPerTask, 1)).join(', ')} (before: ${rows.filter((r) => r.checkout !== current).map((r) => f(r.zkRequestsPerTask, 1)).join(', ') || 'not measured'})` });
+  }
   // ---- Fig. 6/7 ---------------------------------------------------------------------------------
   out.push('## Fig. 6 and Fig. 7: elastic scaling, S% = (S_E − S_k) / S_k · 100 (Eq. 1)', '');
   out.push('**Seed 000:** 14-city TSP without pruning; 10 VMs, +20 or +40 VMs at t1 for 10–30 s, then decommissioned. With 10 s of phase 2, +40 VMs *lowered* the speedup while +20 raised it; longer phases gave higher S% for more VMs (up to roughly +100 % for 30 s with 40 VMs).', '');

@@ -1,0 +1,119 @@
+/**
+ * Seed 000's Fig. 5 workload (random 12-city TSP, pruning off: a fixed amount of work) on 2 node
+ * processes × 1 worker over a 3-server ZooKeeper ensemble and TCP, all on loopback, against the
+ * machine's ceiling measured in the same run with the ensemble running (two independent plain solvers
+ * at once). Counts the ZooKeeper requests per task (the servers' `mntr` zk_packets_received, pings
+ * included, from the nodes' start to their exit) and can run older checkouts' CLIs beside this one,
+ * interleaved, for before/after figures. The same solve on 1 process × 2 worker threads (embedded) is
+ * the reference for what the multi-process path itself costs. Writes bench/results/search-processes.json.
+ *
+ *   npx tsx bench/search-processes.ts [--checkouts DIR,DIR] [--seeds 1,2] [--n 12] [--repeat 3]
+ * (each checkout built: `npm run build`; the first is the baseline, default: this checkout alone)
+ */
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { writeFileSync } from 'node:fs';
+import { secretFile } from '../test/support/node-process.js';
+import { fourLetterWord, startEnsemble, type ZkEnsemble } from '../test/support/zk-ensemble.js';
+import { machineInfo, projectRoot, resultsFile } from './machine.js';
+import { printTable } from './table.js';
+
+const { values } = parseArgs({ options: {
+  checkouts: { type: 'string', default: '' }, seeds: { type: 'string', default: '1,2' },
+  n: { type: 'string', default: '12' }, repeat: { type: 'string', default: '3' },
+} });
+const CHECKOUTS = values.checkouts === '' ? [projectRoot()] : values.checkouts.split(',').map((d) => resolve(d));
+const SEEDS = values.seeds.split(',').map(Number);
+const N = Number(values.n);
+const REPEAT = Number(values.repeat);
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const run = promisify(execFile);
+const best = (xs: number[]) => Math.min(...xs);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** One plain sequential solve in a fresh process (its JIT starts cold, as a node's worker does). */
+async function plainSolve(seed: number): Promise<number> {
+  const out = await run(process.execPath, [...(EXT === '.ts' ? ['--import', 'tsx'] : []), new URL(`./plain-solve${EXT}`, import.meta.url).pathname, String(N), String(seed), '--no-prune']);
+  return Number(out.stdout.trim());
+}
+
+/** Requests the ensemble's servers have received so far (pings included). */
+async function packetsReceived(ensemble: ZkEnsemble): Promise<number> {
+  let sum = 0;
+  for (const s of ensemble.servers) {
+    const m = /zk_packets_received\s+(\d+)/.exec(await fourLetterWord(s.clientPort, 'mntr'));
+    if (!m) throw new Error(`no zk_packets_received in mntr of server ${s.id}`);
+    sum += Number(m[1]);
+  }
+  return sum;
+}
+
+/** The same solve in one process: 1 embedded node × 2 worker threads (no ZooKeeper, no TCP). */
+async function onThreads(checkout: string, seed: number): Promise<number> {
+  const out = await run(process.execPath, [`${checkout}/bin/tidepool.mjs`, 'solve', 'tsp', `random:${N}:${seed}`, '--no-prune', '--nodes', '1', '--workers', '2', '--json'], { env: { ...process.env, TIDEPOOL_LOG: 'error' } });
+  return (JSON.parse(out.stdout) as { stats: { seconds: number } }).stats.seconds;
+}
+
+interface ProcessRun { seconds: number; tasks: number; value: number; packets: number; steals: number }
+
+/** `tidepool solve tsp random:N:SEED --no-prune` with 2 local node processes of the given checkout. */
+async function onProcesses(checkout: string, ensemble: ZkEnsemble, seed: number, secret: string): Promise<ProcessRun> {
+  const before = await packetsReceived(ensemble);
+  const out = await run(process.execPath, [`${checkout}/bin/tidepool.mjs`, 'solve', 'tsp', `random:${N}:${seed}`, '--no-prune',
+    '--zk', ensemble.connectionString, '--nodes', '2', '--workers', '1', '--secret-file', secret, '--json'], { env: { ...process.env, TIDEPOOL_LOG: 'error' }, maxBuffer: 64 << 20 });
+  const packets = (await packetsReceived(ensemble)) - before;
+  const r = JSON.parse(out.stdout) as { objective: number; stats: { seconds: number; tasks: number; steals: number } };
+  return { seconds: r.stats.seconds, tasks: r.stats.tasks, value: r.objective, packets, steals: r.stats.steals };
+}
+
+async function main(): Promise<void> {
+  const machine = machineInfo();
+  const ensemble = await startEnsemble({ size: 3 });
+  const secret = secretFile();
+  const rows: Array<Record<string, unknown>> = [];
+  try {
+    for (const seed of SEEDS) {
+      const plain: number[] = [];
+      const pair: number[] = [];
+      const runs = new Map<string, ProcessRun[]>(CHECKOUTS.map((c) => [c, []]));
+      const threads = new Map<string, number[]>(CHECKOUTS.map((c) => [c, []]));
+      for (let r = 0; r < REPEAT; r++) {
+        plain.push(await plainSolve(seed));
+        pair.push(Math.max(...(await Promise.all([plainSolve(seed), plainSolve(seed)]))));
+        // Alternate the order of the checkouts between rounds so that neither always runs first.
+        for (const c of r % 2 === 0 ? CHECKOUTS : [...CHECKOUTS].reverse()) {
+          runs.get(c)!.push(await onProcesses(c, ensemble, seed, secret));
+          threads.get(c)!.push(await onThreads(c, seed));
+        }
+        console.error(`rand${N}-${seed}: round ${r + 1}/${REPEAT} done`);
+      }
+      const values = new Set([...runs.values()].flat().map((x) => x.value));
+      if (values.size !== 1) throw new Error(`rand${N}-${seed}: the checkouts disagree on the optimum (${[...values].join(', ')})`);
+      const plainT = best(plain);
+      const ceiling = plainT / best(pair);
+      for (const [checkout, xs] of runs) {
+        const fastest = xs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+        const efficiency = plainT / fastest.seconds / 2;
+        const twoThreads = best(threads.get(checkout)!);
+        rows.push({
+          instance: `rand${N}-${seed}`, checkout, plain: plainT, pairOfPlain: best(pair), ceiling, twoProcesses: fastest.seconds,
+          efficiency, relativeEfficiency: efficiency / ceiling, twoThreads, processesOverThreads: fastest.seconds / twoThreads, tasks: fastest.tasks, steals: fastest.steals,
+          zkRequestsPerTask: median(xs.map((x) => x.packets / x.tasks)), zkRequests: median(xs.map((x) => x.packets)),
+          samples: { plain, pair, twoProcesses: xs.map((x) => x.seconds), twoThreads: threads.get(checkout)!, packets: xs.map((x) => x.packets), tasks: xs.map((x) => x.tasks) },
+        });
+      }
+    }
+  } finally {
+    await ensemble.stop();
+  }
+  printTable([
+    ['instance', 'checkout', 'plain [s]', 'ceiling', '2 processes [s]', 'efficiency', 'eff./ceiling', '2 threads [s]', 'processes ÷ threads', 'tasks', 'steals', 'ZK requests/task'],
+    ...rows.map((r) => [r.instance, String(r.checkout).split('/').at(-1), r.plain, r.ceiling, r.twoProcesses, r.efficiency, r.relativeEfficiency, r.twoThreads, r.processesOverThreads, r.tasks, r.steals, r.zkRequestsPerTask] as never),
+  ]);
+  console.log('\nceiling: the efficiency of two independent plain solvers at once (what two cores deliver here, the ensemble running); all on loopback, the 3 ZooKeeper JVMs share the 2 cores.');
+  const revs = await Promise.all(CHECKOUTS.map(async (c) => (await run('git', ['-C', c, 'rev-parse', '--short', 'HEAD'])).stdout.trim()));
+  writeFileSync(resultsFile('search-processes'), `${JSON.stringify({ machine, n: N, repeat: REPEAT, checkouts: CHECKOUTS.map((c, i) => ({ dir: c, rev: revs[i] })), rows }, null, 2)}\n`);
+}
+
+await main();
