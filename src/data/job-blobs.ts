@@ -39,16 +39,18 @@ export interface JobMemberSide {
 
 /**
  * Whether `peer` may fetch blobs of `jobId`: a member of the job, or a node assigned to it (a joining
- * node obtains the job's code before it joins the membership). What every holder's `isMember` asks.
+ * node obtains the job's code before it joins the membership); once the job has ended, any
+ * authenticated peer (its submitter fetches a large result; job-result-blob.ts). What every holder's
+ * `isMember` asks.
  */
-export async function isInJob(client: CoordClient, peer: string, jobId: string, root?: string): Promise<boolean> {
+export async function mayFetchJobBlob(client: CoordClient, peer: string, jobId: string, root?: string): Promise<boolean> {
   if ((await client.exists(joinPath(jobPaths(jobId, root).members, peer))) !== null) return true;
   try {
-    return (await client.getData(joinPath(clusterPaths(root).assignments, peer))).data.toString('utf8') === jobId;
+    if ((await client.getData(joinPath(clusterPaths(root).assignments, peer))).data.toString('utf8') === jobId) return true;
   } catch (err) {
-    if (isCoordError(err, 'NO_NODE')) return false;
-    throw err;
+    if (!isCoordError(err, 'NO_NODE')) throw err;
   }
+  return jobEnded(client, jobId, root);
 }
 
 /** Whether a job has ended (its result is written). */

@@ -5,7 +5,9 @@ import type { CoordClient } from '../coord/types.js';
 import { InProcessNetwork, InProcessTransport } from '../transport/in-process-transport.js';
 import { usableCores } from '../util/capacity.js';
 import { DataPlane } from '../data/data-plane.js';
-import { isInJob, jobEnded } from '../data/job-blobs.js';
+import type { BlobRef } from '../data/blob-directory.js';
+import { jobEnded, mayFetchJobBlob } from '../data/job-blobs.js';
+import { resolveOutcome } from './job-result-blob.js';
 import { TcpTransport } from '../transport/tcp-transport.js';
 import type { Transport } from '../transport/types.js';
 import { Emitter } from '../util/emitter.js';
@@ -114,7 +116,7 @@ export class Cluster {
     await transport.start();
     const plane = await DataPlane.start({
       client: this.client, transport,
-      isMember: (peer, job) => isInJob(this.client, peer, job),
+      isMember: (peer, job) => mayFetchJobBlob(this.client, peer, job),
       jobEnded: (job) => jobEnded(this.client, job),
     });
     this.data = { plane, transport };
@@ -158,7 +160,9 @@ export class Cluster {
     // Embedded nodes share this process and its files: code is shipped only to nodes elsewhere.
     const data = this.data ? { data: this.data.plane, shipCode: !this.embeddedName } : {};
     const spec = await submitJob(this.client, { ...opts, ref, root, nodes, ...data });
-    const outcome = awaitOutcome(this.client, spec.id);
+    // A value too large for the coordination service is fetched from the data plane (job-result-blob.ts).
+    const obtain = this.data ? (ref: BlobRef, what: string) => this.data!.plane.obtain(ref, spec.id, what) : undefined;
+    const outcome = awaitOutcome(this.client, spec.id).then((o) => resolveOutcome(o, spec.id, obtain));
     outcome.catch(() => undefined);
     return {
       id: spec.id,

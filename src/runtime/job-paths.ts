@@ -18,6 +18,7 @@ export function jobPaths(jobId: string, root = DEFAULT_ROOT) {
   const base = joinPath(root, 'jobs', jobId);
   const termination = joinPath(base, 'termination');
   return {
+    id: jobId,
     base,
     spec: joinPath(base, 'spec'),
     members: joinPath(base, 'members'),

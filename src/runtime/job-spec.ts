@@ -33,8 +33,12 @@ export interface JobSpec {
 
 /** How a job ended, as stored in its `result` znode. */
 export type JobOutcome =
-  /** `failures`: tasks that failed for good under the 'collect' failure policy (absent when none did). */
-  | { status: 'done'; value: unknown; finishedAt: number; completions: number; failures?: TaskFailure[] }
+  /**
+   * `failures`: tasks that failed for good under the 'collect' failure policy (absent when none did).
+   * `valueRef`: a value too large for the coordination service (over 64 KiB encoded) is in the data
+   * plane and `value` is undefined in the znode; `JobHandle.result()` fetches it (job-result-blob.ts).
+   */
+  | { status: 'done'; value: unknown; finishedAt: number; completions: number; failures?: TaskFailure[]; valueRef?: BlobRef }
   | { status: 'failed'; error: string; finishedAt: number }
   | { status: 'cancelled'; finishedAt: number };
 

@@ -3,6 +3,7 @@ import type { ControlRequest } from '../coord/recipes/control-channel.js';
 import type { CoordClient } from '../coord/types.js';
 import { publishOutcome } from './job-outcome.js';
 import type { JobPaths } from './job-paths.js';
+import { outcomeToPublish, type ShareBytes } from './job-result-blob.js';
 import type { JobOutcome } from './job-spec.js';
 
 /** The control request whose handler is running (carried through its awaits). */
@@ -14,15 +15,16 @@ export function serveControl<T>(req: ControlRequest, handler: () => T): T {
 }
 
 /**
- * The leader context's `finish`. Called by a control handler (a `stop` request that ends the job),
- * the outcome is published right after that request's acknowledgement: its requester, who stops
- * waiting once the job has ended, always sees the acknowledgement first. Resolves false if the job
- * already had an outcome.
+ * The leader context's `finish`. A large value is stored in the data plane first (`share`; see
+ * job-result-blob.ts). Called by a control handler (a `stop` request that ends the job), the outcome
+ * is published right after that request's acknowledgement: its requester, who stops waiting once the
+ * job has ended, always sees the acknowledgement first. Resolves false if the job already had an outcome.
  */
-export async function finishJob(client: CoordClient, paths: JobPaths, outcome: JobOutcome): Promise<boolean> {
+export async function finishJob(client: CoordClient, paths: JobPaths, outcome: JobOutcome, share?: ShareBytes): Promise<boolean> {
   const req = serving.getStore();
-  if (!req) return publishOutcome(client, paths, outcome);
   if (await client.exists(paths.result)) return false;
-  req.afterAck(() => publishOutcome(client, paths, outcome));
+  const publishable = await outcomeToPublish(outcome, paths.id, share);
+  if (!req) return publishOutcome(client, paths, publishable);
+  req.afterAck(() => publishOutcome(client, paths, publishable));
   return true;
 }

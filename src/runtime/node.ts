@@ -11,7 +11,7 @@ import { watchData, type WatchHandle } from '../coord/watch.js';
 import type { Transport } from '../transport/types.js';
 import { DataPlane } from '../data/data-plane.js';
 import type { ObjectStoreOptions } from '../data/object-store.js';
-import { isInJob } from '../data/job-blobs.js';
+import { mayFetchJobBlob } from '../data/job-blobs.js';
 import { isBlobMessage } from '../data/transfer-protocol.js';
 import { Emitter } from '../util/emitter.js';
 import { log } from '../util/log.js';
@@ -19,6 +19,7 @@ import { Rng } from '../util/rng.js';
 import { decode } from './codec.js';
 import { publishOutcome } from './job-outcome.js';
 import { finishJob, serveControl } from './leader-finish.js';
+import type { ShareBytes } from './job-result-blob.js';
 import { clusterPaths, jobPaths, type JobPaths } from './job-paths.js';
 import type { RunnerEvent } from './job-runner.js';
 import type { JobSpec } from './job-spec.js';
@@ -198,7 +199,7 @@ export class TidepoolNode {
     // Blob frames reach the data plane through onMessage (one routing rule), not a subscription of its own.
     this.dataPlane = await DataPlane.start({
       client: this.client, transport: this.transport, root: this.paths.root, subscribe: false,
-      isMember: (peer, job) => isInJob(this.client, peer, job, this.paths.root),
+      isMember: (peer, job) => mayFetchJobBlob(this.client, peer, job, this.paths.root),
       ...(this.opts.data?.store ? { store: this.opts.data.store } : {}),
     });
     const every = this.opts.data?.collectEveryMs ?? 60_000;
@@ -306,7 +307,7 @@ export class TidepoolNode {
     this.emit({ type: 'leader', node: this.id, job: job.spec.id });
     if (job.kind.leader) {
       try {
-        const role = await job.kind.leader({ ...job.ctx, member: job.role, finish: (o) => finishJob(this.client, job.paths, o) });
+        const role = await job.kind.leader({ ...job.ctx, member: job.role, finish: (o) => finishJob(this.client, job.paths, o, this.shareFor(job.spec.id)) });
         if (this.job !== job || job.leaving || !job.election.isLeader) return role.stop();
         job.leaderRole = role;
       } catch (err) {
@@ -315,6 +316,12 @@ export class TidepoolNode {
     }
     if (this.job !== job || job.leaving || !job.election.isLeader) return;
     job.control = new ControlChannel(this.client, job.paths.control).serve((req) => this.onControl(job, req));
+  }
+
+  /** Stores a job's large bytes (its final value) on this node's data plane, if it has one. */
+  private shareFor(jobId: string): ShareBytes | undefined {
+    const data = this.dataPlane;
+    return data ? (bytes, what) => data.share(bytes, jobId, what) : undefined;
   }
 
   /** A control request: `status` is answered by every kind; other types go to the kind's leader code. */

@@ -1,7 +1,8 @@
 /**
  * The data plane in jobs on an embedded cluster: a 5 MB task state stolen, migrated on drain and
  * recovered after a crash; a 50 MB binary input fetched once per node and seen by tasks as shared
- * memory; blobs removed with their jobs; inputs too large for a spec refused without a data plane.
+ * memory; blobs removed with their jobs; a 3 MB final value delivered by reference; inputs too large
+ * for a spec refused without a data plane.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -17,6 +18,8 @@ import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
 import { binaryInput } from './binary-input.js';
+import { assemble, streamBytes, type Piece } from '../runtime/apps/big-result.js';
+import type { JobOutcome } from '../../src/runtime/job-spec.js';
 import { PAYLOAD_BYTES } from '../runtime/apps/checkpoint-rounds.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
@@ -154,6 +157,24 @@ describe('the data plane in jobs (embedded cluster)', () => {
         await node.data!.collectLocal();
         assert.equal(node.data!.store.list().filter((b) => b.size > PAYLOAD_BYTES).length, 0, `node ${node.id} keeps no checkpoint`);
       }
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a final value of 3 MB (past the coordination service\'s 1 MiB) reaches the submitter through the data plane, byte for byte', T, async () => {
+    const cluster = await Cluster.embedded({ nodes: 2, workers: 1, seed: 12 });
+    try {
+      const total = 3 * 1024 * 1024 + 17;
+      const job = await cluster.submit(app('big-result'), { lo: 0, hi: total }, { nodes: 2 });
+      const pieces = await withDeadline(job.result<Piece[]>(), 'the result', 120_000);
+      assert.equal(Buffer.compare(Buffer.from(assemble(pieces, total)), Buffer.from(streamBytes(0, total))), 0, 'every byte, once, in place');
+      // The result znode holds the reference, not the bytes.
+      const stored = await cluster.coordination.getData(jobPaths(job.id).result);
+      assert.ok(stored.data.length < 4096, `result znode of ${stored.data.length} bytes`);
+      const outcome = decode<JobOutcome>(stored.data) as Extract<JobOutcome, { status: 'done' }>;
+      assert.equal(outcome.value, undefined);
+      assert.ok(outcome.valueRef && outcome.valueRef.size > total, 'referenced in the data plane');
     } finally {
       await cluster.close();
     }

@@ -2,7 +2,8 @@
  * The data plane in jobs on node processes over a 3-server ZooKeeper ensemble and real TCP: a 5 MB
  * task state stolen, migrated on drain (SIGTERM) and recovered after SIGKILL of its node; a 200 MB
  * binary input fetched exactly once by each of 3 nodes (counted in their logs); a task module shipped
- * from a client directory to nodes where it does not exist; MANN_a27 (ω = 126) with `tidepool solve`.
+ * from a client directory to nodes where it does not exist; a 3 MB final value delivered by reference
+ * (and a clear error for a client without the secret); MANN_a27 (ω = 126) with `tidepool solve`.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { waitFor, withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
 import { binaryInput } from './binary-input.js';
+import { assemble, streamBytes, type Piece } from '../runtime/apps/big-result.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
 const RUN = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
@@ -104,6 +106,23 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
     const committers = await jobCommitters(cluster.coordination, job.id);
     for (const p of nodes) assert.ok(committers.has(p.id), `node ${p.id} ran tasks of the job`);
     for (const p of nodes) assert.equal(p.stderr().match(/fetched job input/g)?.length ?? 0, 1, `node ${p.id} fetched the input once`);
+    await stopAll();
+  });
+
+  it('a 3 MB final value reaches a client with the secret byte for byte; one without gets a clear error', T, async () => {
+    await start(2);
+    const total = 3 * 1024 * 1024 + 5;
+    const job = await cluster.submit(app('big-result'), { lo: 0, hi: total }, { nodes: 2 });
+    const pieces = await withDeadline(job.result<Piece[]>(), 'the result', 120_000);
+    assert.equal(Buffer.compare(Buffer.from(assemble(pieces, total)), Buffer.from(streamBytes(0, total))), 0, 'every byte, once, in place');
+    // A client connected without the secret has no data plane: it is told how to fetch the value.
+    const bare = await Cluster.connect(zk.connectionString);
+    try {
+      const second = await bare.submit(app('big-result'), { lo: 0, hi: 2 * 1024 * 1024 }, { nodes: 2 });
+      await assert.rejects(withDeadline(second.result(), 'the second result', 120_000), /result of job .* \(\d+ bytes\) is held in the data plane: connect with the cluster secret/);
+    } finally {
+      await bare.close();
+    }
     await stopAll();
   });
 

@@ -8,6 +8,7 @@ import { decode } from '../codec.js';
 import { foldContributions } from '../contributions.js';
 import type { JobPaths } from '../job-paths.js';
 import { publishOutcome } from '../job-outcome.js';
+import type { JobOutcome } from '../job-spec.js';
 import type { Ledger } from '../ledger.js';
 import type { ResultReducer } from '../task.js';
 import type { TaskRecord, TaskSnapshot, TxnMarker } from '../task-record.js';
@@ -30,6 +31,8 @@ export class TaskPoolLeaderDuties {
     private readonly reducer: ResultReducer<unknown>,
     /** Hands a recovered (now owned) task to the local runner. */
     private readonly adopt: (snapshot: TaskSnapshot) => void,
+    /** Ends the job with its outcome (the leader context's `finish`: a large value goes to the data plane). */
+    private readonly publish: (outcome: JobOutcome) => Promise<boolean> = (o) => publishOutcome(client, paths, o),
   ) {
     this.termination = new TerminationCoordinator(client, paths.termination);
   }
@@ -88,7 +91,7 @@ export class TaskPoolLeaderDuties {
       }
     }
     const { value, failures } = foldContributions(this.reducer, contributions);
-    await publishOutcome(this.client, this.paths, {
+    await this.publish({
       status: 'done', value, finishedAt: Date.now(), completions, ...(failures.length > 0 ? { failures } : {}),
     });
   }

@@ -1,0 +1,42 @@
+/**
+ * A job's final value can be far larger than the coordination service takes in one znode (a
+ * Mandelbrot image, a workflow's report): above INLINE_RESULT_BYTES encoded it is stored in the data
+ * plane, referenced by the job (so it lives until the job is removed by retention), and the outcome
+ * in the `result` znode carries its reference. Whoever reads the outcome fetches the value from a
+ * holder; once a job has ended, any authenticated peer may (see `mayFetchJobBlob`).
+ */
+import type { BlobRef } from '../data/blob-directory.js';
+import { INLINE_INPUT_BYTES } from '../data/blob-values.js';
+import { decode, encode } from './codec.js';
+import type { JobOutcome } from './job-spec.js';
+
+/** Encoded values up to this size stay in the `result` znode (64 KiB, as job inputs in the spec). */
+export const INLINE_RESULT_BYTES = INLINE_INPUT_BYTES;
+
+/** Stores a job's bytes in the data plane under the job; resolves with their reference. */
+export type ShareBytes = (bytes: Uint8Array, what: string) => Promise<BlobRef>;
+/** Fetches a job's blob from a holder. */
+export type ObtainBytes = (ref: BlobRef, what: string) => Promise<Uint8Array>;
+
+/** The outcome as it is to be written: a large value is stored first and replaced by its reference. */
+export async function outcomeToPublish(outcome: JobOutcome, jobId: string, share: ShareBytes | undefined): Promise<JobOutcome> {
+  if (outcome.status !== 'done' || outcome.valueRef) return outcome;
+  const bytes = encode(outcome.value);
+  if (bytes.length <= INLINE_RESULT_BYTES) return outcome;
+  if (!share) {
+    return { status: 'failed', error: `the result of job ${jobId} is ${bytes.length} bytes encoded, over the ${INLINE_RESULT_BYTES}-byte limit for a value without a data plane`, finishedAt: outcome.finishedAt };
+  }
+  const { value: _value, ...rest } = outcome;
+  return { ...rest, value: undefined, valueRef: await share(bytes, `result of job ${jobId}`) };
+}
+
+/** The outcome with its value in place (fetched when it was stored as a blob). */
+export async function resolveOutcome(outcome: JobOutcome, jobId: string, obtain: ObtainBytes | undefined): Promise<JobOutcome> {
+  if (outcome.status !== 'done' || !outcome.valueRef) return outcome;
+  const ref = outcome.valueRef;
+  if (!obtain) {
+    throw new Error(`the result of job ${jobId} (${ref.size} bytes) is held in the data plane: connect with the cluster secret (Cluster.connect(connection, { secret })) to fetch it`);
+  }
+  const value = decode<unknown>(Buffer.from(await obtain(ref, `result of job ${jobId}`)));
+  return { ...outcome, value };
+}
