@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { BatchCosts, BatchExecutor, BatchRun } from './executor.js';
 import type { TaskOutcome } from './graph-format.js';
+import { unpackOutcomes } from './outcome-chunks.js';
 import type { SandboxLimits } from './sandbox-pool.js';
 import { CLIENT_COSTS_HEADER } from './batch-cost-event.js';
 
@@ -96,15 +97,15 @@ export class RemoteExecutor implements BatchExecutor {
           if (cancelled) throw new Error(`batch ${batch} was cancelled`);
           // The client's side of the costs so far, for the service's dashboard.
           const costs = JSON.stringify({ serializationMs: client?.serializationMs ?? 0, transferMs: Math.max(0, transferMs) });
-          const r = await this.request('GET', `/v1/batches/${batch}?waitMs=${this.opts.pollMs ?? 25_000}`, undefined, { [CLIENT_COSTS_HEADER]: costs });
+          const r = await this.request('GET', `/v1/batches/${batch}?waitMs=${this.opts.pollMs ?? 25_000}&form=chunks`, undefined, { [CLIENT_COSTS_HEADER]: costs });
           roundTrips++;
           if (r.status !== 200) throw new Error(`the service answered ${r.status} for batch ${batch}: ${r.body}`);
-          const reply = JSON.parse(r.body) as { state: string; error?: string; outcomes?: TaskOutcome[]; costs?: Partial<BatchCosts>; waitedMs?: number };
+          const reply = JSON.parse(r.body) as { state: string; error?: string; chunks?: unknown; costs?: Partial<BatchCosts>; waitedMs?: number };
           transferMs += r.ms - (reply.waitedMs ?? 0);
           if (reply.state === 'running') continue;
           if (reply.state !== 'done') throw new Error(`batch ${batch} ${reply.state}: ${reply.error ?? ''}`);
-          if (reply.outcomes?.length !== taskCount) throw new Error(`batch ${batch}: ${reply.outcomes?.length} outcomes for ${taskCount} tasks`);
-          return { outcomes: reply.outcomes, costs: { ...reply.costs, transferMs: Math.max(0, transferMs), roundTrips, requestBytes: body.length, responseBytes: r.body.length } };
+          const outcomes = outcomesOf(reply.chunks, taskCount, batch);
+          return { outcomes, costs: { ...reply.costs, transferMs: Math.max(0, transferMs), roundTrips, requestBytes: body.length, responseBytes: r.body.length } };
         }
       },
       cancel: async () => {
@@ -117,4 +118,23 @@ export class RemoteExecutor implements BatchExecutor {
   async close(): Promise<void> {
     this.agent.destroy();
   }
+}
+
+/** The outcomes of a batch from the compressed chunks of the service's answer, or an error naming what is wrong. */
+function outcomesOf(chunks: unknown, taskCount: number, batch: string): TaskOutcome[] {
+  if (!Array.isArray(chunks) || !chunks.every((c) => typeof c === 'string')) throw new Error(`batch ${batch}: the service's answer has no outcome chunks`);
+  let texts: (string | undefined)[];
+  try {
+    texts = unpackOutcomes(chunks, taskCount);
+  } catch (e) {
+    throw new Error(`batch ${batch}: outcome chunks that do not decompress (${(e as Error).message})`);
+  }
+  return texts.map((text, i) => {
+    if (text === undefined) throw new Error(`batch ${batch}: no outcome for task ${i} of ${taskCount}`);
+    try {
+      return JSON.parse(text) as TaskOutcome;
+    } catch {
+      throw new Error(`batch ${batch}: the outcome of task ${i} is not JSON`);
+    }
+  });
 }

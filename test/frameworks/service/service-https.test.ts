@@ -2,7 +2,8 @@
 // the sequential results; one round trip starts a batch; costs come back; exceptions map to client
 // lines; escapes (process, require, import(), constructor.constructor), an infinite loop, a memory
 // bomb and deep recursion are contained while the service keeps serving; cancel works; requests
-// without the token, oversized or malformed are refused with a 4xx (fuzzed).
+// without the token, oversized or malformed are refused with a 4xx (fuzzed); an await answers in
+// either form, JSON outcomes or compressed chunks.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
@@ -14,6 +15,7 @@ import type { Distribution, RunningService } from '../../../src/index.js';
 import { Rng } from '../../../src/util/rng.js';
 import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';
 import { startHttpsService, type HttpsService } from './https-service.js';
+import { unpackOutcomes } from '../../../src/frameworks/service/outcome-chunks.js';
 
 let svc: HttpsService;
 let token: string;
@@ -144,6 +146,31 @@ test('one round trip starts a batch of 1,000 tasks; cancel stops a running batch
   await dist.start([slow]);
   assert.equal(await slow.cancel(), true);
   await assert.rejects(slow.result, /cancel/);
+});
+
+test('an await answers with the outcomes as JSON or as the nodes compressed them (form=chunks, what the client asks for): the same outcomes, a fraction of the bytes', async () => {
+  // 64 rows of a 2000-pixel Mandelbrot: each outcome carries a 2000-byte row.
+  const image = await mandelbrot(dist, 2000, 64, 100);
+  const expected = new Uint8Array(2000 * 64);
+  for (let y = 0; y < 64; y++) expected.set(mandelbrotRow(y, 2000, 64, 100), y * 2000);
+  assert.deepEqual(image, expected);
+  const costs = dist.lastCosts!;
+  // The same batch shape, started by hand, read in both forms.
+  const capture = JSON.stringify({ graph: { codes: [{ src: '() => { let s = ""; for (let i = 0; i < 4000; i++) s += "ab"; return s; }', env: [], form: 'expression' }], nodes: [{ t: 'f', c: 0, env: [] }], tasks: Array.from({ length: 40 }, () => ({ f: 0 })) } });
+  const started = await request('POST', '/v1/batches', { body: capture });
+  assert.equal(started.status, 202, started.body);
+  const { batch } = JSON.parse(started.body) as { batch: string };
+  const asOutcomes = await request('GET', `/v1/batches/${batch}?waitMs=30000`);
+  const asChunks = await request('GET', `/v1/batches/${batch}?waitMs=30000&form=chunks`);
+  const outcomes = (JSON.parse(asOutcomes.body) as { outcomes: Array<{ ok: boolean }> }).outcomes;
+  const { chunks, tasks } = JSON.parse(asChunks.body) as { chunks: string[]; tasks: number };
+  assert.equal(tasks, 40);
+  assert.deepEqual(unpackOutcomes(chunks, 40).map((o) => JSON.parse(o!) as unknown), outcomes);
+  assert.ok(outcomes.every((o) => o.ok));
+  assert.ok(asChunks.body.length * 10 < asOutcomes.body.length, `compressed ${asChunks.body.length} against ${asOutcomes.body.length} bytes`);
+  // The client reads the compressed form: its answer was smaller than the image it carried.
+  assert.ok(costs.responseBytes < 2000 * 64, `${costs.responseBytes} bytes for a ${2000 * 64}-byte image`);
+  assert.equal((await request('GET', `/v1/batches/${batch}?form=zip`)).status, 400);
 });
 
 test('requests without the token, oversized or malformed get a 4xx; the service keeps serving', async () => {
