@@ -6,7 +6,8 @@
  * - a binary tree of tasks spawned from inside tasks (depth D), which Piscina cannot express.
  * For tidepool, the ledger transactions its last run committed (per 1,000 tasks) show how much of the
  * work was recorded task by task, in batches, or run inline as part of a recorded parent.
- * Pools and clusters are created once and warmed up; the fastest of `--repeat` runs (this machine's
+ * Pools and clusters are created once and warmed up; the workloads then run in turn, round after
+ * round (the order reversed every other round); the fastest of `--repeat` runs each (this machine's
  * neighbours only ever add time; every sample is kept in the JSON).
  *
  *   npx tsx bench/peers/small-tasks.ts [--n 20000] [--depth 12] [--repeat 5]
@@ -37,64 +38,78 @@ const TREE = ref('../../test/runtime/apps/spawn-tree');
 
 const best = (xs: number[]) => Math.min(...xs);
 
-async function timed(runs: number, once: () => Promise<void>): Promise<number[]> {
-  await once(); // warm-up
-  const out: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await once();
-    out.push((performance.now() - t) / 1000);
+/** One workload, set up once: `once` runs it, `close` tears it down. */
+interface Workload { once(): Promise<void>; close(): Promise<void> }
+
+/**
+ * Every workload warmed up, then REPEAT rounds in which each runs once — in turn, the order reversed
+ * every other round — so that a slow spell of this shared machine falls on all of them alike.
+ */
+async function interleaved(workloads: Workload[]): Promise<number[][]> {
+  for (const w of workloads) await w.once(); // warm-up
+  const samples = workloads.map((): number[] => []);
+  for (let r = 0; r < REPEAT; r++) {
+    const order = workloads.map((_, i) => i);
+    if (r % 2 === 1) order.reverse();
+    for (const i of order) {
+      const t = performance.now();
+      await workloads[i]!.once();
+      samples[i]!.push((performance.now() - t) / 1000);
+    }
   }
-  return out;
+  return samples;
 }
 
-async function piscinaFlat(): Promise<number[]> {
+function piscinaFlat(): Workload {
   const filename = fileURLToPath(new URL('bench/peers/piscina-noop.mjs', `file://${projectRoot()}/`));
   const pool = new Piscina({ filename, minThreads: WORKERS, maxThreads: WORKERS });
-  try {
-    return await timed(REPEAT, async () => {
+  return {
+    once: async () => {
       const results = await Promise.all(Array.from({ length: N }, (_, i) => pool.run(i) as Promise<number>));
       if (results.reduce((a, b) => a + b, 0) !== N) throw new Error('piscina: wrong sum');
-    });
-  } finally {
-    await pool.destroy();
-  }
+    },
+    close: () => pool.destroy(),
+  };
 }
 
-/** The run times, and the ledger transactions (markers) of the last run. */
-async function tidepoolJob(expect: number, submit: (c: Cluster) => ReturnType<Cluster['submit']>): Promise<{ samples: number[]; transactions: number }> {
+/** A tidepool job on its own embedded cluster; `transactions` counts the ledger transactions of its latest run. */
+async function tidepoolJob(expect: number, submit: (c: Cluster) => ReturnType<Cluster['submit']>): Promise<Workload & { transactions(): Promise<number> }> {
   const cluster = await Cluster.embedded({ nodes: 1, workers: WORKERS, progressIntervalMs: 0 });
   let last = '';
-  try {
-    const samples = await timed(REPEAT, async () => {
+  return {
+    once: async () => {
       const job = await submit(cluster);
       const got = await job.result<number>();
       if (got !== expect) throw new Error(`tidepool: result ${got}, expected ${expect}`);
       last = job.id;
-    });
-    return { samples, transactions: (await cluster.coordination.getChildren(jobPaths(last).txns)).length };
-  } finally {
-    await cluster.close();
-  }
+    },
+    transactions: async () => (await cluster.coordination.getChildren(jobPaths(last).txns)).length,
+    close: () => cluster.close(),
+  };
 }
 
-const piscina = await piscinaFlat();
-const spawned = await tidepoolJob(N + 1, (c) => c.submit(FAN, { fanout: N, spin: 0, root: true }));
-const range = await tidepoolJob(N, (c) => c.submit(RANGE, { lo: 0, hi: N }));
 const treeTasks = 2 ** (DEPTH + 1) - 1;
-const tree = await tidepoolJob(treeTasks, (c) => c.submit(TREE, { level: 0, depth: DEPTH }));
+const piscinaRun = piscinaFlat();
+const spawnedRun = await tidepoolJob(N + 1, (c) => c.submit(FAN, { fanout: N, spin: 0, root: true }));
+const rangeRun = await tidepoolJob(N, (c) => c.submit(RANGE, { lo: 0, hi: N }));
+const treeRun = await tidepoolJob(treeTasks, (c) => c.submit(TREE, { level: 0, depth: DEPTH }));
+const [piscina, spawnedSamples, rangeSamples, treeSamples] = await interleaved([piscinaRun, spawnedRun, rangeRun, treeRun]);
+const spawned = { samples: spawnedSamples!, transactions: await spawnedRun.transactions() };
+const range = { samples: rangeSamples!, transactions: await rangeRun.transactions() };
+const tree = { samples: treeSamples!, transactions: await treeRun.transactions() };
+for (const w of [piscinaRun, spawnedRun, rangeRun, treeRun]) await w.close();
 
 const row = (name: string, items: number, samples: number[], transactions?: number) => {
   const s = best(samples);
   return { name, items, seconds: s, perSecond: items / s, microsPerItem: (s * 1e6) / items, samples, ...(transactions !== undefined ? { ledgerTransactionsPer1000: (1000 * transactions) / items } : {}) };
 };
 const rows = [
-  row(`Piscina: ${N} no-op tasks (pool.run each)`, N, piscina),
+  row(`Piscina: ${N} no-op tasks (pool.run each)`, N, piscina!),
   row(`tidepool: root spawns ${N} no-op tasks`, N + 1, spawned.samples, spawned.transactions),
   row(`tidepool: one range task over ${N} items (potential splitting)`, N, range.samples, range.transactions),
   row(`tidepool: binary tree of ${treeTasks} tasks spawned from tasks (depth ${DEPTH})`, treeTasks, tree.samples, tree.transactions),
 ];
-console.log(`small tasks on ${WORKERS} worker threads (embedded tidepool, 1 node), fastest of ${REPEAT} runs after a warm-up; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+console.log(`small tasks on ${WORKERS} worker threads (embedded tidepool, 1 node), fastest of ${REPEAT} interleaved runs after a warm-up; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
 printTable([['workload', 'items', 'seconds', 'items/s', 'µs/item', 'ledger txns/1k'], ...rows.map((r) => [r.name, r.items, r.seconds, Math.round(r.perSecond), r.microsPerItem, r.ledgerTransactionsPer1000 ?? '-'])]);
 const ratio = rows[1]!.perSecond / rows[0]!.perSecond;
 const treeRatio = rows[3]!.perSecond / rows[0]!.perSecond;

@@ -6,12 +6,14 @@
  * holder; once a job has ended, any authenticated peer may (see `mayFetchJobBlob`).
  */
 import type { BlobRef } from '../data/blob-directory.js';
-import { INLINE_INPUT_BYTES } from '../data/blob-values.js';
 import { decode, encode } from './codec.js';
 import type { JobOutcome } from './job-spec.js';
 
-/** Encoded values up to this size stay in the `result` znode (64 KiB, as job inputs in the spec). */
-export const INLINE_RESULT_BYTES = INLINE_INPUT_BYTES;
+/**
+ * Encoded values up to this size stay in the `result` znode (512 KiB: well inside ZooKeeper's 1 MiB per
+ * request, so every value that fitted before still reaches a client without a data plane).
+ */
+export const INLINE_RESULT_BYTES = 512 * 1024;
 
 /** Stores a job's bytes in the data plane under the job; resolves with their reference. */
 export type ShareBytes = (bytes: Uint8Array, what: string) => Promise<BlobRef>;

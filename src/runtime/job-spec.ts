@@ -35,7 +35,7 @@ export interface JobSpec {
 export type JobOutcome =
   /**
    * `failures`: tasks that failed for good under the 'collect' failure policy (absent when none did).
-   * `valueRef`: a value too large for the coordination service (over 64 KiB encoded) is in the data
+   * `valueRef`: a value too large for the coordination service (over 512 KiB encoded) is in the data
    * plane and `value` is undefined in the znode; `JobHandle.result()` fetches it (job-result-blob.ts).
    */
   | { status: 'done'; value: unknown; finishedAt: number; completions: number; failures?: TaskFailure[]; valueRef?: BlobRef }
