@@ -8,12 +8,13 @@
  * the reference for what the multi-process path itself costs. Writes bench/results/search-processes.json.
  *
  *   npx tsx bench/search-processes.ts [--checkouts DIR,DIR] [--seeds 1,2] [--n 12] [--repeat 3]
- * (each checkout built: `npm run build`; the first is the baseline, default: this checkout alone)
+ * (each checkout built: `npm run build`; the first is the baseline, default: this checkout alone — then the
+ * rows of other checkouts already in the results file are kept, with the date they were measured)
  */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { secretFile } from '../test/support/node-process.js';
 import { fourLetterWord, startEnsemble, type ZkEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
@@ -113,7 +114,14 @@ async function main(): Promise<void> {
   ]);
   console.log('\nceiling: the efficiency of two independent plain solvers at once (what two cores deliver here, the ensemble running); all on loopback, the 3 ZooKeeper JVMs share the 2 cores.');
   const revs = await Promise.all(CHECKOUTS.map(async (c) => (await run('git', ['-C', c, 'rev-parse', '--short', 'HEAD'])).stdout.trim()));
-  writeFileSync(resultsFile('search-processes'), `${JSON.stringify({ machine, n: N, repeat: REPEAT, checkouts: CHECKOUTS.map((c, i) => ({ dir: c, rev: revs[i] })), rows }, null, 2)}\n`);
+  const checkouts = CHECKOUTS.map((c, i) => ({ dir: c, rev: revs[i], measured: machine.date }));
+  // Run on this checkout alone (as `npm run bench` does), the earlier run's baseline rows are kept, with their date.
+  const file = resultsFile('search-processes');
+  const earlier = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { machine: { date: string }; checkouts: Array<{ dir: string; rev: string; measured?: string }>; rows: Array<Record<string, unknown>> }) : undefined;
+  const baseline = earlier && earlier.checkouts.length > 1 ? earlier.checkouts[0]! : undefined;
+  const kept = CHECKOUTS.length === 1 && baseline && baseline.rev !== revs[0] ? [{ ...baseline, measured: baseline.measured ?? earlier!.machine.date }] : [];
+  const keptRows = earlier?.rows.filter((r) => kept.some((c) => c.dir === r.checkout)) ?? [];
+  writeFileSync(file, `${JSON.stringify({ machine, n: N, repeat: REPEAT, checkouts: [...kept, ...checkouts], rows: [...keptRows, ...rows] }, null, 2)}\n`);
 }
 
 await main();

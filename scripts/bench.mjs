@@ -10,7 +10,7 @@ const passThrough = args.includes('--') ? args.slice(args.indexOf('--') + 1) : [
 
 // The core's benchmarks take the pass-through arguments; the layers' have flags of their own and run with their defaults.
 const CORE = ['termination', 'transport', 'data-plane', 'runtime', 'search', 'clique-dimacs', 'elasticity', 'binomial-tree', 'peers/small-tasks', 'peers/dask'];
-const LAYERS = ['iterative', 'service', 'malleable-rescale', 'malleable-scheduling', 'malleable-traces', 'malleable-spot', 'workflow-load', 'workflow', 'workflow-peers'];
+const LAYERS = ['search-processes', 'iterative', 'service', 'malleable-rescale', 'malleable-scheduling', 'malleable-traces', 'malleable-spot', 'workflow-load', 'workflow', 'workflow-peers'];
 const ALL = [...CORE, ...LAYERS];
 const benches = peersOnly ? ALL.filter((b) => b.startsWith('peers/') || b === 'workflow-peers') : ALL;
 

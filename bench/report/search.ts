@@ -60,7 +60,11 @@ export async function searchSections(): Promise<Section> {
     const revs = procs.checkouts as Json[];
     const current = revs.at(-1)!.dir as string;
     const now = rows.filter((r) => r.checkout === current);
-    const name = (dir: string) => (dir === current ? `now (${revs.at(-1)!.rev})` : `before (${revs.find((c) => c.dir === dir)?.rev ?? '?'})`);
+    const name = (dir: string) => {
+      const c = revs.find((x) => x.dir === dir);
+      const day = typeof c?.measured === 'string' && c.measured.slice(0, 10) !== String(procs.machine?.date ?? '').slice(0, 10) ? `, measured ${c.measured.slice(0, 10)}` : '';
+      return dir === current ? `now (${revs.at(-1)!.rev})` : `before (${c?.rev ?? '?'}${day})`;
+    };
     out.push('### Fig. 5 on node processes over ZooKeeper, before and after', '');
     out.push(`\`npx tsx bench/search-processes.ts --checkouts BEFORE,.\` (${when(procs)}; fastest of ${procs.repeat} interleaved runs): random ${procs.n}-city instances without pruning, \`tidepool solve\` of each checkout with 2 local \`tidepool node\` processes × 1 worker, a 3-server ZooKeeper ensemble and TCP, all on loopback (process start-up not timed); the same solve on 1 process × 2 worker threads (no ZooKeeper, no TCP) as the reference for what the multi-process path costs; *ceiling* as above, measured in the same run with the ensemble running. ZooKeeper requests: the servers' \`zk_packets_received\` (pings included) from the nodes' start to their exit, per task of the job.`, '');
     out.push(table([['instance', 'checkout', 'plain (s)', 'ceiling', '2 processes (s)', 'efficiency', 'of ceiling', '2 threads (s)', 'processes ÷ threads', 'tasks', 'ZooKeeper requests', 'per task'],
