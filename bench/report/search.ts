@@ -62,7 +62,8 @@ export async function searchSections(): Promise<Section> {
     const now = rows.filter((r) => r.checkout === current);
     const name = (dir: string) => {
       const c = revs.find((x) => x.dir === dir);
-      const day = typeof c?.measured === 'string' && c.measured.slice(0, 10) !== String(procs.machine?.date ?? '').slice(0, 10) ? `, measured ${c.measured.slice(0, 10)}` : '';
+      // A baseline kept from an earlier run (bench/search-processes.ts keeps it when run on this checkout alone).
+      const day = typeof c?.measured === 'string' && c.measured !== procs.machine?.date ? `, measured ${c.measured.slice(0, 16).replace('T', ' ')} UTC in an earlier run` : '';
       return dir === current ? `now (${revs.at(-1)!.rev})` : `before (${c?.rev ?? '?'}${day})`;
     };
     out.push('### Fig. 5 on node processes over ZooKeeper, before and after', '');
