@@ -20,16 +20,17 @@ export type ShareBytes = (bytes: Uint8Array, what: string) => Promise<BlobRef>;
 /** Fetches a job's blob from a holder. */
 export type ObtainBytes = (ref: BlobRef, what: string) => Promise<Uint8Array>;
 
-/** The outcome as it is to be written: a large value is stored first and replaced by its reference. */
-export async function outcomeToPublish(outcome: JobOutcome, jobId: string, share: ShareBytes | undefined): Promise<JobOutcome> {
-  if (outcome.status !== 'done' || outcome.valueRef) return outcome;
-  const bytes = encode(outcome.value);
-  if (bytes.length <= INLINE_RESULT_BYTES) return outcome;
+/**
+ * The outcome as it is to be written, encoded once: a large value is stored first and replaced by its
+ * reference (then the value is encoded a second time, alone — only on this rare path).
+ */
+export async function encodeOutcome(outcome: JobOutcome, jobId: string, share: ShareBytes | undefined): Promise<Buffer> {
+  const whole = encode(outcome);
+  if (outcome.status !== 'done' || outcome.valueRef || whole.length <= INLINE_RESULT_BYTES) return whole;
   if (!share) {
-    return { status: 'failed', error: `the result of job ${jobId} is ${bytes.length} bytes encoded, over the ${INLINE_RESULT_BYTES}-byte limit for a value without a data plane`, finishedAt: outcome.finishedAt };
+    return encode({ status: 'failed', error: `the result of job ${jobId} is ${whole.length} bytes encoded, over the ${INLINE_RESULT_BYTES}-byte limit for a value without a data plane`, finishedAt: outcome.finishedAt });
   }
-  const { value: _value, ...rest } = outcome;
-  return { ...rest, value: undefined, valueRef: await share(bytes, `result of job ${jobId}`) };
+  return encode({ ...outcome, value: undefined, valueRef: await share(encode(outcome.value), `result of job ${jobId}`) });
 }
 
 /** The outcome with its value in place (fetched when it was stored as a blob). */

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ControlRequest } from '../coord/recipes/control-channel.js';
 import type { CoordClient } from '../coord/types.js';
-import { publishOutcome } from './job-outcome.js';
+import { publishEncodedOutcome } from './job-outcome.js';
 import type { JobPaths } from './job-paths.js';
-import { outcomeToPublish, type ShareBytes } from './job-result-blob.js';
+import { encodeOutcome, type ShareBytes } from './job-result-blob.js';
 import type { JobOutcome } from './job-spec.js';
 
 /** The control request whose handler is running (carried through its awaits). */
@@ -22,9 +22,10 @@ export function serveControl<T>(req: ControlRequest, handler: () => T): T {
  */
 export async function finishJob(client: CoordClient, paths: JobPaths, outcome: JobOutcome, share?: ShareBytes): Promise<boolean> {
   const req = serving.getStore();
-  if (await client.exists(paths.result)) return false;
-  const publishable = await outcomeToPublish(outcome, paths.id, share);
-  if (!req) return publishOutcome(client, paths, publishable);
-  req.afterAck(() => publishOutcome(client, paths, publishable));
+  // Deferred, the outcome's fate is not known when this resolves: learn now whether the job already has one.
+  if (req && (await client.exists(paths.result))) return false;
+  const data = await encodeOutcome(outcome, paths.id, share);
+  if (!req) return publishEncodedOutcome(client, paths, data);
+  req.afterAck(() => publishEncodedOutcome(client, paths, data));
   return true;
 }
