@@ -86,6 +86,8 @@ export abstract class JobRunnerRecords {
   protected averageTaskMs: number | undefined;
   protected readonly ids: TaskIds;
   protected inFlight = 0; // ledger writes whose outcome decides where a task goes
+  /** Completion writes: no task comes back from them, so they keep the node busy (not idle, not drained) without holding back a steal. */
+  protected finishing = 0;
   /** Completions (without children) reported in this turn of the event loop: written as one ledger group at its end. */
   protected completing: Array<{ taskId: string; partial: unknown; inline?: InlineRuns | undefined }> = [];
   protected stopped = false;
@@ -148,7 +150,7 @@ export abstract class JobRunnerRecords {
     const spawned = done.children ?? done.encodedChildren;
     if (!spawned) {
       // Completions arrive in batches (a worker reports a dispatch's together): one ledger group for them all.
-      this.inFlight++;
+      this.finishing++;
       if (this.completing.push({ taskId, partial, inline }) === 1) queueMicrotask(() => this.writeCompletions());
       return this.schedule();
     }
@@ -173,16 +175,16 @@ export abstract class JobRunnerRecords {
     const one = (c: (typeof done)[number]) => this.write(c.taskId, this.d.ledger.complete(c.taskId, c.partial, c.inline), () => {
       this.completed(c.taskId, c.inline);
       this.schedule();
-    });
-    this.inFlight -= done.length; // from here on `write` counts them
+    }, 'finishing');
+    this.finishing -= done.length; // from here on `write` counts them
     if (done.length === 1) return one(done[0]!);
-    this.inFlight++;
+    this.finishing++;
     this.d.ledger.completeAll(done).then(() => {
-      this.inFlight--;
+      this.finishing--;
       for (const c of done) this.completed(c.taskId, c.inline);
       this.schedule();
     }, (err: unknown) => {
-      this.inFlight--;
+      this.finishing--;
       if (err instanceof LostOwnership) for (const c of done) one(c);
       else this.lost(done[0]!.taskId, err);
     });
@@ -244,16 +246,17 @@ export abstract class JobRunnerRecords {
     });
   }
 
-  /** Tracks a ledger write whose outcome decides where a task goes; a failed write goes to `lost`. */
-  protected write(taskId: string, pending: Promise<void>, then: () => void): void {
-    this.inFlight++;
+  /** Tracks a ledger write (one whose outcome decides where a task goes, or a completion); a failed write goes to `lost`. */
+  protected write(taskId: string, pending: Promise<void>, then: () => void, counts: 'placing' | 'finishing' = 'placing'): void {
+    const track = (delta: 1 | -1) => (counts === 'placing' ? (this.inFlight += delta) : (this.finishing += delta));
+    track(1);
     pending.then(
       () => {
-        this.inFlight--;
+        track(-1);
         then();
       },
       (err: unknown) => {
-        this.inFlight--;
+        track(-1);
         this.lost(taskId, err);
       },
     );

@@ -158,7 +158,7 @@ export class JobRunner extends JobRunnerRecords {
   }
 
   get idle(): boolean {
-    return this.running.size === 0 && this.pool.length === 0 && this.transfers.size === 0 && this.inFlight === 0;
+    return this.running.size === 0 && this.pool.length === 0 && this.transfers.size === 0 && this.inFlight === 0 && this.finishing === 0;
   }
 
   // ---- scheduling --------------------------------------------------------------------
@@ -245,6 +245,7 @@ export class JobRunner extends JobRunnerRecords {
 
   /** The thief side: an idle node asks a random peer for work. */
   protected steal(now: number): void {
+    // A completion still being written brings no task back: the node asks for work meanwhile (a steal's round trip overlaps it).
     const needWork = this.idleSlots().length > 0 && this.pool.length === 0 && this.running.size === 0 && this.inFlight === 0;
     // Busy with nothing asked of anyone: the planner has nothing to do (spares a peer list per event).
     if (!needWork && !this.planner.asking) return;
@@ -322,7 +323,7 @@ export class JobRunner extends JobRunnerRecords {
   protected checkDrained(): void {
     if (!this.draining && !this.stopped) return;
     if (!this.stopped) {
-      if (this.running.size > 0 || this.transfers.size > 0 || this.inFlight > 0) return;
+      if (this.running.size > 0 || this.transfers.size > 0 || this.inFlight > 0 || this.finishing > 0) return;
       if (this.pool.length > 0 && this.handOver && this.d.peers().length > 0) return;
     }
     for (const resolve of this.drainWaiters.splice(0)) resolve();

@@ -35,6 +35,7 @@ export interface ElasticRunOptions {
 }
 
 export interface ElasticRunStats {
+  /** From submission to the outcome (the wait for the nodes' tallies after it is not counted). */
   seconds: number;
   steals: number;
   migrations: number;
@@ -120,6 +121,8 @@ export async function runElastic(
       opts.onProgress!(`${s}s  nodes ${size}  steals ${counts.steals}  migrations ${counts.migrations}${described!.line()}`);
     }, 1000) : undefined;
     const outcome = await job.outcome();
+    // The run's time ends with its answer; waiting for the nodes' tallies below is bookkeeping.
+    const seconds = (performance.now() - started) / 1000;
     clearInterval(progress);
     // Nodes in other processes report their steals and migrations (counted where tasks leave, as the events are) only in their tallies.
     const tally = await settledTallies(cluster.coordination, job.id).catch(() => undefined);
@@ -130,7 +133,7 @@ export async function runElastic(
     return {
       jobId: job.id,
       outcome,
-      stats: { seconds: (performance.now() - started) / 1000, ...counts, nodesJoined: Math.max(0, joined.size - initialNodes) },
+      stats: { seconds, ...counts, nodesJoined: Math.max(0, joined.size - initialNodes) },
     };
   } finally {
     finished = true;
