@@ -26,6 +26,32 @@ export function variablesAndTerminationTests(open: (timeoutMs?: number) => Promi
     vars.forEach((v) => v.stop());
   });
 
+  it('global variables: a proposal the known value covers costs no request; proposals made together go out in one write', T, async () => {
+    const base = `/recipes/${randomUUID()}/vars`;
+    const [client, other] = await Promise.all([open(), open()]);
+    const v = new GlobalVariables(client, base);
+    const w = new GlobalVariables(other, base);
+    await Promise.all([v.define<number>('bound', { rule: 'min' }), w.define<number>('bound', { rule: 'min' })]);
+    assert.equal(await v.setVar('bound', 1000), 1000);
+    const writes = client.stats.writes;
+    const reads = client.stats.reads;
+    assert.equal(await v.setVar('bound', 2000), 1000, 'a worse proposal resolves with the global value');
+    assert.equal(client.stats.writes, writes, 'and writes nothing');
+    assert.equal(client.stats.reads, reads, 'and reads nothing');
+    // A search improving its bound 100 times in one turn: one conditional write of the best.
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => v.setVar('bound', 999 - i)));
+    assert.deepEqual(new Set(results), new Set([900]), 'every call resolves with the global value after its merge');
+    assert.equal(client.stats.writes - writes, 1, 'one write for the hundred proposals');
+    await waitFor(() => w.getVar<number>('bound') === 900, 'the other member to see 900');
+    // The other member's write moved the version on: this member's next write conflicts once, re-reads, and merges.
+    assert.equal(await w.setVar('bound', 500), 500);
+    assert.equal(await v.setVar('bound', 700), 500, 'a stale member learns the better global value');
+    assert.equal(await v.setVar('bound', 400), 400);
+    await waitFor(() => w.getVar<number>('bound') === 400, 'the other member to see 400');
+    v.stop();
+    w.stop();
+  });
+
   it('global variables: a custom monotone rule (set union) loses no element under contention', T, async () => {
     const base = `/recipes/${randomUUID()}/vars`;
     const sessions = await Promise.all([open(), open()]);
