@@ -56,7 +56,7 @@ async function onThreads(checkout: string, seed: number): Promise<number> {
   return (JSON.parse(out.stdout) as { stats: { seconds: number } }).stats.seconds;
 }
 
-interface ProcessRun { seconds: number; tasks: number; value: number; packets: number; steals: number }
+interface ProcessRun { seconds: number; tasks: number; value: number; packets: number; steals: number; workerSeconds: number | undefined }
 
 /** `tidepool solve tsp random:N:SEED --no-prune` with 2 local node processes of the given checkout. */
 async function onProcesses(checkout: string, ensemble: ZkEnsemble, seed: number, secret: string): Promise<ProcessRun> {
@@ -64,8 +64,8 @@ async function onProcesses(checkout: string, ensemble: ZkEnsemble, seed: number,
   const out = await run(process.execPath, [`${checkout}/bin/tidepool.mjs`, 'solve', 'tsp', `random:${N}:${seed}`, '--no-prune',
     '--zk', ensemble.connectionString, '--nodes', '2', '--workers', '1', '--secret-file', secret, '--json'], { env: { ...process.env, TIDEPOOL_LOG: 'error' }, maxBuffer: 64 << 20 });
   const packets = (await packetsReceived(ensemble)) - before;
-  const r = JSON.parse(out.stdout) as { objective: number; stats: { seconds: number; tasks: number; steals: number } };
-  return { seconds: r.stats.seconds, tasks: r.stats.tasks, value: r.objective, packets, steals: r.stats.steals };
+  const r = JSON.parse(out.stdout) as { objective: number; stats: { seconds: number; tasks: number; steals: number; workerSeconds?: number } };
+  return { seconds: r.stats.seconds, tasks: r.stats.tasks, value: r.objective, packets, steals: r.stats.steals, workerSeconds: r.stats.workerSeconds };
 }
 
 async function main(): Promise<void> {
@@ -101,7 +101,9 @@ async function main(): Promise<void> {
           instance: `rand${N}-${seed}`, checkout, plain: plainT, pairOfPlain: best(pair), ceiling, twoProcesses: fastest.seconds,
           efficiency, relativeEfficiency: efficiency / ceiling, twoThreads, processesOverThreads: fastest.seconds / twoThreads, tasks: fastest.tasks, steals: fastest.steals,
           zkRequestsPerTask: median(xs.map((x) => x.packets / x.tasks)), zkRequests: median(xs.map((x) => x.packets)),
-          samples: { plain, pair, twoProcesses: xs.map((x) => x.seconds), twoThreads: threads.get(checkout)!, packets: xs.map((x) => x.packets), tasks: xs.map((x) => x.tasks) },
+          // The share of the run the 2 workers spent in tasks (checkouts that report their workers' time).
+          ...(fastest.workerSeconds !== undefined ? { workersBusy: fastest.workerSeconds / (2 * fastest.seconds) } : {}),
+          samples: { plain, pair, twoProcesses: xs.map((x) => x.seconds), twoThreads: threads.get(checkout)!, packets: xs.map((x) => x.packets), tasks: xs.map((x) => x.tasks), workerSeconds: xs.map((x) => x.workerSeconds ?? null) },
         });
       }
     }
@@ -109,10 +111,11 @@ async function main(): Promise<void> {
     await ensemble.stop();
   }
   printTable([
-    ['instance', 'checkout', 'plain [s]', 'ceiling', '2 processes [s]', 'efficiency', 'eff./ceiling', '2 threads [s]', 'processes ÷ threads', 'tasks', 'steals', 'ZK requests/task'],
-    ...rows.map((r) => [r.instance, String(r.checkout).split('/').at(-1), r.plain, r.ceiling, r.twoProcesses, r.efficiency, r.relativeEfficiency, r.twoThreads, r.processesOverThreads, r.tasks, r.steals, r.zkRequestsPerTask] as never),
+    ['instance', 'checkout', 'plain [s]', 'ceiling', '2 processes [s]', 'efficiency', 'eff./ceiling', 'workers busy', '2 threads [s]', 'processes ÷ threads', 'tasks', 'steals', 'ZK requests/task'],
+    ...rows.map((r) => [r.instance, String(r.checkout).split('/').at(-1), r.plain, r.ceiling, r.twoProcesses, r.efficiency, r.relativeEfficiency, r.workersBusy ?? '-', r.twoThreads, r.processesOverThreads, r.tasks, r.steals, r.zkRequestsPerTask] as never),
   ]);
   console.log('\nceiling: the efficiency of two independent plain solvers at once (what two cores deliver here, the ensemble running); all on loopback, the 3 ZooKeeper JVMs share the 2 cores.');
+  console.log('workers busy: the share of the 2-process run its 2 workers spent running tasks (the rest is start-up, steals and the end; how fast the machine ran the tasks is apart from it).');
   const revs = await Promise.all(CHECKOUTS.map(async (c) => (await run('git', ['-C', c, 'rev-parse', '--short', 'HEAD'])).stdout.trim()));
   const checkouts = CHECKOUTS.map((c, i) => ({ dir: c, rev: revs[i], measured: machine.date }));
   // Run on this checkout alone (as `npm run bench` does), the earlier run's baseline rows are kept, with their date.

@@ -71,7 +71,8 @@ export interface JobRunnerDeps {
  * The scheduling half (JobRunner) decides where the recorded tasks go.
  */
 export abstract class JobRunnerRecords {
-  readonly stats = { tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0, placementsOut: 0, checkpoints: 0, retries: 0, failedTasks: 0 };
+  /** `workerMs`: time this node's workers spent running tasks that completed here, as they measured it. */
+  readonly stats = { workerMs: 0, tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0, placementsOut: 0, checkpoints: 0, retries: 0, failedTasks: 0 };
   /** Each running task's latest durable state (start, split or checkpoint): a retry resumes from it. */
   protected readonly latest = new Map<string, { state: unknown; partial: unknown }>();
   /** Only a task type with retries needs `latest` (most jobs pay nothing for it). */
@@ -140,7 +141,9 @@ export abstract class JobRunnerRecords {
     const started = this.startedAt.get(taskId);
     if (done.ms !== undefined || started !== undefined) {
       // The worker's own measure when there is one (a task of a batch waits behind the others before it starts), per task.
-      const took = done.ms !== undefined ? done.ms / (1 + (done.inline?.tasks ?? 0)) : this.clock.now() - started!;
+      const ran = done.ms ?? this.clock.now() - started!;
+      this.stats.workerMs += ran;
+      const took = ran / (1 + (done.inline?.tasks ?? 0));
       this.averageTaskMs = this.averageTaskMs === undefined ? took : 0.8 * this.averageTaskMs + 0.2 * took;
     }
     this.forget(taskId);

@@ -1,5 +1,5 @@
 /**
- * What each node did in a job — its counters when it left (tasks, splits, steals, migrations) — kept
+ * What each node did in a job — its counters when it left (tasks, splits, steals, migrations, worker time) — kept
  * under the job after the node has gone (`<job>/tallies/<node>-<seq>`), so that a client on another
  * machine can report a finished job's steals and migrations: it sees only its own nodes' events. One
  * write per node and job, removed with the job. A node killed with SIGKILL leaves no tally.
@@ -13,13 +13,13 @@ import { jobPaths, type JobPaths } from './job-paths.js';
 import type { MemberCounters } from './kinds/job-kind.js';
 import { log } from '../util/log.js';
 
-export type JobTally = Pick<MemberCounters, 'tasksDone' | 'splits' | 'stealsIn' | 'stealsOut' | 'migrationsIn' | 'migrationsOut'>;
+export type JobTally = Pick<MemberCounters, 'tasksDone' | 'splits' | 'stealsIn' | 'stealsOut' | 'migrationsIn' | 'migrationsOut'> & { workerMs: number };
 
-const FIELDS = ['tasksDone', 'splits', 'stealsIn', 'stealsOut', 'migrationsIn', 'migrationsOut'] as const;
+const FIELDS = ['tasksDone', 'splits', 'stealsIn', 'stealsOut', 'migrationsIn', 'migrationsOut', 'workerMs'] as const;
 
 /** Records `node`'s counters as it leaves the job (best effort: a job already removed takes none). */
 export async function recordTally(client: CoordClient, paths: JobPaths, node: string, counters: MemberCounters): Promise<void> {
-  const tally = Object.fromEntries(FIELDS.map((k) => [k, counters[k]])) as JobTally;
+  const tally = Object.fromEntries(FIELDS.map((k) => [k, counters[k] ?? 0])) as JobTally;
   try {
     if (!(await client.exists(paths.base))) return;
     await mkdirp(client, paths.tallies);

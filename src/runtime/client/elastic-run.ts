@@ -41,6 +41,12 @@ export interface ElasticRunStats {
   migrations: number;
   nodesJoined: number;
   nodesLeft: number;
+  /**
+   * Time the workers spent running the job's tasks (seconds, summed over workers, from the nodes'
+   * tallies): divided by workers × `seconds`, the share of the run they were busy — what start-up,
+   * steals and the end cost, apart from how fast the machine ran them. Absent without tallies.
+   */
+  workerSeconds?: number;
 }
 
 /**
@@ -126,6 +132,7 @@ export async function runElastic(
     clearInterval(progress);
     // Nodes in other processes report their steals and migrations (counted where tasks leave, as the events are) only in their tallies.
     const tally = await settledTallies(cluster.coordination, job.id).catch(() => undefined);
+    const workers = tally && tally.tallies > 0 ? { workerSeconds: tally.total.workerMs / 1000 } : {};
     if (tally && tally.tallies > 0) {
       counts.steals = Math.max(counts.steals, tally.total.stealsOut);
       counts.migrations = Math.max(counts.migrations, tally.total.migrationsOut);
@@ -133,7 +140,7 @@ export async function runElastic(
     return {
       jobId: job.id,
       outcome,
-      stats: { seconds, ...counts, nodesJoined: Math.max(0, joined.size - initialNodes) },
+      stats: { seconds, ...counts, nodesJoined: Math.max(0, joined.size - initialNodes), ...workers },
     };
   } finally {
     finished = true;

@@ -87,6 +87,8 @@ export interface MemberRole {
 }
 
 export interface MemberCounters extends Omit<NodeCounters, 'busy' | 'queued' | 'coord'> {
+  /** Time this node's workers spent running the job's tasks (ms), for a kind that measures it. */
+  workerMs?: number;
   /** Kind-specific figures (a layer adds its own without touching the core's). */
   figures?: Record<string, number>;
   /** Small bounded event lists for the dashboard (task spans, finish times; see kind-events.ts). */

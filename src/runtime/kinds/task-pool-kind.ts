@@ -90,7 +90,7 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
     counters: () => {
       const st = runner.stats;
       return {
-        tasksDone: st.tasksDone, splits: st.splits, stealsIn: st.stealsIn, stealsOut: st.stealsOut, migrationsIn: st.migrationsIn, migrationsOut: st.migrationsOut,
+        workerMs: st.workerMs, tasksDone: st.tasksDone, splits: st.splits, stealsIn: st.stealsIn, stealsOut: st.stealsOut, migrationsIn: st.migrationsIn, migrationsOut: st.migrationsOut,
         figures: { checkpoints: st.checkpoints, placements: st.placementsOut, retries: st.retries, failedTasks: st.failedTasks },
       };
     },
