@@ -39,6 +39,18 @@ async function plainSolve(seed: number): Promise<number> {
   return Number(out.stdout.trim());
 }
 
+/** CPU seconds the ensemble's JVMs have used so far (Linux /proc; undefined elsewhere). */
+function ensembleCpu(ensemble: ZkEnsemble): number | undefined {
+  try {
+    return ensemble.servers.reduce((sum, s) => {
+      const fields = readFileSync(`/proc/${s.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return sum + (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+    }, 0);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Requests the ensemble's servers have received so far (pings included). */
 async function packetsReceived(ensemble: ZkEnsemble): Promise<number> {
   let sum = 0;
@@ -56,16 +68,19 @@ async function onThreads(checkout: string, seed: number): Promise<number> {
   return (JSON.parse(out.stdout) as { stats: { seconds: number } }).stats.seconds;
 }
 
-interface ProcessRun { seconds: number; tasks: number; value: number; packets: number; steals: number; workerSeconds: number | undefined }
+interface ProcessRun { seconds: number; tasks: number; value: number; packets: number; steals: number; workerSeconds: number | undefined; zkCpu: number | undefined }
 
 /** `tidepool solve tsp random:N:SEED --no-prune` with 2 local node processes of the given checkout. */
 async function onProcesses(checkout: string, ensemble: ZkEnsemble, seed: number, secret: string): Promise<ProcessRun> {
   const before = await packetsReceived(ensemble);
+  const cpuBefore = ensembleCpu(ensemble);
   const out = await run(process.execPath, [`${checkout}/bin/tidepool.mjs`, 'solve', 'tsp', `random:${N}:${seed}`, '--no-prune',
     '--zk', ensemble.connectionString, '--nodes', '2', '--workers', '1', '--secret-file', secret, '--json'], { env: { ...process.env, TIDEPOOL_LOG: 'error' }, maxBuffer: 64 << 20 });
   const packets = (await packetsReceived(ensemble)) - before;
+  const cpuAfter = ensembleCpu(ensemble);
+  const zkCpu = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined;
   const r = JSON.parse(out.stdout) as { objective: number; stats: { seconds: number; tasks: number; steals: number; workerSeconds?: number } };
-  return { seconds: r.stats.seconds, tasks: r.stats.tasks, value: r.objective, packets, steals: r.stats.steals, workerSeconds: r.stats.workerSeconds };
+  return { seconds: r.stats.seconds, tasks: r.stats.tasks, value: r.objective, packets, steals: r.stats.steals, workerSeconds: r.stats.workerSeconds, zkCpu };
 }
 
 async function main(): Promise<void> {
@@ -103,7 +118,9 @@ async function main(): Promise<void> {
           zkRequestsPerTask: median(xs.map((x) => x.packets / x.tasks)), zkRequests: median(xs.map((x) => x.packets)),
           // The share of the run the 2 workers spent in tasks (checkouts that report their workers' time).
           ...(fastest.workerSeconds !== undefined ? { workersBusy: fastest.workerSeconds / (2 * fastest.seconds) } : {}),
-          samples: { plain, pair, twoProcesses: xs.map((x) => x.seconds), twoThreads: threads.get(checkout)!, packets: xs.map((x) => x.packets), tasks: xs.map((x) => x.tasks), workerSeconds: xs.map((x) => x.workerSeconds ?? null) },
+          // The ensemble's CPU from the nodes' start to their exit (session set-up included), as a share of the run's 2 cores.
+          ...(fastest.zkCpu !== undefined ? { zkCpuSeconds: median(xs.map((x) => x.zkCpu ?? 0)), zkCpuShare: median(xs.map((x) => (x.zkCpu ?? 0) / (2 * x.seconds))) } : {}),
+          samples: { plain, pair, twoProcesses: xs.map((x) => x.seconds), twoThreads: threads.get(checkout)!, packets: xs.map((x) => x.packets), tasks: xs.map((x) => x.tasks), workerSeconds: xs.map((x) => x.workerSeconds ?? null), zkCpu: xs.map((x) => x.zkCpu ?? null) },
         });
       }
     }
@@ -111,10 +128,11 @@ async function main(): Promise<void> {
     await ensemble.stop();
   }
   printTable([
-    ['instance', 'checkout', 'plain [s]', 'ceiling', '2 processes [s]', 'efficiency', 'eff./ceiling', 'workers busy', '2 threads [s]', 'processes ÷ threads', 'tasks', 'steals', 'ZK requests/task'],
-    ...rows.map((r) => [r.instance, String(r.checkout).split('/').at(-1), r.plain, r.ceiling, r.twoProcesses, r.efficiency, r.relativeEfficiency, r.workersBusy ?? '-', r.twoThreads, r.processesOverThreads, r.tasks, r.steals, r.zkRequestsPerTask] as never),
+    ['instance', 'checkout', 'plain [s]', 'ceiling', '2 processes [s]', 'efficiency', 'eff./ceiling', 'workers busy', '2 threads [s]', 'processes ÷ threads', 'tasks', 'steals', 'ZK requests/task', 'ZK CPU share'],
+    ...rows.map((r) => [r.instance, String(r.checkout).split('/').at(-1), r.plain, r.ceiling, r.twoProcesses, r.efficiency, r.relativeEfficiency, r.workersBusy ?? '-', r.twoThreads, r.processesOverThreads, r.tasks, r.steals, r.zkRequestsPerTask, r.zkCpuShare ?? '-'] as never),
   ]);
   console.log('\nceiling: the efficiency of two independent plain solvers at once (what two cores deliver here, the ensemble running); all on loopback, the 3 ZooKeeper JVMs share the 2 cores.');
+  console.log('ZK CPU share: the 3 ZooKeeper JVMs\' CPU time from the nodes\' start to their exit over 2 × the run (what they took from the workers\' cores; median).');
   console.log('workers busy: the share of the 2-process run its 2 workers spent running tasks (the rest is start-up, steals and the end; how fast the machine ran the tasks is apart from it).');
   const revs = await Promise.all(CHECKOUTS.map(async (c) => (await run('git', ['-C', c, 'rev-parse', '--short', 'HEAD'])).stdout.trim()));
   const checkouts = CHECKOUTS.map((c, i) => ({ dir: c, rev: revs[i], measured: machine.date }));

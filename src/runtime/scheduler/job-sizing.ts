@@ -1,5 +1,6 @@
 import { isCoordError } from '../../coord/errors.js';
 import { joinPath } from '../../coord/paths.js';
+import { mkdirp } from '../../coord/tree-ops.js';
 import type { CoordClient, Op } from '../../coord/types.js';
 import { decode } from '../codec.js';
 import { jobPaths } from '../job-paths.js';
@@ -37,12 +38,15 @@ export async function setDesiredSize(client: CoordClient, jobId: string, nodes: 
 
 /**
  * Assigns the idle node `nodeId` to `jobId` and, in the same transaction, grows the job's desired
- * size by one, so the reconciler sees the node as wanted and does not release it as surplus.
+ * size by one, so the reconciler sees the node as wanted and does not release it as surplus. The
+ * transaction bumps the scheduler epoch too: a reconciler then reads both changes together rather
+ * than planning between its watches' deliveries of the two.
  * Throws when the node is not live or not idle, or the job is unknown, finished or at its maximum.
  */
 export async function assignNamedNode(client: CoordClient, nodeId: string, jobId: string, root?: string): Promise<void> {
   const p = schedulerPaths(root);
   const assignment = joinPath(p.assignments, nodeId);
+  await mkdirp(client, p.epoch);
   for (let attempt = 0; attempt < 20; attempt++) {
     const spec = await readSpec(client, jobId, root);
     if (await client.exists(jobPaths(jobId, root).result)) throw new Error(`job ${jobId} has finished`);
@@ -65,6 +69,7 @@ export async function assignNamedNode(client: CoordClient, nodeId: string, jobId
       { op: 'check', path: joinPath(p.nodes, nodeId), version: -1 }, // the node is live (its membership exists)
       { op: 'setData', path: assignment, data: Buffer.from(jobId), version: current.stat.version },
       size ? { op: 'setData', path: p.size(jobId), data: next, version: size.stat.version } : { op: 'create', path: p.size(jobId), data: next },
+      { op: 'setData', path: p.epoch, data: Buffer.alloc(0) },
     ];
     if (!(await client.exists(p.started(jobId)))) ops.push({ op: 'create', path: p.started(jobId) });
     try {

@@ -90,6 +90,23 @@ export function seenJob(r: Reconciler, job: string): Promise<void> {
   }), `a pass that sees job ${job}`);
 }
 
+/** `client`, logging each read it makes ('data PATH', 'children PATH', 'exists PATH'). */
+function loggingReads(client: CoordClient, log: string[]): CoordClient {
+  const kinds: Record<string, string> = { getData: 'data', getChildren: 'children', exists: 'exists' };
+  return new Proxy(client, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof value !== 'function') return value;
+      const kind = typeof prop === 'string' ? kinds[prop] : undefined;
+      if (!kind) return value.bind(target);
+      return (path: string, ...rest: unknown[]) => {
+        log.push(`${kind} ${path}`);
+        return (value as (...a: unknown[]) => unknown).call(target, path, ...rest);
+      };
+    },
+  });
+}
+
 export function reconcilerScenarios(backend: () => Backend, open: Open): void {
   const started: Reconciler[] = [];
   const reconciler = async (f: Fixture, client?: CoordClient) => {
@@ -114,6 +131,29 @@ export function reconcilerScenarios(backend: () => Backend, open: Open): void {
     await finishJob(f, 'a');
     assert.deepEqual(await waitForSize(f, 'b', 2), ['n1', 'n2']);
     assert.ok(await f.admin.exists(schedulerPaths(f.root).started('b')), 'b is marked started');
+    r.stop();
+  });
+
+  it('reconciler: in a steady cluster a pass reads the epoch, not every node and job again', T, async () => {
+    const f = await fixture(open);
+    for (const id of ['n1', 'n2', 'n3']) await addNode(f, open, id);
+    const reads: string[] = [];
+    const r = await reconciler(f, loggingReads(await open(), reads));
+    await addJob(f, 'd', { nodes: 2 });
+    assert.deepEqual(await waitForSize(f, 'd', 2), ['n1', 'n2']);
+    await r.idle();
+    // The job asks for a third node: the watch on its size brings the change, a pass plans and commits it.
+    reads.length = 0;
+    const { passes, commits } = r.stats;
+    await setDesiredSize(f.admin, 'd', 3, f.root);
+    assert.deepEqual(await waitForSize(f, 'd', 3), ['n1', 'n2', 'n3']);
+    await r.idle();
+    assert.ok(r.stats.passes > passes && r.stats.commits === commits + 1, 'a pass planned and committed the growth');
+    const p = schedulerPaths(f.root);
+    const again = reads.filter((x) => [`children ${p.nodes}`, `children ${p.assignments}`, `children ${p.jobs}`, `exists ${p.started('d')}`, `exists ${jobPaths('d', f.root).result}`].includes(x) ||
+      (x.startsWith(`data ${p.assignments}/`) && x !== `data ${p.assignments}/n3`));
+    assert.deepEqual(again, [], 'no pass re-read the node, assignment or job lists, the other nodes\' assignments or the job\'s markers');
+    assert.ok(reads.includes(`data ${p.epoch}`), 'each pass reads the epoch');
     r.stop();
   });
 
