@@ -67,10 +67,11 @@ export class GlobalVariables {
 
   /**
    * Merges `value` into the variable here and globally; resolves with the global value after the merge.
-   * Publication is one conditional write at the version last seen here (no read first): a proposal the
-   * known global value already covers costs nothing, and proposals made while a write is in flight go
-   * out together in the next one (a search that improves its bound a thousand times a second writes a
-   * few times, not a thousand).
+   * Publication is one conditional write at the version last seen here (no read first; on a conflict it
+   * reads, merges and writes again). A proposal the value known here already covers is not written (one
+   * read, to answer with the current global value), and proposals made while a write is in flight go out
+   * together in the next one (a search that improves its bound a thousand times a second writes a few
+   * times, not a thousand).
    */
   async setVar<T>(name: string, value: T): Promise<T> {
     const merge = this.ruleOf(name);
@@ -90,12 +91,17 @@ export class GlobalVariables {
     // An earlier round took this call's proposal and published it.
     if (proposal === undefined) return this.known.get(name)?.value ?? this.values.get(name);
     const path = this.pathOf(name);
+    // Whether `known` was read just now: a proposal it covers then needs nothing more.
+    let fresh = false;
     try {
       for (;;) {
         const known = this.known.get(name);
-        if (known && sameValue(merge(known.value, proposal.value), known.value)) return known.value;
+        const covered = known !== undefined && sameValue(merge(known.value, proposal.value), known.value);
+        if (covered && fresh) return known.value;
         try {
-          if (!known) {
+          // Covered by what is known here, which may be behind: no write, but a read, to answer with the global value.
+          if (!known || covered) {
+            fresh = true;
             this.stats.reads++;
             try {
               const { data, stat } = await this.client.getData(path);
@@ -112,6 +118,7 @@ export class GlobalVariables {
           this.stats.writes++;
           const stat = await this.client.setData(path, encode(next), known.version);
           this.learn(name, next, stat.version);
+          fresh = true;
         } catch (err) {
           // A concurrent writer won the race (or the reply was lost): read again and re-merge.
           this.known.delete(name);
