@@ -62,21 +62,31 @@ export async function zookeeperBackend(ensemble?: ZkEnsemble): Promise<Backend &
       for (const p of proxies.get(client) ?? []) p.cutAll();
     },
     expire: async (client) => {
-      // Open the same session from a second connection and close it: the ensemble ends the session.
+      // Open the same session from a second connection and close it: the ensemble ends the session. Under load
+      // the close may not reach the ensemble before the twin's socket goes (and the client, moved off its server,
+      // reattaches): a further twin tells — the ensemble refuses it once the session has really ended.
       const zkClient = client as ZooKeeperClient;
-      const twin = zookeeper.createClient(zk.hosts, {
-        sessionTimeout: client.sessionTimeoutMs,
-        sessionId: Buffer.from(client.sessionId, 'hex'),
-        sessionPassword: zkClient.sessionPassword,
-      } as never);
-      await new Promise<void>((resolve) => {
-        twin.once('connected', () => resolve());
-        twin.connect();
-      });
-      await new Promise<void>((resolve) => {
-        twin.once('disconnected', () => resolve());
-        twin.close();
-      });
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        const twin = zookeeper.createClient(zk.hosts, {
+          sessionTimeout: client.sessionTimeoutMs,
+          sessionId: Buffer.from(client.sessionId, 'hex'),
+          sessionPassword: zkClient.sessionPassword,
+        } as never);
+        const attached = await new Promise<boolean>((resolve) => {
+          twin.once('connected', () => resolve(true));
+          twin.once('expired', () => resolve(false));
+          twin.connect();
+        });
+        if (!attached) {
+          twin.close();
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          twin.once('disconnected', () => resolve());
+          twin.close();
+        });
+      }
+      throw new Error(`session ${client.sessionId} did not end after 5 closes`);
     },
     partition: async (client) => {
       const list = proxies.get(client) ?? [];

@@ -13,6 +13,9 @@ import type { Ledger } from '../ledger.js';
 import type { ResultReducer } from '../task.js';
 import type { TaskRecord, TaskSnapshot, TxnMarker } from '../task-record.js';
 
+/** How long a failed recovery scan waits before the next. */
+const RESCAN_AFTER_MS = 250;
+
 /**
  * The task pool's leader duties on the job's elected leader: watch the ledger for termination (seed 000, Alg. 1),
  * fold the committed result contributions into the job's result exactly once, and recover the
@@ -51,9 +54,16 @@ export class TaskPoolLeaderDuties {
     this.termination.stop();
   }
 
-  /** Claims every task whose owner is not a live member (the unowned root included). */
+  /**
+   * Claims every task whose owner is not a live member (the unowned root included). A scan that fails (a
+   * connection lost under load) is repeated: no later event may come to start another, and tasks left
+   * with a dead owner would never run.
+   */
   recover(): void {
-    this.recovering = this.recovering.then(() => this.recoverOnce()).catch((err: unknown) => log.warn('job', 'recovery scan failed', err));
+    this.recovering = this.recovering.then(() => this.recoverOnce()).catch((err: unknown) => {
+      log.warn('job', 'recovery scan failed; scanning again shortly', err);
+      if (!this.stopped) setTimeout(() => this.recover(), RESCAN_AFTER_MS).unref();
+    });
   }
 
   private async recoverOnce(): Promise<void> {
