@@ -8,10 +8,11 @@
  *
  *   npx tsx bench/binomial-tree.ts [--repeat 3] [--large]
  *
- * T3 (4,112,897 nodes) always; `--large` adds t3-100m (95,419,753 nodes; minutes). Fastest of the repeats
+ * T3 (4,112,897 nodes) always; `--large` adds t3-100m (95,419,753 nodes; minutes; without it, the figures of the
+ * last run that had it are kept, with their date). Fastest of the repeats
  * (interference from other processes only ever slows a run down). Writes bench/results/binomial-tree.json.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { Cluster } from '../src/runtime/cluster.js';
@@ -85,6 +86,7 @@ async function parallel(cluster: Cluster, shape: TreeShape, expected: number): P
 }
 
 const fastest = (runs: Run[]) => runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+const machine = machineInfo();
 const trees = values.large ? (['t3', 't3-100m'] as const) : (['t3'] as const);
 const results = [];
 for (const name of trees) {
@@ -127,6 +129,10 @@ for (const name of trees) {
     ['ceiling: 2 plain loops at once', '', ceiling, ceiling / 2, '', '', '', ''],
     ...rows.map((r) => [r.setup, r.seconds, r.speedup, r.efficiency, r.ofCeiling ?? '', r.cpuSeconds, r.tasks, r.steals]),
   ]);
-  results.push({ tree: name, shape, nodes: expected, sequentialSeconds: seq, sequentialCpuSeconds: plainRuns.map((r) => r.cpuSeconds), plainThreadSeconds: { alone, pair }, ceiling, rows });
+  results.push({ tree: name, shape, nodes: expected, sequentialSeconds: seq, sequentialCpuSeconds: plainRuns.map((r) => r.cpuSeconds), plainThreadSeconds: { alone, pair }, ceiling, rows, measured: machine.date });
 }
-writeFileSync(resultsFile('binomial-tree'), `${JSON.stringify({ machine: machineInfo(), repeat: REPEAT, trees: results }, null, 2)}\n`);
+// Without --large, the large tree's figures of an earlier run are kept (each tree says when it was measured).
+const file = resultsFile('binomial-tree');
+const earlier = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { machine: { date: string }; trees: Array<{ tree: string; measured?: string }> }) : undefined;
+const kept = (earlier?.trees ?? []).filter((t) => !trees.some((name) => name === t.tree)).map((t) => ({ ...t, measured: t.measured ?? earlier!.machine.date }));
+writeFileSync(file, `${JSON.stringify({ machine, repeat: REPEAT, trees: [...results, ...kept] }, null, 2)}\n`);

@@ -37,7 +37,7 @@ export function runtimeSections(): Section {
   for (const t of (binomial?.trees as Json[] | undefined) ?? []) {
     const two = (t.rows as Json[]).filter((r) => r.nodes * r.workers === 2);
     const goal = t.tree === 't3' ? 1.7 : 1.85;
-    targets.push({ what: `binomial tree ${t.tree} (${int(t.nodes as number)} nodes), speed-up on 2 workers vs the plain loop`, target: `≥ ${goal}`, value: two.map((r) => `${f(r.speedup as number)} (${r.setup})`).join(', '), met: two.every((r) => (r.speedup as number) >= goal), note: `machine ceiling in the same run ${f(t.ceiling as number)}; of it: ${two.map((r) => f(r.ofCeiling as number)).join(', ')}` });
+    targets.push({ what: `binomial tree ${t.tree} (${int(t.nodes as number)} nodes), speed-up on 2 workers vs the plain loop`, target: `≥ ${goal}`, value: two.map((r) => `${f(r.speedup as number)} (${r.setup})`).join(', '), met: two.every((r) => (r.speedup as number) >= goal), note: `machine ceiling in the same run ${f(t.ceiling as number)}; of it: ${two.map((r) => f(r.ofCeiling as number)).join(', ')}${typeof t.measured === 'string' && t.measured !== binomial?.machine?.date ? ` (measured ${t.measured.slice(0, 10)} with \`--large\`)` : ''}` });
   }
   // ---- ZooKeeper paragraph ----------------------------------------------------------------------
   out.push('## ZooKeeper: read/write ratio and retried transactions of termination detection', '');
@@ -76,7 +76,8 @@ export function runtimeSections(): Section {
   if (binomial) {
     out.push('## Irregular trees: UTS binomial trees', '', `\`node dist/bench/binomial-tree.js [--large]\`: node count of UTS binomial trees (examples/tasks/binomial-tree.ts; SHA-1 node states as in UTS) on an embedded cluster against the same code in a plain loop; fastest of ${binomial.repeat}; *ceiling* = two plain loops on two threads at once against one alone:`, '');
     for (const t of binomial.trees as Json[]) {
-      out.push(`**${t.tree}** (${int(t.nodes as number)} nodes; b0 ${t.shape.b0}, q ${t.shape.q}, m ${t.shape.m}, seed ${t.shape.seed}; ceiling ${f(t.ceiling as number)}):`, '');
+      const earlier = typeof t.measured === 'string' && t.measured !== binomial.machine?.date ? `; measured ${t.measured.slice(0, 16).replace('T', ' ')} UTC in an earlier run with \`--large\`` : '';
+      out.push(`**${t.tree}** (${int(t.nodes as number)} nodes; b0 ${t.shape.b0}, q ${t.shape.q}, m ${t.shape.m}, seed ${t.shape.seed}; ceiling ${f(t.ceiling as number)}${earlier}):`, '');
       out.push(table([['setup', 'seconds', 'speed-up', 'efficiency', 'of ceiling', 'CPU s', 'tasks', 'steals'], ['plain loop', f(Math.min(...(t.sequentialSeconds as number[]))), '1.00', '1.00', '', t.sequentialCpuSeconds ? f(Math.min(...(t.sequentialCpuSeconds as number[]))) : '', '1', '0'],
         ...(t.rows as Json[]).map((r) => [r.setup, f(r.seconds as number), f(r.speedup as number), f(r.efficiency as number), r.ofCeiling === null ? '' : f(r.ofCeiling as number), f(r.cpuSeconds as number), r.tasks, r.steals])]), '');
     }
