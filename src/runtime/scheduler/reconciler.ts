@@ -244,6 +244,8 @@ export class Reconciler {
       this.knownEpoch = this.knownAgrees(input) ? epoch : undefined;
     }
     const { members, assignments, jobs } = input;
+    // Whether what is known was current at this epoch (a commit then keeps it current; else it still lags).
+    const trusted = this.knownEpoch === epoch;
     const live = new Set(members);
     const nodes: NodeState[] = [];
     const versions = new Map<string, number>();
@@ -281,13 +283,13 @@ export class Reconciler {
       this.dirty = true; // the next pass reads afresh after the conflicting write: it sees it
       return;
     }
-    // What this commit wrote is known without reading it back (nobody committed between the epoch read and it).
+    // What this commit wrote is known without reading it back (nobody committed between the epoch read and it)
     decisions.forEach((d, i) => {
       const r = results[i + 1];
       if (r?.op === 'setData') this.known.learnAssignment(d.node, { job: d.to, version: r.stat.version, mtime: r.stat.mtime, zxid: r.stat.mzxid });
     });
     for (const id of markers) this.known.learnStarted(id, true);
-    this.knownEpoch = results[0]?.op === 'setData' ? results[0].stat.version : undefined;
+    this.knownEpoch = trusted && results[0]?.op === 'setData' ? results[0].stat.version : undefined;
     // Nodes released now are idle only in the next plan (waiting jobs get them there): one more pass, from what is known.
     this.dirty = true;
     this.stats.commits++;
