@@ -20,7 +20,7 @@
  *   scripts/ensure-stress-ng.sh && npx tsx bench/iterative.ts [--iterations N] [--reps R]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ITERATIVE_APPLICATIONS } from '../src/frameworks/iterative/apps/applications.js';
 import type { NodeFigures } from '../src/frameworks/iterative/figures.js';
@@ -31,6 +31,7 @@ import { requestJob } from '../src/runtime/job-control.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
+import { processCpuSeconds, statTicks } from './proc-cpu.js';
 import { createCpuQuota, CpuQuotaUnavailable, removeOnExit, type CpuQuota } from './cpu-quota.js';
 import { writeIterativeCharts, type Condition, type IterativeRun, type ThreadResult } from './iterative-charts.js';
 import { printTable } from './table.js';
@@ -63,20 +64,8 @@ function pin(id: number, cpus: string, all = true): void {
 /** CPU time (clock ticks) each thread of a process has used so far. */
 function threadTimes(pid: number): Map<number, number> {
   const out = new Map<number, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(Number(tid), Number(fields[11]) + Number(fields[12]));
-  }
+  for (const tid of readdirSync(`/proc/${pid}/task`)) out.set(Number(tid), statTicks(`/proc/${pid}/task/${tid}/stat`));
   return out;
-}
-
-/** CPU seconds a process has used so far, every thread's, exited ones included (USER_HZ is 100 on Linux). */
-function processCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Each labelled node's process id (A, B, C), for the CPU each uses during a run. */

@@ -18,6 +18,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { secretFile } from '../test/support/node-process.js';
 import { fourLetterWord, startEnsemble, type ZkEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
+import { processCpuSeconds } from './proc-cpu.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: {
@@ -42,10 +43,7 @@ async function plainSolve(seed: number): Promise<number> {
 /** CPU seconds the ensemble's JVMs have used so far (Linux /proc; undefined elsewhere). */
 function ensembleCpu(ensemble: ZkEnsemble): number | undefined {
   try {
-    return ensemble.servers.reduce((sum, s) => {
-      const fields = readFileSync(`/proc/${s.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return sum + (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
-    }, 0);
+    return ensemble.servers.reduce((sum, s) => sum + processCpuSeconds(s.pid!), 0);
   } catch {
     return undefined;
   }

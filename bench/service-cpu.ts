@@ -18,6 +18,7 @@ import { Distribution, startService } from '../src/index.js';
 import { mandelbrot } from '../examples/service/programs.js';
 import { selfSignedCert } from '../test/frameworks/service/tls.js';
 import { machineInfo, resultsFile } from './machine.js';
+import { processCpuSeconds } from './proc-cpu.js';
 import { printTable } from './table.js';
 
 const { values } = parseArgs({ options: { batches: { type: 'string', default: '12' } } });
@@ -30,8 +31,7 @@ function childrenCpuMs(): number {
   for (const thread of readdirSync(`/proc/${process.pid}/task`)) {
     for (const pid of readFileSync(`/proc/${process.pid}/task/${thread}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) {
       try {
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        ms += (Number(fields[11]) + Number(fields[12])) * 10;
+        ms += processCpuSeconds(Number(pid)) * 1000;
       } catch {
         // the child ended meanwhile
       }

@@ -132,10 +132,11 @@ export async function runElastic(
     clearInterval(progress);
     // Nodes in other processes report their steals and migrations (counted where tasks leave, as the events are) only in their tallies.
     const tally = await settledTallies(cluster.coordination, job.id).catch(() => undefined);
-    const workers = tally && tally.tallies > 0 ? { workerSeconds: tally.total.workerMs / 1000 } : {};
+    let workers = {};
     if (tally && tally.tallies > 0) {
       counts.steals = Math.max(counts.steals, tally.total.stealsOut);
       counts.migrations = Math.max(counts.migrations, tally.total.migrationsOut);
+      workers = { workerSeconds: tally.total.workerMs / 1000 };
     }
     return {
       jobId: job.id,

@@ -301,7 +301,10 @@ export class Reconciler {
   private async knownInput(): Promise<PassInput> {
     const k = this.known;
     const jobs = new Map<string, JobRead>();
-    for (const id of k.jobIds!) jobs.set(id, await this.jobRead(id, k.jobs.get(id)!));
+    for (const id of k.jobIds!) {
+      const spec = await this.specOf(id);
+      jobs.set(id, spec === undefined ? { kind: 'pending' } : this.jobRead(id, spec, k.jobs.get(id)!));
+    }
     return { members: k.members!, assignments: k.assignmentIds!.map((id) => ({ id, read: k.assignments.get(id) ?? null })), jobs };
   }
 
@@ -344,7 +347,7 @@ export class Reconciler {
   private async readJob(id: string): Promise<JobRead> {
     const spec = await this.specOf(id);
     if (spec === undefined) return { kind: 'pending' };
-    if (this.finished.has(id)) return this.jobRead(id, { size: undefined, finished: true, started: true });
+    if (this.finished.has(id)) return this.jobRead(id, spec, { size: undefined, finished: true, started: true });
     const p = jobPaths(id, this.paths.root);
     const [result, size, started] = await Promise.all([
       this.client.exists(p.result),
@@ -352,13 +355,11 @@ export class Reconciler {
       this.client.exists(this.paths.started(id)),
     ]);
     this.known.learnStarted(id, started !== null);
-    return this.jobRead(id, { size: { value: size ? parseSize(size.data) : null, version: size?.stat.version ?? -1 }, finished: result !== null, started: started !== null });
+    return this.jobRead(id, spec, { size: { value: size ? parseSize(size.data) : null, version: size?.stat.version ?? -1 }, finished: result !== null, started: started !== null });
   }
 
   /** A job's state from its spec and its scheduler znodes. */
-  private async jobRead(id: string, z: KnownJob): Promise<JobRead> {
-    const spec = await this.specOf(id);
-    if (spec === undefined) return { kind: 'pending' };
+  private jobRead(id: string, spec: JobSpec, z: KnownJob): JobRead {
     const range = nodeRangeOf(spec);
     const base = { id, createdAt: spec.createdAt, ...range, ...(spec.managedBy !== undefined ? { external: true } : {}) };
     if (this.finished.has(id)) return { kind: 'job', state: { ...base, desired: 0, finished: true, started: true }, startedMarker: true, znodes: { size: undefined, finished: true, started: true } };
