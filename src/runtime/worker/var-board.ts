@@ -7,13 +7,30 @@
 const SLOT_BYTES = 16 * 1024;
 const HEADER_INTS = 2; // version, length
 
+interface Slot {
+  header: Int32Array;
+  bytes: Uint8Array;
+  /** The version last decoded here (per reader: each worker has its own board object) and its value. */
+  version: number;
+  value: unknown;
+}
+
 export class VarBoard {
-  private readonly names: string[];
-  private readonly cache = new Map<string, { version: number; value: unknown }>();
+  /** Each variable's slot, its views made once: a read in a hot search loop allocates nothing. */
+  private readonly slots = new Map<string, Slot>();
 
   constructor(readonly buffer: SharedArrayBuffer, names: readonly string[]) {
-    this.names = [...names].sort();
-    if (buffer.byteLength < this.names.length * (SLOT_BYTES + HEADER_INTS * 4)) throw new Error('var board buffer too small');
+    const sorted = [...names].sort();
+    if (buffer.byteLength < sorted.length * (SLOT_BYTES + HEADER_INTS * 4)) throw new Error('var board buffer too small');
+    sorted.forEach((name, index) => {
+      const offset = index * (SLOT_BYTES + HEADER_INTS * 4);
+      this.slots.set(name, {
+        header: new Int32Array(buffer, offset, HEADER_INTS),
+        bytes: new Uint8Array(buffer, offset + HEADER_INTS * 4, SLOT_BYTES),
+        version: -1,
+        value: undefined,
+      });
+    });
   }
 
   static allocate(names: readonly string[]): SharedArrayBuffer {
@@ -21,7 +38,7 @@ export class VarBoard {
   }
 
   has(name: string): boolean {
-    return this.names.includes(name);
+    return this.slots.has(name);
   }
 
   /** Writes a value (main thread only: one writer per board). */
@@ -37,29 +54,26 @@ export class VarBoard {
 
   /** Reads a value; decodes only when it changed since the last read. */
   read(name: string): unknown {
-    const { header, bytes } = this.slot(name);
+    const slot = this.slot(name);
+    const { header, bytes } = slot;
     for (;;) {
       const before = Atomics.load(header, 0);
       if (before === 0) return undefined; // never written
       if (before % 2 === 1) continue;
-      const cached = this.cache.get(name);
-      if (cached && cached.version === before) return cached.value;
+      if (slot.version === before) return slot.value;
       const length = Atomics.load(header, 1);
       const copy = Buffer.from(bytes.subarray(0, length));
       if (Atomics.load(header, 0) !== before) continue;
       const value: unknown = JSON.parse(copy.toString('utf8'));
-      this.cache.set(name, { version: before, value });
+      slot.version = before;
+      slot.value = value;
       return value;
     }
   }
 
-  private slot(name: string): { header: Int32Array; bytes: Uint8Array } {
-    const index = this.names.indexOf(name);
-    if (index < 0) throw new Error(`global variable "${name}" is not declared in the task type's vars`);
-    const offset = index * (SLOT_BYTES + HEADER_INTS * 4);
-    return {
-      header: new Int32Array(this.buffer, offset, HEADER_INTS),
-      bytes: new Uint8Array(this.buffer, offset + HEADER_INTS * 4, SLOT_BYTES),
-    };
+  private slot(name: string): Slot {
+    const slot = this.slots.get(name);
+    if (!slot) throw new Error(`global variable "${name}" is not declared in the task type's vars`);
+    return slot;
   }
 }

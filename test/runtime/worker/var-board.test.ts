@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { VarBoard } from '../../../src/runtime/worker/var-board.js';
+
+test('a reader sees every new value of each variable, and the unwritten ones as undefined', () => {
+  const buffer = VarBoard.allocate(['found', 'bound']);
+  const writer = new VarBoard(buffer, ['found', 'bound']);
+  // Declared in another order: slots follow the sorted names, so every view of the buffer agrees.
+  const reader = new VarBoard(buffer, ['bound', 'found']);
+  assert.equal(reader.read('bound'), undefined);
+  writer.write('bound', 100);
+  assert.equal(reader.read('bound'), 100);
+  assert.equal(reader.read('bound'), 100); // the cached value, while the version is unchanged
+  assert.equal(reader.read('found'), undefined);
+  writer.write('bound', 42);
+  writer.write('found', { at: [1, 2] });
+  assert.equal(reader.read('bound'), 42);
+  assert.deepEqual(reader.read('found'), { at: [1, 2] });
+  // Two readers keep their caches apart.
+  const other = new VarBoard(buffer, ['bound', 'found']);
+  assert.equal(other.read('bound'), 42);
+  writer.write('bound', 7);
+  assert.equal(other.read('bound'), 7);
+  assert.equal(reader.read('bound'), 7);
+});
+
+test('an undeclared variable is named in the error; a value over the slot size is refused', () => {
+  const board = new VarBoard(VarBoard.allocate(['bound']), ['bound']);
+  assert.equal(board.has('bound'), true);
+  assert.equal(board.has('other'), false);
+  assert.throws(() => board.read('other'), /global variable "other" is not declared/);
+  assert.throws(() => board.write('bound', 'x'.repeat(20_000)), /global variable "bound" is 20002 bytes as JSON; the limit is 16384/);
+  assert.throws(() => new VarBoard(new SharedArrayBuffer(16), ['bound']), /var board buffer too small/);
+});
