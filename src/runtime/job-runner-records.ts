@@ -269,17 +269,20 @@ export abstract class JobRunnerRecords {
   protected lost(taskId: string, err: unknown): void {
     if (err instanceof LostOwnership) {
       log.info('runtime', `task ${taskId} was taken over elsewhere; dropping the local copy`);
-      const slot = this.running.get(taskId);
-      if (slot !== undefined) {
-        // Cancel it where it runs; a pipelined task still waiting behind another must not run at all.
-        const current = this.d.workers.currentTask?.(slot) ?? taskId;
-        if (current === taskId) this.d.workers.cancel(slot);
-        else this.d.workers.drop?.(slot, taskId);
-      }
+      this.stopRun(taskId);
     } else if (!this.stopped) {
       this.d.onEvent({ type: 'failed', error: `ledger write for task ${taskId} failed: ${err instanceof Error ? err.message : String(err)}` });
     }
     this.schedule();
+  }
+
+  /** Stops a task where it runs (its end is reported as usual); a pipelined task still waiting behind another never runs. */
+  protected stopRun(taskId: string): void {
+    const slot = this.running.get(taskId);
+    if (slot === undefined) return;
+    const current = this.d.workers.currentTask?.(slot) ?? taskId;
+    if (current === taskId) this.d.workers.cancel(slot);
+    else this.d.workers.drop?.(slot, taskId);
   }
 
   /** New tasks recorded together: into the pool, from where `schedule` gives them to workers (in batches) and thieves. */

@@ -5,6 +5,7 @@ import type { TaskSnapshot } from './task-record.js';
 import type { RunRequest } from './worker/messages.js';
 import type { WorkerEvent } from './worker/worker-pool.js';
 import { TaskTransfers } from './task-transfers.js';
+import { EarlyStarts } from './early-starts.js';
 import { JobRunnerRecords, type JobRunnerDeps, type RunnerEvent } from './job-runner-records.js';
 
 export type { JobRunnerDeps, RunnerEvent };
@@ -26,7 +27,8 @@ interface PendingSteal {
  * One node's part in one job: its local task pool, its running tasks, the thief and victim sides
  * of work stealing, potential splitting, and the migration of its tasks when it drains.
  * Every task it holds is owned in the ledger; ownership moves only through a claim there, so
- * a task runs on exactly one node at a time whatever messages are lost.
+ * a task counts on exactly one node whatever messages are lost (a task offered here may start before
+ * its claim settles, but what it does is held until then, and dropped if the claim is refused).
  */
 export class JobRunner extends JobRunnerRecords {
   private readonly pendingSteals: PendingSteal[] = [];
@@ -38,6 +40,8 @@ export class JobRunner extends JobRunnerRecords {
   private timerAt = 0;
   private drainWaiters: Array<() => void> = [];
   private migrateCursor = 0;
+  /** Offered tasks started before their claim settled, and what their runs reported meanwhile. */
+  private readonly early = new EarlyStarts();
   /** The input as workers get it: 'loading' until `loadInput` resolved (`d.input` when there is no loader). */
   private input: { value: unknown } | 'loading' | undefined;
 
@@ -49,6 +53,8 @@ export class JobRunner extends JobRunnerRecords {
       send: (to, m) => d.send(to, m),
       accepting: () => !this.stopped && !this.draining,
       place: (snapshot) => this.place(snapshot),
+      startEarly: (snapshot) => this.startEarly(snapshot),
+      claimSettled: (taskId, claimed) => this.claimSettled(taskId, claimed),
       schedule: () => this.schedule(),
       arm: (ms) => this.arm(ms),
       inFlight: (delta) => void (this.inFlight += delta),
@@ -86,6 +92,14 @@ export class JobRunner extends JobRunnerRecords {
 
   /** Events from the worker pool about this job's tasks. */
   onWorker(ev: WorkerEvent): void {
+    switch (this.early.intercept(ev)) {
+      case 'held':
+      case 'dropped':
+        return;
+      case 'refused-end':
+        this.forget((ev as { taskId: string }).taskId);
+        return this.schedule();
+    }
     switch (ev.type) {
       case 'child': return this.onChild(ev.taskId, ev.childState, ev.checkpoint, ev.on);
       case 'children': return this.onChildren(ev.taskId, ev.states, ev.checkpoint);
@@ -346,6 +360,29 @@ export class JobRunner extends JobRunnerRecords {
 
   protected start(slot: number, snapshot: TaskSnapshot): void {
     this.d.workers.run(slot, this.started(slot, snapshot), (this.input as { value: unknown }).value);
+  }
+
+  /** An offered task starts on an idle worker before its claim settles (see EarlyStarts); false if none is idle. */
+  private startEarly(snapshot: TaskSnapshot): boolean {
+    if (this.stopped || this.draining || !this.inputReady()) return false;
+    const slot = this.freeSlot();
+    if (slot === undefined) return false;
+    this.early.begin(snapshot.id);
+    this.start(slot, snapshot);
+    return true;
+  }
+
+  /** Claimed: the run's held reports are handled now, in order. Refused: the run is stopped and nothing it did counts. */
+  private claimSettled(taskId: string, claimed: boolean): void {
+    const { replay, over } = this.early.settle(taskId, claimed);
+    if (this.stopped) return this.forget(taskId);
+    if (claimed) {
+      for (const ev of replay) this.onWorker(ev);
+      return;
+    }
+    log.info('runtime', `task ${taskId} started before its claim, which was refused: its run is dropped`);
+    if (over) this.forget(taskId);
+    else this.stopRun(taskId);
   }
 
   /** Marks a task running on `slot`; its run request. */

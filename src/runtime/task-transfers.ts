@@ -3,6 +3,7 @@
  * (a steal answer, a migration on drain, a placement on a chosen node).
  *
  * offer → the receiver claims the record in the ledger at the offered version → offer-ack
+ * (a receiver with an idle worker starts the task meanwhile; what the run reports waits for the claim)
  * - claimed: the receiver owns the task; the sender forgets it;
  * - refused, undeliverable, unanswered past the deadline, or the receiver left: the sender takes it
  *   back by claiming the record at the version it handed out — which fences a late claim by the
@@ -38,6 +39,13 @@ export interface TransferHost {
   accepting(): boolean;
   /** A task this node owns now: run it or queue it. */
   place(snapshot: TaskSnapshot): void;
+  /**
+   * Starts an offered task on an idle worker before the claim settles, its reports held until then
+   * (see EarlyStarts); false if no worker is idle (optional: without it every task waits for its claim).
+   */
+  startEarly?(snapshot: TaskSnapshot): boolean;
+  /** The claim on a task started early settled: hand on its held reports, or stop and drop the run. */
+  claimSettled?(taskId: string, claimed: boolean): void;
   schedule(): void;
   /** Wakes the runner after `ms`. */
   arm(ms: number): void;
@@ -98,7 +106,10 @@ export class TaskTransfers {
     }
   }
 
-  /** The receiving side of an offer: claim the task in the ledger, answer, then run it. */
+  /**
+   * The receiving side of an offer: claim the task in the ledger, answer, and run it — started at once
+   * where a worker is idle (its reports wait for the claim), else placed once claimed.
+   */
   async receive(from: string, snapshot: TaskSnapshot, requestId: number | undefined): Promise<void> {
     const answer = (claimed: boolean) => this.h.send(from, { type: 'offer-ack', job: this.h.jobId, taskId: snapshot.id, claimed })
       .catch((err: unknown) => log.debug('runtime', `could not answer the offer of ${snapshot.id} to ${from}`, err));
@@ -108,6 +119,8 @@ export class TaskTransfers {
     }
     this.h.inFlight(1);
     let claimed = false;
+    // A referenced state is not here yet: that task waits for its bytes and its claim.
+    const early = !snapshot.ref && (this.h.startEarly?.({ ...snapshot, version: snapshot.version + 1 }) ?? false);
     try {
       // A referenced state is obtained before the claim: a task whose bytes cannot be had stays with the sender.
       if (snapshot.ref) snapshot = { ...snapshot, ...(await this.h.ledger.load(snapshot.ref, snapshot.id)) };
@@ -116,11 +129,12 @@ export class TaskTransfers {
       log.warn('runtime', `claiming task ${snapshot.id} failed`, err);
     }
     this.h.inFlight(-1);
+    if (early) this.h.claimSettled!(snapshot.id, claimed);
     await answer(claimed);
     if (requestId !== undefined) this.h.stealAnswered(requestId, claimed);
     if (claimed) {
       this.h.received(requestId !== undefined ? 'steal' : 'migration', snapshot.id);
-      this.h.place({ ...snapshot, version: snapshot.version + 1 });
+      if (!early) this.h.place({ ...snapshot, version: snapshot.version + 1 });
     }
     this.h.schedule();
   }
