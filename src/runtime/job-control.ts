@@ -63,32 +63,47 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
   const paths = jobPaths(id, root);
   const ship = opts.data && (opts.shipCode ?? true) && isLocalModule(opts.ref.module);
   const bundle = ship ? await bundleTaskModule(opts.ref.module) : undefined;
-  // The job's znode first: the data plane's collection keeps blobs of jobs that exist.
-  await mkdirp(client, paths.base);
+  const input = encodedInput(opts);
+  let rootRecord = encode({ owner: '', state: opts.root, partial: undefined } satisfies TaskRecord);
+  const rootBlob = rootRecord.length > INLINE_STATE_BYTES && opts.data !== undefined;
+  // Blobs (shipped code, a large input or root state) are kept by the data plane for jobs that exist: the
+  // job's znode comes first. Without any, the job's znode, ledger and spec are one transaction.
+  const inline = !bundle && !rootBlob && (input === undefined || input.bytes.length <= INLINE_INPUT_BYTES);
+  if (!inline) await mkdirp(client, paths.base);
   const spec: JobSpec = {
     id, ref: opts.ref, varNames: Object.keys(type.vars ?? {}).sort(), createdAt: Date.now(), nodes, minNodes,
     ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}),
     ...(opts.kind && kind.name !== 'task-pool' ? { kind: opts.kind } : {}),
     ...(opts.managedBy !== undefined ? { managedBy: opts.managedBy } : {}),
-    ...(await inputFields(opts, id)),
+    ...(await inputFields(opts, input, id)),
     ...(bundle ? { code: await opts.data!.share(bundle.code, id, `code of ${opts.ref.module}`) } : {}),
   };
-  // The ledger (with the root task) exists before the spec, so the scheduler never assigns nodes to a job without one.
-  let rootRecord = encode({ owner: '', state: opts.root, partial: undefined } satisfies TaskRecord);
-  if (rootRecord.length > INLINE_STATE_BYTES && opts.data) {
-    const ref = await opts.data.share(encode({ state: opts.root, partial: undefined }), id, 'root task state');
+  if (rootBlob) {
+    const ref = await opts.data!.share(encode({ state: opts.root, partial: undefined }), id, 'root task state');
     rootRecord = encode({ owner: '', state: null, partial: null, ref } satisfies TaskRecord);
   }
-  await new TerminationCoordinator(client, paths.termination).init(ROOT_TASK_ID, rootRecord);
-  await client.create(paths.spec, encode(spec));
+  // The ledger (with the root task) exists before the spec, or with it, so the scheduler never assigns nodes to a job without one.
+  const ledger = new TerminationCoordinator(client, paths.termination);
+  if (inline) {
+    await ledger.init(ROOT_TASK_ID, rootRecord, { parents: [{ op: 'create', path: paths.base }], after: [{ op: 'create', path: paths.spec, data: encode(spec) }] });
+  } else {
+    await ledger.init(ROOT_TASK_ID, rootRecord);
+    await client.create(paths.spec, encode(spec));
+  }
   return spec;
 }
 
-/** The spec's input: inline when small, else a reference to it in the submitter's data plane. */
-async function inputFields(opts: SubmitOptions, jobId: string): Promise<Pick<JobSpec, 'input' | 'inputBlob'>> {
-  if (opts.input === undefined) return {};
+/** The job input as the spec or the data plane would hold it. */
+function encodedInput(opts: SubmitOptions): { bytes: Uint8Array; binary: boolean } | undefined {
+  if (opts.input === undefined) return undefined;
   const binary = opts.input instanceof Uint8Array;
-  const bytes = binary ? (opts.input as Uint8Array) : encode(opts.input);
+  return { bytes: binary ? (opts.input as Uint8Array) : encode(opts.input), binary };
+}
+
+/** The spec's input: inline when small, else a reference to it in the submitter's data plane. */
+async function inputFields(opts: SubmitOptions, input: { bytes: Uint8Array; binary: boolean } | undefined, jobId: string): Promise<Pick<JobSpec, 'input' | 'inputBlob'>> {
+  if (input === undefined) return {};
+  const { bytes, binary } = input;
   if (bytes.length <= INLINE_INPUT_BYTES) return { input: opts.input };
   if (!opts.data) {
     throw new Error(`the job input is ${bytes.length} bytes, over the ${INLINE_INPUT_BYTES} bytes a job spec holds inline; ` +

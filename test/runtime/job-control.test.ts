@@ -50,3 +50,29 @@ describe('requestJob', () => {
     }
   });
 });
+
+describe('submitJob', () => {
+  it('creates a job without blobs — its znode, ledger with the root task, and spec — in one transaction', { timeout: 60_000 }, async () => {
+    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`);
+    try {
+      await submitJob(client, { ref: APP, root: rootState(4), nodes: 0 }); // creates the jobs directory
+      const writes: string[] = [];
+      const counting = new Proxy(client, {
+        get(target, key, receiver) {
+          const value = Reflect.get(target, key, receiver) as unknown;
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            if (['create', 'multi', 'setData', 'delete'].includes(String(key))) writes.push(String(key));
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const spec = await submitJob(counting, { ref: APP, root: rootState(4), nodes: 0, input: { small: true } });
+      assert.deepEqual(writes, ['multi'], 'one transaction, no separate create');
+      const paths = jobPaths(spec.id);
+      for (const path of [paths.base, paths.spec, paths.tasks, paths.txns, `${paths.tasks}/root`]) assert.ok(await client.exists(path), `${path} exists`);
+    } finally {
+      await client.close();
+    }
+  });
+});

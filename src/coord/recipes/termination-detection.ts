@@ -5,6 +5,8 @@ import { isCoordError, isRetryable } from '../errors.js';
 import { joinPath, parentOf } from '../paths.js';
 import { mkdirp, reconnected } from '../tree-ops.js';
 import type { CoordClient, Op } from '../types.js';
+
+type CreateOp = Extract<Op, { op: 'create' }>;
 import { watchChildren, type WatchHandle } from '../watch.js';
 import { commitMarked } from './marked-commit.js';
 import { emptyStats, type RecipeStats } from './recipe-stats.js';
@@ -55,17 +57,22 @@ export class TerminationCoordinator {
 
   /**
    * Creates the list holding `rootTaskId` (with optional data, e.g. the root task's state) unless
-   * this computation was initialised before. Returns true if it did.
+   * this computation was initialised before. Returns true if it did. `alongside`: znodes created in the
+   * same transaction — `parents`, the list's missing ancestors, before it; `after`, e.g. what announces
+   * the computation, once it exists — so that all exist or none.
    */
-  async init(rootTaskId: string, rootData?: Uint8Array): Promise<boolean> {
+  async init(rootTaskId: string, rootData?: Uint8Array, alongside: { parents?: CreateOp[]; after?: Op[] } = {}): Promise<boolean> {
     validateTaskId(rootTaskId);
     const p = paths(this.base);
-    await mkdirp(this.client, parentOf(this.base));
+    const parents = alongside.parents ?? [];
+    await mkdirp(this.client, parentOf(parents[0]?.path ?? this.base));
     const ops: Op[] = [
+      ...parents,
       { op: 'create', path: this.base },
       { op: 'create', path: p.tasks },
       { op: 'create', path: p.txns },
       { op: 'create', path: joinPath(p.tasks, rootTaskId), ...(rootData ? { data: rootData } : {}) },
+      ...(alongside.after ?? []),
     ];
     for (;;) {
       this.stats.writes++;
