@@ -1,6 +1,6 @@
 import type { WorkerEvent } from './worker/worker-pool.js';
 
-/** What a worker reports about one task (everything but `ready` and `setVar`). */
+/** What a worker reports about one task (everything but `ready`). */
 type TaskEvent = Extract<WorkerEvent, { taskId: string }>;
 
 /** The reports after which a run is over on its worker. */
@@ -10,9 +10,10 @@ const ENDS = new Set<WorkerEvent['type']>(['done', 'migrated', 'failed', 'cancel
  * Tasks a node started before its claim on them settled. An offered task (a steal's answer, a
  * migration) starts at once on an idle worker, so the claim's round trip to the coordination service
  * does not leave that worker idle; what the run reports — children, checkpoints, its completion, its
- * messages — is held here until the claim is known, then handed on in order (claimed) or dropped
- * (refused: the sender took the task back, and only its run counts). Global-variable proposals are
- * not held: merging a bound twice changes nothing, and a run's proposals were never transactional.
+ * messages, its global-variable proposals — is held here until the claim is known, then handed on in
+ * order (claimed) or dropped (refused: the sender took the task back, and only its run counts). A bound
+ * proposed by a run that does not count could otherwise keep the run that does from recording the
+ * solution behind it.
  */
 export class EarlyStarts {
   private readonly held = new Map<string, TaskEvent[]>();

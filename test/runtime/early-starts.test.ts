@@ -1,6 +1,6 @@
 /**
  * An offered task starts on an idle worker before the receiver's claim on it settles; what the run
- * reports waits for the claim: handed on in order once claimed, dropped (and the run stopped) when the
+ * reports (global-variable proposals too) waits for the claim: handed on in order once claimed, dropped (and the run stopped) when the
  * sender took the task back first. Real JobRunner and Ledgers on the embedded backend; simulated
  * worker and sender, the receiver's claim held at a gate.
  */
@@ -44,18 +44,21 @@ async function setUp(jobId: string) {
     (ledger as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => (writes.push(name), original(...args));
   }
   const sent: Array<{ to: string; m: RuntimeMessage }> = [];
+  const proposals: unknown[] = [];
   const workers: SimWorkers = new SimWorkers(1, (e) => runner.onWorker(e));
   const runner: JobRunner = new JobRunner({
     nodeId: 'n1', jobId, ref: { module: 'sim', export: 'default' }, ledger, workers, board: undefined, varNames: [],
     send: async (to, m) => void sent.push({ to, m }),
     peers: () => ['n0'],
-    setVar: () => undefined,
+    setVar: (_name, value) => void proposals.push(value),
     onEvent: () => undefined,
     rng: new Rng(3),
     clock: new SimClock(),
     // No steal requests of its own get in the way of what the test looks at.
     steal: { minBackoffMs: 60_000, maxBackoffMs: 60_000, requestTimeoutMs: 60_000 },
   });
+  // A run's global-variable proposal (the simulated worker makes none of its own).
+  const propose = (value: number) => runner.onWorker({ slot: 0, type: 'setVar', jobId, taskId: 't1', name: 'bound', value });
   const offer = () => runner.onMessage('n0', { type: 'offer', job: jobId, task: { id: 't1', state: structuredClone(STATE), partial: undefined, version: 0 } });
   const acks = () => sent.filter((s) => s.m.type === 'offer-ack').map((s) => (s.m as { claimed: boolean }).claimed);
   const record = async () => decode<TaskRecord>((await client.getData(`${paths.tasks}/t1`)).data);
@@ -64,7 +67,7 @@ async function setUp(jobId: string) {
     for (const t of await client.getChildren(paths.txns)) out.push(decode<TxnMarker>((await client.getData(`${paths.txns}/${t}`)).data));
     return out;
   };
-  return { client, paths, runner, workers, senderLedger, release, writes, offer, acks, record, markers };
+  return { client, paths, runner, workers, senderLedger, release, writes, proposals, propose, offer, acks, record, markers };
 }
 
 describe('a task started before its claim settled', () => {
@@ -75,9 +78,11 @@ describe('a task started before its claim settled', () => {
       await flush();
       assert.equal(t.workers.currentTask(0), 't1', 'the offered task runs while its claim is still pending');
       assert.deepEqual(t.acks(), [], 'no answer before the claim');
+      t.propose(7);
       t.workers.step(1_000); // the whole tree: the run ends before its claim
       await flush();
       assert.deepEqual(t.writes, [], 'nothing the run reported was written before the claim');
+      assert.deepEqual(t.proposals, [], 'nor proposed');
       assert.equal(t.runner.idle, false, 'a run whose claim is pending keeps the node busy');
       assert.equal((await t.record()).owner, 'n0');
 
@@ -88,6 +93,7 @@ describe('a task started before its claim settled', () => {
         await flush();
       }
       assert.deepEqual(t.acks(), [true]);
+      assert.deepEqual(t.proposals, [7], 'the held proposal went out once the claim landed');
       const results = (await t.markers()).flatMap((m) => m.results);
       assert.deepEqual(results, [2 ** 4], 'every tree node counted once, by the receiver');
       assert.equal(t.runner.stats.tasksDone, 1);
@@ -106,6 +112,7 @@ describe('a task started before its claim settled', () => {
       // The run splits off a child (held), then the sender takes the task back before the receiver's claim lands.
       t.workers.requestSplit(0);
       t.workers.step(2);
+      t.propose(7);
       await flush();
       assert.ok(await t.senderLedger.claim({ id: 't1', state: STATE, partial: undefined, version: 0 }), 'the sender takes the task back');
 
@@ -116,11 +123,13 @@ describe('a task started before its claim settled', () => {
         await flush();
       }
       assert.deepEqual(t.acks(), [false], 'the claim was refused');
+      t.propose(5); // reported after the refusal, before the run reached its stop
       t.workers.step(1); // the run reaches its next cancellation point
       await flush();
       assert.equal(t.workers.currentTask(0), undefined, 'the refused run was stopped');
       assert.equal(t.runner.idle, true);
       assert.deepEqual(t.writes, [], 'neither the held split nor anything after it was written');
+      assert.deepEqual(t.proposals, [], 'no proposal of the dropped run went out');
       assert.deepEqual(await t.client.getChildren(t.paths.tasks), ['t1'], 'no child record');
       assert.equal((await t.record()).owner, 'n0', 'the task is the sender\'s');
       const markers = await t.markers();

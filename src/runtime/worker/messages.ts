@@ -107,7 +107,8 @@ export type FromWorker =
   | { type: 'migrated'; taskId: string; state: unknown; partial: unknown }
   | { type: 'cancelled'; taskId: string }
   | { type: 'failed'; taskId: string; error: string }
-  | { type: 'setVar'; jobId: string; name: string; value: unknown };
+  /** A global-variable proposal of task `taskId` (held, like its other reports, while the task's claim is pending). */
+  | { type: 'setVar'; jobId: string; taskId: string; name: string; value: unknown };
 
 /** Spawned tasks a worker ran inline after their parent: how many, and their contributions folded into one. */
 export interface InlineRuns {

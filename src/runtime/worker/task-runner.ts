@@ -254,7 +254,7 @@ class RunContext implements TaskContext<unknown> {
   setVar<T>(name: string, value: T): void {
     const current = this.localVars.get(name);
     this.localVars.set(name, current === undefined ? value : mergeVar(this.type, name, current, value));
-    this.post({ type: 'setVar', jobId: this.req.jobId, name, value });
+    this.post({ type: 'setVar', jobId: this.req.jobId, taskId: this.req.taskId, name, value });
   }
 
   /** The message is cloned on posting, so the checkpoint is the parent's state at this instant. */
