@@ -24,8 +24,12 @@ export function searchLoop<N, I>(problem: SearchProblem<N, I>, state: SearchStat
   if (problem.kind === 'optimise') {
     const min = problem.sense === 'min';
     const better = (a: number, b: number | null) => b === null || (min ? a < b : a > b);
-    let incumbent = state.bestValue;
-    if (incumbent !== null) ctx.setVar('bound', incumbent);
+    // Start from the job's bound too: a task split off another (its own best still null) would otherwise
+    // propose worse values, and prune nothing, until its first sync.
+    const jobBound = ctx.getVar<number>('bound') ?? null;
+    let incumbent = jobBound !== null && better(jobBound, state.bestValue) ? jobBound : state.bestValue;
+    // The task's own best goes out only if it beats the job's.
+    if (state.bestValue !== null && better(state.bestValue, jobBound)) ctx.setVar('bound', state.bestValue);
     while (open.length > 0) {
       if (ctx.shouldMigrate()) return 'stopped';
       if ((++tick & SYNC_MASK) === 0) {
