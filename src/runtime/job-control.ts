@@ -85,12 +85,28 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
   // The ledger (with the root task) exists before the spec, or with it, so the scheduler never assigns nodes to a job without one.
   const ledger = new TerminationCoordinator(client, paths.termination);
   if (inline) {
-    await ledger.init(ROOT_TASK_ID, rootRecord, { parents: [{ op: 'create', path: paths.base }], after: [{ op: 'create', path: paths.spec, data: encode(spec) }] });
+    // A caller may have made the job's znode already (the resource manager keeps its record there).
+    const base = await client.exists(paths.base);
+    const specBytes = encode(spec);
+    const created = await ledger.init(ROOT_TASK_ID, rootRecord, { parents: base ? [] : [{ op: 'create', path: paths.base }], after: [{ op: 'create', path: paths.spec, data: specBytes }] });
+    // Not created: the job id is taken — unless a retry after a lost connection found its own transaction committed.
+    const ownRetry = ledger.stats.retries > 0 && (await sameData(client, paths.spec, specBytes));
+    if (!created && !ownRetry) throw new Error(`job ${id} exists already`);
   } else {
     await ledger.init(ROOT_TASK_ID, rootRecord);
     await client.create(paths.spec, encode(spec));
   }
   return spec;
+}
+
+/** Whether the znode at `path` holds exactly `bytes` (false if it does not exist). */
+async function sameData(client: CoordClient, path: string, bytes: Uint8Array): Promise<boolean> {
+  try {
+    return Buffer.from((await client.getData(path)).data).equals(bytes);
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) return false;
+    throw err;
+  }
 }
 
 /** The job input as the spec or the data plane would hold it. */

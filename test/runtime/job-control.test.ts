@@ -11,6 +11,7 @@ import { connect } from '../../src/coord/connect.js';
 import { ControlChannel } from '../../src/coord/recipes/control-channel.js';
 import { cancelJob, requestJob, submitJob } from '../../src/runtime/job-control.js';
 import { jobPaths } from '../../src/runtime/job-paths.js';
+import { mkdirp } from '../../src/coord/tree-ops.js';
 import { withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 
@@ -71,6 +72,21 @@ describe('submitJob', () => {
       assert.deepEqual(writes, ['multi'], 'one transaction, no separate create');
       const paths = jobPaths(spec.id);
       for (const path of [paths.base, paths.spec, paths.tasks, paths.txns, `${paths.tasks}/root`]) assert.ok(await client.exists(path), `${path} exists`);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('fills a job znode its caller made first (as the resource manager does); refuses a job id in use', { timeout: 60_000 }, async () => {
+    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`);
+    try {
+      const paths = jobPaths('j-premade');
+      await mkdirp(client, paths.base);
+      await client.create(`${paths.base}/managed`, Buffer.from('{}'));
+      const spec = await submitJob(client, { ref: APP, root: rootState(4), nodes: 0, jobId: 'j-premade' });
+      assert.equal(spec.id, 'j-premade');
+      for (const path of [paths.spec, `${paths.tasks}/root`, `${paths.base}/managed`]) assert.ok(await client.exists(path), `${path} exists`);
+      await assert.rejects(submitJob(client, { ref: APP, root: rootState(5), nodes: 0, jobId: 'j-premade' }), /job j-premade exists already/);
     } finally {
       await client.close();
     }
