@@ -18,6 +18,7 @@ import { Worker } from 'node:worker_threads';
 import { Cluster } from '../src/runtime/cluster.js';
 import { settledTallies } from '../src/runtime/job-tallies.js';
 import { secretFile, startNodeProcess } from '../test/support/node-process.js';
+import { waitFor } from '../test/support/wait.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import type { TaskRef } from '../src/runtime/task.js';
 import { countSequentially, rootTask, TREES, type TreeCount, type TreeShape } from '../examples/tasks/binomial-tree.js';
@@ -74,12 +75,8 @@ async function plainThreads(shape: TreeShape, expected: number, threads: number)
 }
 
 /** Until every node of the cluster is idle again (released by the previous job), so that the next job gets them all. */
-async function allIdle(cluster: Cluster): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while ((await cluster.nodes()).some((n) => n.assignment !== '')) {
-    if (Date.now() > deadline) throw new Error('nodes still assigned 30 s after their job ended');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+function allIdle(cluster: Cluster): Promise<void> {
+  return waitFor(async () => (await cluster.nodes()).every((n) => n.assignment === ''), 'the nodes to be released by the previous job');
 }
 
 /** One job on a running cluster, from submit to result. */
@@ -114,7 +111,7 @@ async function onProcesses(shape: TreeShape, expected: number): Promise<{ runs: 
   const nodes = await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
   const cluster = await Cluster.connect(zk.connectionString);
   try {
-    while ((await cluster.nodes()).length < 2) await new Promise((resolve) => setTimeout(resolve, 5)); // this session may lag behind the nodes'
+    await waitFor(async () => (await cluster.nodes()).length >= 2, 'both node processes seen by this session'); // it may lag behind the nodes'
     await parallel(cluster, TREES.small, countSequentially(TREES.small).nodes, true); // loads the task module on every worker
     const runs: Run[] = [];
     for (let i = 0; i < REPEAT; i++) runs.push(await parallel(cluster, shape, expected, true));

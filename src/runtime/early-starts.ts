@@ -20,10 +20,6 @@ export class EarlyStarts {
   /** Refused runs still going on their worker: their reports are dropped until their end. */
   private readonly refused = new Set<string>();
 
-  get size(): number {
-    return this.held.size;
-  }
-
   begin(taskId: string): void {
     this.held.set(taskId, []);
   }

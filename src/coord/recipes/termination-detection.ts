@@ -5,11 +5,11 @@ import { isCoordError, isRetryable } from '../errors.js';
 import { joinPath, parentOf } from '../paths.js';
 import { mkdirp, reconnected } from '../tree-ops.js';
 import type { CoordClient, Op } from '../types.js';
-
-type CreateOp = Extract<Op, { op: 'create' }>;
 import { watchChildren, type WatchHandle } from '../watch.js';
 import { commitMarked } from './marked-commit.js';
 import { emptyStats, type RecipeStats } from './recipe-stats.js';
+
+type CreateOp = Extract<Op, { op: 'create' }>;
 
 /**
  * Termination detection after TASKWORK (seed 000, Algorithms 1 and 2).

@@ -5,6 +5,17 @@ import { encodeRecord, joinRecords, recordState } from '../task-record.js';
 import type { FromWorker, RunRequest } from './messages.js';
 import { VarBoard } from './var-board.js';
 
+/**
+ * One view of each job's variable board in this worker (the job's setup keeps the same buffer for all its
+ * tasks): its slot views are made once, not per task, and a value decoded for one task serves the next.
+ */
+const boards = new WeakMap<SharedArrayBuffer, VarBoard>();
+function boardOf(buffer: SharedArrayBuffer, names: readonly string[]): VarBoard {
+  let board = boards.get(buffer);
+  if (!board) boards.set(buffer, (board = new VarBoard(buffer, names)));
+  return board;
+}
+
 /** Control words are consulted on every 16th split point or migration check. */
 const CHECK_MASK = 15;
 
@@ -68,7 +79,7 @@ class RunContext implements TaskContext<unknown> {
     // An ordered result is kept as [key, value] pairs until the job folds them in key order. A child run
     // inline starts afresh (`req` is its unit's: the unit's partial is the unit's own).
     this.partial = req.partial !== undefined && !unit ? req.partial : reducer.ordered ? [] : reducer.initial();
-    this.board = unit ? unit.board : req.board ? new VarBoard(req.board, req.varNames) : undefined;
+    this.board = unit ? unit.board : req.board ? boardOf(req.board, req.varNames) : undefined;
     this.batchSpawns = type.failures !== 'collect';
     this.owner = req.owner;
   }
