@@ -85,7 +85,10 @@ export class ClusterReader {
     return reading;
   }
 
-  /** The job's numeric global variables (others, e.g. tours, are not plotted). */
+  /**
+   * The job's numeric global variables; one that holds a numeric `value` with more (a search's incumbent with
+   * its solution) counts as that number. Others (tours, flags with data) are not plotted.
+   */
   private async vars(dir: string): Promise<Record<string, number>> {
     let names: string[];
     try {
@@ -97,7 +100,8 @@ export class ClusterReader {
     const out: Record<string, number> = {};
     for (const name of names.sort()) {
       const value = await this.json<unknown>(joinPath(dir, name));
-      if (typeof value === 'number' && Number.isFinite(value)) out[name] = value;
+      const number = typeof value === 'object' && value !== null && 'value' in value ? value.value : value;
+      if (typeof number === 'number' && Number.isFinite(number)) out[name] = number;
     }
     return out;
   }

@@ -146,7 +146,10 @@ export class SnapshotBuilder {
     }).sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
     for (const id of [...this.jobTasks.keys()]) if (!jobs.some((j) => j.id === id && j.state === 'running')) this.jobTasks.delete(id);
     const incumbent: Record<string, number> = {};
-    for (const j of jobs) if (j.state === 'running' && j.vars.bound !== undefined) incumbent[j.id] = j.vars.bound;
+    for (const j of jobs) {
+      const value = jobIncumbent(j.vars);
+      if (j.state === 'running' && value !== undefined) incumbent[j.id] = value;
+    }
     const before = this.totals.at(-1) ?? { tasks: 0, steals: 0, migrations: 0 };
     this.totals.push({ t: reading.at, tasks: before.tasks + tasks, steals: before.steals + steals, migrations: before.migrations + migrations });
     this.trim(this.totals, reading.at);
@@ -203,4 +206,9 @@ function numericFigures(figures: unknown): Record<string, number> {
     if (Object.keys(out).length >= MAX_FIGURES) break; // bounded, whatever a node publishes
   }
   return out;
+}
+
+/** A job's incumbent for the chart: a search's `incumbent` variable, or a `bound` kept as a plain number. */
+export function jobIncumbent(vars: Readonly<Record<string, number>>): number | undefined {
+  return vars.incumbent ?? vars.bound;
 }

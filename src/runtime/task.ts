@@ -17,6 +17,13 @@ export interface ResultReducer<R> {
   initial: () => R;
   combine: (acc: R, value: R) => R;
   ordered?: boolean;
+  /**
+   * Completes the job's result with the final values of its global variables, once every task has
+   * counted (a variable never set is absent). A value published as a variable is durable at once, while
+   * the run that published it may not count: a branch-and-bound incumbent found by a run whose node then
+   * crashed is in `vars`, and the re-run, pruned by it, does not find it again.
+   */
+  withVars?: (result: R, vars: Readonly<Record<string, unknown>>) => R;
 }
 
 /** Where a spawned task should run (placement); the runtime falls back to this node if that one refuses. */

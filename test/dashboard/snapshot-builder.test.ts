@@ -55,7 +55,9 @@ describe('SnapshotBuilder', () => {
     assert.equal(s.jobs[0]!.tasksDone, 77);
     assert.deepEqual(s.point.incumbent, {}, 'finished jobs leave the incumbent chart');
     assert.equal(s.point.activeNodes, 0);
-
+    // A search job's `incumbent` (its value, as the reader gives it) is charted too.
+    s = b.add({ at: 2000, nodes: [node('a', 'k')], jobs: [job('k', { incumbent: 7 })] });
+    assert.deepEqual(s.point.incumbent, { k: 7 });
   });
 
   it('an idle node shows no rate even while its window still holds its last job\'s work', () => {

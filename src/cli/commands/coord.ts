@@ -19,7 +19,7 @@ export function registerCoordCommands(program: Command): void {
   const coord = program
     .command('coord')
     .description('inspect the coordination state (znodes) of a cluster on ZooKeeper')
-    .addHelpText('after', '\nExamples:\n  tidepool coord ls / --zk zk://127.0.0.1:2181 --depth 3\n  tidepool coord get /tidepool/jobs/j1/vars/bound --zk zk://127.0.0.1:2181 --json');
+    .addHelpText('after', '\nExamples:\n  tidepool coord ls / --zk zk://127.0.0.1:2181 --depth 3\n  tidepool coord get /tidepool/jobs/j1/vars/incumbent --zk zk://127.0.0.1:2181 --json');
 
   const common = (cmd: Command) =>
     cmd

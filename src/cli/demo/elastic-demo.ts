@@ -1,6 +1,7 @@
 import { ClusterMonitor } from '../../dashboard/cluster-monitor.js';
 import { startDashboard, type DashboardServer } from '../../dashboard/dashboard-server.js';
 import type { ClusterSnapshot } from '../../dashboard/snapshot.js';
+import { jobIncumbent } from '../../dashboard/snapshot-builder.js';
 import { APPLICATIONS, type Application } from '../../frameworks/search/applications.js';
 import { solveOnCluster, type SolveStats } from '../../frameworks/search/solve.js';
 import type { TspInstance } from '../../frameworks/search/tsp/tsplib.js';
@@ -146,7 +147,7 @@ export async function runElasticDemo(opts: DemoOptions): Promise<DemoRun> {
       opts.onStatus?.({
         phase, seconds: seconds(), nodes: active.length,
         busyWorkers: active.reduce((a, n) => a + n.busy, 0), workers: active.reduce((a, n) => a + n.workers, 0),
-        tasksPerSec: s.point.tasksPerSec, steals, migrations, incumbent: job?.vars.bound ?? null,
+        tasksPerSec: s.point.tasksPerSec, steals, migrations, incumbent: (job && jobIncumbent(job.vars)) ?? null,
       });
     });
     try {

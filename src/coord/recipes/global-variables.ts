@@ -78,10 +78,36 @@ export class GlobalVariables {
     this.absorb(name, value);
     const pending = this.pending.get(name);
     this.pending.set(name, { value: pending === undefined ? value : merge(pending.value, value) });
+    return this.round(name, merge) as Promise<T>;
+  }
+
+  /** Queues a publication round of the variable (after the one in flight) and returns it. */
+  private round(name: string, merge: (a: unknown, b: unknown) => unknown): Promise<unknown> {
     const round = (this.publishing.get(name) ?? Promise.resolve()).catch(() => undefined).then(() => this.publish(name, merge));
     this.publishing.set(name, round);
     void round.then(() => this.publishing.get(name) === round && this.publishing.delete(name), () => undefined);
-    return round as Promise<T>;
+    return round;
+  }
+
+  /**
+   * The variable's global value, read from the ensemble once this member's own proposals made so far are
+   * published; undefined if no member ever set it.
+   */
+  async settled<T>(name: string): Promise<T | undefined> {
+    const merge = this.ruleOf(name);
+    await this.publishing.get(name)?.catch(() => undefined);
+    // A round that failed left its proposal pending for the next one: publish it now.
+    if (this.pending.has(name)) await this.round(name, merge);
+    this.stats.reads++;
+    try {
+      const { data, stat } = await this.client.getData(this.pathOf(name));
+      const value = decode(data);
+      this.learn(name, value, stat.version);
+      return value as T;
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) return undefined;
+      throw err;
+    }
   }
 
   /** One publication round (rounds of a variable run one at a time): this node's proposals since the last round. */

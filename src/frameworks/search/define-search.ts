@@ -1,7 +1,7 @@
 import { defineTask, type TaskType } from '../../runtime/task.js';
 import type { SearchProblem, SearchResult } from './search-problem.js';
 import { NO_RUNTIME, searchLoop } from './search-loop.js';
-import { combineResults, emptyResult, rootSearchState, type SearchInput, type SearchState } from './search-state.js';
+import { combineResults, emptyResult, mergeIncumbents, rootSearchState, withSearchVars, type Found, type SearchInput, type SearchState } from './search-state.js';
 
 /**
  * Turns a search problem into a tidepool task type. Export the result from the problem's module
@@ -24,10 +24,13 @@ export function defineSearch<N, I>(problem: SearchProblem<N, I>): TaskType<Searc
       if (state.open.length < 2) return undefined;
       return { open: [state.open.shift()!], bestValue: null, best: null, count: 0, searchNodes: 0 };
     },
-    result: { initial: () => emptyResult(problem.kind), combine: combineResults(sense) },
-    vars: problem.kind === 'optimise' ? { bound: problem.sense } : problem.kind === 'decide' ? { found: 'max' } : {},
+    result: { initial: () => emptyResult(problem.kind), combine: combineResults(sense), withVars: withSearchVars(sense) },
+    vars: problem.kind === 'optimise' ? { incumbent: mergeIncumbents(problem.sense) } : problem.kind === 'decide' ? { found: keepFirst } : {},
   });
 }
+
+/** The first solution published stays (every member converges on the first write). */
+const keepFirst = (current: Found): Found => current;
 
 function resultOf<N, I>(problem: SearchProblem<N, I>, state: SearchState<N>): SearchResult {
   return { kind: problem.kind, value: state.bestValue, solution: state.best, count: state.count, searchNodes: state.searchNodes };

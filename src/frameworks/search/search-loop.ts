@@ -1,5 +1,5 @@
 import type { SearchProblem } from './search-problem.js';
-import type { SearchInput, SearchState } from './search-state.js';
+import type { Found, Incumbent, SearchInput, SearchState } from './search-state.js';
 
 /** The parts of a task context the search loop uses (a no-op one runs it with no runtime at all). */
 export interface LoopContext {
@@ -26,15 +26,15 @@ export function searchLoop<N, I>(problem: SearchProblem<N, I>, state: SearchStat
     const better = (a: number, b: number | null) => b === null || (min ? a < b : a > b);
     // Start from the job's bound too: a task split off another (its own best still null) would otherwise
     // propose worse values, and prune nothing, until its first sync.
-    const jobBound = ctx.getVar<number>('bound') ?? null;
+    const jobBound = ctx.getVar<Incumbent>('incumbent')?.value ?? null;
     let incumbent = jobBound !== null && better(jobBound, state.bestValue) ? jobBound : state.bestValue;
     // The task's own best goes out only if it beats the job's.
-    if (state.bestValue !== null && better(state.bestValue, jobBound)) ctx.setVar('bound', state.bestValue);
+    if (state.bestValue !== null && better(state.bestValue, jobBound)) ctx.setVar<Incumbent>('incumbent', { value: state.bestValue, solution: state.best });
     while (open.length > 0) {
       if (ctx.shouldMigrate()) return 'stopped';
       if ((++tick & SYNC_MASK) === 0) {
-        const shared = ctx.getVar<number>('bound');
-        if (shared !== undefined && shared !== null && better(shared, incumbent)) incumbent = shared;
+        const shared = ctx.getVar<Incumbent>('incumbent');
+        if (shared !== undefined && better(shared.value, incumbent)) incumbent = shared.value;
       }
       const node = open.pop()!;
       state.searchNodes++;
@@ -44,7 +44,8 @@ export function searchLoop<N, I>(problem: SearchProblem<N, I>, state: SearchStat
           state.bestValue = value;
           state.best = problem.solutionOf(node, inst);
           incumbent = value;
-          ctx.setVar('bound', value);
+          // With its solution: once others prune by this value, the solution must not depend on this run counting.
+          ctx.setVar<Incumbent>('incumbent', { value, solution: state.best });
         }
         continue;
       }
@@ -58,7 +59,7 @@ export function searchLoop<N, I>(problem: SearchProblem<N, I>, state: SearchStat
   if (problem.kind === 'decide') {
     while (open.length > 0) {
       if (ctx.shouldMigrate()) return 'stopped';
-      if ((++tick & SYNC_MASK) === 0 && ctx.getVar<number>('found')) {
+      if ((++tick & SYNC_MASK) === 0 && ctx.getVar<Found>('found')) {
         open.length = 0; // found elsewhere: the rest of this task's work is cancelled
         break;
       }
@@ -67,7 +68,7 @@ export function searchLoop<N, I>(problem: SearchProblem<N, I>, state: SearchStat
       if (problem.isSolution(node, inst)) {
         state.count = 1;
         state.best = problem.solutionOf(node, inst);
-        ctx.setVar('found', 1);
+        ctx.setVar<Found>('found', { solution: state.best });
         open.length = 0;
         break;
       }

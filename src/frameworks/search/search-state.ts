@@ -35,6 +35,43 @@ export function combineResults(sense: 'min' | 'max' | undefined) {
   };
 }
 
+/**
+ * The job's incumbent (the `incumbent` global variable of an optimisation): the best value with its solution,
+ * published together, so the solution is as durable as the bound that prunes everyone else's search.
+ */
+export interface Incumbent {
+  value: number;
+  solution: unknown;
+}
+
+/** The decision skeleton's `found` variable: the first solution published (later ones do not replace it). */
+export interface Found {
+  solution: unknown;
+}
+
+/** Merges incumbents by value; a tie keeps the current one (so merging is monotone and idempotent). */
+export function mergeIncumbents(sense: 'min' | 'max') {
+  return (current: Incumbent, proposed: Incumbent): Incumbent =>
+    (sense === 'min' ? proposed.value < current.value : proposed.value > current.value) ? proposed : current;
+}
+
+/**
+ * The job's result with its variables: a solution published by a run that did not count (its node crashed
+ * before the task's completion was written) is not found again by the re-run, which the published value
+ * prunes, so the result takes it from the variable when the counted runs found nothing as good.
+ */
+export function withSearchVars(sense: 'min' | 'max' | undefined) {
+  return (result: SearchResult, vars: Readonly<Record<string, unknown>>): SearchResult => {
+    const incumbent = vars.incumbent as Incumbent | undefined;
+    if (sense && incumbent && (result.value === null || (sense === 'min' ? incumbent.value < result.value : incumbent.value > result.value))) {
+      return { ...result, value: incumbent.value, solution: incumbent.solution };
+    }
+    const found = vars.found as Found | undefined;
+    if (result.kind === 'decide' && found && result.count === 0) return { ...result, count: 1, solution: found.solution };
+    return result;
+  };
+}
+
 /** The root task's state for a problem instance. */
 export function rootSearchState<N, I>(problem: SearchProblem<N, I>, instance: I): SearchState<N> {
   const initial = problem.kind === 'optimise' ? problem.initial?.(instance) : undefined;

@@ -4,7 +4,7 @@ import { runElastic, type ElasticRunOptions, type ElasticRunStats } from '../../
 import { jobPaths } from '../../runtime/job-paths.js';
 import type { Application } from './applications.js';
 import type { SearchResult } from './search-problem.js';
-import { rootSearchState } from './search-state.js';
+import { rootSearchState, type Incumbent } from './search-state.js';
 
 export interface SolveOptions extends ElasticRunOptions {
   noPrune: boolean;
@@ -36,10 +36,10 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
   return { jobId: run.jobId, result, stats: { ...run.stats, searchNodes: result.searchNodes, tasks: outcome.completions } };
 }
 
-/** Follows the job's shared incumbent (the `bound` variable) for progress display. */
+/** Follows the value of the job's shared incumbent (the `incumbent` variable) for progress display. */
 function watchBound(cluster: Cluster, jobId: string, onValue: (v: number) => void): () => void {
-  const handle = watchData(cluster.coordination, `${jobPaths(jobId).vars}/bound`, (d) => {
-    if (d) onValue(JSON.parse(d.data.toString('utf8')) as number);
+  const handle = watchData(cluster.coordination, `${jobPaths(jobId).vars}/incumbent`, (d) => {
+    if (d) onValue((JSON.parse(d.data.toString('utf8')) as Incumbent).value);
   });
   return () => handle.close();
 }

@@ -103,7 +103,15 @@ export function taskPoolLeader(ctx: LeaderContext): LeaderRole {
   const own = ctx.member as TaskPoolMember;
   // The first node of a job takes the input from its submitter at once, so the job does not depend on that client.
   if (ctx.spec.inputBlob && ctx.data) void obtainInput(ctx.spec, ctx.data).catch((err: unknown) => log.warn('job', 'could not obtain the job input', err));
-  const coordinator = new TaskPoolLeaderDuties(ctx.client, ctx.paths, own.ledger, ctx.membership, reducerOf(own.type), (s) => own.runner.adopt(s), (o) => ctx.finish(o));
+  const finalVars = async () => {
+    const values: Record<string, unknown> = {};
+    for (const name of ctx.spec.varNames) {
+      const value = await ctx.vars.settled(name);
+      if (value !== undefined) values[name] = value;
+    }
+    return values;
+  };
+  const coordinator = new TaskPoolLeaderDuties(ctx.client, ctx.paths, own.ledger, ctx.membership, reducerOf(own.type), (s) => own.runner.adopt(s), (o) => ctx.finish(o), finalVars);
   coordinator.start();
   return { stop: () => coordinator.stop() };
 }

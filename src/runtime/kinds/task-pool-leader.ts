@@ -5,7 +5,7 @@ import type { CoordClient } from '../../coord/types.js';
 import { log } from '../../util/log.js';
 import { blobValueRef } from '../../data/blob-values.js';
 import { decode } from '../codec.js';
-import { foldContributions } from '../contributions.js';
+import { foldContributions, type TaskFailure } from '../contributions.js';
 import type { JobPaths } from '../job-paths.js';
 import { publishOutcome } from '../job-outcome.js';
 import type { JobOutcome } from '../job-spec.js';
@@ -36,6 +36,8 @@ export class TaskPoolLeaderDuties {
     private readonly adopt: (snapshot: TaskSnapshot) => void,
     /** Ends the job with its outcome (the leader context's `finish`: a large value goes to the data plane). */
     private readonly publish: (outcome: JobOutcome) => Promise<boolean> = (o) => publishOutcome(client, paths, o),
+    /** The job's global variables as they are once every task has counted (for the reducer's `withVars`). */
+    private readonly finalVars: () => Promise<Record<string, unknown>> = async () => ({}),
   ) {
     this.termination = new TerminationCoordinator(client, paths.termination);
   }
@@ -100,7 +102,18 @@ export class TaskPoolLeaderDuties {
         }
       }
     }
-    const { value, failures } = foldContributions(this.reducer, contributions);
+    const vars = this.reducer.withVars ? await this.finalVars() : {};
+    let folded: { value: unknown; failures: TaskFailure[] };
+    try {
+      folded = foldContributions(this.reducer, contributions);
+      if (this.reducer.withVars) folded.value = this.reducer.withVars(folded.value, vars);
+    } catch (err) {
+      // The application's reducer threw: the job ends as failed, saying so (it would otherwise never end).
+      const error = `the task type's result reducer failed: ${err instanceof Error ? err.message : String(err)}`;
+      await this.publish({ status: 'failed', error, finishedAt: Date.now() });
+      return;
+    }
+    const { value, failures } = folded;
     await this.publish({
       status: 'done', value, finishedAt: Date.now(), completions, ...(failures.length > 0 ? { failures } : {}),
     });

@@ -69,6 +69,23 @@ export function variablesAndTerminationTests(open: (timeoutMs?: number) => Promi
     vars.forEach((v) => v.stop());
   });
 
+  it('global variables: settled answers from the ensemble once this member\'s own proposals are published', T, async () => {
+    const base = `/recipes/${randomUUID()}/vars`;
+    const [client, other] = await Promise.all([open(), open()]);
+    const v = new GlobalVariables(client, base);
+    await v.define<{ value: number }>('best', { rule: (a, b) => (b.value < a.value ? b : a) });
+    assert.equal(await v.settled('best'), undefined, 'never set: undefined');
+    // Not awaited: settled must wait for this proposal's write, not answer with what the ensemble had before it.
+    void v.setVar('best', { value: 7 });
+    assert.deepEqual(await v.settled('best'), { value: 7 });
+    assert.deepEqual(JSON.parse((await other.getData(`${base}/best`)).data.toString('utf8')), { value: 7 }, 'the proposal is in the ensemble');
+    // A better value written by another session, maybe not yet seen here through the watch, is what settled answers.
+    await other.setData(`${base}/best`, Buffer.from(JSON.stringify({ value: 3 })));
+    assert.deepEqual(await v.settled('best'), { value: 3 });
+    await assert.rejects(v.settled('undefined-var'), /not defined/);
+    v.stop();
+  });
+
   it('termination: fires once, only after the last task of a tree completes', T, async () => {
     const base = `/recipes/${randomUUID()}/termination`;
     const [coordSession, w1, w2] = await Promise.all([open(), open(), open()]);

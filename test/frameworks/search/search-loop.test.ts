@@ -6,19 +6,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { searchLoop, type LoopContext } from '../../../src/frameworks/search/search-loop.js';
-import { rootSearchState } from '../../../src/frameworks/search/search-state.js';
+import { rootSearchState, type Incumbent } from '../../../src/frameworks/search/search-state.js';
 import { tspProblem } from '../../../src/frameworks/search/tsp/tsp.js';
-import { randomEuclideanInstance } from '../../../src/frameworks/search/tsp/tsplib.js';
+import { randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsplib.js';
 
-/** A task context whose job knows `bound` (undefined: none yet); records what the task proposes. */
-function context(bound: number | undefined): LoopContext & { proposed: number[] } {
+/** A task context whose job's incumbent has value `bound` (undefined: none yet); records the values the task proposes, and each proposal. */
+function context(bound: number | undefined): LoopContext & { proposed: number[]; incumbents: Incumbent[] } {
   const proposed: number[] = [];
+  const incumbents: Incumbent[] = [];
   return {
     proposed,
+    incumbents,
     shouldMigrate: () => false,
     potentialSplit: () => false,
-    getVar: <T>() => bound as T | undefined,
-    setVar: <T>(_name: string, value: T) => void proposed.push(value as number),
+    getVar: <T>(name: string) => (name === 'incumbent' && bound !== undefined ? { value: bound, solution: null } : undefined) as T | undefined,
+    setVar: <T>(name: string, value: T) => {
+      assert.equal(name, 'incumbent');
+      incumbents.push(value as Incumbent);
+      proposed.push((value as Incumbent).value);
+    },
   };
 }
 
@@ -48,6 +54,11 @@ describe('search loop and the shared bound', () => {
     searchLoop(tspProblem, { open: [[0, 0]], bestValue: null, best: null, count: 0, searchNodes: 0 }, input, free);
     assert.equal(free.proposed.at(-1), optimum);
     for (let i = 1; i < free.proposed.length; i++) assert.ok(free.proposed[i]! < free.proposed[i - 1]!, 'each proposal improves on the last');
+    // Each value goes out with its tour (the job's result may have to take it from there).
+    for (const { value, solution } of free.incumbents) {
+      assert.equal(validateTour(instance, solution as number[]), null);
+      assert.equal(tourLength(instance, solution as number[]), value);
+    }
   });
 
   it('a task\'s own best goes out only if it beats the job\'s bound', () => {

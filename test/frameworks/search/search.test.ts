@@ -19,12 +19,12 @@ import { tspProblem, type TspMatrix } from '../../../src/frameworks/search/tsp/t
 import { parseTsplib, randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsplib.js';
 import { Cluster } from '../../../src/runtime/cluster.js';
 import type { TaskRef } from '../../../src/runtime/task.js';
-import { firstPlacement } from './decide-app.js';
+import { firstPlacement } from './apps/decide-app.js';
 
 const ref = (url: URL): TaskRef => ({ module: url.href, export: 'default' });
 const TSP = ref(new URL('../../../src/frameworks/search/tsp/tsp.ts', import.meta.url));
 const NQUEENS = ref(new URL('../../../src/frameworks/search/nqueens/nqueens.ts', import.meta.url));
-const FIRST = ref(new URL('./decide-app.ts', import.meta.url));
+const FIRST = ref(new URL('./apps/decide-app.ts', import.meta.url));
 
 /** Held–Karp dynamic programming: an exact TSP solver sharing no code with the search. */
 function heldKarp(m: TspMatrix): number {

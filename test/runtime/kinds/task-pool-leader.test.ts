@@ -1,6 +1,8 @@
 /**
  * The task pool's leader recovers the tasks of vanished members; a recovery scan that fails (the
- * connection lost under load) is repeated rather than leaving those tasks to a dead owner.
+ * connection lost under load) is repeated rather than leaving those tasks to a dead owner. At the end it
+ * folds the contributions and hands the result with the job's final variables to the reducer's `withVars`;
+ * a reducer that throws ends the job as failed, saying so, instead of leaving it unfinished.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -13,6 +15,8 @@ import { encode } from '../../../src/runtime/codec.js';
 import { jobPaths } from '../../../src/runtime/job-paths.js';
 import { TaskPoolLeaderDuties } from '../../../src/runtime/kinds/task-pool-leader.js';
 import { Ledger } from '../../../src/runtime/ledger.js';
+import type { JobOutcome } from '../../../src/runtime/job-spec.js';
+import type { ResultReducer } from '../../../src/runtime/task.js';
 import type { TaskSnapshot } from '../../../src/runtime/task-record.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -40,5 +44,47 @@ describe('task pool leader duties', () => {
       duties.stop();
       members.stop();
     }
+  });
+
+  /** Runs a one-task job to its end under `reducer`: the root completes with `partial`; returns the outcome. */
+  async function finishWith(reducer: ResultReducer<unknown>, partial: unknown, finalVars: () => Promise<Record<string, unknown>>): Promise<JobOutcome> {
+    const server = new EmbeddedServer();
+    const client = new EmbeddedClient(server, 600_000);
+    const paths = jobPaths('final');
+    await new TerminationCoordinator(client, paths.termination).init('root', encode({ owner: '', state: null, partial: undefined }));
+    const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n1');
+    const members = new GroupMembership(client, paths.members);
+    await members.join('n1');
+    await members.watch();
+    const outcomes: JobOutcome[] = [];
+    const duties = new TaskPoolLeaderDuties(client, paths, ledger, members, reducer, (s) => void ledger.complete(s.id, partial), async (o) => {
+      outcomes.push(o);
+      return true;
+    }, finalVars);
+    try {
+      duties.start();
+      await waitFor(() => outcomes.length > 0, 'the job to end', 10_000);
+      assert.equal(outcomes.length, 1);
+      return outcomes[0]!;
+    } finally {
+      duties.stop();
+      members.stop();
+    }
+  }
+
+  const sum = { initial: () => 0, combine: (a: unknown, b: unknown) => (a as number) + (b as number) };
+
+  it('the folded result and the final variables go to the reducer\'s withVars; its answer is the result', async () => {
+    const seen: unknown[] = [];
+    const outcome = await finishWith({ ...sum, withVars: (r, vars) => (seen.push([r, vars]), (r as number) * 10 + (vars.best as number)) }, 4, async () => ({ best: 2 }));
+    assert.deepEqual(seen, [[4, { best: 2 }]]);
+    assert.equal(outcome.status === 'done' && outcome.value, 42);
+  });
+
+  it('a reducer that throws ends the job as failed, naming the reducer and the error', async () => {
+    const outcome = await finishWith({ ...sum, withVars: () => { throw new Error('no incumbent'); } }, 4, async () => ({}));
+    assert.deepEqual({ ...outcome, finishedAt: 0 }, { status: 'failed', error: 'the task type\'s result reducer failed: no incumbent', finishedAt: 0 });
+    const folding = await finishWith({ initial: () => 0, combine: () => { throw new Error('not a number'); } }, 4, async () => ({}));
+    assert.equal(folding.status === 'failed' && folding.error, 'the task type\'s result reducer failed: not a number');
   });
 });

@@ -1,6 +1,6 @@
 /** Test application for the decision skeleton: find one placement of n queens (positions kept in the node). */
-import { defineSearch } from '../../../src/frameworks/search/define-search.js';
-import type { DecisionProblem } from '../../../src/frameworks/search/search-problem.js';
+import { defineSearch } from '../../../../src/frameworks/search/define-search.js';
+import type { DecisionProblem } from '../../../../src/frameworks/search/search-problem.js';
 
 type Node = number[]; // [cols, diag, anti, ...column of the queen on each placed row]
 
