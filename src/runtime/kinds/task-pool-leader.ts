@@ -13,7 +13,7 @@ import type { Ledger } from '../ledger.js';
 import type { ResultReducer } from '../task.js';
 import type { TaskRecord, TaskSnapshot, TxnMarker } from '../task-record.js';
 
-/** How long a failed recovery scan waits before the next. */
+/** How long a failed recovery scan or result collection waits before the next. */
 const RESCAN_AFTER_MS = 250;
 
 /**
@@ -43,9 +43,9 @@ export class TaskPoolLeaderDuties {
   }
 
   start(): void {
-    this.termination.on('terminated', () => {
-      this.collect().catch((err: unknown) => log.error('job', 'collecting the result failed', err));
-    });
+    // Whoever declared termination: a leader elected after its predecessor declared it, but died before the
+    // result was published, collects it (the first outcome written wins, so collecting twice is harmless).
+    void this.termination.finished().then(() => this.collectResult());
     this.termination.start();
     this.members.on('left', () => this.recover());
     this.recover();
@@ -84,6 +84,15 @@ export class TaskPoolLeaderDuties {
         this.adopt({ ...snapshot, version: snapshot.version + 1 });
       }
     }
+  }
+
+  /** Collects the result; a collection that fails (a connection lost under load) is repeated: nothing else would end the job. */
+  private collectResult(): void {
+    if (this.stopped) return;
+    this.collect().catch((err: unknown) => {
+      log.warn('job', 'collecting the result failed; collecting again shortly', err);
+      setTimeout(() => this.collectResult(), RESCAN_AFTER_MS).unref();
+    });
   }
 
   /** Folds every committed contribution (in the transaction markers) and publishes the result. */

@@ -87,4 +87,48 @@ describe('task pool leader duties', () => {
     const folding = await finishWith({ initial: () => 0, combine: () => { throw new Error('not a number'); } }, 4, async () => ({}));
     assert.equal(folding.status === 'failed' && folding.error, 'the task type\'s result reducer failed: not a number');
   });
+
+  it('a collection that fails is repeated: the result is still published, once', async () => {
+    let attempts = 0;
+    const outcome = await finishWith({ ...sum, withVars: (r) => r }, 4, async () => {
+      if (attempts++ === 0) throw new CoordError('CONNECTION_LOSS', '/vars');
+      return {};
+    });
+    assert.equal(attempts, 2);
+    assert.equal(outcome.status === 'done' && outcome.value, 4);
+  });
+
+  it('a leader elected after its predecessor declared termination but died before publishing collects the result', async () => {
+    const server = new EmbeddedServer();
+    const client = new EmbeddedClient(server, 600_000);
+    const paths = jobPaths('takeover');
+    await new TerminationCoordinator(client, paths.termination).init('root', encode({ owner: '', state: null, partial: undefined }));
+    const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n1');
+    const members = new GroupMembership(client, paths.members);
+    await members.join('n1');
+    await members.watch();
+    // The first leader completes the root and declares termination, then dies while publishing.
+    let publishing = false;
+    const first = new TaskPoolLeaderDuties(client, paths, ledger, members, sum, (s) => void ledger.complete(s.id, 5), async () => {
+      publishing = true;
+      return new Promise<boolean>(() => undefined);
+    });
+    const outcomes: JobOutcome[] = [];
+    const next = new TaskPoolLeaderDuties(client, paths, ledger, members, sum, () => assert.fail('nothing is left to recover'), async (o) => {
+      outcomes.push(o);
+      return true;
+    });
+    try {
+      first.start();
+      await waitFor(() => publishing, 'the first leader to declare termination and start publishing', 10_000);
+      first.stop();
+      next.start();
+      await waitFor(() => outcomes.length > 0, 'the next leader to publish the result', 10_000);
+      assert.deepEqual(outcomes.map((o) => o.status === 'done' && { value: o.value, completions: o.completions }), [{ value: 5, completions: 1 }]);
+    } finally {
+      first.stop();
+      next.stop();
+      members.stop();
+    }
+  });
 });
