@@ -6,7 +6,7 @@
  * - Coordination layer and recipes (ZooKeeper or embedded), transports, and the node itself.
  * - Watching a cluster: `ClusterMonitor`, `startDashboard` (live page, server-sent events, Prometheus).
  */
-export { defineTask, loadTaskType, type TaskContext, type TaskDefinition, type TaskType, type TaskRef, type ResultReducer, type VarRules, type SpawnOptions } from './runtime/task.js';
+export { CONTROL_CHECK_EVERY, defineTask, loadTaskType, type TaskContext, type TaskDefinition, type TaskType, type TaskRef, type ResultReducer, type VarRules, type SpawnOptions } from './runtime/task.js';
 export { Cluster, type ClusterEvent, type EmbeddedClusterOptions, type JobHandle, type JobOptions } from './runtime/cluster.js';
 export { TidepoolNode, type NodeOptions } from './runtime/node.js';
 export type { NodeEvent } from './runtime/node-events.js';

@@ -34,6 +34,14 @@ export interface SpawnOptions {
 /** Rules for the job's global variables (seed 000 §3.6), by name. */
 export type VarRules = Record<string, 'min' | 'max' | 'replace' | ((current: never, proposed: never) => unknown)>;
 
+/**
+ * `potentialSplit()` and `shouldMigrate()` look at the node's control words (work wanted? stop?) on every
+ * CONTROL_CHECK_EVERY-th call: a task that offers a split point per tiny unit of work (a search node) pays one
+ * atomic load per CONTROL_CHECK_EVERY units. A task whose split points are far apart (a long block between
+ * them) calls them CONTROL_CHECK_EVERY times in a row where it wants a look now.
+ */
+export const CONTROL_CHECK_EVERY = 64;
+
 export interface TaskContext<R, I = unknown> {
   /** Id of the running task (unique within its job). */
   readonly taskId: string;
@@ -44,9 +52,9 @@ export interface TaskContext<R, I = unknown> {
    */
   readonly input: I;
   /**
-   * A potential split point: costs a shared-memory read when no work is wanted; when an idle
-   * worker or a steal request wants work it calls the task's `split` and hands the new task over.
-   * Returns true if a task was split off.
+   * A potential split point: when an idle worker or a steal request wants work it calls the task's `split`
+   * and hands the new task over. Returns true if a task was split off. Looks at the control words on every
+   * CONTROL_CHECK_EVERY-th call only (one atomic load), so it is nearly free per call.
    */
   potentialSplit(): boolean;
   /**

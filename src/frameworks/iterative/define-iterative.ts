@@ -6,7 +6,7 @@
  * threads and nodes only as a whole task (split, spawn, steal, migration), through the ledger, so
  * every block counts exactly once.
  */
-import { defineTask, type TaskContext, type TaskType } from '../../runtime/task.js';
+import { CONTROL_CHECK_EVERY, defineTask, type TaskContext, type TaskType } from '../../runtime/task.js';
 import { IterationRandom } from './iteration-random.js';
 import type { BlockRange, BlockTally, IterationContext, IterativeDefinition, IterativeInput } from './iterative-types.js';
 import { toTask, type FromKind, type LayoutAnswer } from './worker-messages.js';
@@ -179,16 +179,16 @@ function cut<T, P>(state: BlockRange, at: number, ctx: TaskContext<BlockTally<T>
 }
 
 /**
- * The runtime reads its control words on every 16th call of shouldMigrate / potentialSplit (cheap for
- * tiny work units); a block is long, so each check here makes the 16 calls that reach one real read.
+ * The runtime reads its control words on every CONTROL_CHECK_EVERY-th call of shouldMigrate / potentialSplit
+ * (cheap for tiny work units); a block is long, so each check here makes the calls that reach one real read.
  */
 function migrateNow(ctx: TaskContext<unknown, unknown>): boolean {
-  for (let k = 0; k < 16; k++) if (ctx.shouldMigrate()) return true;
+  for (let k = 0; k < CONTROL_CHECK_EVERY; k++) if (ctx.shouldMigrate()) return true;
   return false;
 }
 
 function splitNow(ctx: TaskContext<unknown, unknown>): boolean {
   let split = false;
-  for (let k = 0; k < 16; k++) split = ctx.potentialSplit() || split;
+  for (let k = 0; k < CONTROL_CHECK_EVERY; k++) split = ctx.potentialSplit() || split;
   return split;
 }

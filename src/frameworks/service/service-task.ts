@@ -4,7 +4,7 @@
  * worker thread. The captured graph is the job's input (through the data plane when large); the
  * outcomes are emitted keyed by index, so the job's result lists them in task order.
  */
-import { defineTask } from '../../runtime/task.js';
+import { CONTROL_CHECK_EVERY, defineTask } from '../../runtime/task.js';
 import type { CaptureGraph } from './graph-format.js';
 import { SandboxPool, type SandboxLimits } from './sandbox-pool.js';
 import { packOutcomes, type OutcomeChunk } from './outcome-chunks.js';
@@ -19,13 +19,12 @@ let pool: SandboxPool | undefined;
 /** A chunk of tasks should take about this long (ms): few messages for tiny tasks, a split point soon for idle workers. */
 const CHUNK_MS = 10;
 /**
- * The runtime consults its control words on every 16th split point or migration check (cheap for tasks
- * that offer one per tiny unit of work); a batch offers one per chunk, so it calls 16 times for one real check.
+ * The runtime consults its control words on every CONTROL_CHECK_EVERY-th split point or migration check
+ * (cheap for tasks that offer one per tiny unit of work); a batch offers one per chunk, so it calls that many
+ * times for one real check.
  */
-const CHECK_EVERY = 16;
-
 function checked(probe: () => boolean): boolean {
-  for (let i = 0; i < CHECK_EVERY; i++) if (probe()) return true;
+  for (let i = 0; i < CONTROL_CHECK_EVERY; i++) if (probe()) return true;
   return false;
 }
 /** The current job's codes and package bundles, parsed once per job. */

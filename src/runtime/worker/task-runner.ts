@@ -1,5 +1,5 @@
 import { mergeRule } from '../../coord/recipes/global-variables.js';
-import { reducerOf, type ResultReducer, type SpawnOptions, type TaskContext, type TaskType } from '../task.js';
+import { CONTROL_CHECK_EVERY, reducerOf, type ResultReducer, type SpawnOptions, type TaskContext, type TaskType } from '../task.js';
 import { BUDGET, CANCEL, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT, type ControlFlags } from './control-flags.js';
 import { encodeRecord, joinRecords, recordState } from '../task-record.js';
 import type { FromWorker, RunRequest } from './messages.js';
@@ -16,8 +16,8 @@ function boardOf(buffer: SharedArrayBuffer, names: readonly string[]): VarBoard 
   return board;
 }
 
-/** Control words are consulted on every 16th split point or migration check. */
-const CHECK_MASK = 15;
+/** Control words are consulted on every CONTROL_CHECK_EVERY-th split point or migration check (a power of two). */
+const CHECK_MASK = CONTROL_CHECK_EVERY - 1;
 
 /**
  * Spawned children reach the node together, at most this many at once: one message and one ledger
@@ -35,8 +35,8 @@ class NeedsOwnTask extends Error {}
 /**
  * The context a running task sees. A class (not per-task closures) so that every task calls the
  * same functions: call sites in hot loops stay monomorphic and get inlined. The control words are
- * read with Atomics, but only every 16th call, so a task that offers a split point per tiny unit
- * of work does not pay a fenced load for each one.
+ * read with Atomics, but only every CONTROL_CHECK_EVERY-th call, so a task that offers a split point per
+ * tiny unit of work does not pay an atomic load (a builtin call, ~8 ns) for each one.
  */
 class RunContext implements TaskContext<unknown> {
   partial: unknown;

@@ -1,14 +1,14 @@
 // The batch task type on a worker: its range offers a real split point before each chunk of tasks,
-// although the runtime consults its control words only on every 16th split point, so that an idle
-// worker gets half of a batch before the first (possibly long) task runs rather than after 16 chunks.
+// although the runtime consults its control words only on every CONTROL_CHECK_EVERY-th split point, so that
+// an idle worker gets half of a batch before the first (possibly long) task runs rather than after many chunks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Capture } from '../../../src/frameworks/service/capture.js';
 import serviceBatchTask, { unpackOutcomes, type BatchInput, type OutcomeChunk } from '../../../src/frameworks/service/service-task.js';
-import type { TaskContext } from '../../../src/runtime/task.js';
+import { CONTROL_CHECK_EVERY, type TaskContext } from '../../../src/runtime/task.js';
 import type { TaskOutcome } from '../../../src/frameworks/service/graph-format.js';
 
-test('the range splits at its first chunk boundary when work is wanted, with the runtime’s every-16th check', async () => {
+test('the range splits at its first chunk boundary when work is wanted, with the runtime’s every-CONTROL_CHECK_EVERY-th check', async () => {
   const cap = new Capture();
   for (let i = 0; i < 4; i++) cap.addTask(() => i * i);
   cap.done();
@@ -22,9 +22,9 @@ test('the range splits at its first chunk boundary when work is wanted, with the
     input: { graph: JSON.stringify(cap.graph) },
     cancelled: () => false,
     shouldMigrate: () => false,
-    // As the worker's RunContext: the control words are read on every 16th call only.
+    // As the worker's RunContext: the control words are read on every CONTROL_CHECK_EVERY-th call only.
     potentialSplit: () => {
-      if ((++tick & 15) !== 0 || !wanted) return false;
+      if (++tick % CONTROL_CHECK_EVERY !== 0 || !wanted) return false;
       wanted = false;
       const child = serviceBatchTask.split!(range);
       events.push(`split off ${child!.lo}..${child!.hi}`);
