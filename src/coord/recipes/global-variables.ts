@@ -20,6 +20,16 @@ export interface VarDefinition<T> {
 
 type Events = { change: { name: string; value: unknown } };
 
+/** The largest value a global variable may hold, as JSON (a znode holds at most 1 MB; every member keeps a copy in shared memory). */
+export const MAX_VAR_BYTES = 512 * 1024;
+
+/** A variable's value as JSON bytes; a value over MAX_VAR_BYTES is refused, naming the variable. */
+export function encodeVar(name: string, value: unknown): Buffer {
+  const encoded = Buffer.from(JSON.stringify(value ?? null));
+  if (encoded.length > MAX_VAR_BYTES) throw new RangeError(`global variable "${name}" is ${encoded.length} bytes as JSON; the limit is ${MAX_VAR_BYTES}`);
+  return encoded;
+}
+
 /**
  * Global variables after TASKWORK §3.6: every member keeps a local copy (getVar is a plain read),
  * setVar merges locally at once and then publishes through a conditional write on the znode
@@ -75,6 +85,7 @@ export class GlobalVariables {
    */
   async setVar<T>(name: string, value: T): Promise<T> {
     const merge = this.ruleOf(name);
+    encodeVar(name, value); // refused here, before anything is merged
     this.absorb(name, value);
     const pending = this.pending.get(name);
     this.pending.set(name, { value: pending === undefined ? value : merge(pending.value, value) });

@@ -1,4 +1,4 @@
-import { mergeRule } from '../../coord/recipes/global-variables.js';
+import { encodeVar, mergeRule } from '../../coord/recipes/global-variables.js';
 import { CONTROL_CHECK_EVERY, reducerOf, type ResultReducer, type SpawnOptions, type TaskContext, type TaskType } from '../task.js';
 import { BUDGET, CANCEL, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT, type ControlFlags } from './control-flags.js';
 import { encodeRecord, joinRecords, recordState } from '../task-record.js';
@@ -263,6 +263,7 @@ class RunContext implements TaskContext<unknown> {
   }
 
   setVar<T>(name: string, value: T): void {
+    encodeVar(name, value); // an oversized value fails the task here, naming the variable
     const current = this.localVars.get(name);
     this.localVars.set(name, current === undefined ? value : mergeVar(this.type, name, current, value));
     this.post({ type: 'setVar', jobId: this.req.jobId, taskId: this.req.taskId, name, value });

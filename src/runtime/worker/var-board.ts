@@ -4,7 +4,10 @@
  * Each slot is a seqlock: the version is odd while a write is in progress; a reader retries
  * until it sees the same even version before and after copying the bytes.
  */
-const SLOT_BYTES = 16 * 1024;
+import { encodeVar, MAX_VAR_BYTES } from '../../coord/recipes/global-variables.js';
+
+/** A slot holds any value a global variable may hold (zero-filled address space; on Linux the pages no value reaches are never committed). */
+const SLOT_BYTES = MAX_VAR_BYTES;
 const HEADER_INTS = 2; // version, length
 
 interface Slot {
@@ -44,8 +47,7 @@ export class VarBoard {
   /** Writes a value (main thread only: one writer per board). */
   write(name: string, value: unknown): void {
     const { header, bytes } = this.slot(name);
-    const encoded = Buffer.from(JSON.stringify(value ?? null));
-    if (encoded.length > SLOT_BYTES) throw new Error(`global variable "${name}" is ${encoded.length} bytes as JSON; the limit is ${SLOT_BYTES}`);
+    const encoded = encodeVar(name, value);
     Atomics.add(header, 0, 1); // odd: writing
     bytes.set(encoded);
     Atomics.store(header, 1, encoded.length);

@@ -83,6 +83,10 @@ export function variablesAndTerminationTests(open: (timeoutMs?: number) => Promi
     await other.setData(`${base}/best`, Buffer.from(JSON.stringify({ value: 3 })));
     assert.deepEqual(await v.settled('best'), { value: 3 });
     await assert.rejects(v.settled('undefined-var'), /not defined/);
+    // An oversized proposal is refused before it is merged or written.
+    await assert.rejects(v.setVar('best', { value: 1, pad: 'x'.repeat(600_000) }), /global variable "best" is \d+ bytes as JSON; the limit is 524288/);
+    assert.deepEqual(v.getVar('best'), { value: 3 });
+    assert.deepEqual(await v.settled('best'), { value: 3 });
     v.stop();
   });
 

@@ -66,4 +66,25 @@ describe('task context (runTask)', () => {
     const checkpoints = posted.filter((m) => m.type === 'checkpoint') as Array<{ state: Range; partial: number }>;
     assert.deepEqual(checkpoints.map((c) => [c.partial]), [[1_000], [2_000], [3_000]]);
   });
+
+  it('a global variable proposal over the size limit fails the task, naming the variable; nothing goes to the node', async () => {
+    const greedy = defineTask<{ size: number }, number>({
+      name: 'greedy',
+      run(s, ctx) {
+        ctx.setVar('incumbent', { value: 1, solution: 'x'.repeat(s.size) });
+        ctx.emit(1);
+      },
+      result: { initial: () => 0, combine: (a, b) => a + b },
+      vars: { incumbent: 'replace' },
+    });
+    const flags = ControlFlags.forWorker(ControlFlags.allocate(1), 0);
+    const posted: FromWorker[] = [];
+    const req = { taskId: 't', jobId: 'j', ref: { module: 'm', export: 'default' }, partial: undefined, board: undefined, varNames: ['incumbent'] };
+    await runTask(greedy as never, { ...req, state: { size: 600_000 } }, flags, (m) => posted.push(m));
+    assert.deepEqual(posted.map((m) => m.type), ['failed']);
+    assert.match((posted[0] as { error: string }).error, /global variable "incumbent" is 600\d+ bytes as JSON; the limit is 524288/);
+    posted.length = 0;
+    await runTask(greedy as never, { ...req, state: { size: 100_000 } }, flags, (m) => posted.push(m));
+    assert.deepEqual(posted.map((m) => m.type), ['setVar', 'done'], 'a large value within the limit goes');
+  });
 });
