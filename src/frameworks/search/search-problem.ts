@@ -24,6 +24,7 @@ export interface EnumerationProblem<N, I> extends ProblemBase<N, I> {
 export interface DecisionProblem<N, I> extends ProblemBase<N, I> {
   kind: 'decide';
   isSolution(node: N, input: I): boolean;
+  /** The solution a node stands for, as JSON data (it is published as the job's `found` variable). */
   solutionOf(node: N, input: I): unknown;
 }
 
@@ -35,6 +36,7 @@ export interface OptimisationProblem<N, I> extends ProblemBase<N, I> {
   objective(node: N, input: I): number | undefined;
   /** An optimistic bound on every solution below `node` (a lower bound when minimising). */
   bound(node: N, input: I): number;
+  /** The solution a complete node stands for, as JSON data (it is published with its value as the job's incumbent). */
   solutionOf(node: N, input: I): unknown;
   /** An optional starting incumbent (e.g. a heuristic solution), used as the first bound. */
   initial?(input: I): { value: number; solution: unknown } | undefined;
