@@ -15,6 +15,8 @@ import type { TaskRecord, TaskSnapshot, TxnMarker } from '../task-record.js';
 
 /** How long a failed recovery scan or result collection waits before the next. */
 const RESCAN_AFTER_MS = 250;
+/** The longest wait between two attempts to collect a job's result. */
+const MAX_COLLECT_WAIT_MS = 5_000;
 
 /**
  * The task pool's leader duties on the job's elected leader: watch the ledger for termination (seed 000, Alg. 1),
@@ -86,12 +88,15 @@ export class TaskPoolLeaderDuties {
     }
   }
 
-  /** Collects the result; a collection that fails (a connection lost under load) is repeated: nothing else would end the job. */
-  private collectResult(): void {
+  /**
+   * Collects the result; a collection that fails (a connection lost under load, a peer holding a large
+   * contribution down) is repeated, waiting twice as long each time up to 5 s: nothing else would end the job.
+   */
+  private collectResult(waitMs = RESCAN_AFTER_MS): void {
     if (this.stopped) return;
     this.collect().catch((err: unknown) => {
-      log.warn('job', 'collecting the result failed; collecting again shortly', err);
-      setTimeout(() => this.collectResult(), RESCAN_AFTER_MS).unref();
+      log.warn('job', `collecting the result failed; collecting again in ${waitMs} ms`, err);
+      setTimeout(() => this.collectResult(Math.min(waitMs * 2, MAX_COLLECT_WAIT_MS)), waitMs).unref();
     });
   }
 
