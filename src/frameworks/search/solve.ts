@@ -39,7 +39,13 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
 /** Follows the value of the job's shared incumbent (the `incumbent` variable) for progress display. */
 function watchBound(cluster: Cluster, jobId: string, onValue: (v: number) => void): () => void {
   const handle = watchData(cluster.coordination, `${jobPaths(jobId).vars}/incumbent`, (d) => {
-    if (d) onValue((JSON.parse(d.data.toString('utf8')) as Incumbent).value);
+    if (!d) return;
+    try {
+      const { value } = JSON.parse(d.data.toString('utf8')) as Incumbent;
+      if (typeof value === 'number') onValue(value);
+    } catch {
+      // Not an incumbent (written by something else): nothing to show.
+    }
   });
   return () => handle.close();
 }
