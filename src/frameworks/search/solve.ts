@@ -1,5 +1,5 @@
 import { watchData } from '../../coord/watch.js';
-import type { Cluster } from '../../runtime/cluster.js';
+import type { CoordClient } from '../../coord/types.js';
 import { runElastic, type ElasticRunOptions, type ElasticRunStats } from '../../runtime/client/elastic-run.js';
 import { jobPaths } from '../../runtime/job-paths.js';
 import type { Application } from './applications.js';
@@ -26,7 +26,7 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
       input: { instance, noPrune: opts.noPrune }, ...(opts.jobNodes !== undefined ? { nodes: opts.jobNodes } : {}),
     }),
     (cluster, job) => {
-      const stop = watchBound(cluster, job, (v) => (incumbent = v));
+      const stop = watchIncumbent(cluster.coordination, job, (v) => (incumbent = v));
       return { line: () => (incumbent !== undefined ? `  bound ${incumbent}` : ''), stop };
     },
   );
@@ -36,9 +36,9 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
   return { jobId: run.jobId, result, stats: { ...run.stats, searchNodes: result.searchNodes, tasks: outcome.completions } };
 }
 
-/** Follows the value of the job's shared incumbent (the `incumbent` variable) for progress display. */
-function watchBound(cluster: Cluster, jobId: string, onValue: (v: number) => void): () => void {
-  const handle = watchData(cluster.coordination, `${jobPaths(jobId).vars}/incumbent`, (d) => {
+/** Follows the value of the job's shared incumbent (the `incumbent` variable) for progress display; returns the stop. */
+export function watchIncumbent(client: CoordClient, jobId: string, onValue: (v: number) => void): () => void {
+  const handle = watchData(client, `${jobPaths(jobId).vars}/incumbent`, (d) => {
     if (!d) return;
     try {
       const { value } = JSON.parse(d.data.toString('utf8')) as Incumbent;
