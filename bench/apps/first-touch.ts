@@ -15,7 +15,8 @@ export default defineTask<{ lo: number; hi: number; spin: number }, Starts, Buff
     for (let i = s.lo; i < s.hi; i += 4096) sum += ctx.input[i]!;
     for (let k = 0; k < s.spin; k++) {
       sum = (Math.imul(sum, 1103515245) + 12345) | 0;
-      if ((k & 0xffff) === 0) ctx.potentialSplit();
+      // A split point every 1,024 spins: the runtime looks at its control words on every 64th (CONTROL_CHECK_EVERY), so once per 65,536 spins.
+      if ((k & 0x3ff) === 0) ctx.potentialSplit();
     }
     ctx.emit({ [String(process.pid)]: started + (sum === 0.5 ? 1 : 0) });
   },

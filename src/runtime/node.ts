@@ -252,16 +252,7 @@ export class TidepoolNode {
     if (await this.client.exists(paths.result)) return; // already over
     const kind = await loadJobKind(spec.kind);
     const vars = new GlobalVariables(this.client, paths.vars);
-    const board = spec.varNames.length > 0 ? VarBoard.allocate(spec.varNames) : undefined;
-    const boardView = board ? new VarBoard(board, spec.varNames) : undefined;
-    vars.on('change', ({ name, value }) => {
-      // A value the board cannot hold (written by something else than a member) must not take the node down.
-      try {
-        boardView?.write(name, value);
-      } catch (err) {
-        log.warn('node', `global variable ${name} of job ${jobId} not shown to the workers`, err);
-      }
-    });
+    const board = VarBoard.mirror(vars, spec.varNames, jobId);
     const members = new GroupMembership(this.client, paths.members);
     const ctx: MemberContext = {
       nodeId: this.id, spec, client: this.client, paths, workers: this.workers, vars, board, rng: this.rng, membership: members,

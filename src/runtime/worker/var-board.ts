@@ -4,7 +4,8 @@
  * Each slot is a seqlock: the version is odd while a write is in progress; a reader retries
  * until it sees the same even version before and after copying the bytes.
  */
-import { encodeVar, MAX_VAR_BYTES } from '../../coord/recipes/global-variables.js';
+import { encodeVar, MAX_VAR_BYTES, type GlobalVariables } from '../../coord/recipes/global-variables.js';
+import { log } from '../../util/log.js';
 
 /** A slot holds any value a global variable may hold (zero-filled address space; on Linux the pages no value reaches are never committed). */
 const SLOT_BYTES = MAX_VAR_BYTES;
@@ -34,6 +35,25 @@ export class VarBoard {
         value: undefined,
       });
     });
+  }
+
+  /**
+   * A board for a job's variables that follows their values on this node (main thread), or undefined when the
+   * job has none. A value the board cannot hold (written by something else than a member) is logged, not thrown:
+   * it arrives through a watch, where a throw would end the node.
+   */
+  static mirror(vars: GlobalVariables, names: readonly string[], jobId: string): SharedArrayBuffer | undefined {
+    if (names.length === 0) return undefined;
+    const buffer = VarBoard.allocate(names);
+    const board = new VarBoard(buffer, names);
+    vars.on('change', ({ name, value }) => {
+      try {
+        board.write(name, value);
+      } catch (err) {
+        log.warn('node', `global variable ${name} of job ${jobId} not shown to the workers`, err);
+      }
+    });
+    return buffer;
   }
 
   static allocate(names: readonly string[]): SharedArrayBuffer {

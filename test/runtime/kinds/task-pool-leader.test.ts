@@ -46,16 +46,21 @@ describe('task pool leader duties', () => {
     }
   });
 
-  /** Runs a one-task job to its end under `reducer`: the root completes with `partial`; returns the outcome. */
-  async function finishWith(reducer: ResultReducer<unknown>, partial: unknown, finalVars: () => Promise<Record<string, unknown>>): Promise<JobOutcome> {
-    const server = new EmbeddedServer();
-    const client = new EmbeddedClient(server, 600_000);
-    const paths = jobPaths('final');
+  /** A job whose only task is the unowned root, on a fresh embedded server, with member n1 joined. */
+  async function oneTaskJob(id: string) {
+    const client = new EmbeddedClient(new EmbeddedServer(), 600_000);
+    const paths = jobPaths(id);
     await new TerminationCoordinator(client, paths.termination).init('root', encode({ owner: '', state: null, partial: undefined }));
     const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n1');
     const members = new GroupMembership(client, paths.members);
     await members.join('n1');
     await members.watch();
+    return { client, paths, ledger, members };
+  }
+
+  /** Runs a one-task job to its end under `reducer`: the root completes with `partial`; returns the outcome. */
+  async function finishWith(reducer: ResultReducer<unknown>, partial: unknown, finalVars: () => Promise<Record<string, unknown>>): Promise<JobOutcome> {
+    const { client, paths, ledger, members } = await oneTaskJob('final');
     const outcomes: JobOutcome[] = [];
     const duties = new TaskPoolLeaderDuties(client, paths, ledger, members, reducer, (s) => void ledger.complete(s.id, partial), async (o) => {
       outcomes.push(o);
@@ -99,14 +104,7 @@ describe('task pool leader duties', () => {
   });
 
   it('a leader elected after its predecessor declared termination but died before publishing collects the result', async () => {
-    const server = new EmbeddedServer();
-    const client = new EmbeddedClient(server, 600_000);
-    const paths = jobPaths('takeover');
-    await new TerminationCoordinator(client, paths.termination).init('root', encode({ owner: '', state: null, partial: undefined }));
-    const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n1');
-    const members = new GroupMembership(client, paths.members);
-    await members.join('n1');
-    await members.watch();
+    const { client, paths, ledger, members } = await oneTaskJob('takeover');
     // The first leader completes the root and declares termination, then dies while publishing.
     let publishing = false;
     const first = new TaskPoolLeaderDuties(client, paths, ledger, members, sum, (s) => void ledger.complete(s.id, 5), async () => {

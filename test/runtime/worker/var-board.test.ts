@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { EmbeddedClient } from '../../../src/coord/embedded/embedded-client.js';
+import { EmbeddedServer } from '../../../src/coord/embedded/embedded-server.js';
+import { GlobalVariables } from '../../../src/coord/recipes/global-variables.js';
 import { VarBoard } from '../../../src/runtime/worker/var-board.js';
+import { waitFor } from '../../support/wait.js';
 
 test('a reader sees every new value of each variable, and the unwritten ones as undefined', () => {
   const buffer = VarBoard.allocate(['found', 'bound']);
@@ -35,4 +39,21 @@ test('an undeclared variable is named in the error; a value up to the variables\
   assert.deepEqual(new VarBoard(board.buffer, ['bound']).read('bound'), { value: 1, solution: tour });
   assert.throws(() => board.write('bound', 'x'.repeat(600_000)), /global variable "bound" is 600002 bytes as JSON; the limit is 524288/);
   assert.throws(() => new VarBoard(new SharedArrayBuffer(16), ['bound']), /var board buffer too small/);
+});
+
+test('a mirrored board follows the node\'s variables; a value it cannot hold is logged, not thrown into the watch', async () => {
+  const client = new EmbeddedClient(new EmbeddedServer(), 600_000);
+  const vars = new GlobalVariables(client, '/j/vars');
+  await vars.define<unknown>('bound', { rule: 'replace' });
+  assert.equal(VarBoard.mirror(vars, [], 'j'), undefined, 'no variables: no board');
+  const buffer = VarBoard.mirror(vars, ['bound'], 'j')!;
+  const reader = new VarBoard(buffer, ['bound']);
+  await vars.setVar('bound', 42);
+  assert.equal(reader.read('bound'), 42);
+  // Written by something else than a member, over the limit: the watch delivers it; the board keeps 42.
+  await client.setData('/j/vars/bound', Buffer.from(JSON.stringify('x'.repeat(600_000))));
+  await waitFor(() => vars.getVar('bound') !== 42, 'the watch to deliver the oversized value');
+  assert.equal(reader.read('bound'), 42);
+  vars.stop();
+  await client.close();
 });
