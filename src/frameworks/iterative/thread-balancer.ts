@@ -149,7 +149,9 @@ export class ThreadBalancer {
     if (!w.working()) return;
     let answer = this.task.requestFinish(slot, t);
     if (answer === 'report') {
-      this.task.report(slot, this.doneBy(slot), t);
+      // Its last iterations, timed when they were done: a thread that ran out has not slowed down.
+      const m = this.measure(slot, t);
+      if (m && m.done !== w.done) this.task.report(slot, m.done, m.at);
       answer = this.task.requestFinish(slot, t);
     }
     // Still 'report': the others were told to shed its share and will at their next block.
@@ -176,6 +178,18 @@ export class ThreadBalancer {
       this.ordersSent++;
       this.d.workers.setBudget?.(s, Math.ceil((this.positionOf(s) + keep) / this.d.blockSize));
     }
+  }
+
+  /**
+   * What a slot's progress word says: iterations done here and when they last moved (s, on `now`'s
+   * clock, never before the last report nor after `t`); undefined while a task is writing it.
+   */
+  private measure(slot: number, t: number): { done: number; at: number } | undefined {
+    if (!this.d.workers.progressSample) return { done: this.doneBy(slot), at: t };
+    const sample = this.d.workers.progressSample(slot);
+    if (!sample) return undefined;
+    const w = this.task.workers[slot]!;
+    return { done: sample.units - this.base[slot]!, at: Math.min(t, Math.max(w.lastReport, sample.atMs / 1000)) };
   }
 
   /** The iteration a slot's task is at (estimated from its progress word since it said where it was). */
@@ -207,14 +221,28 @@ export class ThreadBalancer {
     return Math.max(0, Math.min(this.d.iterations, hi * this.d.blockSize) - lo * this.d.blockSize);
   }
 
-  /** Reports that are due (a shared-memory read each), then the checkpoint if Δt_pc has passed. */
+  /**
+   * Reports that are due (a shared-memory read each), then the checkpoint if Δt_pc has passed.
+   * A task adds its progress a chunk at a time, so a report is timed when the progress word last
+   * moved, not when it was read, and taken only when it moved: a look between two chunks would
+   * measure speed 0 (or a burst), shrink the interval (Fig. 2) towards more such looks, and have the
+   * checkpoint take work from a busy thread. In the seed the worker reports right after iterations,
+   * which is what this reproduces. A thread that shows nothing for a whole Δt_pc is measured at 0.
+   */
   tick(t = this.d.now()): void {
+    const { checkpointInterval } = this.d.params;
     for (let s = 0; s < this.nextReport.length; s++) {
       if (t < this.nextReport[s]! || !this.ranges[s]) continue;
-      const dt = this.task.report(s, this.doneBy(s), t);
-      this.nextReport[s] = t + (dt > 0 ? dt : this.d.params.checkpointInterval);
+      const w = this.task.workers[s]!;
+      const m = this.measure(s, t);
+      if (w.working() && (!m || (m.done === w.done && w.elapsed(t) < checkpointInterval))) {
+        this.nextReport[s] = t + checkpointInterval / 10;
+        continue;
+      }
+      const dt = this.task.report(s, m?.done ?? w.done, m && m.done !== w.done ? m.at : t);
+      this.nextReport[s] = t + (dt > 0 ? dt : checkpointInterval);
     }
-    if (t - this.task.lastCheckpoint >= this.d.params.checkpointInterval) this.checkpoint(t);
+    if (t - this.task.lastCheckpoint >= checkpointInterval) this.checkpoint(t);
   }
 
   private arm(): void {

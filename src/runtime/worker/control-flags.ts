@@ -7,10 +7,14 @@
 export const WANT_SPLIT = 0;
 export const MIGRATE = 1;
 export const CANCEL = 2;
-/** Wide words: cumulative progress units of the slot, the granted budget (-1: none), the amount a split request wants (-1: any). */
+/**
+ * Wide words: cumulative progress units of the slot, the granted budget (-1: none), the amount a split
+ * request wants (-1: any), and when progress last moved (process.hrtime nanoseconds, 0: never).
+ */
 export const PROGRESS = 0;
 export const BUDGET = 1;
 export const SPLIT_WANT = 2;
+export const PROGRESS_AT = 3;
 const WORDS_PER_WORKER = 4;
 const WIDE_PER_WORKER = 4;
 const SLOT_BYTES = WORDS_PER_WORKER * 4 + WIDE_PER_WORKER * 8; // 48: keeps every wide view 8-byte aligned
@@ -61,6 +65,22 @@ export class ControlFlags {
 
   addWide(word: number, amount: number): void {
     Atomics.add(this.wide, word, BigInt(Math.trunc(amount)));
+  }
+
+  /**
+   * Adds progress, then stamps when (the count first: a reader that sees the same stamp before and
+   * after reading the count has a count that belongs to it).
+   */
+  addProgress(amount: number): void {
+    Atomics.add(this.wide, PROGRESS, BigInt(Math.trunc(amount)));
+    Atomics.store(this.wide, PROGRESS_AT, process.hrtime.bigint());
+  }
+
+  /** The progress count and when it last moved (hrtime ns), or undefined if a writer was between the two words. */
+  progressSample(): { units: number; atNs: bigint } | undefined {
+    const before = Atomics.load(this.wide, PROGRESS_AT);
+    const units = Number(Atomics.load(this.wide, PROGRESS));
+    return Atomics.load(this.wide, PROGRESS_AT) === before ? { units, atNs: before } : undefined;
   }
 
   /** Clears the request words and the budget (a new task starts with a clean slate); progress is cumulative. */

@@ -1,6 +1,6 @@
 import { encodeVar, mergeRule } from '../../coord/recipes/global-variables.js';
 import { CONTROL_CHECK_EVERY, reducerOf, type ResultReducer, type SpawnOptions, type TaskContext, type TaskType } from '../task.js';
-import { BUDGET, CANCEL, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT, type ControlFlags } from './control-flags.js';
+import { BUDGET, CANCEL, MIGRATE, SPLIT_WANT, WANT_SPLIT, type ControlFlags } from './control-flags.js';
 import { encodeRecord, joinRecords, recordState } from '../task-record.js';
 import type { FromWorker, RunRequest } from './messages.js';
 import { VarBoard } from './var-board.js';
@@ -230,7 +230,7 @@ class RunContext implements TaskContext<unknown> {
   }
 
   progress(amount = 1): void {
-    this.flags.addWide(PROGRESS, amount);
+    this.flags.addProgress(amount);
   }
 
   budget(): number | undefined {

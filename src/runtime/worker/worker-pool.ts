@@ -66,11 +66,25 @@ export interface Workers {
   cancel(slot: number): void;
   /** Cumulative progress units the slot's tasks reported (TaskContext.progress) (optional). */
   progress?(slot: number): number;
+  /**
+   * The slot's progress units and when they last moved (ms on this thread's `performance.now()`; 0 if
+   * they never did), or undefined when a task was writing them just then: look again later (optional).
+   */
+  progressSample?(slot: number): ProgressSample | undefined;
   /** Grants the slot's running task a budget (TaskContext.budget); undefined withdraws it (optional). */
   setBudget?(slot: number, amount: number | undefined): void;
   /** Sends an application message to the slot's running task (TaskContext.receive) (optional). */
   post?(slot: number, body: unknown): void;
 }
+
+/** A slot's progress count and when it last moved (ms, `performance.now()`). */
+export interface ProgressSample {
+  units: number;
+  atMs: number;
+}
+
+/** hrtime and performance.now() tick on the same monotonic clock; this is the distance between their origins. */
+const HRTIME_TO_NOW_MS = performance.now() - Number(process.hrtime.bigint()) / 1e6;
 
 /**
  * A node's worker threads. Each slot runs one task at a time; control words in shared memory
@@ -189,6 +203,13 @@ export class WorkerPool implements Workers {
 
   progress(slot: number): number {
     return this.slots[slot]?.flags.getWide(PROGRESS) ?? 0;
+  }
+
+  progressSample(slot: number): ProgressSample | undefined {
+    const flags = this.slots[slot]?.flags;
+    if (!flags) return { units: 0, atMs: 0 };
+    const s = flags.progressSample();
+    return s && { units: s.units, atMs: s.atNs === 0n ? 0 : Number(s.atNs) / 1e6 + HRTIME_TO_NOW_MS };
   }
 
   setBudget(slot: number, amount: number | undefined): void {

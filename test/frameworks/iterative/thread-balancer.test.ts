@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import { ThreadBalancer } from '../../../src/frameworks/iterative/thread-balancer.js';
 import type { Workers } from '../../../src/runtime/worker/worker-pool.js';
 
-function fakeWorkers(size: number) {
+/** Slots whose progress words the test sets; with `stamped`, also when each last moved (s). */
+function fakeWorkers(size: number, stamped?: number[]) {
   const progress = Array.from({ length: size }, () => 0);
   const posted: Array<{ slot: number; body: unknown }> = [];
   const budgets = new Map<number, number | undefined>();
@@ -17,6 +18,7 @@ function fakeWorkers(size: number) {
     progress: (slot: number) => progress[slot]!,
     post: (slot: number, body: unknown) => void posted.push({ slot, body }),
     setBudget: (slot: number, amount: number | undefined) => void budgets.set(slot, amount),
+    ...(stamped ? { progressSample: (slot: number) => ({ units: progress[slot]!, atMs: 1000 * stamped[slot]! }) } : {}),
   } as unknown as Workers;
   return { workers, progress, posted, budgets };
 }
@@ -91,4 +93,90 @@ test('a thread that runs out with nothing pooled: refused while it did less than
   b.tick(); // checkpoint: everything is done → force-finish, and the waiting thread finishes
   assert.equal(b.task.workers[0]!.working(), false);
   assert.equal(b.task.finished, true);
+});
+
+/**
+ * Two equal threads, each adding 50 iterations every 25 ms (2,000 it/s) as a task that reports
+ * progress per chunk does, thread 1 a few ms behind thread 0; the balancer runs on its own timer,
+ * which fires far more often. Returns the speeds after each timer tick and the balancer.
+ */
+function chunkyRun(stamps: boolean) {
+  const stamped = [0, 0];
+  const { workers, progress, budgets } = fakeWorkers(2, stamps ? stamped : undefined);
+  let now = 0;
+  let timer: { fn: () => void; at: number } | undefined;
+  const b = new ThreadBalancer({
+    workers, now: () => now, blockSize: 100, iterations: 20_000, orders: true, poolEmpty: () => true,
+    params: { checkpointInterval: 0.1, minRemaining: 0.02, maxDeviation: 0.1 },
+    setTimer: (fn, ms) => {
+      timer = { fn, at: now + ms / 1000 };
+      return () => (timer = undefined);
+    },
+  });
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 100 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 100, hi: 200 });
+  b.start();
+  const speeds: Array<{ t: number; speeds: number[] }> = [];
+  const offset = [0, 0.007];
+  const step = (s: number, k: number) => 0.025 * k + offset[s]!;
+  const next = [step(0, 1), step(1, 1)];
+  while (now < 2) {
+    now = Math.min(timer!.at, ...next);
+    for (let s = 0; s < 2; s++) {
+      if (now < next[s]!) continue;
+      progress[s]! += 50;
+      stamped[s] = now;
+      next[s] = step(s, progress[s]! / 50 + 1);
+    }
+    if (timer && now >= timer.at) {
+      const fire = timer.fn;
+      timer = undefined;
+      fire();
+      speeds.push({ t: now, speeds: b.speeds() });
+    }
+  }
+  return { b, speeds, budgets };
+}
+
+test('progress that moves a chunk at a time: each report is timed when it moved, speeds are exact, shares equal', () => {
+  const { b, speeds, budgets } = chunkyRun(true);
+  // Thread 1's first measure counts from the start, 7 ms before its first chunk began: 50 in 32 ms.
+  for (const { t, speeds: sp } of speeds.filter((x) => x.t >= 0.06)) {
+    for (const x of sp) assert.ok(Math.abs(x - 2000) < 1, `at ${t} s a thread's speed is its true 2,000 it/s: ${sp.join(', ')}`);
+  }
+  assert.ok(b.checkpoints >= 15, `checkpoints every 0.1 s: ${b.checkpoints}`);
+  const [a0, a1] = b.task.workers.map((w) => w.assigned - w.done);
+  assert.ok(Math.abs(a0! - a1!) <= 0.05 * Math.max(a0!, a1!), `equal threads keep equal shares: ${a0} and ${a1}`);
+  assert.deepEqual([...budgets], [], 'no thread holds a block more than it keeps: no orders');
+});
+
+test('progress that moves a chunk at a time, no stamps: looks between chunks measure nothing, no busy thread measures 0', () => {
+  const { b, speeds } = chunkyRun(false);
+  for (const { t, speeds: sp } of speeds.filter((x) => x.t >= 0.06)) {
+    for (const x of sp) assert.ok(x >= 1000 && x <= 4000, `at ${t} s a working thread's speed stays near 2,000 it/s: ${sp.join(', ')}`);
+  }
+  assert.ok(b.checkpoints >= 15, `checkpoints every 0.1 s: ${b.checkpoints}`);
+});
+
+test('a thread that runs out just after its last report keeps its measured speed (it did not slow down)', () => {
+  const stamped = [0, 0];
+  const { workers, progress } = fakeWorkers(2, stamped);
+  let now = 0;
+  const b = new ThreadBalancer({
+    workers, now: () => now, blockSize: 10, iterations: 1000, orders: true, poolEmpty: () => true,
+    params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 }, setTimer: () => () => undefined,
+  });
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 10 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 10, hi: 100 });
+  now = 0.5;
+  [progress[0], stamped[0]] = [100, 0.5];
+  [progress[1], stamped[1]] = [100, 0.5];
+  b.tick();
+  assert.deepEqual(b.speeds(), [200, 200]);
+  b.checkpoint(); // 800 left, shared equally: each is assigned 100 + 400
+  assert.deepEqual(b.task.workers.map((w) => w.assigned), [500, 500]);
+  now = 0.52; // thread 0's range is done; its progress has not moved since the report
+  b.onSlotDone(0, true);
+  assert.equal(b.task.workers[0]!.working(), true, 'refused: it did less than assigned');
+  assert.deepEqual(b.speeds(), [200, 200], 'no measure of 0 from a look that saw nothing new');
 });

@@ -1,5 +1,5 @@
 /**
- * The task context on the current thread (runTask): split requests, budgets, progress and
+ * The task context on the current thread (runTask): split requests, budgets, progress (and when it moved) and
  * checkpoints through the shared control words, without a node.
  */
 import assert from 'node:assert/strict';
@@ -61,8 +61,14 @@ describe('task context (runTask)', () => {
     const flags = ControlFlags.forWorker(ControlFlags.allocate(1), 0);
     flags.setWide(PROGRESS, 2 ** 31 + 5); // past what a 32-bit word holds
     flags.setWide(BUDGET, 1_000);
+    assert.deepEqual(flags.progressSample(), { units: 2 ** 31 + 5, atNs: 0n }, 'never moved: stamped 0');
+    const before = process.hrtime.bigint();
     const posted = await run(flags, { lo: 0, hi: 3_000, wants: [] });
+    const after = process.hrtime.bigint();
     assert.equal(flags.getWide(PROGRESS), 2 ** 31 + 5 + 3_000);
+    const sample = flags.progressSample()!;
+    assert.equal(sample.units, 2 ** 31 + 5 + 3_000);
+    assert.ok(sample.atNs > before && sample.atNs < after, 'stamped when it last moved');
     const checkpoints = posted.filter((m) => m.type === 'checkpoint') as Array<{ state: Range; partial: number }>;
     assert.deepEqual(checkpoints.map((c) => [c.partial]), [[1_000], [2_000], [3_000]]);
   });

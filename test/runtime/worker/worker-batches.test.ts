@@ -159,8 +159,13 @@ describe('WorkerPool batches', () => {
     // Children run inline newest first: 10 holds until someone wants work.
     const root = j.req('root', { root: true, next: 0, n: 10, value: 0, hold: false, holdValue: 10 } satisfies SpawnChecksum);
     const progress = pool.progress(0);
+    const before = performance.now();
     pool.run(0, root);
     await waitFor(() => pool.progress(0) > progress, 'child 10 to hold, inline');
+    // The worker stamps its progress on its own thread; the node reads the stamp on its clock.
+    const sample = pool.progressSample(0)!;
+    assert.equal(sample.units, pool.progress(0));
+    assert.ok(sample.atMs >= before && sample.atMs <= performance.now(), `progress stamped at ${sample.atMs}, between ${before} and now`);
     pool.requestSplit(0); // an idle worker or a thief waits for work
     await waitFor(() => j.of(root.taskId).some(finished), 'the root to finish');
     const reports = j.of(root.taskId);
