@@ -13,10 +13,17 @@ export type CoordErrorCode =
   | 'SYSTEM_ERROR';
 
 /**
+ * Marks a CoordError across copies of this module: a job kind or task module loaded from another
+ * install of tidepool (a client's, say) sees the node's client throw errors of the node's class.
+ */
+const BRAND = Symbol.for('tidepool.CoordError');
+
+/**
  * A failed coordination operation. `path` names the znode involved; for a failed
  * transaction `opIndex` is the index of the operation that caused the failure.
  */
 export class CoordError extends Error {
+  readonly [BRAND] = true;
   readonly code: CoordErrorCode;
   readonly path: string | undefined;
   readonly opIndex: number | undefined;
@@ -34,7 +41,8 @@ export class CoordError extends Error {
 
 /** True when `err` is a CoordError with one of the given codes. */
 export function isCoordError(err: unknown, ...codes: CoordErrorCode[]): err is CoordError {
-  return err instanceof CoordError && (codes.length === 0 || codes.includes(err.code));
+  const coord = err instanceof CoordError || (typeof err === 'object' && err !== null && (err as { [BRAND]?: unknown })[BRAND] === true);
+  return coord && (codes.length === 0 || codes.includes((err as CoordError).code));
 }
 
 /**

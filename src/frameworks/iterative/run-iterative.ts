@@ -9,8 +9,8 @@ import { DEFAULT_RUPER } from './balance/ruper-task.js';
 import { IterationRandom } from './iteration-random.js';
 import { STRATEGIES, type BalanceStrategy, type BlockRange, type IterativeDefinition, type IterativeInput, type IterativeResult, type RuperSettings } from './iterative-types.js';
 
-/** The iterative kind, loaded by every node of the job. */
-export const ITERATIVE_KIND = { module: new URL(`./iterative-kind${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href, export: 'default' };
+/** The iterative kind: built in, so that every node of the job runs its own copy (see load-kind.ts). */
+export const ITERATIVE_KIND = { module: 'builtin:iterative', export: 'default' };
 
 /** Blocks a job is cut into by default: fine enough to balance, few enough to fold cheaply. */
 const DEFAULT_BLOCKS = 512;

@@ -29,5 +29,5 @@ export const malleableKind = defineJobKind({
   validateMessage: validateMalleableMessage,
 });
 
-/** How a job names this kind (the module is this file, as sources under tsx or as built JavaScript). */
-export const MALLEABLE_KIND: KindRef = { module: import.meta.url, export: 'malleableKind' };
+/** How a job names this kind: built in, so that every node runs its own copy (see load-kind.ts). */
+export const MALLEABLE_KIND: KindRef = { module: 'builtin:malleable', export: 'malleableKind' };

@@ -16,7 +16,8 @@ import type { MemberReport, WorkflowJobConfig, WorkflowResult } from './workflow
 import { workflowInputs, type Workflow } from './workflow.js';
 
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-export const WORKFLOW_KIND: KindRef = { module: new URL(`./workflow-kind${EXT}`, import.meta.url).href, export: 'default' };
+/** Built in, so that every node runs its own copy of the kind (see load-kind.ts). */
+export const WORKFLOW_KIND: KindRef = { module: 'builtin:workflow', export: 'default' };
 export const WORKFLOW_TASK: TaskRef = { module: new URL(`./replay-task${EXT}`, import.meta.url).href, export: 'default' };
 
 export interface RunWorkflowOptions extends Omit<WorkflowJobConfig, 'source' | 'journal'> {
