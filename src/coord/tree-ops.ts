@@ -31,6 +31,18 @@ async function createMissing(client: CoordClient, path: string): Promise<void> {
   }
 }
 
+/**
+ * Brings this session's server up to date before a read: after it, the session reads every write that
+ * any session completed before it began. ZooKeeper serves reads from the server a session is
+ * connected to, which may lag behind the others (another session's write can be invisible for a few
+ * milliseconds); a transaction goes through the leader and returns only once this server has applied it
+ * and everything committed before it. A check of `path` at any version is such a transaction that
+ * changes nothing (the client library has no `sync`). `path` must exist (NO_NODE otherwise).
+ */
+export async function catchUp(client: CoordClient, path: string): Promise<void> {
+  await client.multi([{ op: 'check', path, version: -1 }]);
+}
+
 /** Deletes `path` and everything below it; a znode that vanishes meanwhile is not an error. */
 export async function deleteRecursive(client: CoordClient, path: string): Promise<void> {
   let children: string[];

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { CoordError } from '../../src/coord/errors.js';
 import { Transaction } from '../../src/coord/transaction.js';
-import { mkdirp, waitForState } from '../../src/coord/tree-ops.js';
+import { catchUp, mkdirp, waitForState } from '../../src/coord/tree-ops.js';
 import { MAX_REQUEST_BYTES, requestBytes } from '../../src/coord/request-size.js';
 import type { CoordClient, Op, WatchEvent } from '../../src/coord/types.js';
 import { watchChildren, watchData } from '../../src/coord/watch.js';
@@ -55,6 +55,23 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       await c.delete(`${root}/a/child`);
       await c.delete(`${root}/a`, 1);
       assert.equal(await c.exists(`${root}/a`), null);
+    });
+
+    it('catchUp: a session then reads every write another session completed before; it changes nothing', T, async () => {
+      const writer = await open();
+      const reader = await open();
+      const root = await freshRoot(writer);
+      // Writes acknowledged to one session, read at once by another (on ZooKeeper, maybe another server).
+      for (let i = 0; i < 60; i++) {
+        await writer.create(`${root}/w${i}`);
+        await catchUp(reader, root);
+        assert.notEqual(await reader.exists(`${root}/w${i}`), null, `write ${i} seen after catching up`);
+      }
+      const before = (await reader.exists(root))!;
+      await catchUp(reader, root);
+      const after = (await reader.exists(root))!;
+      assert.deepEqual([after.version, after.cversion, after.numChildren], [before.version, before.cversion, before.numChildren], 'nothing changed');
+      await rejectsWith(catchUp(reader, `${root}/missing`), 'NO_NODE');
     });
 
     it('mkdirp creates missing ancestors and writes only what is missing', T, async () => {

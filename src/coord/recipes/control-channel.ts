@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { log } from '../../util/log.js';
 import { isCoordError, isRetryable } from '../errors.js';
 import { joinPath, sequenceOf } from '../paths.js';
-import { mkdirp, reconnected } from '../tree-ops.js';
+import { catchUp, mkdirp, reconnected } from '../tree-ops.js';
 import type { CoordClient } from '../types.js';
 import { watchChildren, watchData, type WatchHandle } from '../watch.js';
 import { emptyStats, type RecipeStats } from './recipe-stats.js';
@@ -104,9 +104,10 @@ export class ControlChannel {
       }, {
         onEnd: (reason) => settle(() => new Error(`control request ${name} (${type}): the coordination session ${reason === 'expired' ? 'expired' : 'was closed'} before it was acknowledged`)),
       });
-      // Aborted: an acknowledgement written meanwhile still counts; without one the caller stops waiting.
+      // Aborted: an acknowledgement written meanwhile (by the server's session, so possibly not on this
+      // session's server yet: catch up first) still counts; without one the caller stops waiting.
       const onAbort = () => {
-        void this.client.getData(ackPath).then(
+        void catchUp(this.client, this.acks).then(() => this.client.getData(ackPath)).then(
           (d) => settle(() => parseAck(d.data)),
           () => settle(() => (opts.signal!.reason instanceof Error ? opts.signal!.reason : new Error(`control request ${name} (${type}) was abandoned`))),
         );
