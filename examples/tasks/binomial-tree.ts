@@ -7,7 +7,8 @@
  * the count for given parameters is fixed however the tree is split.
  *
  * A task holds a range of the root's children still to visit and a stack of unexpanded nodes (five words
- * each), and visits depth-first. Its state is checkpointed in the ledger with every split, so it must stay
+ * each, in an Int32Array: it travels by memcpy when split off or checkpointed, where a number[] of T3's
+ * ~10,000 words was packed number by number each time), and visits depth-first. Its state is checkpointed in the ledger with every split, so it must stay
  * small: the root's b0 children are a range, never a stack of b0 nodes. `split` gives away the upper half
  * of that range while there is one (a few numbers, however many nodes), then the bottom half of the stack —
  * the nodes nearest the root, whose subtrees are the largest on average — so a thief gets as much work as
@@ -16,7 +17,7 @@
  * `undefined` is used up: the worker that asked would wait for this task's end.
  */
 import { defineTask } from '../../src/index.js';
-import { nodeDraw, pushChildState, pushRootState } from './uts-rng.js';
+import { nodeDraw, writeChildState, writeRootState } from './uts-rng.js';
 
 /** The tree's shape: the job's input, shared by every task. */
 export interface TreeShape {
@@ -48,12 +49,13 @@ export interface TreeCount {
 }
 
 export interface TreeState extends TreeCount {
-  /** Unexpanded nodes, five state words each; the last five are expanded next. */
-  stack: number[];
+  /** Unexpanded nodes, five state words each, in the first `size` words; the last five are expanded next. */
+  stack: Int32Array;
+  size: number;
   /** The root has not been counted yet (only the task holding the whole tree). */
   atRoot: boolean;
   /** The root's state words, and the indices [rootNext, rootEnd) of its children this task still has to visit. */
-  root: number[];
+  root: Int32Array;
   rootNext: number;
   rootEnd: number;
   /** The tree's shape (four numbers): `split` expands nodes too and gets only the state. */
@@ -65,30 +67,41 @@ const WORDS = 5;
 const top = new Int32Array(WORDS);
 
 export function rootTask(shape: TreeShape): TreeState {
-  const root: number[] = [];
-  pushRootState(shape.seed, root);
-  return { stack: [], atRoot: true, root, rootNext: 0, rootEnd: shape.b0, nodes: 0, leaves: 0, shape };
+  const root = new Int32Array(WORDS);
+  writeRootState(shape.seed, root);
+  return { stack: new Int32Array(64 * WORDS), size: 0, atRoot: true, root, rootNext: 0, rootEnd: shape.b0, nodes: 0, leaves: 0, shape };
 }
 
 /** Nodes this task still has to visit (not counting their descendants). */
 function pending(s: TreeState): number {
-  return s.stack.length / WORDS + (s.rootEnd - s.rootNext) + (s.atRoot ? 1 : 0);
+  return s.size / WORDS + (s.rootEnd - s.rootNext) + (s.atRoot ? 1 : 0);
+}
+
+/** Room for `words` more words on the stack (doubling). */
+function reserve(s: TreeState, words: number): void {
+  if (s.size + words <= s.stack.length) return;
+  const grown = new Int32Array(Math.max(2 * s.stack.length, s.size + words));
+  grown.set(s.stack.subarray(0, s.size));
+  s.stack = grown;
 }
 
 /** Expands the node on top of the stack: pops it, pushes its children and counts it. */
 function expandTop(s: TreeState): void {
-  const stack = s.stack;
-  const at = stack.length - WORDS;
-  const children = nodeDraw(stack, at) < s.shape.q ? s.shape.m : 0;
+  const at = s.size - WORDS;
+  const children = nodeDraw(s.stack, at) < s.shape.q ? s.shape.m : 0;
   s.nodes++;
+  s.size = at;
   if (children === 0) {
     s.leaves++;
-    stack.length = at;
     return;
   }
+  const stack = s.stack;
   for (let i = 0; i < WORDS; i++) top[i] = stack[at + i]!;
-  stack.length = at;
-  for (let i = 0; i < children; i++) pushChildState(top, i, stack);
+  reserve(s, children * WORDS);
+  for (let i = 0; i < children; i++) {
+    writeChildState(top, i, s.stack, s.size);
+    s.size += WORDS;
+  }
 }
 
 /** Visits one node: the root, else the top of the stack (taking the next root child when the stack is empty). */
@@ -99,12 +112,16 @@ export function visit(s: TreeState): void {
     if (s.shape.b0 === 0) s.leaves++;
     return;
   }
-  if (s.stack.length === 0) pushChildState(s.root, s.rootNext++, s.stack);
+  if (s.size === 0) {
+    reserve(s, WORDS);
+    writeChildState(s.root, s.rootNext++, s.stack, 0);
+    s.size = WORDS;
+  }
   expandTop(s);
 }
 
 export function hasWork(s: TreeState): boolean {
-  return s.stack.length > 0 || s.rootNext < s.rootEnd || s.atRoot;
+  return s.size > 0 || s.rootNext < s.rootEnd || s.atRoot;
 }
 
 /** The same visits as the task, in a plain loop on this thread: the sequential baseline. */
@@ -114,9 +131,9 @@ export function countSequentially(shape: TreeShape): TreeCount {
   return { nodes: s.nodes, leaves: s.leaves };
 }
 
-/** A task for part of the tree, nothing counted yet. */
-function part(s: TreeState, stack: number[], rootNext: number, rootEnd: number): TreeState {
-  return { stack, atRoot: false, root: s.root, rootNext, rootEnd, nodes: 0, leaves: 0, shape: s.shape };
+/** A task for part of the tree, nothing counted yet (its stack: exactly the words it gets). */
+function part(s: TreeState, stack: Int32Array, rootNext: number, rootEnd: number): TreeState {
+  return { stack, size: stack.length, atRoot: false, root: s.root, rootNext, rootEnd, nodes: 0, leaves: 0, shape: s.shape };
 }
 
 export default defineTask<TreeState, TreeCount>({
@@ -133,14 +150,18 @@ export default defineTask<TreeState, TreeCount>({
     // One node left: open it up until two can be shared, or none is left.
     while (pending(s) === 1 && !s.atRoot) visit(s);
     const range = s.rootEnd - s.rootNext;
-    if (range >= 2 || (range === 1 && s.stack.length > 0)) {
+    if (range >= 2 || (range === 1 && s.size > 0)) {
       const mid = s.rootEnd - Math.max(1, range >> 1);
-      const child = part(s, [], mid, s.rootEnd);
+      const child = part(s, new Int32Array(0), mid, s.rootEnd);
       s.rootEnd = mid;
       return child;
     }
-    const half = Math.floor(s.stack.length / WORDS / 2);
-    return half === 0 ? undefined : part(s, s.stack.splice(0, half * WORDS), 0, 0);
+    const half = Math.floor(s.size / WORDS / 2);
+    if (half === 0) return undefined;
+    const given = s.stack.slice(0, half * WORDS);
+    s.stack.copyWithin(0, half * WORDS, s.size);
+    s.size -= half * WORDS;
+    return part(s, given, 0, 0);
   },
   result: {
     initial: () => ({ nodes: 0, leaves: 0 }),

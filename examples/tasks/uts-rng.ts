@@ -13,8 +13,8 @@
 /** Message schedule scratch (one per thread; the hash never yields, so it is never shared mid-use). */
 const W = new Int32Array(80);
 
-/** Hashes the single padded block already in W[0..15] and pushes the five digest words onto `out`. */
-function compressInto(out: number[]): void {
+/** Hashes the single padded block already in W[0..15] and writes the five digest words to `out` at `at`. */
+function compressInto(out: Int32Array, at: number): void {
   for (let t = 16; t < 80; t++) {
     const x = W[t - 3]! ^ W[t - 8]! ^ W[t - 14]! ^ W[t - 16]!;
     W[t] = (x << 1) | (x >>> 31);
@@ -37,20 +37,24 @@ function compressInto(out: number[]): void {
     const temp = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + (0xca62c1d6 | 0) + W[t]!) | 0;
     e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = temp;
   }
-  out.push((0x67452301 + a) | 0, ((0xefcdab89 | 0) + b) | 0, ((0x98badcfe | 0) + c) | 0, (0x10325476 + d) | 0, ((0xc3d2e1f0 | 0) + e) | 0);
+  out[at] = 0x67452301 + a;
+  out[at + 1] = (0xefcdab89 | 0) + b;
+  out[at + 2] = (0x98badcfe | 0) + c;
+  out[at + 3] = 0x10325476 + d;
+  out[at + 4] = (0xc3d2e1f0 | 0) + e;
 }
 
-/** Pushes the root's state for `seed` onto `out` (SHA-1 of 20 bytes: 16 zeros, then the seed). */
-export function pushRootState(seed: number, out: number[]): void {
+/** Writes the root's state for `seed` (SHA-1 of 20 bytes: 16 zeros, then the seed) to `out` at `at`. */
+export function writeRootState(seed: number, out: Int32Array, at = 0): void {
   W.fill(0, 0, 16);
   W[4] = seed | 0;
   W[5] = 0x80000000 | 0; // padding bit after 20 bytes
   W[15] = 160; // message length in bits
-  compressInto(out);
+  compressInto(out, at);
 }
 
-/** Pushes the state of child `index` of the node whose state is `parent` (five words) onto `out`. */
-export function pushChildState(parent: ArrayLike<number>, index: number, out: number[]): void {
+/** Writes the state of child `index` of the node whose state is `parent` (five words) to `out` at `at`. */
+export function writeChildState(parent: ArrayLike<number>, index: number, out: Int32Array, at: number): void {
   W[0] = parent[0]!;
   W[1] = parent[1]!;
   W[2] = parent[2]!;
@@ -60,10 +64,10 @@ export function pushChildState(parent: ArrayLike<number>, index: number, out: nu
   W[6] = 0x80000000 | 0; // padding bit after 24 bytes
   W[7] = W[8] = W[9] = W[10] = W[11] = W[12] = W[13] = W[14] = 0;
   W[15] = 192; // message length in bits
-  compressInto(out);
+  compressInto(out, at);
 }
 
 /** The node's uniform draw in [0, 1): its last state word's low 31 bits over 2^31 (UTS's rng_toProb). */
-export function nodeDraw(words: readonly number[], at: number): number {
+export function nodeDraw(words: ArrayLike<number>, at: number): number {
   return (words[at + 4]! & 0x7fffffff) / 2147483648;
 }

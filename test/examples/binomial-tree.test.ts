@@ -9,12 +9,12 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import binomialTree, { countSequentially, hasWork, rootTask, TREES, visit, type TreeState } from '../../examples/tasks/binomial-tree.js';
-import { nodeDraw, pushChildState, pushRootState } from '../../examples/tasks/uts-rng.js';
+import { nodeDraw, writeChildState, writeRootState } from '../../examples/tasks/uts-rng.js';
 
 const run = promisify(execFile);
 
 /** Five state words as the 20 big-endian bytes of the digest. */
-const bytes = (words: number[]) => Buffer.concat(words.map((w) => {
+const bytes = (words: ArrayLike<number>) => Buffer.concat(Array.from(words, (w) => {
   const b = Buffer.alloc(4);
   b.writeInt32BE(w);
   return b;
@@ -29,13 +29,13 @@ function finish(s: TreeState): number {
 describe('examples/binomial-tree', () => {
   it('node states are SHA-1 digests as UTS defines them (root: 16 zero bytes ‖ seed; child i: parent ‖ i)', () => {
     for (const seed of [0, 42, 0x7fffffff]) {
-      const root: number[] = [];
-      pushRootState(seed, root);
+      const root = new Int32Array(5);
+      writeRootState(seed, root);
       const seedBytes = Buffer.alloc(20);
       seedBytes.writeInt32BE(seed, 16);
       assert.deepEqual(bytes(root), createHash('sha1').update(seedBytes).digest(), `root of seed ${seed}`);
-      const children: number[] = [];
-      for (let i = 0; i < 9; i++) pushChildState(root, i, children);
+      const children = new Int32Array(5 * 9);
+      for (let i = 0; i < 9; i++) writeChildState(root, i, children, 5 * i);
       for (let i = 0; i < 9; i++) {
         const index = Buffer.alloc(4);
         index.writeInt32BE(i);
@@ -52,7 +52,7 @@ describe('examples/binomial-tree', () => {
     const whole = countSequentially(TREES.t3).nodes;
     const s = rootTask(TREES.t3);
     const child = binomialTree.split!(s)!;
-    assert.deepEqual([s.rootNext, s.rootEnd, s.atRoot, child.rootNext, child.rootEnd, child.atRoot, child.stack.length], [0, 1000, true, 1000, 2000, false, 0]);
+    assert.deepEqual([s.rootNext, s.rootEnd, s.atRoot, child.rootNext, child.rootEnd, child.atRoot, child.size, child.stack.length], [0, 1000, true, 1000, 2000, false, 0, 0]);
     assert.equal(finish(s) + finish(child), whole, 'every node counted once');
   });
 
@@ -63,21 +63,24 @@ describe('examples/binomial-tree', () => {
     const k = sizes.indexOf(Math.max(...sizes));
     const s = subtree(k);
     for (let i = 0; i < 200; i++) visit(s);
-    const before = s.stack.length / 5;
+    const before = s.size / 5;
     const bottom = s.stack.slice(0, 5 * Math.floor(before / 2));
+    const top = s.stack.slice(5 * Math.floor(before / 2), s.size);
     const child = binomialTree.split!(s)!;
-    assert.deepEqual(child.stack, bottom);
-    assert.equal(child.stack.length / 5 + s.stack.length / 5, before);
+    assert.deepEqual(child.stack, bottom, 'the child gets exactly the bottom half (its buffer holds nothing more)');
+    assert.equal(child.size, bottom.length);
+    assert.deepEqual(s.stack.slice(0, s.size), top, 'the parent keeps the top half, moved down');
+    assert.equal(child.size / 5 + s.size / 5, before);
     assert.deepEqual([child.atRoot, child.nodes, child.rootNext, child.rootEnd, child.shape], [false, 0, 0, 0, TREES.t3]);
     assert.equal(finish(s) + finish(child), sizes[k]);
   });
 
   it('a lone node is opened up until two can be shared; a lone leaf ends the task', () => {
-    const root: number[] = [];
-    pushRootState(TREES.t3.seed, root);
+    const root = new Int32Array(5);
+    writeRootState(TREES.t3.seed, root);
     const draws = Array.from({ length: 2000 }, (_, i) => {
-      const child: number[] = [];
-      pushChildState(root, i, child);
+      const child = new Int32Array(5);
+      writeChildState(root, i, child, 0);
       return nodeDraw(child, 0);
     });
     const only = (k: number): TreeState => ({ ...rootTask(TREES.t3), atRoot: false, rootNext: k, rootEnd: k + 1 });
@@ -88,7 +91,7 @@ describe('examples/binomial-tree', () => {
     const s = only(inner);
     const whole = finish(only(inner));
     const child = binomialTree.split!(s)!;
-    assert.ok(s.nodes >= 1 && child.stack.length >= 5, 'opened up, then shared');
+    assert.ok(s.nodes >= 1 && child.size >= 5, 'opened up, then shared');
     assert.equal(finish(s) + finish(child), whole);
   });
 
