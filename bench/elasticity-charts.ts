@@ -4,7 +4,7 @@
  * timeline of nodes and busy workers.
  */
 import type { TimelinePoint } from '../src/dashboard/snapshot.js';
-import { resultsFile } from './machine.js';
+import { resultsSvg } from './machine.js';
 import { writeSvg } from './plot.js';
 
 export interface ElasticityResults {
@@ -17,7 +17,7 @@ export interface ElasticityResults {
 
 export async function writeElasticityCharts(r: ElasticityResults): Promise<void> {
   // Fig. 7's shape: S% per phase-2 duration, one bar per number of nodes in phase 2.
-  await writeSvg(new URL(resultsFile('elasticity-speedup').href.replace(/\.json$/, '.svg')), {
+  await writeSvg(resultsSvg('elasticity-speedup'), {
     title: `S% (Eq. 1) on ${r.instance}: elastic vs static on ${r.k} node(s)`,
     data: { values: r.results.filter((x) => x.phase2 !== 0).map((x) => ({ ...x, nodes: `${r.k + (x.add as number)} nodes in phase 2` })) },
     facet: { column: { field: 'backend', type: 'nominal', title: null } },
@@ -41,7 +41,7 @@ export async function writeElasticityCharts(r: ElasticityResults): Promise<void>
     ]);
     const t1 = r.t1;
     const t2 = r.t1 + timelineRun.phase2;
-    await writeSvg(new URL(resultsFile('elasticity-timeline').href.replace(/\.json$/, '.svg')), {
+    await writeSvg(resultsSvg('elasticity-timeline'), {
       title: `Elastic run (${timelineRun.backend}): +${timelineRun.add} node(s) at t1 = ${t1} s, drained at t2 = ${t2} s`,
       vconcat: (['nodes in the job', 'busy workers'] as const).map((name) => ({
         width: 520, height: 110,

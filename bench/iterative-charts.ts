@@ -3,7 +3,7 @@
  * process and of each thread of the 2-thread process (Fig. 9); finish time of every process (Fig. 6–7
  * left) and of every thread of the 2-thread process (Fig. 7 right, Fig. 8).
  */
-import { resultsFile } from './machine.js';
+import { resultsSvg } from './machine.js';
 import { writeSvg } from './plot.js';
 
 export interface ThreadResult {
@@ -39,13 +39,12 @@ export interface IterativeRun {
   cpuCores: Record<string, number>;
 }
 
-const svg = (name: string) => new URL(resultsFile(name).href.replace(/\.json$/, '.svg'));
 
 export async function writeIterativeCharts(r: { runs: IterativeRun[]; oneProcessRuns: IterativeRun[]; halfCore: { runs?: IterativeRun[] }; iterations: number }): Promise<void> {
   // Beside the neighbour, and (the half-core rows) with B at a CPU quota of half a core.
   const experiments = [['two processes', r.runs], ['one process × 2 threads', r.oneProcessRuns], ['two processes, B at half a core', r.halfCore.runs ?? []]] as const;
   const shown = (x: IterativeRun) => x.noise || x.condition === 'half-core';
-  await writeSvg(svg('iterative-speed'), {
+  await writeSvg(resultsSvg('iterative-speed'), {
     title: `Speed over time beside stress-ng or (B) at half a core, ${r.iterations} slab histories (first repetition)`,
     data: { values: experiments.flatMap(([experiment, runs]) => runs.filter(shown).filter((x, k, all) => all.findIndex((y) => y.balance === x.balance) === k).flatMap((x) => x.timeline.filter((p) => experiment !== 'one process × 2 threads' || p.series.includes('thread')).map((p) => ({ ...p, balance: x.balance, experiment })))) },
     facet: { row: { field: 'experiment', type: 'nominal', title: null }, column: { field: 'balance', type: 'nominal', title: null } },
@@ -58,7 +57,7 @@ export async function writeIterativeCharts(r: { runs: IterativeRun[]; oneProcess
       },
     },
   });
-  await writeSvg(svg('iterative-finish'), {
+  await writeSvg(resultsSvg('iterative-finish'), {
     title: 'Finish time of every process (A, B) and of every thread of the 2-thread process (C) beside stress-ng or at half a core, every repetition',
     data: { values: experiments.flatMap(([experiment, runs]) => runs.filter(shown).flatMap((x) => x.threads.map((t) => ({ experiment, balance: x.balance, who: experiment !== 'one process × 2 threads' ? `process ${t.process}` : `${t.process} thread ${t.thread}`, finish: t.finish })))) },
     facet: { row: { field: 'experiment', type: 'nominal', title: null } },

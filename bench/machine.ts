@@ -28,6 +28,11 @@ export function projectRoot(): string {
   }
 }
 
+/** Where a benchmark writes a chart: bench/results/NAME.svg beside its JSON. */
+export function resultsSvg(name: string): URL {
+  return new URL(resultsFile(name).href.replace(/\.json$/, '.svg'));
+}
+
 /** Where a benchmark writes its results: bench/results/NAME.json in the project, from sources or built. */
 export function resultsFile(name: string): URL {
   for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {

@@ -18,7 +18,7 @@ import type { MalleableStats, RescaleAck } from '../src/frameworks/malleable/run
 import { runSequential } from '../src/frameworks/malleable/sequential.js';
 import { submitMalleable } from '../src/frameworks/malleable/submit.js';
 import type { Cluster } from '../src/runtime/cluster.js';
-import { machineInfo, projectRoot, resultsFile } from './machine.js';
+import { machineInfo, projectRoot, resultsFile, resultsSvg } from './machine.js';
 import { withNodeProcesses } from './malleable-cluster.js';
 import { writeSvg } from './plot.js';
 import { printTable } from './table.js';
@@ -48,7 +48,6 @@ async function runJob(cluster: Cluster, app: string, params: GridParams, rescale
   return { params, result, stats, exact, seconds };
 }
 
-const svg = (name: string) => new URL(resultsFile(name).href.replace(/\.json$/, '.svg'));
 const phasesOf = (r: RescaleAck) => ({ lb: r.phases.lb / 1000, checkpoint: r.phases.checkpoint / 1000, reconnect: r.phases.reconnect / 1000, restore: r.phases.restore / 1000, total: r.tRescaleMs / 1000 });
 
 /** Source lines (not blank, not only a comment) of a file. */
@@ -91,11 +90,11 @@ async function main(): Promise<void> {
       allExact: Object.values(table2).every((r) => r.exact) && fig4Run.exact && fig5.every((r) => r.exact),
     };
     writeFileSync(resultsFile('malleable-rescale'), `${JSON.stringify(results, null, 2)}\n`);
-    await writeSvg(svg('malleable-fig4'), {
+    await writeSvg(resultsSvg('malleable-fig4'), {
       title: `Stencil2D ${FIG4.grid}²: time per iteration across a shrink 2→1 (iteration ${FIG4.shrinkAt}) and an expand 1→2 (${FIG4.expandAt})`, width: 520, height: 240, data: { values: fig4 },
       mark: { type: 'line', point: true }, encoding: { x: { field: 'iteration', type: 'quantitative' }, y: { field: 'ms', type: 'quantitative', title: 'iteration time (ms)' } },
     });
-    await writeSvg(svg('malleable-fig5a'), {
+    await writeSvg(resultsSvg('malleable-fig5a'), {
       title: 'Stencil2D shrink 4→2: time per phase against grid side', width: 420, height: 240,
       data: { values: fig5.flatMap((r) => (['lb', 'checkpoint', 'reconnect', 'restore'] as const).map((phase) => ({ grid: String(r.grid), phase, seconds: r[phase] }))) },
       mark: 'bar', encoding: { x: { field: 'grid', type: 'ordinal', sort: null }, y: { field: 'seconds', type: 'quantitative', stack: 'zero' }, color: { field: 'phase', type: 'nominal' } },

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { managerPolicy } from '../src/frameworks/malleable/manager/policies.js';
 import { simulateWorkload, type SimCosts, type SimJobSpec, type SimResult } from '../src/frameworks/malleable/manager/workload-sim.js';
 import { Rng } from '../src/util/rng.js';
-import { machineInfo, resultsFile } from './machine.js';
+import { machineInfo, resultsFile, resultsSvg } from './machine.js';
 import { writeSvg } from './plot.js';
 
 const POOL = 16;
@@ -78,8 +78,7 @@ function steps(timeline: SimResult['timeline']): Array<{ t: number; job: string;
 }
 
 export async function writeSchedulingCharts(timelines: Record<string, SimResult['timeline']>, rows: Row[]): Promise<void> {
-  const svg = (name: string) => new URL(resultsFile(name).href.replace(/\.json$/, '.svg'));
-  await writeSvg(svg('malleable-scheduling-nodes'), {
+  await writeSvg(resultsSvg('malleable-scheduling-nodes'), {
     title: 'Nodes allocated over time (seed Fig. 6): malleable (T_gap 100 s) vs rigid FCFS',
     vconcat: ['Malleable100', 'Rigid'].map((name) => ({
       title: name, width: 560, height: 140,
@@ -99,7 +98,7 @@ export async function writeSchedulingCharts(timelines: Record<string, SimResult[
     const top = Math.max(...raw);
     return rows.map((r, i) => ({ metric: label, policy: r.name, normalized: raw[i]! / top }));
   });
-  await writeSvg(svg('malleable-scheduling-metrics'), {
+  await writeSvg(resultsSvg('malleable-scheduling-metrics'), {
     title: 'Scheduling comparison (seed Fig. 7 as bars; normalized, smaller is better)',
     data: { values }, width: 520, height: 200, mark: 'bar',
     encoding: {

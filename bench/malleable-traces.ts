@@ -18,7 +18,7 @@ import { simulateFaultTolerance, type FtCosts, type PoolOutage } from '../src/fr
 import { parseCrosbyJson, parsePauleyTsv, type PriceSeries } from '../src/frameworks/malleable/manager/traces/spot-price-trace.js';
 import { priceSensitiveRun } from '../src/frameworks/malleable/manager/traces/spot-rescale.js';
 import { Rng } from '../src/util/rng.js';
-import { machineInfo, resultsFile } from './machine.js';
+import { machineInfo, resultsFile, resultsSvg } from './machine.js';
 import { writeSvg } from './plot.js';
 
 const HOUR = 3_600_000;
@@ -83,7 +83,6 @@ function dailyReductions(series: PriceSeries[]) {
 }
 
 async function charts(ft: ReturnType<typeof faultTolerance>, fig10: ReturnType<typeof spotCurve>[]): Promise<void> {
-  const svg = (name: string) => new URL(resultsFile(name).href.replace(/\.json$/, '.svg'));
   const run = ft.runs[0]!;
   // The busiest week: the 7 days with the most vacates.
   const vacateTimes = run.progress.proactive.filter((p, i, a) => i > 0 && p.nodes < a[i - 1]!.nodes).map((p) => p.t);
@@ -91,14 +90,14 @@ async function charts(ft: ReturnType<typeof faultTolerance>, fig10: ReturnType<t
   const window = (points: Array<{ t: number; work: number; nodes: number }>, mode: string) =>
     points.filter((p) => p.t >= start && p.t <= start + 8 * 86400).map((p) => ({ day: (p.t - start) / 86400, nodes: p.nodes, work: p.work / 3600, mode }));
   const values = [...window(run.progress.proactive, 'proactive (vacate on warning)'), ...window(run.progress.reactive, 'reactive (crash + rollback)')];
-  await writeSvg(svg('malleable-traces-ft'), {
+  await writeSvg(resultsSvg('malleable-traces-ft'), {
     title: `LANL system ${ft.system}, ${POOL} nodes: nodes held by the job over the busiest week (seed Fig. 8)`,
     vconcat: [
       { width: 560, height: 140, data: { values }, mark: { type: 'line', interpolate: 'step-after' }, encoding: { x: { field: 'day', type: 'quantitative', title: 'day' }, y: { field: 'nodes', type: 'quantitative', title: 'nodes' }, color: { field: 'mode', type: 'nominal' } } },
       { width: 560, height: 140, data: { values }, mark: 'line', encoding: { x: { field: 'day', type: 'quantitative', title: 'day' }, y: { field: 'work', type: 'quantitative', title: 'work kept (node-hours)', scale: { zero: false } }, color: { field: 'mode', type: 'nominal' } } },
     ],
   });
-  await writeSvg(svg('malleable-traces-spot'), {
+  await writeSvg(resultsSvg('malleable-traces-spot'), {
     title: 'Price-sensitive rescaling (seed Fig. 10): effective price and usable hours against the threshold',
     hconcat: fig10.map((f) => ({
       title: `${f.market}, ${f.hours.toFixed(0)} h from ${f.from.slice(0, 16)}`,

@@ -72,8 +72,9 @@ export interface TaskContext<R, I = unknown> {
   /** Adds `value` to this task's contribution to the job result (with `key` when the result is ordered). */
   emit(value: R, key?: number | string): void;
   /**
-   * Reports `amount` units of progress (iterations, nodes searched). Costs one atomic add in shared
-   * memory, no message; the node reads the sum of its workers' counters (exact beyond 2^31).
+   * Reports `amount` units of progress (iterations, nodes searched). Costs an atomic add and a clock
+   * stamp in shared memory, no message (call it per chunk of work, not per tiny step); the node reads
+   * the sum of its workers' counters (exact beyond 2^31) and when each last moved.
    */
   progress(amount?: number): void;
   /** The amount of work the node currently grants this task (its kind sets it), or undefined. */
