@@ -25,12 +25,12 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { waitFor, withDeadline } from '../support/wait.js';
+import { freePorts } from '../support/zk-ensemble.js';
 import { commandsFor, shellBlocks, type Machine, type ShellBlock } from './shell-blocks.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -43,24 +43,6 @@ const SERVERS = ['a', 'b', 'c'] as const;
 type Server = (typeof SERVERS)[number];
 
 interface Ports { client: number; quorum: number; election: number; node: number }
-
-/** Distinct free ports, all held at once on every address so that none is taken twice. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers: net.Server[] = [];
-  try {
-    for (let i = 0; i < count; i++) {
-      const server = net.createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '0.0.0.0', resolve);
-      });
-    }
-    return servers.map((s) => (s.address() as net.AddressInfo).port);
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
-}
 
 interface Run { code: number | null; stdout: string; stderr: string }
 
@@ -126,7 +108,7 @@ describe('docs/three-machines.md, run on three loopback addresses', () => {
 
   before(async () => {
     blocks = shellBlocks(readFileSync(PAGE, 'utf8'), 'docs/three-machines.md');
-    const free = await freePorts(3 * 4 + 1);
+    const free = await freePorts(3 * 4 + 1, '0.0.0.0'); // ZooKeeper's client ports listen on every address
     ports = Object.fromEntries(SERVERS.map((s, i) => [s, { client: free[i * 4]!, quorum: free[i * 4 + 1]!, election: free[i * 4 + 2]!, node: free[i * 4 + 3]! }])) as Record<Server, Ports>;
     dashboardPort = free[12]!;
     // What Debian's package and the user's account provide on each machine.

@@ -134,8 +134,11 @@ function ensureZooKeeperInstalled(): Promise<void> {
   return ensured;
 }
 
-/** Finds `count` distinct free loopback ports by binding port 0 (all held at once so they differ). */
-async function freePorts(count: number): Promise<number[]> {
+/**
+ * Finds `count` distinct free ports by binding port 0 on `host` (all held at once so they differ);
+ * '0.0.0.0' finds ports free on every address.
+ */
+export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
   const servers: net.Server[] = [];
   try {
     for (let i = 0; i < count; i++) {
@@ -143,7 +146,7 @@ async function freePorts(count: number): Promise<number[]> {
       servers.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(0, '127.0.0.1', resolve);
+        server.listen(0, host, resolve);
       });
     }
     return servers.map((s) => (s.address() as net.AddressInfo).port);
