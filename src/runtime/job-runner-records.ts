@@ -1,4 +1,4 @@
-import { log } from '../util/log.js';
+import { log as rootLog, type Log } from '../util/log.js';
 import type { Rng } from '../util/rng.js';
 import { LostOwnership, type Ledger } from './ledger.js';
 import type { RuntimeMessage } from './messages.js';
@@ -10,6 +10,7 @@ import type { Workers } from './worker/worker-pool.js';
 import { systemClock, type Clock } from './clock.js';
 import type { TaskTransfers } from './task-transfers.js';
 import { failedContribution } from './contributions.js';
+import type { TaskPoolHistograms } from './metrics/task-pool-histograms.js';
 
 const firstLine = (s: string) => s.split('\n', 1)[0]!;
 
@@ -62,6 +63,10 @@ export interface JobRunnerDeps {
   victims?(peers: readonly string[]): string[];
   /** An application message from a running task (TaskContext.send) for the job kind's code. */
   onTaskMessage?(taskId: string, body: unknown, slot: number): void;
+  /** Where task run times and steal latencies are recorded (default: nowhere). */
+  histograms?: TaskPoolHistograms;
+  /** Logging with the job's and node's ids (default: the process's). */
+  log?: Log;
 }
 
 /**
@@ -90,14 +95,16 @@ export abstract class JobRunnerRecords {
   /** Completion writes: no task comes back from them, so they keep the node busy (not idle, not drained) without holding back a steal. */
   protected finishing = 0;
   /** Completions (without children) reported in this turn of the event loop: written as one ledger group at its end. */
-  protected completing: Array<{ taskId: string; partial: unknown; inline?: InlineRuns | undefined }> = [];
+  protected completing: Array<{ taskId: string; partial: unknown; inline?: InlineRuns | undefined; took?: number | undefined }> = [];
   protected stopped = false;
   protected readonly clock: Clock;
   protected abstract readonly transfers: TaskTransfers;
+  protected readonly log: Log;
 
   constructor(protected readonly d: JobRunnerDeps) {
     this.ids = new TaskIds(d.nodeId);
     this.clock = d.clock ?? systemClock;
+    this.log = d.log ?? rootLog.child({ job: d.jobId, node: d.nodeId });
   }
 
   /** Puts an owned task where it is wanted (an idle worker, a waiting thief, or the pool). */
@@ -139,11 +146,12 @@ export abstract class JobRunnerRecords {
    */
   protected onDone(taskId: string, partial: unknown, done: { children?: unknown[]; encodedChildren?: EncodedRecords; inline?: InlineRuns; ms?: number } = {}): void {
     const started = this.startedAt.get(taskId);
+    let took: number | undefined;
     if (done.ms !== undefined || started !== undefined) {
       // The worker's own measure when there is one (a task of a batch waits behind the others before it starts), per task.
       const ran = done.ms ?? this.clock.now() - started!;
       this.stats.workerMs += ran;
-      const took = ran / (1 + (done.inline?.tasks ?? 0));
+      took = ran / (1 + (done.inline?.tasks ?? 0));
       this.averageTaskMs = this.averageTaskMs === undefined ? took : 0.8 * this.averageTaskMs + 0.2 * took;
     }
     this.forget(taskId);
@@ -154,20 +162,23 @@ export abstract class JobRunnerRecords {
     if (!spawned) {
       // Completions arrive in batches (a worker reports a dispatch's together): one ledger group for them all.
       this.finishing++;
-      if (this.completing.push({ taskId, partial, inline }) === 1) queueMicrotask(() => this.writeCompletions());
+      if (this.completing.push({ taskId, partial, inline, took }) === 1) queueMicrotask(() => this.writeCompletions());
       return this.schedule();
     }
     const children = this.fresh(spawned);
     this.write(taskId, this.d.ledger.spawned(taskId, children, { partial, inline }), () => {
-      this.completed(taskId, inline);
+      this.completed(taskId, inline, took);
       this.placeAll(children);
       this.schedule();
     });
     this.schedule();
   }
 
-  protected completed(taskId: string, inline: InlineRuns | undefined): void {
-    this.stats.tasksDone += 1 + (inline?.tasks ?? 0);
+  /** A completion is durable: it counts (with the tasks run inline after it), and so does its run time (`took`, ms per task). */
+  protected completed(taskId: string, inline: InlineRuns | undefined, took: number | undefined): void {
+    const tasks = 1 + (inline?.tasks ?? 0);
+    this.stats.tasksDone += tasks;
+    if (took !== undefined) this.d.histograms?.taskDuration.observe(took / 1000, undefined, tasks);
     this.d.onEvent({ type: 'task-done', taskId });
   }
 
@@ -176,7 +187,7 @@ export abstract class JobRunnerRecords {
     const done = this.completing;
     this.completing = [];
     const one = (c: (typeof done)[number]) => this.write(c.taskId, this.d.ledger.complete(c.taskId, c.partial, c.inline), () => {
-      this.completed(c.taskId, c.inline);
+      this.completed(c.taskId, c.inline, c.took);
       this.schedule();
     }, 'finishing');
     this.finishing -= done.length; // from here on `write` counts them
@@ -184,7 +195,7 @@ export abstract class JobRunnerRecords {
     this.finishing++;
     this.d.ledger.completeAll(done).then(() => {
       this.finishing--;
-      for (const c of done) this.completed(c.taskId, c.inline);
+      for (const c of done) this.completed(c.taskId, c.inline, c.took);
       this.schedule();
     }, (err: unknown) => {
       this.finishing--;
@@ -225,7 +236,7 @@ export abstract class JobRunnerRecords {
     if (attempt <= (this.d.retries ?? 0) && latest && !this.stopped) {
       this.attempts.set(taskId, attempt);
       this.stats.retries++;
-      log.info('runtime', `task ${taskId} failed (attempt ${attempt}); running it again: ${firstLine(error)}`);
+      this.log.child({ task: taskId }).info('runtime', `task ${taskId} failed (attempt ${attempt}); running it again: ${firstLine(error)}`);
       return this.onMigrated(taskId, latest.state, latest.partial);
     }
     this.attempts.delete(taskId);
@@ -268,7 +279,7 @@ export abstract class JobRunnerRecords {
   /** A ledger write failed: if ownership was lost the task is someone else's now; drop it. */
   protected lost(taskId: string, err: unknown): void {
     if (err instanceof LostOwnership) {
-      log.info('runtime', `task ${taskId} was taken over elsewhere; dropping the local copy`);
+      this.log.child({ task: taskId }).info('runtime', `task ${taskId} was taken over elsewhere; dropping the local copy`);
       this.stopRun(taskId);
     } else if (!this.stopped) {
       this.d.onEvent({ type: 'failed', error: `ledger write for task ${taskId} failed: ${err instanceof Error ? err.message : String(err)}` });

@@ -1,4 +1,3 @@
-import { log } from '../util/log.js';
 import type { RuntimeMessage } from './messages.js';
 import { StealPlanner } from './steal-planner.js';
 import type { TaskSnapshot } from './task-record.js';
@@ -65,7 +64,8 @@ export class JobRunner extends JobRunnerRecords {
         this.d.onEvent({ type: kind, from: this.d.nodeId, to, taskId });
       },
       received: (kind) => void (kind === 'steal' ? this.stats.stealsIn++ : this.stats.migrationsIn++),
-      stealAnswered: (requestId, claimed) => this.planner.answered(requestId, claimed, this.clock.now()),
+      stealAnswered: (requestId, claimed) => this.stealAnswered(requestId, claimed),
+      log: this.log,
     });
     if (!d.loadInput) this.input = { value: d.input };
   }
@@ -122,7 +122,7 @@ export class JobRunner extends JobRunnerRecords {
     switch (m.type) {
       case 'steal': return this.onStealRequest(from, m.requestId);
       case 'steal-empty':
-        this.planner.answered(m.requestId, false, this.clock.now());
+        this.stealAnswered(m.requestId, false);
         return this.schedule();
       case 'offer': return void this.transfers.receive(from, m.task, m.requestId);
       case 'offer-ack': return void this.transfers.onAck(from, m.taskId, m.claimed);
@@ -276,6 +276,12 @@ export class JobRunner extends JobRunnerRecords {
     }
   }
 
+  /** The answer to a steal request of this node: the planner learns it, the histogram how long it took. */
+  private stealAnswered(requestId: number, claimed: boolean): void {
+    const ms = this.planner.answered(requestId, claimed, this.clock.now());
+    if (ms !== undefined) this.d.histograms?.stealLatency.observe(ms / 1000, { outcome: claimed ? 'task' : 'empty' });
+  }
+
   protected onStealRequest(thief: string, requestId: number): void {
     if (this.stopped || this.draining) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
     const task = this.takeForThief(thief);
@@ -380,7 +386,7 @@ export class JobRunner extends JobRunnerRecords {
       for (const ev of replay) this.onWorker(ev);
       return;
     }
-    log.info('runtime', `task ${taskId} started before its claim, which was refused: its run is dropped`);
+    this.log.child({ task: taskId }).info('runtime', `task ${taskId} started before its claim, which was refused: its run is dropped`);
     if (over) this.forget(taskId);
     else this.stopRun(taskId);
   }
@@ -423,7 +429,7 @@ export class JobRunner extends JobRunnerRecords {
     try {
       await this.d.send(to, message);
     } catch (err) {
-      log.debug('runtime', `could not send ${message.type} to ${to}`, err);
+      this.log.debug('runtime', `could not send ${message.type} to ${to}`, err);
     }
   }
 }

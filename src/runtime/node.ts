@@ -14,7 +14,7 @@ import type { ObjectStoreOptions } from '../data/object-store.js';
 import { mayFetchJobBlob } from '../data/job-blobs.js';
 import { isBlobMessage } from '../data/transfer-protocol.js';
 import { Emitter } from '../util/emitter.js';
-import { log } from '../util/log.js';
+import { log as rootLog, logTo, type Log, type Logger } from '../util/log.js';
 import { Rng } from '../util/rng.js';
 import { decode } from './codec.js';
 import { publishOutcome } from './job-outcome.js';
@@ -28,6 +28,8 @@ import { loadJobKind } from './kinds/load-kind.js';
 import { validateEnvelope, type JobEnvelope } from './messages.js';
 import type { NodeEvent } from './node-events.js';
 import { StatsPublisher, statsOfJob, ZERO_COUNTERS } from './node-stats.js';
+import type { MetricsRegistry } from './metrics/metrics-registry.js';
+import { NodeObservability, type NodeMetricsOptions } from './metrics/node-observability.js';
 import { recordTally } from './job-tallies.js';
 import { SchedulerService } from './scheduler/scheduler-service.js';
 import type { StealPlannerOptions } from './steal-planner.js';
@@ -51,6 +53,10 @@ export interface NodeOptions {
   scheduler?: boolean;
   /** The node's data plane: its object store's limits, and how often it drops local copies of collected blobs (ms; default 60 000, 0 = never). */
   data?: { store?: ObjectStoreOptions; collectEveryMs?: number };
+  /** Serve `/metrics`, `/healthz` and `/readyz` on a port of the node's own (off without it). */
+  metrics?: NodeMetricsOptions;
+  /** Where this node's log records go (with `node`, `job`, `task` fields); default: the process's (see `setLogger`). */
+  logger?: Logger;
 }
 
 interface Participation {
@@ -67,6 +73,8 @@ interface Participation {
   resultWatch: WatchHandle | undefined;
   leaving: Promise<void> | undefined;
   progress: NodeJS.Timeout | undefined;
+  /** Records with this job's and this node's ids. */
+  log: Log;
 }
 
 export function newNodeId(): string {
@@ -94,6 +102,8 @@ export class TidepoolNode {
   private dataPlane: DataPlane | undefined;
   private collectTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly observed: NodeObservability;
+  private readonly log: Log;
 
   private constructor(private readonly opts: NodeOptions) {
     this.id = opts.nodeId ?? newNodeId();
@@ -104,12 +114,19 @@ export class TidepoolNode {
     this.workers = new WorkerPool(opts.workers, (ev) => this.onWorkerEvent(ev));
     this.cluster = new GroupMembership(this.client, this.paths.nodes);
     this.stats = new StatsPublisher(this.client, joinPath(this.paths.stats, this.id), () => this.currentStats(), opts.progressIntervalMs ?? 1_000);
+    this.log = (opts.logger ? logTo(opts.logger) : rootLog).child({ node: this.id });
+    this.observed = new NodeObservability(this.id, opts.metrics, () => this.currentStats(), () => this.client.state);
   }
 
   /** Starts the workers and the transport, registers in the cluster, and follows the assignment. */
   static async start(opts: NodeOptions): Promise<TidepoolNode> {
     const node = new TidepoolNode(opts);
-    await node.init();
+    try {
+      await node.init();
+    } catch (err) {
+      await node.observed.close();
+      throw err;
+    }
     return node;
   }
 
@@ -130,6 +147,16 @@ export class TidepoolNode {
     return this.workers.size;
   }
 
+  /** `http://host:port` of `/metrics`, `/healthz` and `/readyz` (with `NodeOptions.metrics`). */
+  get metricsUrl(): string | undefined {
+    return this.observed.url;
+  }
+
+  /** The node's metrics registry (with `NodeOptions.metrics`): add figures of your own, or read its text. */
+  get metrics(): MetricsRegistry | undefined {
+    return this.observed.registry;
+  }
+
   /** Queue depth and running tasks of the current job (for status and the dashboard). */
   load() {
     const job = this.job;
@@ -147,12 +174,19 @@ export class TidepoolNode {
   async drain(opts: { handOver?: boolean } = {}): Promise<void> {
     const job = this.job;
     if (!job) return;
-    await this.leave(job, 'drained', opts);
+    const mine = this.observed.phase === 'ready'; // (a shutdown drains too, and stays not ready)
+    if (mine) this.observed.phase = 'draining';
+    try {
+      await this.leave(job, 'drained', opts);
+    } finally {
+      if (mine && this.observed.phase === 'draining') this.observed.phase = 'ready';
+    }
   }
 
   /** Drains, then leaves the cluster and stops. */
   async shutdown(opts: { handOver?: boolean } = {}): Promise<void> {
     if (this.closed) return;
+    this.observed.phase = 'draining';
     await this.drain(opts);
     this.closed = true;
     await this.scheduler?.stop();
@@ -163,6 +197,7 @@ export class TidepoolNode {
     await this.workers.close();
     await this.closeData();
     await this.transport.close();
+    await this.observed.close();
   }
 
   /**
@@ -178,6 +213,7 @@ export class TidepoolNode {
     await this.workers.close();
     await this.closeData();
     await this.transport.close();
+    await this.observed.close();
   }
 
   /** The node's data plane (blobs of its jobs), once started. */
@@ -187,12 +223,13 @@ export class TidepoolNode {
 
   private async closeData(): Promise<void> {
     clearInterval(this.collectTimer);
-    await this.dataPlane?.close().catch((err: unknown) => log.warn('node', 'closing the data plane failed', err));
+    await this.dataPlane?.close().catch((err: unknown) => this.log.warn('node', 'closing the data plane failed', err));
   }
 
   // ---- setup -------------------------------------------------------------------------
 
   private async init(): Promise<void> {
+    await this.observed.listen();
     await this.workers.start();
     this.transport.onMessage((from, m) => this.onMessage(from, m));
     await this.transport.start();
@@ -205,7 +242,7 @@ export class TidepoolNode {
     const every = this.opts.data?.collectEveryMs ?? 60_000;
     if (every > 0) {
       this.collectTimer = setInterval(() => {
-        this.dataPlane?.collectLocal().catch((err: unknown) => log.warn('node', 'local blob collection failed', err));
+        this.dataPlane?.collectLocal().catch((err: unknown) => this.log.warn('node', 'local blob collection failed', err));
       }, every);
       this.collectTimer.unref();
     }
@@ -221,7 +258,7 @@ export class TidepoolNode {
     this.assignmentWatch = watchData(this.client, assignment, (data) => {
       const jobId = data ? data.data.toString('utf8') : '';
       this.assignmentQueue = this.assignmentQueue.then(() => this.follow(jobId)).catch((err: unknown) => {
-        log.error('node', `could not follow assignment to "${jobId}"`, err);
+        this.log.error('node', `could not follow assignment to "${jobId}"`, err);
       });
     });
     await this.assignmentWatch.ready;
@@ -231,6 +268,7 @@ export class TidepoolNode {
       this.scheduler = new SchedulerService(this.client, { id: this.id, root: this.paths.root });
       await this.scheduler.start();
     }
+    this.observed.phase = 'ready';
   }
 
   /** Joins or leaves jobs to match the assignment. */
@@ -246,7 +284,7 @@ export class TidepoolNode {
     try {
       spec = decode<JobSpec>((await this.client.getData(paths.spec)).data);
     } catch (err) {
-      if (isCoordError(err, 'NO_NODE')) return log.warn('node', `assigned to unknown job ${jobId}`);
+      if (isCoordError(err, 'NO_NODE')) return this.log.child({ job: jobId }).warn('node', `assigned to unknown job ${jobId}`);
       throw err;
     }
     if (await this.client.exists(paths.result)) return; // already over
@@ -254,7 +292,9 @@ export class TidepoolNode {
     const vars = new GlobalVariables(this.client, paths.vars);
     const board = VarBoard.mirror(vars, spec.varNames, jobId);
     const members = new GroupMembership(this.client, paths.members);
+    const jobLog = this.log.child({ job: jobId });
     const ctx: MemberContext = {
+      metrics: this.observed.forKind(kind.name), log: jobLog,
       nodeId: this.id, spec, client: this.client, paths, workers: this.workers, vars, board, rng: this.rng, membership: members,
       ...(this.dataPlane ? { data: this.dataPlane } : {}),
       ...(this.opts.steal ? { steal: this.opts.steal } : {}),
@@ -267,14 +307,14 @@ export class TidepoolNode {
       role = await kind.member(ctx);
     } catch (err) {
       const error = `job kind ${kind.name} could not start on node ${this.id}: ${err instanceof Error ? err.message : String(err)}`;
-      log.error('node', error);
+      jobLog.error('node', error);
       await publishOutcome(this.client, paths, { status: 'failed', error, finishedAt: Date.now() }).catch(() => false);
       return;
     }
     const election = new LeaderElection(this.client, paths.election, { id: this.id, data: null });
     const job: Participation = {
       spec, paths, kind, role, ctx, vars, members, election, leaderRole: undefined, control: undefined,
-      resultWatch: undefined, leaving: undefined, progress: undefined,
+      resultWatch: undefined, leaving: undefined, progress: undefined, log: jobLog,
     };
     this.job = job;
     members.on('joined', () => role.peersJoined?.());
@@ -309,7 +349,7 @@ export class TidepoolNode {
         if (this.job !== job || job.leaving || !job.election.isLeader) return role.stop();
         job.leaderRole = role;
       } catch (err) {
-        log.error('node', `the leader of job ${job.spec.id} could not start`, err);
+        job.log.error('node', `the leader of job ${job.spec.id} could not start`, err);
       }
     }
     if (this.job !== job || job.leaving || !job.election.isLeader) return;
@@ -347,6 +387,7 @@ export class TidepoolNode {
       clearInterval(job.progress);
       this.reportProgress(job);
       void this.stats.publish(); // the job's final counters, while they are still the job's
+      this.observed.jobLeft(this.currentStats(), reason);
       job.role.stop();
       this.stopLeading(job);
       job.resultWatch?.close();
@@ -374,7 +415,7 @@ export class TidepoolNode {
       const { data, stat } = await this.client.getData(path);
       if (data.toString('utf8') === jobId) await this.client.setData(path, Buffer.alloc(0), stat.version);
     } catch (err) {
-      if (!isCoordError(err, 'BAD_VERSION', 'NO_NODE')) log.warn('node', 'could not clear the assignment', err);
+      if (!isCoordError(err, 'BAD_VERSION', 'NO_NODE')) this.log.warn('node', 'could not clear the assignment', err);
     }
   }
 
@@ -389,7 +430,7 @@ export class TidepoolNode {
     // The routing rule: a "blob.*" frame is the data plane's (it validates it); anything else must be a job envelope.
     if (isBlobMessage(m)) return this.dataPlane?.deliver(from, m);
     const wrong = validateEnvelope(m);
-    if (wrong) return log.warn('node', `dropped a malformed message from ${from}: ${wrong}`);
+    if (wrong) return this.log.warn('node', `dropped a malformed message from ${from}: ${wrong}`);
     const envelope = m as JobEnvelope;
     const job = this.job;
     // A draining member still takes messages (acknowledgements of its hand-overs); its kind refuses new work.
@@ -399,7 +440,7 @@ export class TidepoolNode {
       return;
     }
     const bad = job.kind.validateMessage?.(envelope.body);
-    if (bad) return log.warn('node', `dropped a malformed ${job.kind.name} message from ${from}: ${bad}`);
+    if (bad) return job.log.warn('node', `dropped a malformed ${job.kind.name} message from ${from}: ${bad}`);
     if (envelope.type === 'job') job.role.onMessage?.(from, envelope.body);
     else job.role.onBounce?.(from, envelope.body);
   }
@@ -415,7 +456,7 @@ export class TidepoolNode {
         const job = this.job;
         if (job?.spec.id === jobId) {
           publishOutcome(this.client, job.paths, { status: 'failed', error: e.error, finishedAt: Date.now() })
-            .catch((err: unknown) => log.error('node', 'could not publish the job failure', err));
+            .catch((err: unknown) => job.log.error('node', 'could not publish the job failure', err));
         }
       }
     }

@@ -61,9 +61,10 @@ export class StealPlanner {
     return { kind: 'send', victim, requestId };
   }
 
-  /** The answer to `requestId` arrived: with a task or empty. Stale answers are ignored. */
-  answered(requestId: number, gotTask: boolean, now: number): void {
-    if (this.outstanding?.id !== requestId) return;
+  /** The answer to `requestId` arrived: with a task or empty. Stale answers are ignored. Returns how long the answer took (ms; undefined if stale). */
+  answered(requestId: number, gotTask: boolean, now: number): number | undefined {
+    if (this.outstanding?.id !== requestId) return undefined;
+    const took = now - this.outstanding.sentAt;
     if (gotTask) {
       this.stats.successes++;
       this.outstanding = undefined;
@@ -74,6 +75,7 @@ export class StealPlanner {
       this.stats.empty++;
       this.failed(now);
     }
+    return took;
   }
 
   /** The request could not be delivered (peer gone): try someone else soon. */

@@ -10,7 +10,7 @@
  *   receiver; if the receiver claimed first, the task is the receiver's (and recovered from it if it
  *   is gone). Either way it ends up with exactly one of the two.
  */
-import { log } from '../util/log.js';
+import type { Log } from '../util/log.js';
 import type { Clock } from './clock.js';
 import type { Ledger } from './ledger.js';
 import type { RuntimeMessage } from './messages.js';
@@ -56,6 +56,8 @@ export interface TransferHost {
   received(kind: 'steal' | 'migration', taskId: string): void;
   /** The answer to this node's steal request `requestId` arrived (claimed or not). */
   stealAnswered(requestId: number, claimed: boolean): void;
+  /** Logging with the job's and node's ids. */
+  readonly log: Log;
 }
 
 export class TaskTransfers {
@@ -112,7 +114,7 @@ export class TaskTransfers {
    */
   async receive(from: string, snapshot: TaskSnapshot, requestId: number | undefined): Promise<void> {
     const answer = (claimed: boolean) => this.h.send(from, { type: 'offer-ack', job: this.h.jobId, taskId: snapshot.id, claimed })
-      .catch((err: unknown) => log.debug('runtime', `could not answer the offer of ${snapshot.id} to ${from}`, err));
+      .catch((err: unknown) => this.h.log.child({ task: snapshot.id }).debug('runtime', `could not answer the offer of ${snapshot.id} to ${from}`, err));
     if (!this.h.accepting()) {
       if (requestId !== undefined) this.h.stealAnswered(requestId, false);
       return answer(false);
@@ -126,7 +128,7 @@ export class TaskTransfers {
       if (snapshot.ref) snapshot = { ...snapshot, ...(await this.h.ledger.load(snapshot.ref, snapshot.id)) };
       claimed = await this.h.ledger.claim(snapshot);
     } catch (err) {
-      log.warn('runtime', `claiming task ${snapshot.id} failed`, err);
+      this.h.log.child({ task: snapshot.id }).warn('runtime', `claiming task ${snapshot.id} failed`, err);
     }
     this.h.inFlight(-1);
     if (early) this.h.claimSettled!(snapshot.id, claimed);
@@ -153,7 +155,7 @@ export class TaskTransfers {
       const mine = await this.h.ledger.claim(out.snapshot);
       if (mine) this.h.place({ ...out.snapshot, version: out.snapshot.version + 1 });
     } catch (err) {
-      log.warn('runtime', `could not take back task ${taskId}`, err);
+      this.h.log.child({ task: taskId }).warn('runtime', `could not take back task ${taskId}`, err);
     } finally {
       this.h.inFlight(-1);
       this.h.schedule();

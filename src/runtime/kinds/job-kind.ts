@@ -10,7 +10,9 @@ import type { DataPlane } from '../../data/data-plane.js';
 import type { GlobalVariables } from '../../coord/recipes/global-variables.js';
 import type { GroupMembership } from '../../coord/recipes/group-membership.js';
 import type { RecipeStats } from '../../coord/recipes/recipe-stats.js';
+import type { Log } from '../../util/log.js';
 import type { Rng } from '../../util/rng.js';
+import type { Metrics } from '../metrics/metrics-registry.js';
 import type { StealPlannerOptions } from '../steal-planner.js';
 import type { JobPaths } from '../job-paths.js';
 import type { NodeCounters } from '../node-stats.js';
@@ -52,6 +54,13 @@ export interface MemberContext {
   readonly membership: GroupMembership;
   /** Reports what happened (steals, migrations, task completions, failures) to the node's listeners. */
   report(event: RunnerEvent): void;
+  /**
+   * The node's metrics as this kind's: histograms registered here carry `kind="<name>"` and are served
+   * on the node's `/metrics` (absent, or recording nothing, when the node serves no metrics).
+   */
+  readonly metrics?: Metrics;
+  /** Logging with this job's and node's ids as fields (absent: the process's `log`, without them). */
+  readonly log?: Log;
 }
 
 /** Layer messages are plain objects with a string `type`. */

@@ -6,6 +6,7 @@
 import { ledgerBlobs, obtainInput, onHold, secureBeforeLeaving, taskRefOnNode, validateBlobFields, type HoldMessage } from '../../data/job-blobs.js';
 import { log } from '../../util/log.js';
 import { TaskPoolLeaderDuties } from './task-pool-leader.js';
+import { taskPoolHistograms } from '../metrics/task-pool-histograms.js';
 import { JobRunner, type JobRunnerDeps } from '../job-runner.js';
 import { Ledger } from '../ledger.js';
 import { validateRuntimeMessage, type RuntimeMessage } from '../messages.js';
@@ -53,10 +54,12 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
     send: (to, message) => ctx.send(to, message as unknown as LayerBody),
     peers: ctx.peers,
     setVar: (name, value) => {
-      ctx.vars.setVar(name, value).catch((err: unknown) => log.warn('node', `setVar ${name} failed`, err));
+      ctx.vars.setVar(name, value).catch((err: unknown) => (ctx.log ?? log).warn('node', `setVar ${name} failed`, err));
     },
     onEvent: (e) => ctx.report(e),
     rng: ctx.rng,
+    ...(ctx.metrics ? { histograms: taskPoolHistograms(ctx.metrics) } : {}),
+    ...(ctx.log ? { log: ctx.log } : {}),
     ...(ctx.steal ? { steal: ctx.steal } : {}),
     ...(type.retries !== undefined ? { retries: type.retries } : {}),
     ...(type.failures === 'collect' ? { collectFailures: true } : {}),
@@ -102,7 +105,7 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
 export function taskPoolLeader(ctx: LeaderContext): LeaderRole {
   const own = ctx.member as TaskPoolMember;
   // The first node of a job takes the input from its submitter at once, so the job does not depend on that client.
-  if (ctx.spec.inputBlob && ctx.data) void obtainInput(ctx.spec, ctx.data).catch((err: unknown) => log.warn('job', 'could not obtain the job input', err));
+  if (ctx.spec.inputBlob && ctx.data) void obtainInput(ctx.spec, ctx.data).catch((err: unknown) => (ctx.log ?? log).warn('job', 'could not obtain the job input', err));
   const finalVars = async () => {
     const values: Record<string, unknown> = {};
     for (const name of ctx.spec.varNames) {

@@ -1,0 +1,73 @@
+/**
+ * The metrics of one node (or one service process): a prom-client registry that the node's own
+ * figures and every job kind's histograms go into, served as Prometheus text. The runtime names no
+ * framework: a kind registers its histograms through `Metrics` (its `MemberContext.metrics`), which
+ * adds the kind's name as the `kind` label.
+ */
+import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
+import { BucketHistogram, type Histogram, type HistogramDefinition } from './histogram.js';
+
+/** Where code records its figures: a node's registry, one kind's view of it, or nothing. */
+export interface Metrics {
+  /**
+   * The histogram of this definition, registered on first use; later calls with the same name get the
+   * same one (a kind runs many jobs on a node). A name registered with other buckets or labels is refused.
+   */
+  histogram<L extends string = never>(def: HistogramDefinition<L>): Histogram<L>;
+}
+
+/** Records nothing (a node started without metrics, a simulation). */
+export const NO_METRICS: Metrics = {
+  histogram: () => ({ observe: () => undefined }),
+};
+
+export class MetricsRegistry implements Metrics {
+  readonly prometheus = new Registry();
+  private readonly histograms = new Map<string, BucketHistogram>();
+
+  /** `processMetrics` (default true): prom-client's process figures (CPU, memory, event loop) under `prefix`. */
+  constructor(opts: { processMetrics?: boolean; prefix?: string } = {}) {
+    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.prometheus, prefix: opts.prefix ?? 'tidepool_' });
+  }
+
+  histogram<L extends string = never>(def: HistogramDefinition<L>): Histogram<L> {
+    return this.register(def) as Histogram<L>;
+  }
+
+  /** The view of one job kind: its histograms carry `kind="<name>"` (a definition must not name `kind` itself). */
+  forKind(kind: string): Metrics {
+    return {
+      histogram: <L extends string = never>(def: HistogramDefinition<L>): Histogram<L> => {
+        if ((def.labelNames as readonly string[] | undefined)?.includes('kind')) throw new TypeError(`histogram ${def.name}: "kind" is added by the runtime`);
+        const h = this.register({ ...def, labelNames: ['kind', ...(def.labelNames ?? [])] });
+        return h.bind({ kind }) as Histogram<L>;
+      },
+    };
+  }
+
+  /** The Prometheus text of everything registered. */
+  text(): Promise<string> {
+    return this.prometheus.metrics();
+  }
+
+  get contentType(): string {
+    return this.prometheus.contentType;
+  }
+
+  private register(def: HistogramDefinition<string>): BucketHistogram {
+    const known = this.histograms.get(def.name);
+    if (known) {
+      const same = sameList(known.buckets, def.buckets) && sameList(known.labelNames, def.labelNames ?? []);
+      if (!same) throw new TypeError(`histogram ${def.name} is already registered with other buckets or labels`);
+      return known;
+    }
+    const h = new BucketHistogram(def);
+    this.prometheus.registerMetric(h as unknown as Metric); // prom-client formats anything with its metrics' `get`
+    this.histograms.set(def.name, h);
+    return h;
+  }
+}
+
+function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
