@@ -23,7 +23,11 @@ export type { SearchProblem, EnumerationProblem, DecisionProblem, OptimisationPr
 export { rootSearchState, type SearchState, type SearchInput } from './frameworks/search/search-state.js';
 export * from './coord/index.js';
 export { InProcessNetwork, InProcessTransport, TcpTransport, TransportError, type Transport, type Message, type PeerAddress } from './transport/index.js';
-export { setLogLevel, setLogFormat, type LogLevel } from './util/log.js';
+export { setLogLevel, setLogFormat, setLogger, type LogLevel, type Logger, type Log, type LogFields } from './util/log.js';
+export { MetricsRegistry, NO_METRICS, type Metrics } from './runtime/metrics/metrics-registry.js';
+export type { Histogram, HistogramDefinition } from './runtime/metrics/histogram.js';
+export { startMetricsServer, type MetricsServer, type MetricsServerOptions, type Probe } from './runtime/metrics/metrics-server.js';
+export type { NodeMetricsOptions } from './runtime/metrics/node-observability.js';
 export { ClusterMonitor, type MonitorOptions } from './dashboard/cluster-monitor.js';
 export { startDashboard, type DashboardOptions, type DashboardServer } from './dashboard/dashboard-server.js';
 export { EventRing, type EventLists, type TimedEvent } from './runtime/kinds/kind-events.js';

@@ -26,6 +26,7 @@ export const SETTING_KINDS: Readonly<Record<string, SettingKind>> = {
   scaleOut: 'seconds',
   scaleIn: 'seconds',
   port: 'port',
+  metricsPort: 'port',
   dashboard: 'port',
   host: 'string',
   id: 'string',

@@ -11,7 +11,7 @@ import { resolveOutcome } from './job-result-blob.js';
 import { TcpTransport } from '../transport/tcp-transport.js';
 import type { Transport } from '../transport/types.js';
 import { Emitter } from '../util/emitter.js';
-import { log } from '../util/log.js';
+import { log, type Logger } from '../util/log.js';
 import { clusterPaths } from './job-paths.js';
 import { awaitOutcome, cancelJob, drainNode, listNodes, scaleJob, submitJob, type NodeInfo } from './job-control.js';
 import type { KindRef } from './kinds/job-kind.js';
@@ -33,6 +33,10 @@ export interface EmbeddedClusterOptions {
   seed?: number;
   /** How often each node reports progress events (ms; default 1000, 0 = never). */
   progressIntervalMs?: number;
+  /** Each node serves `/metrics`, `/healthz` and `/readyz` on a free port of `host` (see `TidepoolNode.metricsUrl`). */
+  metrics?: { host?: string; processMetrics?: boolean };
+  /** Where the nodes' log records go (with `node`, `job`, `task` fields); default: the process's (see `setLogger`). */
+  logger?: Logger;
 }
 
 export interface JobHandle {
@@ -142,6 +146,8 @@ export class Cluster {
         ...(this.opts.steal ? { steal: this.opts.steal } : {}),
         ...(this.opts.seed !== undefined ? { seed: this.opts.seed + this.local.size } : {}),
         ...(this.opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.opts.progressIntervalMs } : {}),
+        ...(this.opts.metrics ? { metrics: { ...this.opts.metrics, port: 0 } } : {}),
+        ...(this.opts.logger ? { logger: this.opts.logger } : {}),
       });
       node.on((e) => this.events.emit('event', e));
       this.local.set(node.id, { node, client });

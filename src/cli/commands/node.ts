@@ -14,6 +14,7 @@ interface NodeOptions {
   host: string;
   port: string;
   id?: string;
+  metricsPort?: string;
   json?: boolean;
 }
 
@@ -28,20 +29,22 @@ export function registerNodeCommand(program: Command): void {
     .option('--host <host>', 'address to listen on and publish for peers', '127.0.0.1')
     .option('--port <port>', 'TCP port for peers (0 = any free port)', '0')
     .option('--id <id>', 'node id (default: random)')
+    .option('--metrics-port <port>', 'serve /metrics (Prometheus), /healthz and /readyz on this port of --host (0 = any free port; default: not served)')
     .option('--json', 'print one JSON line when ready')
     .addHelpText('after', '\nExample:\n  tidepool node --zk zk://10.0.0.5:2181 --workers 4 --secret-file /etc/tidepool/secret')
     .action(async (opts: NodeOptions) => {
       const conn = zookeeperConnection(opts.zk, 'a node joins a cluster registered on ZooKeeper');
       const workers = opts.workers === undefined ? defaultWorkers() : positiveInt(opts.workers, '--workers');
       const listenPort = port(opts.port, '--port');
+      const metricsPort = opts.metricsPort === undefined ? undefined : port(opts.metricsPort, '--metrics-port');
       const secret = clusterSecret(opts.secretFile);
       if (opts.id !== undefined && !/^[\w.-]{1,64}$/.test(opts.id)) throw new UsageError(`--id: "${opts.id}" may use letters, digits, "_", "." and "-" only`);
       const client = await connect(conn, { sessionTimeoutMs: 6_000 });
       const nodeId = opts.id ?? newNodeId();
       const transport = new TcpTransport({ nodeId, secret, host: opts.host, port: listenPort });
-      const node = await TidepoolNode.start({ client, transport, workers, nodeId });
-      const ready = { node: node.id, address: transport.address, workers };
-      process.stdout.write(opts.json ? `${JSON.stringify(ready)}\n` : `node ${node.id} ready at ${transport.address} with ${workers} worker(s)\n`);
+      const node = await TidepoolNode.start({ client, transport, workers, nodeId, ...(metricsPort !== undefined ? { metrics: { port: metricsPort, host: opts.host } } : {}) });
+      const ready = { node: node.id, address: transport.address, workers, ...(node.metricsUrl ? { metrics: node.metricsUrl } : {}) };
+      process.stdout.write(opts.json ? `${JSON.stringify(ready)}\n` : `node ${node.id} ready at ${transport.address} with ${workers} worker(s)${node.metricsUrl ? `; metrics at ${node.metricsUrl}/metrics` : ''}\n`);
       client.onState((s) => {
         if (s === 'expired') {
           // Our ephemeral registration is gone and our tasks are being recovered elsewhere: stop.

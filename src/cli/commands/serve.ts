@@ -4,6 +4,8 @@ import { Cluster } from '../../runtime/cluster.js';
 import { startService } from '../../frameworks/service/service-server.js';
 import { ServicePackages } from '../../frameworks/service/service-packages.js';
 import { log } from '../../util/log.js';
+import { MetricsRegistry } from '../../runtime/metrics/metrics-registry.js';
+import { startMetricsServer } from '../../runtime/metrics/metrics-server.js';
 import { UsageError } from '../errors.js';
 import { clusterSecret, defaultWorkers, port, positiveInt, zookeeperConnection } from '../options.js';
 import { stopSignal } from '../stop-signal.js';
@@ -23,6 +25,7 @@ interface ServeFlags {
   timeoutMs: string;
   maxBodyMb: string;
   package?: string[];
+  metricsPort?: string;
   json?: boolean;
 }
 
@@ -68,6 +71,7 @@ export function registerServeCommand(program: Command): void {
     .option('--timeout-ms <n>', 'time limit of one task (ms)', '60000')
     .option('--max-body-mb <n>', 'largest batch request (MB)', '64')
     .option('--package <name-or-dir...>', 'packages the service has (found in node_modules from here up, or a package directory): clients send references to them, not their code')
+    .option('--metrics-port <port>', 'serve /metrics (Prometheus: batch latencies), /healthz and /readyz on this port of --host (0 = any free port; default: not served)')
     .option('--json', 'print one JSON line when ready')
     .addHelpText('after', '\nExample:\n  openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -keyout key.pem -out cert.pem\n  head -c 24 /dev/urandom | base64 > token\n  tidepool serve --tls-cert cert.pem --tls-key key.pem --token-file token --nodes 2')
     .action(async (flags: ServeFlags) => {
@@ -76,6 +80,7 @@ export function registerServeCommand(program: Command): void {
       const memoryMb = positiveInt(flags.memoryMb, '--memory-mb');
       const timeoutMs = positiveInt(flags.timeoutMs, '--timeout-ms');
       const maxBodyBytes = positiveInt(flags.maxBodyMb, '--max-body-mb') * 1024 * 1024;
+      const metricsPort = flags.metricsPort === undefined ? undefined : port(flags.metricsPort, '--metrics-port');
       try {
         ServicePackages.resolve(flags.package); // refused before any cluster is started
       } catch (err) {
@@ -99,10 +104,18 @@ export function registerServeCommand(program: Command): void {
         const nodes = positiveInt(flags.nodes, '--nodes');
         cluster = await Cluster.embedded({ nodes, workers: flags.workers !== undefined ? positiveInt(flags.workers, '--workers') : Math.max(1, Math.floor(defaultWorkers() / nodes)) });
       }
-      const service = await startService({ cluster, tls, insecure: flags.insecure, token, port: listenPort, host: flags.host, maxBodyBytes, limits: { memoryMb, timeoutMs }, taskRef, packages: flags.package });
-      process.stdout.write(flags.json ? `${JSON.stringify({ url: service.url, cluster: flags.zk ?? 'embedded' })}\n` : `tidepool service at ${service.url} (cluster: ${flags.zk ?? 'embedded'})\n`);
+      const registry = metricsPort === undefined ? undefined : new MetricsRegistry({ prefix: 'tidepool_service_' });
+      const service = await startService({ cluster, tls, insecure: flags.insecure, token, port: listenPort, host: flags.host, maxBodyBytes, limits: { memoryMb, timeoutMs }, taskRef, packages: flags.package, ...(registry ? { metrics: registry } : {}) });
+      let stopping = false;
+      const metrics = registry && await startMetricsServer({
+        port: metricsPort!, host: flags.host, registry, health: () => undefined, readiness: () => (stopping ? 'the service is stopping' : undefined),
+      });
+      const ready = { url: service.url, cluster: flags.zk ?? 'embedded', ...(metrics ? { metrics: metrics.url } : {}) };
+      process.stdout.write(flags.json ? `${JSON.stringify(ready)}\n` : `tidepool service at ${service.url} (cluster: ${ready.cluster})${metrics ? `; metrics at ${metrics.url}/metrics` : ''}\n`);
       log.info('serve', `${await stopSignal()}: stopping`);
+      stopping = true;
       await service.close();
+      await metrics?.close();
       await cluster.close();
     });
 }

@@ -9,7 +9,9 @@
 import { performance } from 'node:perf_hooks';
 import { drainNode } from '../../runtime/job-control.js';
 import type { LeaderContext, LeaderRole } from '../../runtime/kinds/job-kind.js';
-import { log } from '../../util/log.js';
+import { log as rootLog, type Log } from '../../util/log.js';
+import { NO_METRICS } from '../../runtime/metrics/metrics-registry.js';
+import { rescaleRecorder } from './rescale-histograms.js';
 import { DurableState } from './durable-state.js';
 import { balance, blockMapping } from './load-balance.js';
 import type { AnyMalleableApp } from './malleable-app.js';
@@ -66,9 +68,13 @@ class MalleableLeader {
   private readonly stats: MalleableStats;
   private checkpointSeq = 0;
   private discarding: Promise<void> = Promise.resolve();
+  private readonly log: Log;
+  private readonly recordRescale: (ack: RescaleAck) => void;
 
   constructor(private readonly ctx: LeaderContext, private readonly app: AnyMalleableApp, private readonly input: MalleableInput, private readonly release: ReleaseNode) {
     this.own = ctx.member as MalleableMember;
+    this.log = ctx.log ?? rootLog.child({ job: ctx.spec.id, node: ctx.nodeId });
+    this.recordRescale = rescaleRecorder(ctx.metrics ?? NO_METRICS);
     this.calls = new MemberCalls(ctx, this.own, (node) => this.leaving.add(node));
     this.nodes = new NodeAcquisition(ctx, () => this.calls.live(), () => this.stopped);
     this.offLeft = ctx.membership.on('left', (m) => {
@@ -130,7 +136,7 @@ class MalleableLeader {
         if (this.stopped) return;
         restore = true;
         if (!(err instanceof NodeLost) && ++failures >= MAX_FAILURES) return this.fail(err);
-        log.warn('malleable', `job ${this.ctx.spec.id}: ${(err as Error).message}; rolling back to ${this.manifest ? `the checkpoint at iteration ${this.manifest.iteration}` : 'the start'}`);
+        this.log.warn('malleable', `job ${this.ctx.spec.id}: ${(err as Error).message}; rolling back to ${this.manifest ? `the checkpoint at iteration ${this.manifest.iteration}` : 'the start'}`);
       }
     }
   }
@@ -138,7 +144,7 @@ class MalleableLeader {
   private async fail(err: unknown): Promise<void> {
     if (this.stopped) return;
     const error = `malleable job ${this.ctx.spec.id} (${this.app.name}): ${err instanceof Error ? err.message : String(err)}`;
-    log.error('malleable', error);
+    this.log.error('malleable', error);
     await this.ctx.finish({ status: 'failed', error, finishedAt: Date.now() }).catch(() => false);
   }
 
@@ -278,7 +284,7 @@ class MalleableLeader {
     phases.checkpoint = now() - t;
     t = now();
     // Reconnect (out): the leaving nodes hold nothing now; let them go and wait until they have left.
-    for (const n of leavers) if (n !== this.ctx.nodeId) await this.release(n).catch((err: Error) => log.warn('malleable', `could not release ${n}: ${err.message}`));
+    for (const n of leavers) if (n !== this.ctx.nodeId) await this.release(n).catch((err: Error) => this.log.warn('malleable', `could not release ${n}: ${err.message}`));
     await this.nodes.until(() => leavers.every((n) => n === this.ctx.nodeId || !this.calls.live().has(n)), 30_000);
     for (const n of leavers) this.leaving.delete(n);
     phases.reconnect += now() - t;
@@ -291,8 +297,9 @@ class MalleableLeader {
     const kind = joiners.length > 0 && leavers.length > 0 ? 'replace' : joiners.length > 0 ? 'expand' : leavers.length > 0 ? 'shrink' : 'none';
     const ack: RescaleAck = { nodes: [...this.map.nodes], tRescaleMs: now() - t0, phases, iteration: this.iteration, kind };
     this.stats.rescales.push(ack);
+    this.recordRescale(ack);
     await this.saveState();
-    log.info('malleable', `${kind} to ${target.length} node(s) at iteration ${this.iteration} in ${ack.tRescaleMs.toFixed(1)} ms`);
+    this.log.info('malleable', `${kind} to ${target.length} node(s) at iteration ${this.iteration} in ${ack.tRescaleMs.toFixed(1)} ms`);
     return ack;
   }
 
@@ -305,7 +312,7 @@ class MalleableLeader {
   /** The leader's own node was rescaled away: once acknowledged, it leaves; the next leader resumes from the checkpoint. */
   private leaveAfterAck(): void {
     this.stopped = true;
-    void this.release(this.ctx.nodeId).catch((err: Error) => log.warn('malleable', `could not release the leader's node: ${err.message}`));
+    void this.release(this.ctx.nodeId).catch((err: Error) => this.log.warn('malleable', `could not release the leader's node: ${err.message}`));
   }
 
   /** Balances the objects over `nodes` with the measured loads and moves those that change node. */
@@ -361,7 +368,7 @@ class MalleableLeader {
     const scope = old.scope;
     this.discarding = this.discarding
       .then(() => Promise.all(old.parts.map((p) => data.discard(p.ref, this.ctx.spec.id, scope))))
-      .then(() => undefined, (err: unknown) => log.warn('malleable', `could not discard the checkpoint at iteration ${old.iteration}`, err));
+      .then(() => undefined, (err: unknown) => this.log.warn('malleable', `could not discard the checkpoint at iteration ${old.iteration}`, err));
   }
 
   /** Waits for the discards under way, but never long: a stuck coordination request must not stop the job. */

@@ -14,6 +14,8 @@ import { EventPublisher } from '../../runtime/event-source.js';
 import { batchCostEvent, CLIENT_COSTS_HEADER, clientCosts, type ClientCosts } from './batch-cost-event.js';
 import { ServicePackages } from './service-packages.js';
 import type { PackageSpec } from './graph-format.js';
+import { NO_METRICS, type Metrics } from '../../runtime/metrics/metrics-registry.js';
+import { BATCH_LATENCY } from './batch-histogram.js';
 
 export interface ServiceOptions {
   cluster: Cluster;
@@ -37,6 +39,8 @@ export interface ServiceOptions {
    * directories): batches refer to them by name, version and module instead of sending their code.
    */
   packages?: string[];
+  /** Where batch latencies are recorded (a `MetricsRegistry`, served with `startMetricsServer`; default: nowhere). */
+  metrics?: Metrics;
 }
 
 interface Batch {
@@ -108,6 +112,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const expected = Buffer.from(`Bearer ${opts.token}`);
   const packages = ServicePackages.resolve(opts.packages);
   const batches = new Map<string, Batch>();
+  const latency = (opts.metrics ?? NO_METRICS).histogram(BATCH_LATENCY);
   let seq = 0;
 
   app.addHook('onRequest', async (req, reply) => {
@@ -156,7 +161,10 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
         if (batch.state === 'running') batch.state = /cancelled/.test(e.message) ? 'cancelled' : 'failed';
         batch.error = e.message;
       },
-    ).finally(() => setTimeout(() => batches.delete(id), opts.retainMs ?? 600_000).unref());
+    ).finally(() => {
+      latency.observe((performance.now() - t0) / 1000, { state: batch.state === 'running' ? 'failed' : batch.state });
+      setTimeout(() => batches.delete(id), opts.retainMs ?? 600_000).unref();
+    });
     batches.set(id, batch);
     return reply.code(202).send({ batch: id, tasks: batch.tasks, serverMs: performance.now() - t0 });
   });

@@ -96,6 +96,8 @@ export class WorkflowEngine {
   /** The last steal came back empty: wait for the next tick before asking again. */
   private stealBackoff = false;
   private leaderCounts: Int32Array | undefined;
+  /** When each task not yet started here arrived (kept only with a clock, `EngineIO.now`). */
+  private readonly arrivedAt = new Map<number, number>();
   private finished = false;
   private paused = false;
   readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0, queryMs: [], updateMs: [], waitMs: [] };
@@ -134,6 +136,7 @@ export class WorkflowEngine {
       case 'wf-view': return this.adoptView(m.view);
       case 'wf-assign':
         if (m.epoch < this.acceptFrom) return;
+        this.arrived(m.tasks);
         for (const t of m.tasks) {
           if (m.recreate) this.recreating.add(t);
           this.queryAll(this.worker.assign(t));
@@ -180,6 +183,7 @@ export class WorkflowEngine {
         this.stats.steals += stolen.length;
         // Until the thief says it has them, they count as held here (a reconcile must not dispatch them again).
         for (const s of stolen) {
+          this.arrivedAt.delete(s.task);
           this.given.set(s.task, from);
           if (this.recreating.delete(s.task)) s.recreate = true;
         }
@@ -190,6 +194,7 @@ export class WorkflowEngine {
         this.stealBackoff = m.tasks.length === 0;
         this.stats.stolenIn += m.tasks.length;
         for (const s of m.tasks) if (s.recreate) this.recreating.add(s.task);
+        this.arrived(m.tasks.map((s) => s.task));
         this.queryAll(this.worker.adopt(m.tasks as StolenTask[]));
         if (m.tasks.length > 0) this.post(from, { type: 'wf-got', tasks: m.tasks.map((s) => s.task) });
         return;
@@ -334,6 +339,24 @@ export class WorkflowEngine {
       this.stealOut = true;
       this.post(peers[Math.floor(this.io.random() * peers.length)]!, { type: 'wf-steal', want: this.opts.slots });
     }
+  }
+
+  /**
+   * A task starts running now: how long it waited here since it arrived (assigned or stolen in), for its
+   * inputs and a free thread (ms; undefined without a clock or if it did not arrive here). Asked once per start.
+   */
+  waited(task: number): number | undefined {
+    const at = this.arrivedAt.get(task);
+    if (at === undefined) return undefined;
+    this.arrivedAt.delete(task);
+    return this.io.now!() - at;
+  }
+
+  /** Tasks arrive here (the first arrival counts: a task given again while it waits keeps its time). */
+  private arrived(tasks: readonly number[]): void {
+    const now = this.io.now?.();
+    if (now === undefined) return;
+    for (const t of tasks) if (!this.arrivedAt.has(t)) this.arrivedAt.set(t, now);
   }
 
   /** Known work (seconds) of the tasks taken (short-task budget). */

@@ -7,7 +7,9 @@
  */
 import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
 import { EventRing } from '../../runtime/kinds/kind-events.js';
-import { log } from '../../util/log.js';
+import { log as rootLog } from '../../util/log.js';
+import { NO_METRICS } from '../../runtime/metrics/metrics-registry.js';
+import { TASK_WAIT } from './task-wait-histogram.js';
 import type { DispatchMode } from './dispatcher.js';
 import { chunksOf, checkChunk, FileAssembly } from './file-chunks.js';
 import { Journal } from './journal.js';
@@ -69,6 +71,8 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const trace: [number, number, number][] = [];
   /** The latest tasks' spans on this member, published for the dashboard's Gantt (bounded). */
   const spans = new EventRing(100);
+  const log = ctx.log ?? rootLog.child({ job: ctx.spec.id, node: ctx.nodeId });
+  const taskWait = (ctx.metrics ?? NO_METRICS).histogram(TASK_WAIT);
   let finish: ((o: { ok: true } | { ok: false; error: string }) => void) | undefined;
   let putSeq = 0;
   let fetchSeq = 0;
@@ -133,7 +137,11 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     send,
     run: (task, inputs) => {
       let started = 0;
-      exec.run(task, inputs, () => (started = performance.timeOrigin + performance.now())).then(
+      exec.run(task, inputs, () => {
+        started = performance.timeOrigin + performance.now();
+        const ms = engine.waited(task);
+        if (ms !== undefined) taskWait.observe(ms / 1000);
+      }).then(
         (out) => {
           if (cfg.trace) trace.push([task, started, performance.timeOrigin + performance.now()]);
           spans.put({ id: workflow.tasks[task]!.id, lane: ctx.nodeId, label: workflow.tasks[task]!.category, at: Math.round(started), end: Math.round(performance.timeOrigin + performance.now()) });
