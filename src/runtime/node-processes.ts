@@ -7,6 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 export interface NodeProcess {
   id: string;
   address: string;
+  /** `http://host:port` of its /metrics, /healthz and /readyz (started with --metrics-port). */
+  metrics?: string;
   process: ChildProcess;
   /** Resolves with the exit code (or signal name) when the process ends. */
   exited: Promise<number | string>;
@@ -67,8 +69,8 @@ export function startNodeProcess(opts: NodeProcessOptions): Promise<NodeProcess>
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (!line) return;
       clearTimeout(timer);
-      const ready = JSON.parse(line) as { node: string; address: string };
-      resolve({ id: ready.node, address: ready.address, process: child, exited, stderr: () => stderr, kill: (s = 'SIGKILL') => child.kill(s) });
+      const ready = JSON.parse(line) as { node: string; address: string; metrics?: string };
+      resolve({ id: ready.node, address: ready.address, ...(ready.metrics ? { metrics: ready.metrics } : {}), process: child, exited, stderr: () => stderr, kill: (s = 'SIGKILL') => child.kill(s) });
     });
     void exited.then((code) => {
       clearTimeout(timer);

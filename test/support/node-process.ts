@@ -22,10 +22,11 @@ export function secretFile(): string {
 }
 
 /** Starts `tidepool node` from the sources and resolves once it printed its ready line. */
-export function startNodeProcess(opts: { zk: string; secretFile: string; workers?: number; id?: string; extraArgs?: string[]; timeoutMs?: number }): Promise<NodeProcess> {
+export function startNodeProcess(opts: { zk: string; secretFile: string; workers?: number; id?: string; extraArgs?: string[]; timeoutMs?: number; env?: Record<string, string> }): Promise<NodeProcess> {
+  const { env, ...rest } = opts;
   return start({
-    ...opts,
+    ...rest,
     entry: { execArgv: ['--import', 'tsx'], script: RUN },
-    env: { ...process.env, TIDEPOOL_LOG: process.env.TIDEPOOL_LOG ?? 'warn' },
+    env: { ...process.env, TIDEPOOL_LOG: process.env.TIDEPOOL_LOG ?? 'warn', ...env },
   });
 }
