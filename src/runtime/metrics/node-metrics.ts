@@ -9,8 +9,8 @@
  * direction, operation, or a figure's name.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { RecipeStats } from '../../coord/recipes/recipe-stats.js';
-import type { NodeStats } from '../node-stats.js';
+import { addStats, emptyStats } from '../../coord/recipes/recipe-stats.js';
+import type { NodeCounters, NodeStats } from '../node-stats.js';
 
 /** Kinds counted apart; a node that runs more kinds counts the rest as "other". */
 export const MAX_KINDS = 32;
@@ -22,14 +22,10 @@ export type NodeReading = Omit<NodeStats, 'at'>;
 
 export type JobEnd = 'finished' | 'drained' | 'failed';
 
-interface KindTotals {
-  tasksDone: number;
-  splits: number;
-  stealsIn: number;
-  stealsOut: number;
-  migrationsIn: number;
-  migrationsOut: number;
-  coord: RecipeStats;
+const COUNTS = ['tasksDone', 'splits', 'stealsIn', 'stealsOut', 'migrationsIn', 'migrationsOut'] as const;
+
+/** A kind's counters summed over the jobs a node left, and how it left them. */
+interface KindTotals extends Pick<NodeCounters, (typeof COUNTS)[number] | 'coord'> {
   ended: Record<JobEnd, number>;
 }
 
@@ -128,18 +124,10 @@ export class NodeMetrics {
 }
 
 function emptyTotals(): KindTotals {
-  return {
-    tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0,
-    coord: { reads: 0, writes: 0, transactions: 0, retries: 0 }, ended: { finished: 0, drained: 0, failed: 0 },
-  };
+  return { tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, coord: emptyStats(), ended: { finished: 0, drained: 0, failed: 0 } };
 }
 
 function add(t: KindTotals, r: NodeReading): void {
-  t.tasksDone += r.tasksDone;
-  t.splits += r.splits;
-  t.stealsIn += r.stealsIn;
-  t.stealsOut += r.stealsOut;
-  t.migrationsIn += r.migrationsIn;
-  t.migrationsOut += r.migrationsOut;
-  for (const op of COORD_OPS) t.coord[op] += r.coord[op];
+  for (const k of COUNTS) t[k] += r[k];
+  t.coord = addStats(t.coord, r.coord);
 }
