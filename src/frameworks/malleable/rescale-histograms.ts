@@ -1,5 +1,5 @@
 /**
- * The malleable job's histograms (Malleable jobs, Table II's phases): how long each rescale took, from
+ * The malleable job's histograms (Malleable jobs, see docs/papers.md; the phases of its Table II): how long each rescale took, from
  * the sync point to the job ready to run again, and its phases. Recorded by the leader into the node's
  * metrics (`MemberContext.metrics`, so they carry `kind`).
  */

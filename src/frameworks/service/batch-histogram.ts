@@ -1,5 +1,5 @@
 /**
- * The service's histogram (Task parallelization as a service): a batch's latency at the service,
+ * The service's histogram (Task Parallelization as a Service, see docs/papers.md): a batch's latency at the service,
  * from its request's arrival to its job's end (dispatch and execution), by how it ended.
  */
 import type { HistogramDefinition } from '../../runtime/metrics/histogram.js';

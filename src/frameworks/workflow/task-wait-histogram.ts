@@ -1,5 +1,5 @@
 /**
- * The workflow kind's histogram (AME, many-task workflows): how long a task waited on the member that
+ * The workflow kind's histogram (AME, see docs/papers.md): how long a task waited on the member that
  * runs it, from its arrival there (assigned by its partition's dispatcher, or stolen in) to its start
  * on a thread: waiting for its input files and for a free thread.
  */

@@ -1,5 +1,5 @@
 /**
- * The task pool's histograms (seed 000's runtime): how long tasks run, and how long a thief waits
+ * The task pool's histograms (TASKWORK's runtime, see docs/papers.md): how long tasks run, and how long a thief waits
  * for the answer to a steal request. Registered through the job's `Metrics`, so they carry the kind.
  */
 import type { Histogram, HistogramDefinition } from './histogram.js';
