@@ -4,7 +4,7 @@
  * so nothing is generated, stored or distributed beside the secret itself. Each node process makes a
  * fresh Ed25519 key at start and issues itself a certificate that names its node id
  * (`urn:tidepool:node:<id>` in its subjectAltName), signed by that CA. Peers then run ordinary
- * mutual TLS 1.3 (node-channel.ts). docs/security.md ("The node channel") says why this and not TLS-PSK.
+ * mutual TLS 1.3 (channel-credentials.ts, tcp-connection.ts). docs/security.md ("The node channel") says why this and not TLS-PSK.
  *
  * A holder of the secret can issue a certificate for any node id: within a cluster that shares one
  * secret, every node is trusted alike (as it is for the coordination service). Operators who want

@@ -1,23 +1,41 @@
 /**
- * The two kinds of authenticated TCP connection the TcpTransport uses, one per direction:
- * an OutboundConnection carries this node's messages to one peer; an InboundConnection accepts
- * one peer's connection, authenticates it and delivers its messages. Both speak frames
- * (frame-codec.ts) and run the handshake (handshake.ts) before anything else.
+ * The two kinds of connection the TcpTransport uses, one per direction, both mutual TLS 1.3 with
+ * the node's channel credentials (channel-credentials.ts): an OutboundConnection carries this node's
+ * messages to one peer; an InboundConnection admits one peer's connection and delivers its messages.
+ * Both speak frames (frame-codec.ts) inside TLS, so every frame is confidential and integrity-protected:
+ * a record altered, injected or replayed on the wire fails TLS's authentication and the receiver drops
+ * the connection with the reason.
+ *
+ * After the TLS handshake the accepting side checks the peer's certificate (a trusted CA, one node id)
+ * and answers with one frame, `channel-ready`, or `channel-refused` with the reason before it closes;
+ * the connecting side checks the peer's certificate names the node it meant to reach, and sends nothing
+ * before `channel-ready` (in TLS 1.3 the client finishes its handshake before the server has judged its
+ * certificate, so without the answer a refused client would write into a closing connection).
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import { log } from '../util/log.js';
 import type { AttachmentPlacer } from './attachment.js';
+import { type ChannelCredentials, checkPeer } from './channel-credentials.js';
 import { encodeFrame, FrameDecoder, FrameError } from './frame-codec.js';
-import { ClientHandshake, HANDSHAKE_MAX_FRAME_BYTES, HandshakeError, ServerHandshake } from './handshake.js';
 import type { Message, PeerAddress } from './types.js';
 import { TransportError } from './types.js';
 
 /** Socket buffer above which writes wait for 'drain'. */
 const WRITE_HIGH_WATER_MARK = 256 * 1024;
-/** How long a refused connection may take to read its reject message before it is destroyed. */
+/** How long a refused connection may take to read its refusal before it is destroyed. */
 const REJECT_LINGER_MS = 1_000;
 /** How long close() lets an outbound connection flush before destroying it. */
 const CLOSE_LINGER_MS = 1_000;
+/** Payload limit for the accepting side's one answer (`channel-ready` or `channel-refused`). */
+const ANSWER_MAX_FRAME_BYTES = 4_096;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+export const CHANNEL_VERSION = 1;
+
+export const ChannelTypes = {
+  ready: 'tidepool/channel-ready',
+  refused: 'tidepool/channel-refused',
+} as const;
 
 export interface TcpEndpoint {
   host: string;
@@ -87,59 +105,54 @@ class Fifo<T> {
   }
 }
 
-export interface ConnectionSecurity {
-  /** This node's id. */
-  nodeId: string;
-  secret: Buffer;
-  /** Payload limit for frames after authentication. */
+export interface ConnectionOptions {
+  /** This node's credentials (the current ones when the connection is made). */
+  credentials: ChannelCredentials;
+  /** Payload limit for frames. */
   maxFrameBytes: number;
 }
 
-export interface OutboundOptions extends ConnectionSecurity {
+export interface OutboundOptions extends ConnectionOptions {
   peer: PeerAddress;
-  /** Connect and authenticate within this long, or fail every queued send. */
+  /** Connect and be admitted within this long, or fail every queued send. */
   connectTimeoutMs: number;
+  /** Connect only once this has settled (the connection this one replaces has closed: keeps the peer's order). */
+  after?: Promise<void>;
   /** Called once when the connection has failed or closed (the owner forgets it). */
   onClosed: (connection: OutboundConnection) => void;
 }
 
 /**
- * This node's connection to one peer: opened on construction, messages queued until the
- * handshake has authenticated the peer, then written in order with back-pressure (a send resolves
+ * This node's connection to one peer: opened on construction, messages queued until the peer has
+ * been verified and has admitted this node, then written in order with back-pressure (a send resolves
  * when its frame has been handed to the socket). On any failure every send not yet written is
  * rejected with TransportError and the connection is finished; the owner opens a new one on the
  * next send.
  */
 export class OutboundConnection {
   readonly peer: PeerAddress;
+  /** Fingerprints of the peer's verified certificate chain (once verified). */
+  chain: readonly string[] = [];
   private state: 'connecting' | 'open' | 'closed' = 'connecting';
-  private readonly socket: net.Socket;
-  private readonly handshake: ClientHandshake;
-  private readonly decoder = new FrameDecoder({ maxFrameBytes: HANDSHAKE_MAX_FRAME_BYTES });
+  private socket: tls.TLSSocket | undefined;
+  private readonly decoder = new FrameDecoder({ maxFrameBytes: ANSWER_MAX_FRAME_BYTES });
   private readonly queue = new Fifo<Pending>();
-  private connectTimer: NodeJS.Timeout | undefined;
+  private readonly connectTimer: NodeJS.Timeout;
   private flushScheduled = false;
   private waitingForDrain = false;
-  private closedPromise: Promise<void>;
+  private retiring = false;
+  private readonly closedPromise: Promise<void>;
+  private markClosed!: () => void;
 
   constructor(private readonly options: OutboundOptions) {
     this.peer = options.peer;
-    const { host, port } = parseTcpAddress(options.peer.address);
-    this.handshake = new ClientHandshake({
-      nodeId: options.nodeId,
-      secret: options.secret,
-      expectedPeer: options.peer.nodeId,
-      timeoutMs: options.connectTimeoutMs,
-    });
-    this.socket = new net.Socket({ writableHighWaterMark: WRITE_HIGH_WATER_MARK } as net.SocketConstructorOpts);
-    this.closedPromise = new Promise((resolve) => this.socket.once('close', () => resolve()));
+    this.closedPromise = new Promise((resolve) => (this.markClosed = resolve));
     this.connectTimer = timer(options.connectTimeoutMs, () =>
-      this.fail(`no authenticated connection within ${options.connectTimeoutMs} ms`),
+      this.fail(`not connected and admitted within ${options.connectTimeoutMs} ms`),
     );
-    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    this.socket.on('error', (err) => this.fail(err.message));
-    this.socket.on('close', () => this.fail('connection closed'));
-    this.socket.connect({ host, port, noDelay: true });
+    const target = parseTcpAddress(options.peer.address);
+    if (options.after) void options.after.then(() => this.connect(target));
+    else this.connect(target);
   }
 
   get isOpen(): boolean {
@@ -148,6 +161,11 @@ export class OutboundConnection {
 
   get isClosed(): boolean {
     return this.state === 'closed';
+  }
+
+  /** Resolves when the connection is finished and its socket (if any) has closed. */
+  get closed(): Promise<void> {
+    return this.closedPromise;
   }
 
   /** Queues one encoded frame (its parts, see encodeFrameParts); resolves once it has been written to the socket. */
@@ -159,16 +177,59 @@ export class OutboundConnection {
     });
   }
 
+  /**
+   * Takes no more sends (the owner sends through a new connection, made with newer credentials, once
+   * this one has closed); what is queued is still written, then the connection ends.
+   */
+  retire(): void {
+    if (this.state === 'closed' || this.retiring) return;
+    this.retiring = true;
+    this.scheduleFlush();
+  }
+
   /** Finishes the connection: frames already written are flushed (for a while), the rest rejected. */
   close(reason = 'transport closed'): Promise<void> {
-    if (this.state === 'open' && !this.socket.destroyed) {
+    const socket = this.socket;
+    if (this.state === 'open' && socket && !socket.destroyed) {
       this.finish(reason);
-      this.socket.end();
-      const t = timer(CLOSE_LINGER_MS, () => this.socket.destroy());
-      return this.closedPromise.finally(() => clearTimeout(t));
+      this.endSocket(socket);
+      return this.closedPromise;
     }
     this.fail(reason);
     return this.closedPromise;
+  }
+
+  private connect(target: TcpEndpoint): void {
+    if (this.state === 'closed') return;
+    const { credentials } = this.options;
+    const socket = tls.connect({
+      host: target.host,
+      port: target.port,
+      secureContext: credentials.secureContext,
+      // The peer is checked here, with the reason kept (checkPeer): by CA and node id, not host name.
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
+      // Not in @types/node 20, but tls.connect passes it to the socket (both directions).
+      highWaterMark: WRITE_HIGH_WATER_MARK,
+      ...(net.isIP(target.host) ? {} : { servername: target.host }),
+    } as tls.ConnectionOptions);
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.once('close', () => {
+      this.fail('connection closed');
+      this.markClosed();
+    });
+    socket.on('error', (err) => this.fail(describeSocketError(err)));
+    socket.once('secureConnect', () => this.verify(socket));
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+  }
+
+  private verify(socket: tls.TLSSocket): void {
+    if (this.state !== 'connecting') return;
+    const check = checkPeer(socket);
+    if (!check.ok) return this.fail(`the peer's certificate is refused: ${check.reason}`);
+    if (check.nodeId !== this.peer.nodeId) return this.fail(`connected to node ${JSON.stringify(check.nodeId)}, expected ${JSON.stringify(this.peer.nodeId)}`);
+    this.chain = check.chain;
   }
 
   private onData(chunk: Buffer): void {
@@ -181,24 +242,22 @@ export class OutboundConnection {
       return;
     }
     for (const message of messages) {
-      if (this.state !== 'connecting') {
+      if (this.state !== 'connecting' || this.chain.length === 0) {
         this.fail(`peer sent ${JSON.stringify(message.type)} on a connection it should only read`);
         return;
       }
-      let step;
-      try {
-        step = this.handshake.receive(message);
-      } catch (err) {
-        this.fail(err instanceof HandshakeError ? `handshake failed: ${err.message}` : String(err));
+      if (message.type === ChannelTypes.refused) {
+        this.fail(`refused by peer: ${typeof message.reason === 'string' ? message.reason.slice(0, 300) : 'no reason given'}`);
         return;
       }
-      if (step.send) this.socket.write(encodeFrame(step.send, HANDSHAKE_MAX_FRAME_BYTES));
-      if (step.peerNodeId !== undefined) {
-        this.state = 'open';
-        clearTimeout(this.connectTimer);
-        log.debug('transport', `${this.options.nodeId}: connected to ${step.peerNodeId} at ${this.peer.address}`);
-        this.scheduleFlush();
+      if (message.type !== ChannelTypes.ready || message.version !== CHANNEL_VERSION) {
+        this.fail(`expected ${ChannelTypes.ready} (version ${CHANNEL_VERSION}), got ${JSON.stringify(message.type.slice(0, 100))} version ${JSON.stringify(message.version)}`);
+        return;
       }
+      this.state = 'open';
+      clearTimeout(this.connectTimer);
+      log.debug('transport', `${this.options.credentials.nodeId}: connected to ${this.peer.nodeId} at ${this.peer.address}`);
+      this.scheduleFlush();
     }
   }
 
@@ -211,22 +270,34 @@ export class OutboundConnection {
 
   private flush(): void {
     this.flushScheduled = false;
-    if (this.state !== 'open' || this.waitingForDrain) return;
-    this.socket.cork();
+    const socket = this.socket;
+    if (this.state !== 'open' || this.waitingForDrain || !socket) return;
+    socket.cork();
     for (let item = this.queue.shift(); item; item = this.queue.shift()) {
       let more = true;
-      for (const part of item.parts) more = this.socket.write(part);
+      for (const part of item.parts) more = socket.write(part);
       item.resolve();
       if (!more) {
         this.waitingForDrain = true;
-        this.socket.once('drain', () => {
+        socket.once('drain', () => {
           this.waitingForDrain = false;
-          if (this.queue.length > 0) this.scheduleFlush();
+          this.scheduleFlush();
         });
         break;
       }
     }
-    this.socket.uncork();
+    socket.uncork();
+    if (this.retiring && this.queue.length === 0 && !this.waitingForDrain) {
+      this.finish('retired: newer channel credentials');
+      this.endSocket(socket);
+    }
+  }
+
+  /** Ends the socket after what was written, destroying it if it has not closed after a while. */
+  private endSocket(socket: tls.TLSSocket): void {
+    socket.end();
+    const t = timer(CLOSE_LINGER_MS, () => socket.destroy());
+    socket.once('close', () => clearTimeout(t));
   }
 
   private error(reason: string): TransportError {
@@ -239,72 +310,87 @@ export class OutboundConnection {
     const wasOpen = this.state === 'open';
     this.state = 'closed';
     clearTimeout(this.connectTimer);
-    this.handshake.fail(reason);
     const err = this.error(reason);
     for (const item of this.queue.drain()) item.reject(err);
-    if (wasOpen) log.info('transport', `${this.options.nodeId}: connection to ${this.peer.nodeId} at ${this.peer.address} ended: ${reason}`);
-    else log.debug('transport', `${this.options.nodeId}: could not connect to ${this.peer.nodeId} at ${this.peer.address}: ${reason}`);
+    const me = this.options.credentials.nodeId;
+    if (wasOpen) log.info('transport', `${me}: connection to ${this.peer.nodeId} at ${this.peer.address} ended: ${reason}`);
+    else log.debug('transport', `${me}: could not connect to ${this.peer.nodeId} at ${this.peer.address}: ${reason}`);
     this.options.onClosed(this);
     return true;
   }
 
   private fail(reason: string): void {
-    if (this.finish(reason)) this.socket.destroy();
+    if (!this.finish(reason)) return;
+    if (this.socket) this.socket.destroy();
+    else this.markClosed();
   }
 }
 
-export interface InboundOptions extends ConnectionSecurity {
-  handshakeTimeoutMs: number;
-  /** Delivers one message from the authenticated peer. */
+export interface InboundOptions extends ConnectionOptions {
+  /** Delivers one message from the admitted peer. */
   deliver: (from: string, message: Message) => void;
-  /** Chooses where attachments from the authenticated peer go (default: private memory). */
+  /** Chooses where attachments from the admitted peer go (default: private memory). */
   placer?: AttachmentPlacer;
-  /** Reports a connection refused or dropped for a protocol violation (already logged). */
+  /** Reports a connection refused or dropped: untrusted peer, protocol violation, failed TLS record (already logged). */
   onRejected: (remote: string, reason: string) => void;
-  onAuthenticated: (remote: string, peer: string) => void;
+  onAdmitted: (remote: string, peer: string) => void;
   onClosed: (connection: InboundConnection) => void;
 }
 
 /**
- * A peer's connection to this node: challenge, verify, then deliver its frames. A connection that
- * fails authentication, sends anything other than the handshake first, or sends a malformed or
- * oversized frame is logged (log.warn, with the remote address and the reason) and destroyed.
+ * A peer's connection to this node, its TLS handshake finished: verify the peer, answer, then deliver
+ * its frames. A connection from an untrusted peer, one that sends a malformed or oversized frame, or
+ * one whose TLS records fail authentication (altered, injected or replayed bytes) is logged
+ * (log.warn, with the peer and the reason) and dropped.
  */
 export class InboundConnection {
   readonly remote: string;
-  private state: 'handshake' | 'open' | 'closed' = 'handshake';
-  private peerNodeId: string | undefined;
-  private readonly handshake: ServerHandshake;
-  private readonly decoder = new FrameDecoder({ maxFrameBytes: HANDSHAKE_MAX_FRAME_BYTES });
-  private readonly handshakeTimer: NodeJS.Timeout;
+  /** The admitted peer, and the fingerprints of its verified certificate chain. */
+  peerNodeId: string | undefined;
+  chain: readonly string[] = [];
+  private state: 'open' | 'closed' = 'open';
+  private readonly decoder: FrameDecoder;
   private readonly closedPromise: Promise<void>;
 
   constructor(
-    private readonly socket: net.Socket,
+    private readonly socket: tls.TLSSocket,
     private readonly options: InboundOptions,
   ) {
     this.remote = remoteOf(socket);
     this.closedPromise = new Promise((resolve) => socket.once('close', () => resolve()));
+    this.decoder = new FrameDecoder({ maxFrameBytes: options.maxFrameBytes });
     socket.setNoDelay(true);
-    this.handshake = new ServerHandshake({ nodeId: options.nodeId, secret: options.secret, timeoutMs: options.handshakeTimeoutMs });
-    this.handshakeTimer = timer(options.handshakeTimeoutMs, () => this.reject(this.handshake.expire().message, false));
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => {
-      if (this.state !== 'closed') log.debug('transport', `${options.nodeId}: connection from ${this.peerNodeId ?? this.remote}: ${err.message}`);
-    });
+    socket.on('error', (err) => this.onSocketError(err));
     socket.on('close', () => {
       this.state = 'closed';
-      clearTimeout(this.handshakeTimer);
       options.onClosed(this);
     });
-    socket.write(encodeFrame(this.handshake.start(), HANDSHAKE_MAX_FRAME_BYTES));
+    const check = checkPeer(socket);
+    if (!check.ok) {
+      this.reject(check.reason, true);
+      return;
+    }
+    const peer = check.nodeId;
+    this.peerNodeId = peer;
+    this.chain = check.chain;
+    const placer = options.placer;
+    if (placer) this.decoder.placer = (header, field, frame) => placer(peer, header, field, frame);
+    socket.write(encodeFrame({ type: ChannelTypes.ready, version: CHANNEL_VERSION }, ANSWER_MAX_FRAME_BYTES));
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    log.debug('transport', `${options.credentials.nodeId}: admitted ${peer} from ${this.remote}`);
+    options.onAdmitted(this.remote, peer);
   }
 
   /** Destroys the connection; resolves when the socket has closed. */
   close(): Promise<void> {
     this.state = 'closed';
-    clearTimeout(this.handshakeTimer);
     this.socket.destroy();
+    return this.closedPromise;
+  }
+
+  /** Drops the connection (logged and reported) because of `reason`, e.g. its peer is no longer trusted. */
+  drop(reason: string): Promise<void> {
+    this.reject(reason, false);
     return this.closedPromise;
   }
 
@@ -320,47 +406,46 @@ export class InboundConnection {
     for (const message of messages) {
       // A handler may have closed the transport (and this connection) while delivering.
       if ((this.state as InboundConnection['state']) === 'closed') return;
-      if (this.state === 'open') {
-        this.options.deliver(this.peerNodeId!, message);
-        continue;
-      }
-      let step;
-      try {
-        step = this.handshake.receive(message);
-      } catch (err) {
-        if (!(err instanceof HandshakeError)) throw err;
-        this.reject(err.message, true);
-        return;
-      }
-      if (step.send) this.socket.write(encodeFrame(step.send, HANDSHAKE_MAX_FRAME_BYTES));
-      if (step.peerNodeId !== undefined) {
-        this.state = 'open';
-        this.peerNodeId = step.peerNodeId;
-        clearTimeout(this.handshakeTimer);
-        this.decoder.maxFrameBytes = this.options.maxFrameBytes;
-        const placer = this.options.placer;
-        const peer = step.peerNodeId;
-        if (placer) this.decoder.placer = (header, field, frame) => placer(peer, header, field, frame);
-        log.debug('transport', `${this.options.nodeId}: accepted ${step.peerNodeId} from ${this.remote}`);
-        this.options.onAuthenticated(this.remote, step.peerNodeId);
-      }
+      this.options.deliver(this.peerNodeId!, message);
     }
   }
 
-  /** Logs and drops the connection; during the handshake the client may be told why. */
-  private reject(reason: string, tellClient: boolean): void {
+  private onSocketError(err: Error): void {
+    if (this.state === 'closed') return;
+    // TLS failures (a record that fails authentication: altered, injected, replayed) are an attack or a
+    // fault on the path and worth a warning; a peer that went away is not.
+    if (isTlsError(err)) this.reject(describeSocketError(err), false);
+    else log.debug('transport', `${this.options.credentials.nodeId}: connection from ${this.peerNodeId ?? this.remote}: ${err.message}`);
+  }
+
+  /** Logs and drops the connection; a refused peer may be told why. */
+  private reject(reason: string, tellPeer: boolean): void {
     if (this.state === 'closed') return;
     const who = this.peerNodeId === undefined ? this.remote : `${this.peerNodeId} (${this.remote})`;
     this.state = 'closed';
-    clearTimeout(this.handshakeTimer);
-    log.warn('transport', `${this.options.nodeId}: dropping connection from ${who}: ${reason}`);
+    log.warn('transport', `${this.options.credentials.nodeId}: dropping connection from ${who}: ${reason}`);
     this.options.onRejected(this.remote, reason);
-    if (tellClient && !this.socket.destroyed) {
-      this.socket.end(encodeFrame(ServerHandshake.rejection(reason), HANDSHAKE_MAX_FRAME_BYTES));
+    if (tellPeer && !this.socket.destroyed) {
+      this.socket.end(encodeFrame({ type: ChannelTypes.refused, reason }, ANSWER_MAX_FRAME_BYTES));
       const t = timer(REJECT_LINGER_MS, () => this.socket.destroy());
       this.socket.once('close', () => clearTimeout(t));
     } else {
       this.socket.destroy();
     }
   }
+}
+
+/** Whether a socket error comes from TLS (OpenSSL) rather than from the network. */
+export function isTlsError(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  return code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || /SSL routines|alert/i.test(err.message);
+}
+
+/** A socket error for logs: TLS record failures say what they mean. */
+export function describeSocketError(err: Error): string {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  if (/BAD_RECORD_MAC|DECRYPTION_FAILED/.test(code) || /bad record mac|decryption failed/i.test(err.message)) {
+    return `a TLS record failed authentication (bytes altered, injected or replayed on the way): ${err.message.trim()}`;
+  }
+  return isTlsError(err) ? `TLS: ${err.message.trim()}` : err.message;
 }

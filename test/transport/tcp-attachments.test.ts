@@ -5,14 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { Packr } from 'msgpackr';
 import { lend } from '../../src/transport/attachment.js';
-import { encodeFrame, FrameDecoder } from '../../src/transport/frame-codec.js';
-import { ClientHandshake, HANDSHAKE_MAX_FRAME_BYTES } from '../../src/transport/handshake.js';
+import { encodeFrame } from '../../src/transport/frame-codec.js';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import type { Message, PeerAddress } from '../../src/transport/types.js';
+import { admittedClient, type ChannelClient } from '../support/channel-client.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 
 const SECRET = 'tcp-attachments-test-secret';
@@ -34,24 +33,9 @@ function inbox(t: TcpTransport): Message[] {
   return got;
 }
 
-/** A peer that knows the secret and speaks raw bytes once authenticated (a broken or hostile node). */
-async function authenticatedSocket(port: number, nodeId: string, serverId: string): Promise<{ socket: net.Socket; closed: Promise<void> }> {
-  const socket = net.connect({ host: '127.0.0.1', port });
-  socket.on('error', () => undefined);
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  const handshake = new ClientHandshake({ nodeId, secret: SECRET, expectedPeer: serverId });
-  const decoder = new FrameDecoder({ maxFrameBytes: HANDSHAKE_MAX_FRAME_BYTES });
-  await withDeadline(new Promise<void>((resolve, reject) => {
-    socket.on('data', (chunk: Buffer) => {
-      for (const m of decoder.push(chunk)) {
-        const step = handshake.receive(m);
-        if (step.send) socket.write(encodeFrame(step.send, HANDSHAKE_MAX_FRAME_BYTES));
-        if (step.peerNodeId) resolve();
-      }
-    });
-    socket.once('error', reject);
-  }), 'the handshake', 10_000);
-  return { socket, closed };
+/** A peer that knows the secret and speaks raw bytes once admitted (a broken or hostile node). */
+function authenticatedSocket(port: number, nodeId: string): Promise<ChannelClient> {
+  return admittedClient(port, nodeId, { secrets: [SECRET] });
 }
 
 async function roundTrip(from: TcpTransport, to: TcpTransport, got: Message[], tag: string): Promise<void> {
@@ -99,7 +83,7 @@ describe('attachments over TcpTransport', { timeout: 120_000 }, () => {
     frame[4] = 0xc1;
     frame.writeUInt32BE(header.length, 5);
     header.copy(frame, 9);
-    const { socket, closed } = await authenticatedSocket(server.port, 'hostile', 'server');
+    const { socket, closed } = await authenticatedSocket(server.port, 'hostile');
     socket.write(frame);
     await withDeadline(closed, 'the server to drop the peer', 10_000);
     await waitFor(() => rejected.length === 1, 'the rejection');
@@ -120,7 +104,7 @@ describe('attachments over TcpTransport', { timeout: 120_000 }, () => {
     frame[4] = 0xc1;
     frame.writeUInt32BE(header.length, 5);
     header.copy(frame, 9);
-    const { socket, closed } = await authenticatedSocket(server.port, 'dying', 'server2');
+    const { socket, closed } = await authenticatedSocket(server.port, 'dying');
     socket.end(Buffer.concat([frame, Buffer.alloc(40_000, 7)]));
     await withDeadline(closed, 'the connection to close', 10_000);
     await roundTrip(good, server, got, 'after the cut');

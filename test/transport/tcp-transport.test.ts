@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import tls from 'node:tls';
 import { describe, it } from 'node:test';
 import { encodeFrame } from '../../src/transport/frame-codec.js';
 import type { TcpTransportOptions } from '../../src/transport/tcp-transport.js';
@@ -8,6 +9,7 @@ import type { Message, PeerAddress } from '../../src/transport/types.js';
 import { TransportError } from '../../src/transport/types.js';
 import type { LogLevel } from '../../src/util/log.js';
 import { LOG_LEVELS, logEnabled, setLogLevel } from '../../src/util/log.js';
+import { admittedClient } from '../support/channel-client.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 
 const SECRET = 'tcp-transport-test-secret';
@@ -57,17 +59,17 @@ async function withWarnings<T>(fn: (lines: string[]) => Promise<T>): Promise<T> 
   }
 }
 
-/** A raw client: connects, writes `bytes` (after the server's challenge arrived), resolves on 'close'. */
+/** A raw TCP client (no TLS): connects, writes `bytes`, resolves once connected; `closed` on 'close'. */
 async function rawClient(port: number, bytes: Buffer | undefined): Promise<{ closed: Promise<void> }> {
   const socket = net.connect({ host: '127.0.0.1', port });
   socket.on('error', () => undefined); // a reset is one way of being disconnected
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   await withDeadline(
     new Promise<void>((resolve, reject) => {
-      socket.once('data', () => resolve());
+      socket.once('connect', () => resolve());
       socket.once('error', reject);
     }),
-    'the server challenge',
+    'the connection',
     5_000,
   );
   if (bytes) socket.write(bytes);
@@ -90,7 +92,7 @@ async function closedPort(): Promise<number> {
 }
 
 describe('tcp transport', { timeout: 120_000 }, () => {
-  it('exchanges 10,000 messages each way in order, with the authenticated sender as `from`', { timeout: 60_000 }, async () => {
+  it('exchanges 10,000 messages each way in order, with the sender its certificate names as `from`', { timeout: 60_000 }, async () => {
     const a = await started('node-a');
     const b = await started('node-b');
     assert.match(a.address, /^tcp:\/\/127\.0\.0\.1:\d+$/);
@@ -128,62 +130,83 @@ describe('tcp transport', { timeout: 120_000 }, () => {
     await Promise.all([a.close(), b.close(), small.close()]);
   });
 
-  it('refuses a peer with the wrong secret (logged, dropped) and keeps serving good peers', { timeout: 30_000 }, async () => {
+  it('refuses a peer with the wrong secret (logged, dropped, told why) and keeps serving good peers', { timeout: 30_000 }, async () => {
     await withWarnings(async (warnings) => {
       const server = await started('server');
       const good = await started('good');
       const intruder = await started('intruder', { secret: 'not the secret' });
+      // Trusts the server (it holds SECRET too) but presents a certificate of another secret: the server judges it.
+      const presentsOther = await started('presents-other', { secret: ['not the secret', SECRET] });
       const atServer = inbox(server);
       const rejected: Array<{ remote: string; reason: string }> = [];
       server.events.on('rejected', (r) => rejected.push(r));
       await roundTrip(good, server, atServer, 'before');
 
+      // The intruder does not trust the server's certificate either: its send fails on its own check.
       await assert.rejects(
         withDeadline(intruder.send(peer(server), { type: 'evil' }), 'the intruder send to fail', 10_000),
-        (err: unknown) => err instanceof TransportError && /handshake failed: rejected by peer: authentication failed/.test(err.message),
+        (err: unknown) => err instanceof TransportError && /the peer's certificate is refused: certificate from O=tidepool, CN=tidepool cluster [0-9a-f]{12} refused/.test(err.message),
       );
-      await waitFor(() => rejected.length === 1, 'the rejection');
-      assert.match(rejected[0]!.reason, /authentication failed/);
+      const before = rejected.length;
+      await assert.rejects(
+        withDeadline(presentsOther.send(peer(server), { type: 'evil' }), 'the send with an untrusted certificate to fail', 10_000),
+        (err: unknown) => err instanceof TransportError && /refused by peer: certificate from .*tidepool cluster [0-9a-f]{12} refused: .*another cluster secret/.test(err.message),
+      );
+      await waitFor(() => rejected.length > before, 'the rejection');
+      assert.match(rejected.at(-1)!.reason, /certificate from .* refused/);
       assert.ok(
-        warnings.some((w) => /WARN.*dropping connection from 127\.0\.0\.1:\d+: authentication failed/.test(w)),
+        warnings.some((w) => /WARN.*server: dropping connection from 127\.0\.0\.1:\d+: certificate from .*tidepool cluster [0-9a-f]{12} refused/.test(w)),
         `a warning names the remote address and the reason: ${warnings.join('')}`,
       );
       // The other way round: the good node cannot talk to a node with another secret either.
-      await assert.rejects(good.send(peer(intruder), { type: 'hello' }), /handshake failed/);
+      await assert.rejects(good.send(peer(intruder), { type: 'hello' }), /the peer's certificate is refused/);
       // And a node that is not who the sender asked for is refused by the sender.
       await assert.rejects(good.send({ nodeId: 'someone-else', address: server.address }, { type: 'x' }), /connected to node "server", expected "someone-else"/);
 
       await roundTrip(good, server, atServer, 'after');
       assert.ok(atServer.every((r) => r.from === 'good'));
-      await Promise.all([server.close(), good.close(), intruder.close()]);
+      await Promise.all([server.close(), good.close(), intruder.close(), presentsOther.close()]);
     });
   });
 
-  it('disconnects raw clients that send garbage, oversized frames or messages before authenticating', { timeout: 60_000 }, async () => {
+  it('drops plaintext clients, clients without a certificate, and admitted peers that send garbage or oversized frames', { timeout: 60_000 }, async () => {
     await withWarnings(async (warnings) => {
-      const server = await started('server', { handshakeTimeoutMs: 500 });
+      const server = await started('server', { handshakeTimeoutMs: 500, maxFrameBytes: 4096 });
       const good = await started('good');
       const atServer = inbox(server);
       const rejected: string[] = [];
       server.events.on('rejected', (r) => rejected.push(r.reason));
-      const cases: Array<[string, Buffer | undefined, RegExp]> = [
-        ['undecodable payload', Buffer.concat([lengthPrefix(2), Buffer.from([0x92, 0x01])]), /malformed frame/],
-        ['text', Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'), /exceeds the limit/],
+      type Case = [string, () => Promise<{ closed: Promise<void> }>, RegExp];
+      const admitted = (bytes: Buffer) => async () => {
+        const client = await admittedClient(server.port, 'hostile', { secrets: [SECRET] });
+        client.socket.write(bytes);
+        return client;
+      };
+      const cases: Case[] = [
+        ['plaintext frame', () => rawClient(server.port, encodeFrame({ type: 'task', id: 1 })), /TLS handshake failed/],
+        ['text', () => rawClient(server.port, Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n')), /TLS handshake failed/],
+        ['nothing (handshake timeout)', () => rawClient(server.port, undefined), /no TLS handshake within 500 ms/],
+        ['TLS without a client certificate', async () => {
+          const socket = tls.connect({ host: '127.0.0.1', port: server.port, rejectUnauthorized: false });
+          socket.on('error', () => undefined);
+          socket.resume(); // reads (and drops) the refusal, so that the close is seen
+          return { closed: new Promise<void>((resolve) => socket.once('close', () => resolve())) };
+        }, /the peer presented no certificate/],
+        ['undecodable payload', admitted(Buffer.concat([lengthPrefix(2), Buffer.from([0x92, 0x01])])), /malformed frame/],
         // 1 GiB announced: dropped at the prefix, before any body is sent.
-        ['oversized length prefix', lengthPrefix(1 << 30), /frame of 1073741824 bytes exceeds the limit of 4096/],
-        ['valid frame before authenticating', encodeFrame({ type: 'task', id: 1 }), /expected tidepool\/handshake-response, got "task"/],
-        ['not a message', Buffer.concat([lengthPrefix(1), Buffer.from([0x2a])]), /not a message object/],
-        ['nothing (handshake timeout)', undefined, /handshake timed out after 500 ms/],
+        ['oversized length prefix', admitted(lengthPrefix(1 << 30)), /frame of 1073741824 bytes exceeds the limit of 4096/],
+        ['not a message', admitted(Buffer.concat([lengthPrefix(1), Buffer.from([0x2a])])), /not a message object/],
       ];
-      for (const [what, bytes, reason] of cases) {
+      for (const [what, connect, reason] of cases) {
         const before = rejected.length;
-        const client = await rawClient(server.port, bytes);
+        const client = await connect();
         await withDeadline(client.closed, `${what}: the server to disconnect the client`, 10_000);
         await waitFor(() => rejected.length > before, `${what}: the rejection`);
         assert.match(rejected.at(-1)!, reason, what);
         await roundTrip(good, server, atServer, what);
       }
-      assert.equal(warnings.filter((w) => w.includes('dropping connection from 127.0.0.1:')).length, cases.length);
+      assert.equal(warnings.filter((w) => /server: dropping connection from (hostile \()?127\.0\.0\.1:/.test(w)).length, cases.length, warnings.join(''));
+      assert.ok(atServer.every((r) => r.from === 'good'), 'nothing of the dropped peers was delivered');
       await Promise.all([server.close(), good.close()]);
     });
   });
@@ -202,7 +225,7 @@ describe('tcp transport', { timeout: 120_000 }, () => {
     const silentPort = (silent.address() as net.AddressInfo).port;
     const queued = [1, 2, 3].map((n) => a.send({ nodeId: 'mute', address: `tcp://127.0.0.1:${silentPort}` }, { type: 'x', n }));
     for (const send of queued) {
-      await assert.rejects(withDeadline(send, 'the timed-out send', 5_000), /no authenticated connection within 1000 ms/);
+      await assert.rejects(withDeadline(send, 'the timed-out send', 5_000), /not connected and admitted within 1000 ms/);
     }
     await assert.rejects(a.send({ nodeId: 'x', address: 'http://127.0.0.1:80' }, { type: 'x' }), /expected tcp:\/\/host:port/);
     for (const socket of mute) socket.destroy();
