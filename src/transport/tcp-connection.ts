@@ -227,9 +227,15 @@ export class OutboundConnection {
   private verify(socket: tls.TLSSocket): void {
     if (this.state !== 'connecting') return;
     const check = checkPeer(socket);
-    if (!check.ok) return this.fail(`the peer's certificate is refused: ${check.reason}`);
-    if (check.nodeId !== this.peer.nodeId) return this.fail(`connected to node ${JSON.stringify(check.nodeId)}, expected ${JSON.stringify(this.peer.nodeId)}`);
-    this.chain = check.chain;
+    const refusal = !check.ok
+      ? `the peer's certificate is refused: ${check.reason}`
+      : check.nodeId !== this.peer.nodeId ? `connected to node ${JSON.stringify(check.nodeId)}, expected ${JSON.stringify(this.peer.nodeId)}` : undefined;
+    if (refusal === undefined) {
+      this.chain = (check as { chain: string[] }).chain;
+      return;
+    }
+    // Ended, not reset: the peer reads our handshake to its end and judges (and logs) us in turn.
+    if (this.finish(refusal)) this.endSocket(socket);
   }
 
   private onData(chunk: Buffer): void {

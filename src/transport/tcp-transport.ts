@@ -17,7 +17,7 @@
  * next connection to that peer opens), and every inbound connection whose peer is no longer trusted
  * is dropped.
  */
-import net from 'node:net';
+import type net from 'node:net';
 import tls from 'node:tls';
 import { Emitter } from '../util/emitter.js';
 import { log } from '../util/log.js';

@@ -1,6 +1,7 @@
 /**
  * Test support: a loopback TCP proxy that a test drives to inject network faults between a
- * client and one server (cut connections, a silent partition, refused connections).
+ * client and one server (cut connections, a silent partition, refused connections), and to play a
+ * man in the middle (see every byte, rewrite the next chunk: alter, inject, replay).
  * "up" is client -> server, "down" is server -> client.
  */
 import net from 'node:net';
@@ -23,7 +24,12 @@ export interface TcpProxy {
   /** While on, new incoming connections are reset as soon as they are accepted. */
   setRefuse(on: boolean): void;
   /** Observes bytes arriving at the proxy (also those a blackhole then drops); returns unsubscribe. */
-  onData(cb: (direction: Direction, bytes: number) => void): () => void;
+  onData(cb: (direction: Direction, bytes: number, chunk: Buffer) => void): () => void;
+  /**
+   * Replaces the next chunk to arrive in `direction` by what `rewrite` returns (forwarded in order);
+   * resolves once it has been applied.
+   */
+  rewriteNext(direction: Direction, rewrite: (chunk: Buffer) => Buffer[]): Promise<void>;
   /** Closes the listener and every pair. */
   close(): Promise<void>;
 }
@@ -40,10 +46,14 @@ function reset(socket: net.Socket): void {
   if (!socket.destroyed) socket.resetAndDestroy();
 }
 
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+/** Where the proxy forwards to: an endpoint, or one known later (connections wait for it). */
+export type ProxyTarget = { host: string; port: number } | Promise<{ host: string; port: number }>;
+
+export async function startTcpProxy(target: ProxyTarget): Promise<TcpProxy> {
   const pairs = new Set<Pair>();
   const sockets = new Set<net.Socket>(); // every socket not yet closed, for close()
-  const observers = new Set<(direction: Direction, bytes: number) => void>();
+  const observers = new Set<(direction: Direction, bytes: number, chunk: Buffer) => void>();
+  const rewrites: Record<Direction, Array<{ rewrite: (chunk: Buffer) => Buffer[]; done: () => void }>> = { up: [], down: [] };
   let blackhole = false;
   let refuse = false;
 
@@ -61,10 +71,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 
   const forward = (pair: Pair, from: net.Socket, to: net.Socket, direction: Direction): void => {
     from.on('data', (chunk: Buffer) => {
-      for (const cb of observers) cb(direction, chunk.length);
+      for (const cb of observers) cb(direction, chunk.length, chunk);
       if (blackhole || to.destroyed) return;
+      const rewrite = rewrites[direction].shift();
+      const out = rewrite ? rewrite.rewrite(chunk) : [chunk];
+      rewrite?.done();
+      let more = true;
+      for (const part of out) more = to.write(part);
       // Respect backpressure so a slow side cannot make the proxy buffer without bound.
-      if (!to.write(chunk)) {
+      if (!more) {
         from.pause();
         to.once('drain', () => from.resume());
       }
@@ -92,12 +107,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       reset(client);
       return;
     }
-    const upstream = net.connect({ host: target.host, port: target.port, noDelay: true });
-    track(upstream);
-    const pair: Pair = { client, server: upstream, closePending: false };
-    pairs.add(pair);
-    forward(pair, client, upstream, 'up');
-    forward(pair, upstream, client, 'down');
+    void Promise.resolve(target).then(({ host, port }) => {
+      if (client.destroyed) return;
+      const upstream = net.connect({ host, port, noDelay: true });
+      track(upstream);
+      const pair: Pair = { client, server: upstream, closePending: false };
+      pairs.add(pair);
+      forward(pair, client, upstream, 'up');
+      forward(pair, upstream, client, 'down');
+    });
   });
   server.on('error', () => {}); // the listener is already bound; later errors must not crash a test
 
@@ -128,6 +146,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     onData(cb) {
       observers.add(cb);
       return () => observers.delete(cb);
+    },
+    rewriteNext(direction, rewrite) {
+      return new Promise<void>((resolve) => rewrites[direction].push({ rewrite, done: resolve }));
     },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

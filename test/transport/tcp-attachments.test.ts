@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { Packr } from 'msgpackr';
 import { lend } from '../../src/transport/attachment.js';
-import { encodeFrame } from '../../src/transport/frame-codec.js';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import type { Message, PeerAddress } from '../../src/transport/types.js';
 import { admittedClient, type ChannelClient } from '../support/channel-client.js';

@@ -7,9 +7,8 @@ import type { TcpTransportOptions } from '../../src/transport/tcp-transport.js';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import type { Message, PeerAddress } from '../../src/transport/types.js';
 import { TransportError } from '../../src/transport/types.js';
-import type { LogLevel } from '../../src/util/log.js';
-import { LOG_LEVELS, logEnabled, setLogLevel } from '../../src/util/log.js';
 import { admittedClient } from '../support/channel-client.js';
+import { withWarnings } from '../support/log-capture.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 
 const SECRET = 'tcp-transport-test-secret';
@@ -35,28 +34,6 @@ function inbox(t: TcpTransport): Array<{ from: string; message: Message }> {
 async function roundTrip(from: TcpTransport, to: TcpTransport, received: Array<{ message: Message }>, tag: string): Promise<void> {
   await from.send(peer(to), { type: 'probe', tag });
   await waitFor(() => received.some((r) => r.message.tag === tag), `probe ${tag}`);
-}
-
-/** Captures the transport's warnings (stderr) while `fn` runs. */
-async function withWarnings<T>(fn: (lines: string[]) => Promise<T>): Promise<T> {
-  const previous: LogLevel = [...LOG_LEVELS].reverse().find((l) => l !== 'silent' && logEnabled(l)) ?? 'silent';
-  const lines: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    const text = String(chunk);
-    if (text.includes('[transport]') || text.includes('"component":"transport"')) {
-      lines.push(text);
-      return true;
-    }
-    return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof process.stderr.write;
-  setLogLevel('warn');
-  try {
-    return await fn(lines);
-  } finally {
-    process.stderr.write = write;
-    setLogLevel(previous);
-  }
 }
 
 /** A raw TCP client (no TLS): connects, writes `bytes`, resolves once connected; `closed` on 'close'. */
@@ -131,7 +108,7 @@ describe('tcp transport', { timeout: 120_000 }, () => {
   });
 
   it('refuses a peer with the wrong secret (logged, dropped, told why) and keeps serving good peers', { timeout: 30_000 }, async () => {
-    await withWarnings(async (warnings) => {
+    await withWarnings('transport', async (warnings) => {
       const server = await started('server');
       const good = await started('good');
       const intruder = await started('intruder', { secret: 'not the secret' });
@@ -170,7 +147,7 @@ describe('tcp transport', { timeout: 120_000 }, () => {
   });
 
   it('drops plaintext clients, clients without a certificate, and admitted peers that send garbage or oversized frames', { timeout: 60_000 }, async () => {
-    await withWarnings(async (warnings) => {
+    await withWarnings('transport', async (warnings) => {
       const server = await started('server', { handshakeTimeoutMs: 500, maxFrameBytes: 4096 });
       const good = await started('good');
       const atServer = inbox(server);
