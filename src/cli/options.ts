@@ -43,8 +43,26 @@ export function zookeeperConnectionString(conn: string, label: string): string {
   return conn;
 }
 
-/** The cluster secret from --secret-file or $TIDEPOOL_SECRET. */
+/** The text of the file a flag names, or a UsageError naming the flag and why it cannot be read. */
+export function readFlagFile(file: string, flag: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** The cluster secret from --secret-file or $TIDEPOOL_SECRET (the file's first line: see clusterSecrets). */
 export function clusterSecret(file: string | undefined): Buffer {
+  return clusterSecrets(file)[0]!;
+}
+
+/**
+ * Every secret of --secret-file, one per line (blank lines ignored), or $TIDEPOOL_SECRET: the first is
+ * the current one; lines after it are the secrets a node still accepts during a rotation
+ * (docs/security.md, "Rotating the secret").
+ */
+export function clusterSecrets(file: string | undefined): Buffer[] {
   if (file !== undefined) {
     let bytes: Buffer;
     try {
@@ -52,14 +70,18 @@ export function clusterSecret(file: string | undefined): Buffer {
     } catch (err) {
       throw new UsageError(`--secret-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
-    const trimmed = Buffer.from(bytes.toString('utf8').trim());
-    if (trimmed.length < 16) throw new UsageError(`--secret-file: ${file} holds ${trimmed.length} bytes; a cluster secret needs at least 16`);
-    return trimmed;
+    const lines = bytes.toString('utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 0);
+    if (lines.length === 0) throw new UsageError(`--secret-file: ${file} is empty; a cluster secret needs at least 16 bytes`);
+    return lines.map((line, i) => {
+      const secret = Buffer.from(line);
+      if (secret.length < 16) throw new UsageError(`--secret-file: ${file}:${i + 1} holds ${secret.length} bytes; a cluster secret needs at least 16`);
+      return secret;
+    });
   }
   const env = process.env.TIDEPOOL_SECRET;
   if (env !== undefined) {
     if (env.length < 16) throw new UsageError('TIDEPOOL_SECRET needs at least 16 characters');
-    return Buffer.from(env);
+    return [Buffer.from(env)];
   }
   throw new UsageError('a cluster secret is required: --secret-file FILE (or TIDEPOOL_SECRET); every node of a cluster uses the same one');
 }

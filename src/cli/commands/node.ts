@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { connect } from '../../coord/connect.js';
 import { newNodeId, TidepoolNode } from '../../runtime/node.js';
+import { nodeIdOfCertificate } from '../../transport/channel-credentials.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import { log } from '../../util/log.js';
 import { UsageError } from '../errors.js';
 import { stopSignal } from '../stop-signal.js';
-import { clusterSecret, defaultWorkers, port, positiveInt, zookeeperConnection } from '../options.js';
+import { clusterSecrets, defaultWorkers, port, positiveInt, readFlagFile, zookeeperConnection } from '../options.js';
 
 interface NodeOptions {
   zk?: string;
@@ -15,7 +16,35 @@ interface NodeOptions {
   port: string;
   id?: string;
   metricsPort?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
   json?: boolean;
+}
+
+/** The operator's certificates for the node channel, when --tls-cert/--tls-key/--tls-ca are given (all three or none). */
+function operatorTls(opts: NodeOptions): { cert: string; key: string; ca: string } | undefined {
+  const given = [opts.tlsCert, opts.tlsKey, opts.tlsCa].filter((f) => f !== undefined).length;
+  if (given === 0) return undefined;
+  if (given !== 3) throw new UsageError('--tls-cert, --tls-key and --tls-ca go together (the node\'s certificate and key, and the CA certificates peers chain to)');
+  return { cert: readFlagFile(opts.tlsCert!, '--tls-cert'), key: readFlagFile(opts.tlsKey!, '--tls-key'), ca: readFlagFile(opts.tlsCa!, '--tls-ca') };
+}
+
+function certificateNodeId(pem: string): string {
+  try {
+    return nodeIdOfCertificate(pem);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** A transport, or a UsageError for credentials it refuses (a certificate for another node, a key that does not match). */
+function newTransport(make: () => TcpTransport): TcpTransport {
+  try {
+    return make();
+  } catch (err) {
+    throw new UsageError(`node channel: ${(err as Error).message}`);
+  }
 }
 
 /** `tidepool node`: runs one node process that joins the cluster and follows its job assignment. */
@@ -28,20 +57,34 @@ export function registerNodeCommand(program: Command): void {
     .option('--secret-file <file>', 'file holding the cluster secret shared by all nodes (or the secret itself in $TIDEPOOL_SECRET)')
     .option('--host <host>', 'address to listen on and publish for peers', '127.0.0.1')
     .option('--port <port>', 'TCP port for peers (0 = any free port)', '0')
-    .option('--id <id>', 'node id (default: random)')
+    .option('--id <id>', 'node id (default: random, or the one the --tls-cert certificate names)')
+    .option('--tls-cert <file>', 'node channel: this node\'s certificate (PEM) from your PKI, naming it as URI urn:tidepool:node:<id> (default: one issued under the cluster secret)')
+    .option('--tls-key <file>', 'node channel: the private key of --tls-cert (PEM)')
+    .option('--tls-ca <file>', 'node channel: the CA certificates (PEM) peers\' certificates must chain to')
     .option('--metrics-port <port>', 'serve /metrics (Prometheus), /healthz and /readyz on this port of --host (0 = any free port; default: not served)')
     .option('--json', 'print one JSON line when ready')
-    .addHelpText('after', '\nExample:\n  tidepool node --zk zk://10.0.0.5:2181 --workers 4 --secret-file /etc/tidepool/secret')
+    .addHelpText('after', [
+      '',
+      'Node-to-node connections are mutual TLS 1.3. By default each node holds a certificate issued under the',
+      'cluster secret; with --tls-cert/--tls-key/--tls-ca they come from your PKI. SIGHUP re-reads --secret-file',
+      '(one secret per line: the first is presented, all are accepted; see docs/security.md) and the --tls-* files.',
+      '',
+      'Example:',
+      '  tidepool node --zk zk://10.0.0.5:2181 --workers 4 --secret-file /etc/tidepool/secret',
+    ].join('\n'))
     .action(async (opts: NodeOptions) => {
       const conn = zookeeperConnection(opts.zk, 'a node joins a cluster registered on ZooKeeper');
       const workers = opts.workers === undefined ? defaultWorkers() : positiveInt(opts.workers, '--workers');
       const listenPort = port(opts.port, '--port');
       const metricsPort = opts.metricsPort === undefined ? undefined : port(opts.metricsPort, '--metrics-port');
-      const secret = clusterSecret(opts.secretFile);
+      const secrets = clusterSecrets(opts.secretFile);
       if (opts.id !== undefined && !/^[\w.-]{1,64}$/.test(opts.id)) throw new UsageError(`--id: "${opts.id}" may use letters, digits, "_", "." and "-" only`);
+      const tls = operatorTls(opts);
+      const named = tls ? certificateNodeId(tls.cert) : undefined;
+      if (named !== undefined && opts.id !== undefined && named !== opts.id) throw new UsageError(`--id: "${opts.id}" but the --tls-cert certificate names node "${named}"`);
+      const nodeId = opts.id ?? named ?? newNodeId();
+      const transport = newTransport(() => new TcpTransport({ nodeId, secret: secrets, ...(tls ? { tls } : {}), host: opts.host, port: listenPort }));
       const client = await connect(conn, { sessionTimeoutMs: 6_000 });
-      const nodeId = opts.id ?? newNodeId();
-      const transport = new TcpTransport({ nodeId, secret, host: opts.host, port: listenPort });
       const node = await TidepoolNode.start({ client, transport, workers, nodeId, ...(metricsPort !== undefined ? { metrics: { port: metricsPort, host: opts.host } } : {}) });
       const ready = { node: node.id, address: transport.address, workers, ...(node.metricsUrl ? { metrics: node.metricsUrl } : {}) };
       process.stdout.write(opts.json ? `${JSON.stringify(ready)}\n` : `node ${node.id} ready at ${transport.address} with ${workers} worker(s)${node.metricsUrl ? `; metrics at ${node.metricsUrl}/metrics` : ''}\n`);
@@ -52,7 +95,17 @@ export function registerNodeCommand(program: Command): void {
           process.exit(3);
         }
       });
+      const reload = () => {
+        try {
+          transport.setCredentials(operatorTls(opts) ?? { secrets: clusterSecrets(opts.secretFile) });
+          log.warn('node', `SIGHUP: node channel credentials reloaded (${transport.channelSummary})`);
+        } catch (err) {
+          log.error('node', `SIGHUP: kept the node channel credentials: ${(err as Error).message}`);
+        }
+      };
+      process.on('SIGHUP', reload);
       log.info('node', `${await stopSignal()}: draining`);
+      process.off('SIGHUP', reload);
       try {
         await node.shutdown();
         await client.close();

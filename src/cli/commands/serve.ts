@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Cluster } from '../../runtime/cluster.js';
 import { startService } from '../../frameworks/service/service-server.js';
@@ -7,7 +6,7 @@ import { log } from '../../util/log.js';
 import { MetricsRegistry } from '../../runtime/metrics/metrics-registry.js';
 import { startMetricsServer } from '../../runtime/metrics/metrics-server.js';
 import { UsageError } from '../errors.js';
-import { clusterSecret, defaultWorkers, port, positiveInt, zookeeperConnection } from '../options.js';
+import { clusterSecret, defaultWorkers, port, positiveInt, readFlagFile, zookeeperConnection } from '../options.js';
 import { stopSignal } from '../stop-signal.js';
 
 interface ServeFlags {
@@ -31,14 +30,6 @@ interface ServeFlags {
 
 export const SERVICE_PORT = 7480;
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
-
-function readFlagFile(file: string, flag: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
 
 /** The service token from --token-file or $TIDEPOOL_SERVICE_TOKEN (at least 16 characters). */
 function serviceToken(file: string | undefined): string {
