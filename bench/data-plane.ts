@@ -1,13 +1,15 @@
 /**
  * Data plane throughput: a 200 MB blob fetched by one node process from another (a real child
- * process; TcpTransport on loopback, chunked, credit-windowed, SHA-256 checked on arrival, landing in
- * the receiver's store in shared memory), against a plain TCP socket copy of the same bytes between
- * the same two processes, measured in the same run. The fetch runs as configured by default (chunks
- * copied from the socket straight into the store, hashed on a hashing thread) and with SHA-256 inline
- * on the receiving thread; the time to hash the bytes alone, in memory, is measured too. Baselines:
+ * process; TcpTransport on loopback, mutual TLS 1.3, chunked, credit-windowed, SHA-256 checked on
+ * arrival, landing in the receiver's store in shared memory), against socket copies of the same bytes
+ * between the same two processes, measured in the same run. The fetch runs as configured by default
+ * (chunks copied from the socket straight into the store, hashed on a hashing thread) and with SHA-256
+ * inline on the receiving thread; the time to hash the bytes alone, in memory, is measured too. Baselines:
  *
- * - "plain socket → buffer": the receiver copies every byte into one buffer of the blob's size (what a
- *   blob transfer must at least do: the bytes end up in the receiver's memory);
+ * - "plain TLS socket → buffer": the same bytes on a bare TLS 1.3 socket with the node channel's
+ *   settings, copied into one buffer of the blob's size (what an encrypted blob transfer must at least
+ *   do; the target is the fetch >= 0.8x this);
+ * - "plain socket → buffer": the same without TLS;
  * - "plain socket, discarded": the receiver only counts bytes (the wire's ceiling).
  *
  *   npx tsx bench/data-plane.ts [--mb 200] [--repeat 3] [--transfer-only]
@@ -22,12 +24,14 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BlobTransferService } from '../src/data/blob-transfer.js';
 import { hashOf } from '../src/data/content-hash.js';
 import { ObjectStore } from '../src/data/object-store.js';
 import { Cluster } from '../src/runtime/cluster.js';
+import { channelCredentials } from '../src/transport/channel-credentials.js';
 import { TcpTransport } from '../src/transport/tcp-transport.js';
 import { secretFile, startNodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
@@ -44,6 +48,7 @@ const SECRET = process.env.DATA_PLANE_BENCH_SECRET ?? randomBytes(32).toString('
 interface HolderReady {
   address: string;
   rawPort: number;
+  tlsPort: number;
   hash: string;
 }
 
@@ -58,7 +63,23 @@ async function holder(): Promise<void> {
   new BlobTransferService({ transport, store, mayFetch: (peer) => peer === 'receiver' });
   const raw = net.createServer({ noDelay: true }, (socket) => socket.end(stored));
   await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
-  const ready: HolderReady = { address: transport.address, rawPort: (raw.address() as net.AddressInfo).port, hash };
+  const credentials = channelCredentials('holder', { secrets: [SECRET] });
+  // Written 1 MiB at a time with back-pressure, as a sender streams: TLS encrypts a write whole before
+  // sending any of it, so one 200 MB write would not overlap encryption with the wire.
+  const secure = tls.createServer({ ...credentials.tlsOptions, requestCert: true, rejectUnauthorized: true }, (socket) => {
+    let at = 0;
+    const pump = (): void => {
+      while (at < stored.length) {
+        const piece = stored.subarray(at, Math.min(at + 1024 * 1024, stored.length));
+        at += piece.length;
+        if (!socket.write(piece)) return void socket.once('drain', pump);
+      }
+      socket.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+  const ready: HolderReady = { address: transport.address, rawPort: (raw.address() as net.AddressInfo).port, tlsPort: (secure.address() as net.AddressInfo).port, hash };
   process.send!(ready);
   // CPU seconds used so far, on request: what a transfer cost the holder, whatever the machine's load.
   process.on('message', (m) => {
@@ -80,13 +101,15 @@ interface Sample {
   holderCpu: number;
 }
 
-/** Seconds to receive the raw stream, copying it into one buffer or only counting it. */
-function rawCopy(port: number, assemble: boolean): Promise<number> {
+/** Seconds to receive the raw stream (over TLS when `secure`), copying it into one buffer or only counting it. */
+function rawCopy(port: number, assemble: boolean, secure = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const target = assemble ? Buffer.allocUnsafe(SIZE) : undefined;
     let got = 0;
     const start = performance.now();
-    const socket = net.connect({ port, host: '127.0.0.1', noDelay: true });
+    const socket = secure
+      ? tls.connect({ port, host: '127.0.0.1', secureContext: channelCredentials('receiver', { secrets: [SECRET] }).secureContext, checkServerIdentity: () => undefined })
+      : net.connect({ port, host: '127.0.0.1', noDelay: true });
     socket.on('data', (chunk: Buffer) => {
       if (target) chunk.copy(target, got);
       got += chunk.length;
@@ -111,7 +134,10 @@ async function main(): Promise<void> {
     const service = new BlobTransferService({ transport, store, mayFetch: () => false });
     const inline = new BlobTransferService({ transport, store, mayFetch: () => false, hashing: 'inline' });
     const holders = [{ nodeId: 'holder', address: ready.address }];
-    const samples = { dataPlane: [] as Sample[], dataPlaneInlineHash: [] as Sample[], rawAssembled: [] as Sample[], rawDiscarded: [] as Sample[], sha256Alone: [] as number[] };
+    const samples = {
+      dataPlane: [] as Sample[], dataPlaneInlineHash: [] as Sample[], tlsAssembled: [] as Sample[], rawAssembled: [] as Sample[], rawDiscarded: [] as Sample[],
+      sha256Alone: [] as number[],
+    };
     const holderCpu = () => new Promise<number>((resolve) => {
       child.once('message', (m) => resolve((m as { cpu: number }).cpu));
       child.send('cpu');
@@ -136,12 +162,14 @@ async function main(): Promise<void> {
     };
     // Warm-up: connections, JIT, the hashing thread, and the allocator's first large buffers.
     await rawCopy(ready.rawPort, true);
+    await rawCopy(ready.tlsPort, true, true);
     await fetchOnce(service);
     await fetchOnce(inline);
     samples.sha256Alone.length = 0;
     for (let i = 0; i < REPEAT; i++) {
-      samples.rawAssembled.push(await measured(() => rawCopy(ready.rawPort, true)));
+      samples.tlsAssembled.push(await measured(() => rawCopy(ready.tlsPort, true, true)));
       samples.dataPlane.push(await fetchOnce(service));
+      samples.rawAssembled.push(await measured(() => rawCopy(ready.rawPort, true)));
       samples.rawDiscarded.push(await measured(() => rawCopy(ready.rawPort, false)));
       samples.dataPlaneInlineHash.push(await fetchOnce(inline));
     }
@@ -166,14 +194,16 @@ async function main(): Promise<void> {
       receiverCpuSeconds: best(xs.map((x) => x.receiverCpu)), holderCpuSeconds: best(xs.map((x) => x.holderCpu)),
     });
     const rows = [
-      transferRow('data plane fetch (TcpTransport, chunks, SHA-256 on a hashing thread)', samples.dataPlane),
+      transferRow('data plane fetch (TcpTransport over mutual TLS, chunks, SHA-256 on a hashing thread)', samples.dataPlane),
       transferRow('data plane fetch, SHA-256 inline on the receiving thread', samples.dataPlaneInlineHash),
+      transferRow('plain TLS socket → buffer', samples.tlsAssembled),
       transferRow('plain socket → buffer', samples.rawAssembled),
       transferRow('plain socket, discarded', samples.rawDiscarded),
       { setup: 'SHA-256 of the bytes alone, in memory (no transfer)', seconds: best(samples.sha256Alone), megabytesPerSecond: mbps(best(samples.sha256Alone)) },
     ];
     const seconds = (xs: Sample[]) => best(xs.map((x) => x.seconds));
-    const ratio = seconds(samples.rawAssembled) / seconds(samples.dataPlane);
+    const ratio = seconds(samples.tlsAssembled) / seconds(samples.dataPlane);
+    const ratioPlain = seconds(samples.rawAssembled) / seconds(samples.dataPlane);
     const ratioWire = seconds(samples.rawDiscarded) / seconds(samples.dataPlane);
     console.log(`data plane: ${SIZE / 1e6} MB between two processes on loopback, fastest of ${REPEAT} (load average ${machineInfo().loadAverage})\n`);
     const cpu = (x: number | undefined) => (x === undefined ? '' : x.toFixed(3));
@@ -181,11 +211,11 @@ async function main(): Promise<void> {
       ['setup', 'seconds', 'MB/s', 'receiver CPU s', 'holder CPU s'],
       ...rows.map((r) => [r.setup, r.seconds, r.megabytesPerSecond, cpu('receiverCpuSeconds' in r ? r.receiverCpuSeconds : undefined), cpu('holderCpuSeconds' in r ? r.holderCpuSeconds : undefined)]),
     ]);
-    console.log(`\nthroughput against the plain socket copy into a buffer: ${ratio.toFixed(2)}× (target ≥ 0.8×); against the discarded stream: ${ratioWire.toFixed(2)}×`);
+    console.log(`\nthroughput against the plain TLS socket copy into a buffer: ${ratio.toFixed(2)}× (target ≥ 0.8×); against the plaintext copy: ${ratioPlain.toFixed(2)}×; against the discarded plaintext stream: ${ratioWire.toFixed(2)}×`);
     console.log(`submit with a ${SIZE / 1e6} MB input → first task: ${submit.firstTaskSeconds.toFixed(2)} s; first task on each of 3 nodes: ${submit.perNodeSeconds.map((x) => x.toFixed(2)).join(', ')} s (submit itself ${submit.submitSeconds.toFixed(2)} s)`);
     writeFileSync(resultsFile('data-plane'), `${JSON.stringify({
       machine: machineInfo(), bytes: SIZE, repeat: REPEAT, chunkBytes: 1024 * 1024, window: 8, hashing: 'thread',
-      rows, ratioToPlainCopy: ratio, ratioToDiscardedStream: ratioWire, target: 0.8, samples, submitWithInput: submit,
+      rows, ratioToTlsCopy: ratio, ratioToPlainCopy: ratioPlain, ratioToDiscardedStream: ratioWire, target: 0.8, samples, submitWithInput: submit,
     }, null, 2)}\n`);
   } finally {
     child.kill();

@@ -1,8 +1,17 @@
 /**
  * Transport throughput: one sender streaming to one receiver, small (100-byte frames) and
- * large (1 MiB payload) messages, over TCP on loopback and in-process. The sender keeps at most
- * a window of messages unreceived (flow control, so that memory stays bounded and the rate is
- * what the receiver really gets), for a fixed time per case.
+ * large (1 MiB payload) messages, on loopback, side by side in one run:
+ *
+ * - "plain TCP socket, framed": the same frames (frame-codec.ts, one corked write per turn) on a bare
+ *   net.Socket: what the plaintext transport before the node channel did, without its bookkeeping
+ *   (the baseline of the target: the transport over TLS >= 0.7x this for small messages);
+ * - "TLS socket, framed": the same on a bare TLS 1.3 socket with the node channel's settings
+ *   (cost of the encryption alone);
+ * - "TcpTransport (mutual TLS)": tidepool's transport as nodes use it;
+ * - in-process.
+ *
+ * The sender keeps at most a window of messages unreceived (flow control, so that memory stays bounded
+ * and the rate is what the receiver really gets), for a fixed time per case.
  *
  *   npx tsx bench/transport.ts [--seconds S]
  *
@@ -10,8 +19,11 @@
  * frame size for small messages, the 1 MiB payload for large ones.
  */
 import { writeFileSync } from 'node:fs';
+import net from 'node:net';
+import tls from 'node:tls';
 import { parseArgs } from 'node:util';
-import { encodeFrame } from '../src/transport/frame-codec.js';
+import { channelCredentials } from '../src/transport/channel-credentials.js';
+import { encodeFrame, encodeFrameParts, FrameDecoder } from '../src/transport/frame-codec.js';
 import { InProcessNetwork, InProcessTransport } from '../src/transport/in-process-transport.js';
 import { TcpTransport } from '../src/transport/tcp-transport.js';
 import type { Message, PeerAddress, Transport } from '../src/transport/types.js';
@@ -92,13 +104,77 @@ async function run(transport: string, sender: Transport, receiver: Transport, c:
   };
 }
 
+/**
+ * A bare socket carrying frames one way, as a Transport for run(): the sender corks the frames sent in
+ * one turn into one write, the receiver decodes them; no connection management, no authentication.
+ */
+async function framedSocketPair(secure: boolean): Promise<{ sender: Transport; receiver: Transport; close: () => Promise<void> }> {
+  const credentials = secure ? channelCredentials('bench', { secrets: [SECRET] }) : undefined;
+  const handlers: Array<(from: string, m: Message) => void> = [];
+  const onSocket = (socket: net.Socket) => {
+    socket.setNoDelay(true);
+    const decoder = new FrameDecoder();
+    socket.on('data', (chunk: Buffer) => {
+      for (const m of decoder.push(chunk)) for (const h of handlers) h('sender', m);
+    });
+  };
+  const server = credentials
+    ? tls.createServer({ ...credentials.tlsOptions, requestCert: true, rejectUnauthorized: true }, onSocket)
+    : net.createServer(onSocket);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  const socket = credentials
+    ? tls.connect({ host: '127.0.0.1', port, secureContext: credentials.secureContext, checkServerIdentity: () => undefined, highWaterMark: 256 * 1024 } as tls.ConnectionOptions)
+    : net.connect({ host: '127.0.0.1', port });
+  await new Promise<void>((resolve, reject) => {
+    socket.once(credentials ? 'secureConnect' : 'connect', () => resolve());
+    socket.once('error', reject);
+  });
+  socket.setNoDelay(true);
+  let corked = false;
+  const sender: Transport = {
+    nodeId: 'sender', address: 'bench://sender', start: async () => undefined, onMessage: () => () => undefined,
+    close: async () => undefined,
+    send(_to, message) {
+      if (!corked) {
+        corked = true;
+        socket.cork();
+        queueMicrotask(() => {
+          corked = false;
+          socket.uncork();
+        });
+      }
+      for (const part of encodeFrameParts(message)) socket.write(part);
+      return Promise.resolve();
+    },
+  };
+  const receiver: Transport = {
+    nodeId: 'receiver', address: 'bench://receiver', start: async () => undefined, send: () => Promise.resolve(), close: async () => undefined,
+    onMessage(h) {
+      handlers.push(h);
+      return () => handlers.splice(handlers.indexOf(h), 1);
+    },
+  };
+  const close = async () => {
+    socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return { sender, receiver, close };
+}
+
+const SECRET = 'bench-secret-of-enough-length';
 const results: Result[] = [];
 for (const c of cases) {
-  const secret = 'bench-secret';
-  const a = new TcpTransport({ nodeId: 'sender', secret });
-  const b = new TcpTransport({ nodeId: 'receiver', secret });
+  for (const secure of [false, true]) {
+    const pair = await framedSocketPair(secure);
+    results.push(await run(secure ? 'TLS socket, framed' : 'plain TCP socket, framed', pair.sender, pair.receiver, c));
+    await pair.close();
+  }
+
+  const a = new TcpTransport({ nodeId: 'sender', secret: SECRET });
+  const b = new TcpTransport({ nodeId: 'receiver', secret: SECRET });
   await Promise.all([a.start(), b.start()]);
-  results.push(await run('tcp (loopback)', a, b, c));
+  results.push(await run('TcpTransport (mutual TLS)', a, b, c));
   await Promise.all([a.close(), b.close()]);
 
   const network = InProcessNetwork.get(`bench-${process.pid}`);
@@ -109,9 +185,17 @@ for (const c of cases) {
   await Promise.all([x.close(), y.close()]);
 }
 
-console.log(`transport throughput: one sender, one receiver, ${SECONDS} s per case\n`);
+console.log(`transport throughput: one sender, one receiver, ${SECONDS} s per case (load average ${machineInfo().loadAverage})\n`);
 printTable([
   ['transport', 'message', 'messages', 'seconds', 'msg/s', 'MB/s'],
   ...results.map((r) => [r.transport, r.message, r.messages, r.seconds, Math.round(r.messagesPerSecond), r.megabytesPerSecond]),
 ]);
-writeFileSync(resultsFile('transport'), `${JSON.stringify({ machine: machineInfo(), seconds: SECONDS, results }, null, 2)}\n`);
+const rate = (transport: string, message: string) => results.find((r) => r.transport === transport && r.message === message)!.messagesPerSecond;
+const ratios = Object.fromEntries(cases.map((c) => [c.name, {
+  transportOverPlainTcp: rate('TcpTransport (mutual TLS)', c.name) / rate('plain TCP socket, framed', c.name),
+  transportOverTlsSocket: rate('TcpTransport (mutual TLS)', c.name) / rate('TLS socket, framed', c.name),
+}]));
+for (const [name, r] of Object.entries(ratios)) {
+  console.log(`${name}: TcpTransport over TLS / plain TCP socket ${r.transportOverPlainTcp.toFixed(2)}x${name.startsWith('small') ? ' (target >= 0.7x)' : ''}; / TLS socket ${r.transportOverTlsSocket.toFixed(2)}x`);
+}
+writeFileSync(resultsFile('transport'), `${JSON.stringify({ machine: machineInfo(), seconds: SECONDS, results, ratios, target: { small: 0.7 } }, null, 2)}\n`);

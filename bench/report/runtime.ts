@@ -94,12 +94,18 @@ export function runtimeSections(): Section {
   if (transport) {
     out.push('## Transport', '', '`npx tsx bench/transport.ts`:', '');
     out.push(table([['transport', 'message', 'messages/s', 'MB/s'], ...(transport.results as Json[]).map((r) => [r.transport, r.message, int(r.messagesPerSecond as number), f(r.megabytesPerSecond as number, 1)])]));
+    const ratios = transport.ratios as Record<string, { transportOverPlainTcp: number; transportOverTlsSocket: number }> | undefined;
+    if (ratios) {
+      out.push('', ...Object.entries(ratios).map(([message, r]) => `${message}: TcpTransport over mutual TLS ${f(r.transportOverPlainTcp)}× the plain TCP socket with the same framing${message.startsWith('small') ? ' (target ≥ 0.7×)' : ''}, ${f(r.transportOverTlsSocket)}× the bare TLS socket.`));
+    }
     out.push('');
   }
   if (dataPlane) {
-    out.push('## Data plane', '', `\`node dist/bench/data-plane.js\`: a ${f((dataPlane.bytes as number) / 1e6, 0)} MB blob fetched by one node process from another (TcpTransport on loopback, chunked, SHA-256 checked) against plain socket copies of the same bytes in the same run; fastest of ${dataPlane.repeat}:`, '');
+    out.push('## Data plane', '', `\`node dist/bench/data-plane.js\`: a ${f((dataPlane.bytes as number) / 1e6, 0)} MB blob fetched by one node process from another (TcpTransport on loopback over mutual TLS, chunked, SHA-256 checked) against TLS and plain socket copies of the same bytes in the same run; fastest of ${dataPlane.repeat}:`, '');
     out.push(table([['setup', 'seconds', 'MB/s'], ...(dataPlane.rows as Json[]).map((r) => [r.setup, f(r.seconds as number, 3), f(r.megabytesPerSecond as number, 0)])]));
-    out.push('', `Against the plain copy into a buffer: ${f(dataPlane.ratioToPlainCopy as number)}× (target ≥ ${dataPlane.target}×); against the discarded stream: ${f(dataPlane.ratioToDiscardedStream as number)}×.`, '');
+    out.push('', dataPlane.ratioToTlsCopy === undefined
+      ? `Against the plain copy into a buffer: ${f(dataPlane.ratioToPlainCopy as number)}× (target ≥ ${dataPlane.target}×); against the discarded stream: ${f(dataPlane.ratioToDiscardedStream as number)}×.`
+      : `Against the plain TLS socket copy into a buffer: ${f(dataPlane.ratioToTlsCopy as number)}× (target ≥ ${dataPlane.target}×); against the plaintext copy: ${f(dataPlane.ratioToPlainCopy as number)}×; against the discarded plaintext stream: ${f(dataPlane.ratioToDiscardedStream as number)}×.`, '');
   }
 
   if (runtime) {
