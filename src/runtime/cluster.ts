@@ -8,6 +8,7 @@ import { DataPlane } from '../data/data-plane.js';
 import type { BlobRef } from '../data/blob-directory.js';
 import { jobEnded, mayFetchJobBlob } from '../data/job-blobs.js';
 import { resolveOutcome } from './job-result-blob.js';
+import { nodeIdOfCertificate } from '../transport/channel-credentials.js';
 import { TcpTransport } from '../transport/tcp-transport.js';
 import type { Transport } from '../transport/types.js';
 import { Emitter } from '../util/emitter.js';
@@ -102,16 +103,21 @@ export class Cluster {
   }
 
   /**
-   * Attaches to a cluster whose nodes run elsewhere (e.g. `zk://…`). With the cluster's `secret` this
-   * client can submit inputs of any size and task modules that are local files (shipped as bundles):
-   * it serves them to the job's nodes over an authenticated connection until one holds them.
+   * Attaches to a cluster whose nodes run elsewhere (e.g. `zk://…`). With the cluster's `secret` (or the
+   * operator's certificates, `tls`, when the nodes use them) this client can submit inputs of any size
+   * and task modules that are local files (shipped as bundles): it serves them to the job's nodes on the
+   * node channel (mutual TLS) until one holds them.
    */
-  static async connect(connection: string, opts: { secret?: Buffer | string; host?: string } = {}): Promise<Cluster> {
+  static async connect(connection: string, opts: { secret?: Buffer | string; tls?: { cert: string; key: string; ca: string }; host?: string } = {}): Promise<Cluster> {
     const client = await connect(connection);
     const cluster = new Cluster(client, {});
     await cluster.members.watch();
-    if (opts.secret !== undefined) {
-      await cluster.startData(new TcpTransport({ nodeId: `client-${randomBytes(4).toString('hex')}`, secret: opts.secret, ...(opts.host ? { host: opts.host } : {}) }));
+    if (opts.secret !== undefined || opts.tls !== undefined) {
+      // With the operator's PKI (`tls`) the client is the node its certificate names; else a fresh client id.
+      const nodeId = opts.tls ? nodeIdOfCertificate(opts.tls.cert) : `client-${randomBytes(4).toString('hex')}`;
+      await cluster.startData(new TcpTransport({
+        nodeId, ...(opts.secret !== undefined ? { secret: opts.secret } : {}), ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.host ? { host: opts.host } : {}),
+      }));
     }
     return cluster;
   }
