@@ -39,6 +39,21 @@ function burn(work: number, seed: number): number {
   return x === 0 ? 1 : 0;
 }
 
+/**
+ * Explores the open nodes of `s` to the end without extra work, counting them (a task's loop for
+ * held-compositions and tagged-compositions); false when the task must migrate first.
+ */
+export function exploreAll(s: { n: number; open: number[]; count: number }, ctx: { shouldMigrate(): boolean; potentialSplit(): void }): boolean {
+  while (s.open.length > 0) {
+    if (ctx.shouldMigrate()) return false;
+    const sum = s.open.pop()!;
+    s.count++;
+    for (let k = 1; sum + k <= s.n; k++) s.open.push(sum + k);
+    ctx.potentialSplit();
+  }
+  return true;
+}
+
 export default defineTask<CompositionState, number>({
   name: 'count-compositions',
   run(s, ctx) {

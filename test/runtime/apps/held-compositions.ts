@@ -3,18 +3,12 @@
  * 1, so a test can change the job's nodes while the job surely still runs (no race with a fast machine).
  */
 import { defineTask } from '../../../src/runtime/task.js';
-import compositions, { type CompositionState } from './compositions.js';
+import compositions, { type CompositionState, exploreAll } from './compositions.js';
 
 export default defineTask<CompositionState, number>({
   name: 'held-compositions',
   run(s, ctx) {
-    while (s.open.length > 0) {
-      if (ctx.shouldMigrate()) return;
-      const sum = s.open.pop()!;
-      s.count++;
-      for (let k = 1; sum + k <= s.n; k++) s.open.push(sum + k);
-      ctx.potentialSplit();
-    }
+    if (!exploreAll(s, ctx)) return;
     const deadline = Date.now() + 60_000; // a safety net: a broken test must not hang the worker forever
     while (ctx.getVar<number>('go') !== 1 && Date.now() < deadline) if (ctx.shouldMigrate()) return;
     ctx.emit(s.count);

@@ -7,6 +7,7 @@
  * a test acts on the channel.
  */
 import { defineTask } from '../../../src/runtime/task.js';
+import { exploreAll } from './compositions.js';
 
 export interface TaggedState {
   tag: string;
@@ -29,13 +30,7 @@ export default defineTask<TaggedState, number>({
       if (ctx.shouldMigrate()) return;
       ctx.potentialSplit();
     }
-    while (s.open.length > 0) {
-      if (ctx.shouldMigrate()) return;
-      const sum = s.open.pop()!;
-      s.count++;
-      for (let k = 1; sum + k <= s.n; k++) s.open.push(sum + k);
-      ctx.potentialSplit();
-    }
+    if (!exploreAll(s, ctx)) return;
     ctx.emit(s.count);
   },
   // Give away the oldest open node: the root of the largest unexplored subtree.
