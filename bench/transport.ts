@@ -13,7 +13,9 @@
  * The sender keeps at most a window of messages unreceived (flow control, so that memory stays bounded
  * and the rate is what the receiver really gets), for a fixed time per case.
  *
- *   npx tsx bench/transport.ts [--seconds S]
+ *   npx tsx bench/transport.ts [--seconds S] [--repeat R]
+ *
+ * The cases run interleaved R times; the fastest repeat of each is reported (every sample is kept).
  *
  * Writes bench/results/transport.json. MB/s counts message bytes (10^6 bytes per MB): the encoded
  * frame size for small messages, the 1 MiB payload for large ones.
@@ -30,8 +32,9 @@ import type { Message, PeerAddress, Transport } from '../src/transport/types.js'
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '2' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '2' }, repeat: { type: 'string', default: '3' } } });
 const SECONDS = Number(values.seconds);
+const REPEAT = Number(values.repeat);
 
 interface Case {
   name: string;
@@ -163,29 +166,38 @@ async function framedSocketPair(secure: boolean): Promise<{ sender: Transport; r
 }
 
 const SECRET = 'bench-secret-of-enough-length';
-const results: Result[] = [];
-for (const c of cases) {
-  for (const secure of [false, true]) {
-    const pair = await framedSocketPair(secure);
-    results.push(await run(secure ? 'TLS socket, framed' : 'plain TCP socket, framed', pair.sender, pair.receiver, c));
-    await pair.close();
+/** Every sample; the table keeps the fastest repeat of each (transport, message): the least disturbed by other load. */
+const samples: Result[] = [];
+for (let round = 0; round < REPEAT; round++) {
+  for (const c of cases) {
+    for (const secure of [false, true]) {
+      const pair = await framedSocketPair(secure);
+      samples.push(await run(secure ? 'TLS socket, framed' : 'plain TCP socket, framed', pair.sender, pair.receiver, c));
+      await pair.close();
+    }
+
+    const a = new TcpTransport({ nodeId: 'sender', secret: SECRET });
+    const b = new TcpTransport({ nodeId: 'receiver', secret: SECRET });
+    await Promise.all([a.start(), b.start()]);
+    samples.push(await run('TcpTransport (mutual TLS)', a, b, c));
+    await Promise.all([a.close(), b.close()]);
+
+    const network = InProcessNetwork.get(`bench-${process.pid}`);
+    const x = new InProcessTransport('sender', network);
+    const y = new InProcessTransport('receiver', network);
+    await Promise.all([x.start(), y.start()]);
+    samples.push(await run('in-process', x, y, c));
+    await Promise.all([x.close(), y.close()]);
   }
-
-  const a = new TcpTransport({ nodeId: 'sender', secret: SECRET });
-  const b = new TcpTransport({ nodeId: 'receiver', secret: SECRET });
-  await Promise.all([a.start(), b.start()]);
-  results.push(await run('TcpTransport (mutual TLS)', a, b, c));
-  await Promise.all([a.close(), b.close()]);
-
-  const network = InProcessNetwork.get(`bench-${process.pid}`);
-  const x = new InProcessTransport('sender', network);
-  const y = new InProcessTransport('receiver', network);
-  await Promise.all([x.start(), y.start()]);
-  results.push(await run('in-process', x, y, c));
-  await Promise.all([x.close(), y.close()]);
+}
+const results: Result[] = [];
+for (const r of samples) {
+  const i = results.findIndex((x) => x.transport === r.transport && x.message === r.message);
+  if (i < 0) results.push(r);
+  else if (r.messagesPerSecond > results[i]!.messagesPerSecond) results[i] = r;
 }
 
-console.log(`transport throughput: one sender, one receiver, ${SECONDS} s per case (load average ${machineInfo().loadAverage})\n`);
+console.log(`transport throughput: one sender, one receiver, ${SECONDS} s per case, fastest of ${REPEAT} (load average ${machineInfo().loadAverage})\n`);
 printTable([
   ['transport', 'message', 'messages', 'seconds', 'msg/s', 'MB/s'],
   ...results.map((r) => [r.transport, r.message, r.messages, r.seconds, Math.round(r.messagesPerSecond), r.megabytesPerSecond]),
@@ -198,4 +210,4 @@ const ratios = Object.fromEntries(cases.map((c) => [c.name, {
 for (const [name, r] of Object.entries(ratios)) {
   console.log(`${name}: TcpTransport over TLS / plain TCP socket ${r.transportOverPlainTcp.toFixed(2)}x${name.startsWith('small') ? ' (target >= 0.7x)' : ''}; / TLS socket ${r.transportOverTlsSocket.toFixed(2)}x`);
 }
-writeFileSync(resultsFile('transport'), `${JSON.stringify({ machine: machineInfo(), seconds: SECONDS, results, ratios, target: { small: 0.7 } }, null, 2)}\n`);
+writeFileSync(resultsFile('transport'), `${JSON.stringify({ machine: machineInfo(), seconds: SECONDS, repeat: REPEAT, results, ratios, samples, target: { small: 0.7 } }, null, 2)}\n`);
