@@ -23,7 +23,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Cluster } from '../src/runtime/cluster.js';
-import { Distribution, startService, type BatchCosts } from '../src/index.js';
+import { Distribution, startService, type BatchCosts } from '../src/frameworks/service/index.js';
 import { Capture } from '../src/frameworks/service/capture.js';
 import { VmSandbox } from '../src/frameworks/service/vm-sandbox.js';
 import { BatchApplier } from '../src/frameworks/service/apply-changes.js';

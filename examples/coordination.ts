@@ -5,12 +5,12 @@
  *   npx tsx examples/coordination.ts                      # embedded backend, no external service
  *   npx tsx examples/coordination.ts zk://127.0.0.1:2181  # a ZooKeeper ensemble
  *
- * (Applications import from 'tidepool'; the example imports the sources so it runs unbuilt.)
+ * (Applications import these from 'tidepool-runtime/coord'; the example imports the sources so it runs unbuilt.)
  */
 import { randomUUID } from 'node:crypto';
 import {
   GlobalVariables, GroupMembership, LeaderElection, TaskTracker, TerminationCoordinator, addStats, connect,
-} from '../src/index.js';
+} from '../src/coord/index.js';
 
 const connection = process.argv[2] ?? 'embedded';
 const job = `/examples/${randomUUID()}`;

@@ -8,7 +8,8 @@
  * prints one JSON line: the dashboard URL, the count, and what the monitor saw. With --stay the
  * dashboard stays up until Ctrl-C.
  */
-import { Cluster, ClusterMonitor, startDashboard } from '../src/index.js';
+import { Cluster } from '../src/index.js';
+import { ClusterMonitor, startDashboard } from '../src/dashboard/index.js';
 
 const n = Number(process.argv[2] ?? 5_000_000);
 const cluster = await Cluster.embedded({ nodes: 2, workers: 1, progressIntervalMs: 250 });

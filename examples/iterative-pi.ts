@@ -4,7 +4,8 @@
  *
  *   npx tsx examples/iterative-pi.ts [ITERATIONS]
  */
-import { Cluster, iterateSequentially, runIterative } from '../src/index.js';
+import { Cluster } from '../src/index.js';
+import { iterateSequentially, runIterative } from '../src/frameworks/iterative/index.js';
 import pi, { type Darts } from './iterative/pi.js';
 
 const iterations = Number(process.argv[2] ?? 200_000);

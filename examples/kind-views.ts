@@ -9,7 +9,9 @@
  * dashboard keeps of the job (figure samples, chart families, event lists). With --stay the dashboard
  * stays up until Ctrl-C.
  */
-import { Cluster, ClusterMonitor, runIterative, startDashboard } from '../src/index.js';
+import { Cluster } from '../src/index.js';
+import { ClusterMonitor, startDashboard } from '../src/dashboard/index.js';
+import { runIterative } from '../src/frameworks/iterative/index.js';
 
 const iterations = Number(process.argv[2] ?? 3_000_000);
 const cluster = await Cluster.embedded({ nodes: 2, workers: 2, progressIntervalMs: 250 });

@@ -5,7 +5,8 @@
  *
  *   npx tsx examples/malleable-manager.ts [N]
  */
-import { awaitOutcome, Cluster, ResourceManager, submitManagedJob } from '../src/index.js';
+import { awaitOutcome, Cluster } from '../src/index.js';
+import { ResourceManager, submitManagedJob } from '../src/frameworks/malleable/index.js';
 
 const n = Number(process.argv[2] ?? 1_000_000);
 const countPrimes = { module: new URL('./tasks/count-primes.ts', import.meta.url).href, export: 'default' };

@@ -3,7 +3,7 @@
  * quarter circle. The application says only how to run iterations and combine tallies; tidepool
  * balances them over the threads and nodes.
  */
-import { defineIterative } from '../../src/index.js';
+import { defineIterative } from '../../src/frameworks/iterative/index.js';
 
 export interface Darts {
   thrown: number;

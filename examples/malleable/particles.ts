@@ -5,7 +5,7 @@
  * the cell it lands in. Nothing here knows about nodes, sockets or rescales: the runtime moves cells
  * between nodes at sync points.
  */
-import { defineMalleable } from '../../src/index.js';
+import { defineMalleable } from '../../src/frameworks/malleable/index.js';
 
 export interface RingParams {
   cells: number;

@@ -5,7 +5,8 @@
  *
  *   npx tsx examples/malleable/run-particles.ts
  */
-import { Cluster, runSequential, submitMalleable } from '../../src/index.js';
+import { Cluster } from '../../src/index.js';
+import { runSequential, submitMalleable } from '../../src/frameworks/malleable/index.js';
 import particles, { type RingCount } from './particles.js';
 
 export async function runParticles() {

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Distribution } from '../../src/index.js';
+import { Distribution } from '../../src/frameworks/service/index.js';
 import { factorize } from './programs.js';
 
 const { values } = parseArgs({ options: { url: { type: 'string' }, 'token-file': { type: 'string' }, ca: { type: 'string' } } });

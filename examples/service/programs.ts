@@ -3,7 +3,7 @@
  * closures over these functions are the tasks. Nothing here knows about sockets, threads or
  * serialization.
  */
-import type { Distribution } from '../../src/index.js';
+import type { Distribution } from '../../src/frameworks/service/index.js';
 
 /** The smallest factor of n (n itself when prime), by trial division — seed 002 Fig. 1. */
 export function factorize(n: number): number {

@@ -8,7 +8,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Cluster, WorkflowBuilder, runWorkflow } from '../../src/index.js';
+import { Cluster } from '../../src/index.js';
+import { WorkflowBuilder, runWorkflow } from '../../src/frameworks/workflow/index.js';
 
 const shared = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'word-count-'));
 writeFileSync(join(shared, 'words.txt'), 'pear\napple\nfig\napple\nkiwi\nfig\n');

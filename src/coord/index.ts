@@ -1,16 +1,15 @@
-export * from './types.js';
+/**
+ * tidepool-runtime/coord: the coordination layer a program can use directly — a client of ZooKeeper or
+ * of the embedded backend (one contract: znodes, watches, multi-op transactions, sessions) and the
+ * recipes tidepool is built on (docs/coordination.md).
+ */
+export type * from './types.js';
+export { connect } from './connect.js';
 export { CoordError, isCoordError, isRetryable, type CoordErrorCode } from './errors.js';
-export { connect, embeddedServer } from './connect.js';
-export { parseConnectionString, CONNECTION_STRING_HELP, type ConnectionTarget } from './connection-string.js';
-export { EmbeddedServer, type FaultInjector, type InjectedFault } from './embedded/embedded-server.js';
-export { EmbeddedClient } from './embedded/embedded-client.js';
-export { ZooKeeperClient } from './zookeeper/zookeeper-client.js';
 export { Transaction } from './transaction.js';
 export { watchChildren, watchData, type WatchHandle, type WatchOptions } from './watch.js';
-export { mkdirp, deleteRecursive, waitForState } from './tree-ops.js';
-export { joinPath, parentOf, basename, validatePath } from './paths.js';
 export { GroupMembership, type Member, type MemberMeta } from './recipes/group-membership.js';
 export { LeaderElection, type Candidate } from './recipes/leader-election.js';
-export { TerminationCoordinator, TaskTracker, togglesOf, isTerminated, type CompletedTask, type TaskTrackerOptions } from './recipes/termination-detection.js';
+export { TerminationCoordinator, TaskTracker, type CompletedTask, type TaskTrackerOptions } from './recipes/termination-detection.js';
 export { GlobalVariables, type MergeRule, type VarDefinition } from './recipes/global-variables.js';
 export { addStats, emptyStats, type RecipeStats } from './recipes/recipe-stats.js';

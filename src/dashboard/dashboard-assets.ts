@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chartPackageFile } from './dashboard-dependencies.js';
 
 export interface Asset {
   body: Buffer;
@@ -29,13 +29,14 @@ export function loadDashboardAssets(): Map<string, Asset> {
     const type = TYPES[extname(name)];
     if (type) assets.set(`/assets/${name}`, { body: readFileSync(join(dir, name)), type });
   }
-  const require = createRequire(import.meta.url);
-  const vendor = (dir: string, name: string) => assets.set(`/assets/vendor/${name}`, { body: readFileSync(join(dir, name)), type: TYPES[extname(name)]! });
-  const uplot = dirname(require.resolve('uplot'));
-  for (const name of ['uPlot.iife.min.js', 'uPlot.min.css']) vendor(uplot, name);
+  const vendor = (pkg: string, file: string) => {
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    assets.set(`/assets/vendor/${name}`, { body: readFileSync(chartPackageFile(pkg, file)), type: TYPES[extname(name)]! });
+  };
+  for (const file of ['dist/uPlot.iife.min.js', 'dist/uPlot.min.css']) vendor('uplot', file);
   // The kinds' charts (figures over time, Gantts, breakdowns): vega-lite compiles in the page, vega renders.
-  vendor(join(dirname(require.resolve('vega/package.json')), 'build'), 'vega.min.js');
-  vendor(join(dirname(require.resolve('vega-lite/package.json')), 'build'), 'vega-lite.min.js');
+  vendor('vega', 'build/vega.min.js');
+  vendor('vega-lite', 'build/vega-lite.min.js');
   const index = assets.get('/assets/index.html');
   if (!index) throw new Error(`dashboard assets are missing: no index.html in ${dir}`);
   assets.set('/', index);

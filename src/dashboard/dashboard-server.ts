@@ -1,9 +1,10 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { ClusterMonitor } from './cluster-monitor.js';
 import { loadDashboardAssets } from './dashboard-assets.js';
 import { clusterMetrics } from './metrics.js';
+import { fastify } from './dashboard-dependencies.js';
 
 export interface DashboardOptions {
   host?: string;
@@ -31,7 +32,7 @@ export async function startDashboard(monitor: ClusterMonitor, opts: DashboardOpt
   const assets = loadDashboardAssets();
   const registry = opts.metrics === false ? undefined : clusterMetrics(monitor);
   const streams = new Set<ServerResponse>();
-  const app = Fastify({ logger: false, bodyLimit: 1024, return503OnClosing: true });
+  const app = fastify()({ logger: false, bodyLimit: 1024, return503OnClosing: true });
   routes(app, monitor, assets, registry, streams, opts.maxStreams ?? 64);
   const off = monitor.on((snapshot) => {
     const frame = sseFrame('snapshot', snapshot);

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { promClient } from './dashboard-dependencies.js';
 import type { ClusterMonitor } from './cluster-monitor.js';
 import type { ClusterSnapshot, NodeView } from './snapshot.js';
 
@@ -10,6 +11,7 @@ type Sample = [labels: Record<string, string>, value: number];
  * Values come from the monitor's latest snapshot at scrape time.
  */
 export function clusterMetrics(monitor: ClusterMonitor, opts: { processMetrics?: boolean } = {}): Registry {
+  const { Counter, Gauge, Registry, collectDefaultMetrics } = promClient();
   const registry = new Registry();
   if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'tidepool_coordinator_' });
   const current = () => monitor.snapshot;

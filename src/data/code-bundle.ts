@@ -1,16 +1,18 @@
 /**
  * Code shipping, the submitting side: a task module that is a local file is bundled with what it
- * imports (esbuild) into one ES module, so that nodes which have only `tidepool` installed can run it.
- * `tidepool` itself and Node's built-ins stay imports (every node has them); native addons cannot be
+ * imports (esbuild) into one ES module, so that nodes which have only `tidepool-runtime` installed can run it.
+ * `tidepool-runtime` itself and Node's built-ins stay imports (every node has them); native addons cannot be
  * bundled and are refused, naming the package.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import type * as Esbuild from 'esbuild';
+import { requireOptional } from '../util/optional-package.js';
+import { PACKAGE_NAME } from '../util/package-info.js';
 
 /** Packages a node provides itself: never bundled. */
-export const SHIPPED_EXTERNALS = ['tidepool', 'tidepool/*'];
+export const SHIPPED_EXTERNALS = [PACKAGE_NAME, `${PACKAGE_NAME}/*`];
 
 export interface CodeBundle {
   /** The bundled ES module. */
@@ -28,6 +30,7 @@ export function isLocalModule(module: string): boolean {
 export async function bundleTaskModule(fileUrl: string): Promise<CodeBundle> {
   const entry = fileURLToPath(fileUrl);
   if (!existsSync(entry)) throw new Error(`cannot ship task module ${fileUrl}: no such file`);
+  const { build } = requireOptional<typeof Esbuild>('esbuild', 'code shipping (a task module that is a local file, submitted to a cluster elsewhere)');
   try {
     const result = await build({
       entryPoints: [entry], bundle: true, format: 'esm', platform: 'node', target: 'node20', write: false,
@@ -71,7 +74,7 @@ function nativeReason(root: string): string | undefined {
   return undefined;
 }
 
-function refuseNativeAddons(module: string): Plugin {
+function refuseNativeAddons(module: string): Esbuild.Plugin {
   const checked = new Map<string, string | undefined>();
   const refusal = (name: string, why: string) =>
     `it imports "${name}", a native addon (${why}); native addons cannot be shipped: install "${name}" on every node and submit a module installed there (not a file: URL)`;

@@ -1,14 +1,15 @@
 /**
  * Code shipping, the node's side: a shipped bundle is written once to a cache directory named by its
  * content hash and imported from there (by the node and its workers alike). The directory links
- * `node_modules/tidepool` to this node's own tidepool, so the bundle's `import … from 'tidepool'`
- * resolves to the runtime that runs it.
+ * `node_modules/tidepool-runtime` to this node's own tidepool, so the bundle's
+ * `import … from 'tidepool-runtime'` resolves to the runtime that runs it.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { PACKAGE_NAME, packageRoot } from '../util/package-info.js';
 import { hashOf, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
 
@@ -17,18 +18,6 @@ const BUNDLE = 'task.mjs';
 /** Where shipped code is cached: $TIDEPOOL_CODE_CACHE, else a directory under the OS temp dir. */
 export function defaultCodeCache(): string {
   return process.env.TIDEPOOL_CODE_CACHE ?? path.join(os.tmpdir(), `tidepool-code-${os.userInfo().uid}`);
-}
-
-/** The root of the tidepool package this code runs from (the nearest package.json named tidepool). */
-function tidepoolRoot(): string {
-  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
-    try {
-      if ((JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'tidepool') return dir;
-    } catch {
-      // no (readable) package.json here: look further up
-    }
-    if (path.dirname(dir) === dir) throw new Error('cannot find the tidepool package this node runs from');
-  }
 }
 
 /**
@@ -42,9 +31,9 @@ export async function materializeBundle(hash: BlobHash, bytes: Uint8Array, cache
   if (existsSync(file) && hashOf(await readFile(file)) === hash) return pathToFileURL(file).href;
   if (hashOf(bytes) !== hash) throw new DataError('CORRUPT', `shipped code ${hash.slice(0, 12)} does not match its hash`, hash);
   await mkdir(path.join(dir, 'node_modules'), { recursive: true });
-  const link = path.join(dir, 'node_modules', 'tidepool');
+  const link = path.join(dir, 'node_modules', PACKAGE_NAME);
   if (!existsSync(link)) {
-    await symlink(tidepoolRoot(), link, 'dir').catch((err: NodeJS.ErrnoException) => {
+    await symlink(packageRoot(), link, 'dir').catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;
     });
   }

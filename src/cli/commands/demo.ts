@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { DEMO_INSTANCE, QUICK_INSTANCE, bundledInstance } from '../demo/bundled-instances.js';
 import { runElasticDemo, type DemoReport, type DemoStatus } from '../demo/elastic-demo.js';
 import { LiveLines } from '../demo/live-lines.js';
+import { missingDashboardPackages } from '../../dashboard/dashboard-dependencies.js';
 import { InputError } from '../../frameworks/search/input-error.js';
 import { parseScaleSchedule, type ScaleStep } from '../../runtime/scale-schedule.js';
 import { UsageError } from '../errors.js';
@@ -125,6 +126,12 @@ function demoOptions(flags: DemoFlags) {
     dashboard = flags.dashboard === true
       ? { host: flags.host, port: DASHBOARD_PORT, anyPortIfBusy: true }
       : { host: flags.host, port: port(flags.dashboard, '--dashboard'), anyPortIfBusy: false };
+  }
+  // The dashboard's packages are optional: by default the demo runs without them (an explicit --dashboard PORT needs them).
+  const missing = flags.dashboard === true ? missingDashboardPackages() : [];
+  if (missing.length > 0) {
+    process.stderr.write(`note: no dashboard: it needs ${missing.join(', ')} (npm install ${missing.join(' ')})\n`);
+    dashboard = null;
   }
   const instanceLabel = flags.instance ?? `bundled ${flags.quick ? QUICK_INSTANCE : DEMO_INSTANCE}`;
   return { nodes, workers, schedule, instanceFile, instanceLabel, dashboard, compare: flags.compare === true };

@@ -5,6 +5,7 @@ import { ServicePackages } from '../../frameworks/service/service-packages.js';
 import { log } from '../../util/log.js';
 import { MetricsRegistry } from '../../runtime/metrics/metrics-registry.js';
 import { startMetricsServer } from '../../runtime/metrics/metrics-server.js';
+import { PACKAGE_NAME } from '../../util/package-info.js';
 import { UsageError } from '../errors.js';
 import { clusterSecret, defaultWorkers, port, positiveInt, readFlagFile, zookeeperConnection } from '../options.js';
 import { stopSignal } from '../stop-signal.js';
@@ -90,7 +91,7 @@ export function registerServeCommand(program: Command): void {
       if (flags.zk !== undefined) {
         const conn = zookeeperConnection(flags.zk, 'the service runs batches on node processes');
         cluster = await Cluster.connect(conn, { secret: clusterSecret(flags.secretFile) });
-        taskRef = { module: 'tidepool', export: 'serviceBatchTask' }; // every node has tidepool installed
+        taskRef = { module: `${PACKAGE_NAME}/service`, export: 'serviceBatchTask' }; // every node has tidepool installed
       } else {
         const nodes = positiveInt(flags.nodes, '--nodes');
         cluster = await Cluster.embedded({ nodes, workers: flags.workers !== undefined ? positiveInt(flags.workers, '--workers') : Math.max(1, Math.floor(defaultWorkers() / nodes)) });

@@ -1,6 +1,9 @@
-/** The iterative framework's public API (re-exported from tidepool's index). */
+/**
+ * tidepool-runtime/iterative: iterative applications (docs/iterative.md) — Monte Carlo runs balanced
+ * across threads and nodes by RUPER-LB, work stealing or a static split, bit-identical whatever the balancing.
+ */
 export { defineIterative, type IterativeTaskType } from './define-iterative.js';
-export { runIterative, submitIterative, iterateSequentially, iterativeInput, ITERATIVE_KIND, type IterativeOptions } from './run-iterative.js';
+export { runIterative, submitIterative, iterateSequentially, ITERATIVE_KIND, type IterativeOptions } from './run-iterative.js';
 export { IterationRandom } from './iteration-random.js';
 export type { BalanceStrategy, IterationContext, IterativeDefinition, IterativeResult, RuperSettings } from './iterative-types.js';
 export type { NodeFigures } from './figures.js';

@@ -4,8 +4,9 @@
  * `arguments` or direct `eval` at its top level. acorn parses; acorn-walk visits every node type;
  * the scope rules (var hoisting, block scopes, parameters, class and catch bindings) are here.
  */
-import { parse, parseExpressionAt, type Node } from 'acorn';
-import { base, recursive, type RecursiveVisitors } from 'acorn-walk';
+import type { Node } from 'acorn';
+import type { RecursiveVisitors } from 'acorn-walk';
+import { acorn, acornWalk } from './service-dependencies.js';
 
 export interface FreeVariables {
   /** Free names, each with the offset (in the function source) of its first use. */
@@ -42,12 +43,12 @@ export function freeVariables(source: string): FreeVariables {
 /** Parses the function source as an expression; a method (`m() {…}`, `get x() {…}`) is parsed inside an object literal. */
 function parseFunction(source: string): { node: AnyNode; offset: number; form: FreeVariables['form'] } {
   try {
-    const node = parseExpressionAt(`(${source})`, 0, { ecmaVersion: 'latest', preserveParens: true }) as unknown as AnyNode;
+    const node = acorn().parseExpressionAt(`(${source})`, 0, { ecmaVersion: 'latest', preserveParens: true }) as unknown as AnyNode;
     if (node.end === source.length + 2) return { node: node as unknown as AnyNode, offset: 1, form: 'expression' };
   } catch {
     // not an expression: try a method below
   }
-  const program = parse(`({${source}})`, { ecmaVersion: 'latest' }) as unknown as AnyNode;
+  const program = acorn().parse(`({${source}})`, { ecmaVersion: 'latest' }) as unknown as AnyNode;
   const expr = ((program.body as unknown as unknown as AnyNode[])[0]!.expression as unknown as AnyNode);
   const prop = (expr.properties as unknown as unknown as AnyNode[])[0]!;
   return { node: prop.value as unknown as AnyNode, offset: 2, form: 'method' };
@@ -165,7 +166,7 @@ function analyse(source: string): FreeVariables {
       const names = new Set<string>();
       collectNames(target, names);
       for (const name of names) use(name, target.start, scope, true);
-      base[target.type]!(target as never, scope, c as never);
+      acornWalk().base[target.type]!(target as never, scope, c as never);
     } else c(target, scope);
   };
 
@@ -189,7 +190,7 @@ function analyse(source: string): FreeVariables {
   };
 
   const root: Scope = { names: new Set(), fn: true, parent: undefined };
-  recursive(top, root, visitors);
+  acornWalk().recursive(top, root, visitors);
   return result;
 }
 

@@ -1,4 +1,8 @@
-/** Task parallelism as a service (seed 002): the public API. */
+/**
+ * tidepool-runtime/service: task parallelism as a service (docs/service.md) — ordinary closures run on
+ * a remote cluster and their results and side effects come back. Needs the optional packages acorn,
+ * acorn-walk and esbuild (clients), fastify (the service) and isolated-vm (the nodes' sandbox).
+ */
 export { Distribution, DistributedTask, type DistributionOptions, type BatchOptions, type PackageTravel } from './distribution.js';
 export { CaptureError, type CaptureOptions } from './capture.js';
 export { WriteConflictError, type Conflict } from './apply-changes.js';

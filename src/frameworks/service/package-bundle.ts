@@ -6,7 +6,7 @@
  * package directory and file list.
  */
 import path from 'node:path';
-import { build } from 'esbuild';
+import { esbuild } from './service-dependencies.js';
 
 /** The variable the bundle's IIFE assigns; the script wraps it so that its value is the namespaces. */
 const GLOBAL_NAME = '__tp_package';
@@ -44,7 +44,7 @@ async function bundleOnce(root: string, name: string, files: string[]): Promise<
     return `export * as f${i} from ${JSON.stringify(`./${f.split(path.sep).join('/')}`)};`;
   }).join('\n');
   try {
-    const out = await build({
+    const out = await esbuild().build({
       stdin: { contents, resolveDir: root, sourcefile: `tidepool-package:${name}`, loader: 'js' },
       bundle: true, format: 'iife', globalName: GLOBAL_NAME, platform: 'neutral', mainFields: ['module', 'main'],
       target: 'es2022', write: false, logLevel: 'silent', define: { 'process.env.NODE_ENV': '"production"' },

@@ -6,6 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Code } from './graph-format.js';
+import { checkSandboxPackage } from './service-dependencies.js';
 
 export interface SandboxLimits {
   /** Memory of one isolate (MB; default 128). */
@@ -147,7 +148,9 @@ export class SandboxPool {
   /** Sandbox processes started so far (replacements included). */
   started = 0;
 
-  constructor(private readonly limits: SandboxLimits = {}) {}
+  constructor(private readonly limits: SandboxLimits = {}) {
+    checkSandboxPackage(); // here, by name, rather than as a sandbox process that dies on start
+  }
 
   private take(lane: object | undefined): SandboxProcess {
     const own = lane && this.lanes.get(lane);

@@ -4,7 +4,7 @@
  * the service-batch task type on the service's tidepool cluster.
  */
 import { timingSafeEqual } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Cluster, JobHandle } from '../../runtime/cluster.js';
 import type { TaskRef } from '../../runtime/task.js';
 import type { BatchCosts } from './executor.js';
@@ -13,6 +13,7 @@ import { unpackOutcomes, type OutcomeChunk } from './outcome-chunks.js';
 import { EventPublisher } from '../../runtime/event-source.js';
 import { batchCostEvent, CLIENT_COSTS_HEADER, clientCosts, type ClientCosts } from './batch-cost-event.js';
 import { ServicePackages } from './service-packages.js';
+import { fastify } from './service-dependencies.js';
 import type { PackageSpec } from './graph-format.js';
 import { NO_METRICS, type Metrics } from '../../runtime/metrics/metrics-registry.js';
 import { BATCH_LATENCY } from './batch-histogram.js';
@@ -108,7 +109,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   if (!opts.token || opts.token.length < 16) throw new Error('the service needs a token of at least 16 characters (--token-file)');
   const here = import.meta.url;
   const taskRef = opts.taskRef ?? { module: new URL(`./service-task${here.endsWith('.ts') ? '.ts' : '.js'}`, here).href, export: 'default' };
-  const app = Fastify({ https: opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : null, bodyLimit: opts.maxBodyBytes ?? 64 * 1024 * 1024, logger: false }) as unknown as FastifyInstance;
+  const app = fastify()({ https: opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : null, bodyLimit: opts.maxBodyBytes ?? 64 * 1024 * 1024, logger: false }) as unknown as FastifyInstance;
   const expected = Buffer.from(`Bearer ${opts.token}`);
   const packages = ServicePackages.resolve(opts.packages);
   const batches = new Map<string, Batch>();

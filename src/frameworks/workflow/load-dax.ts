@@ -5,7 +5,8 @@
  * `<executable>` declares what a program needs installed, not job I/O, and is skipped. The
  * `jobCount` attribute is only compared with the jobs counted (it is often wrong).
  */
-import { SaxesParser, type SaxesTag } from 'saxes';
+import type { SaxesTag } from 'saxes';
+import { saxes } from './workflow-dependencies.js';
 import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
 import type { Workflow } from './workflow.js';
 import { WorkflowError } from './workflow-error.js';
@@ -23,7 +24,7 @@ export function loadDax(text: string, file: string): Workflow {
   const negative: string[] = [];
   let negativeRuntimes = 0;
   let depthInDeclaration = 0; // inside <transformation>/<executable>
-  const parser = new SaxesParser({ position: true });
+  const parser = new (saxes().SaxesParser)({ position: true });
   const fail = (detail: string): never => {
     throw new WorkflowError(file, parser.line, detail);
   };

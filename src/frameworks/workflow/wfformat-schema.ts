@@ -8,13 +8,13 @@
  * reads exactly as ajv words it and nothing the schema allows is refused.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type AjvClass from 'ajv';
+import path from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { packageRoot } from '../../util/package-info.js';
+import { ajv as loadAjv } from './workflow-dependencies.js';
 
-const require = createRequire(import.meta.url);
-const SCHEMA_URL = new URL('../../../data/workflows/wfcommons-schema.v1.5.json', import.meta.url);
-const BUILT_SCHEMA_URL = new URL('../../../../data/workflows/wfcommons-schema.v1.5.json', import.meta.url);
+/** The schema ships in the package's data/ (THIRD_PARTY_NOTICES: LGPL-3.0, unmodified). */
+const SCHEMA_FILE = ['data', 'workflows', 'wfcommons-schema.v1.5.json'];
 
 type Json = Record<string, unknown>;
 type Schema = Record<string, unknown>;
@@ -32,9 +32,8 @@ interface Validators {
 let validators: Validators | undefined;
 
 function compile(): Validators {
-  // ajv is CommonJS; its default export differs between module systems, so take the constructor directly.
-  const Ajv = require('ajv') as typeof AjvClass.default;
-  const schema = JSON.parse(readFileSync(import.meta.url.includes('/dist/') ? BUILT_SCHEMA_URL : SCHEMA_URL, 'utf8')) as Schema;
+  const Ajv = loadAjv();
+  const schema = JSON.parse(readFileSync(path.join(packageRoot(), ...SCHEMA_FILE), 'utf8')) as Schema;
   delete schema.$schema; // "http://json-schema.org/schema#" names no draft; its keywords are draft-07's
   const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false });
   const at = (...path: string[]) => path.reduce<Schema>((s, key) => s[key] as Schema, schema);

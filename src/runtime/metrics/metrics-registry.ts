@@ -4,7 +4,9 @@
  * framework: a kind registers its histograms through `Metrics` (its `MemberContext.metrics`), which
  * adds the kind's name as the `kind` label.
  */
-import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import type { Metric, Registry } from 'prom-client';
+import { requireOptional } from '../../util/optional-package.js';
 import { BucketHistogram, type Histogram, type HistogramDefinition } from './histogram.js';
 
 /** Where code records its figures: a node's registry, one kind's view of it, or nothing. */
@@ -21,12 +23,21 @@ export const NO_METRICS: Metrics = {
   histogram: () => ({ observe: () => undefined }),
 };
 
+/** prom-client, an optional package: loaded when a registry is made (metrics were asked for). */
+export const promClient = () => requireOptional<typeof PromClient>('prom-client', 'metrics (NodeOptions.metrics, --metrics-port, MetricsRegistry)');
+
+/**
+ * A registry of metrics served as Prometheus text. prom-client is an optional package: a node without
+ * metrics never loads it, and one asked for metrics without it is refused, naming the package.
+ */
 export class MetricsRegistry implements Metrics {
-  readonly prometheus = new Registry();
+  readonly prometheus: Registry;
   private readonly histograms = new Map<string, BucketHistogram>();
 
   /** `processMetrics` (default true): prom-client's process figures (CPU, memory, event loop) under `prefix`. */
   constructor(opts: { processMetrics?: boolean; prefix?: string } = {}) {
+    const { collectDefaultMetrics, Registry } = promClient();
+    this.prometheus = new Registry();
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.prometheus, prefix: opts.prefix ?? 'tidepool_' });
   }
 

@@ -8,9 +8,10 @@
  * in now; everything else is labelled by kind (at most MAX_KINDS, further kinds count as "other"),
  * direction, operation, or a figure's name.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
 import { addStats, emptyStats } from '../../coord/recipes/recipe-stats.js';
 import type { NodeCounters, NodeStats } from '../node-stats.js';
+import { promClient } from './metrics-registry.js';
 
 /** Kinds counted apart; a node that runs more kinds counts the rest as "other". */
 export const MAX_KINDS = 32;
@@ -37,6 +38,7 @@ export class NodeMetrics {
   private folded: string | undefined;
 
   constructor(registry: Registry, nodeId: string, private readonly read: () => NodeReading, ready: () => boolean) {
+    const { Counter, Gauge } = promClient(); // present: the registry is prom-client's
     const gauge = (name: string, help: string, labelNames: string[], fill: (set: (labels: Record<string, string>, v: number) => void) => void) =>
       new Gauge({
         name, help, labelNames, registers: [registry],

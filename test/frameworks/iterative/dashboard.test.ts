@@ -1,7 +1,8 @@
 /** The dashboard's job-kind panel sees an iterative job's figures: iterations done and every thread's speed. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Cluster, ClusterMonitor } from '../../../src/index.js';
+import { Cluster } from '../../../src/index.js';
+import { ClusterMonitor } from '../../../src/dashboard/index.js';
 import { submitIterative } from '../../../src/frameworks/iterative/run-iterative.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 

@@ -3,7 +3,7 @@
  * and a Distribution client of it.
  */
 import { Cluster } from '../../../src/runtime/cluster.js';
-import { Distribution, startService, type RunningService, type ServiceOptions } from '../../../src/index.js';
+import { Distribution, startService, type RunningService, type ServiceOptions } from '../../../src/frameworks/service/index.js';
 import { selfSignedCert } from './tls.js';
 
 export interface HttpsService {

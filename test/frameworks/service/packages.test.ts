@@ -7,7 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { CaptureError, Distribution } from '../../../src/index.js';
+import { CaptureError, Distribution } from '../../../src/frameworks/service/index.js';
 import { Histogram, makeScaler, mean, normalizeInPlace, readConfig, variance } from './fixtures/package-use.js';
 import { startHttpsService, type HttpsService } from './https-service.js';
 

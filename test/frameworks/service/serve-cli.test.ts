@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Distribution } from '../../../src/index.js';
+import { Distribution } from '../../../src/frameworks/service/index.js';
 import { factorizeAll } from '../../../examples/service/programs.js';
 import { assertCleanError, tidepool } from '../../support/cli.js';
 import { selfSignedCert } from './tls.js';

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Distribution, RunningService } from '../../../src/index.js';
+import type { Distribution, RunningService } from '../../../src/frameworks/service/index.js';
 import { Rng } from '../../../src/util/rng.js';
 import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';
 import { startHttpsService, type HttpsService } from './https-service.js';

@@ -3,7 +3,7 @@
  * job on the nodes (its captured graph, over 64 KiB, travels through the data plane); the seed's
  * programs equal sequential runs; side effects arrive; `tidepool serve --zk` (the built CLI) serves
  * batches on the same nodes; a node killed with SIGKILL mid-batch loses no task.
- * Needs `npm run build`: the nodes load the batch task type from the installed package ('tidepool').
+ * Needs `npm run build`: the nodes load the batch task type from the installed package ('tidepool-runtime/service').
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../../src/runtime/cluster.js';
-import { Distribution, startService, type RunningService } from '../../../src/index.js';
+import { Distribution, startService, type RunningService } from '../../../src/frameworks/service/index.js';
 import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
@@ -43,7 +43,7 @@ describe('the service on node processes over ZooKeeper', () => {
     cluster = await Cluster.connect(zk.connectionString, { secret: readFileSync(secret, 'utf8').trim() });
     await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'two idle nodes', 60_000);
     tls = selfSignedCert();
-    service = await startService({ cluster, tls, token, port: 0, taskRef: { module: 'tidepool', export: 'serviceBatchTask' } });
+    service = await startService({ cluster, tls, token, port: 0, taskRef: { module: 'tidepool-runtime/service', export: 'serviceBatchTask' } });
     dist = await Distribution.connect(service.url, { token, ca: tls.cert });
   }, T);
   after(async () => {

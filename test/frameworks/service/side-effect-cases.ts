@@ -4,7 +4,7 @@
  * service-zookeeper.test.ts through the service on node processes.
  */
 import assert from 'node:assert/strict';
-import type { Distribution } from '../../../src/index.js';
+import type { Distribution } from '../../../src/frameworks/service/index.js';
 import { WriteConflictError } from '../../../src/frameworks/service/apply-changes.js';
 import { Rng } from '../../../src/util/rng.js';
 
