@@ -8,7 +8,7 @@ export interface Clock {
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(fn, ms) {
-    const t = setTimeout(fn, ms);
+    const t = setTimeout(fn, Math.max(0, ms)); // a deadline just passed is due now (Node 24 warns on a negative delay)
     t.unref();
     return () => clearTimeout(t);
   },

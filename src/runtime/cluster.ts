@@ -17,9 +17,10 @@ import { clusterPaths } from './job-paths.js';
 import { awaitOutcome, cancelJob, drainNode, listNodes, scaleJob, submitJob, type NodeInfo } from './job-control.js';
 import type { KindRef } from './kinds/job-kind.js';
 import { assignNamedNode } from './scheduler/job-sizing.js';
-import type { JobOutcome } from './job-spec.js';
+import type { JobOutcome, JobSpec } from './job-spec.js';
 import type { NodeEvent } from './node-events.js';
 import { newNodeId, TidepoolNode } from './node.js';
+import { holdWhileJobsRun, ProcessHold } from './process-hold.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import type { TaskRef } from './task.js';
 
@@ -79,6 +80,9 @@ export class Cluster {
   private readonly embeddedName: string | undefined;
   /** This client's data plane: it holds what it submits (large inputs, shipped code) until a node has it. */
   private data: { plane: DataPlane; transport: Transport } | undefined;
+  /** Embedded clusters: what keeps the process alive (jobs that run, operations under way); nothing else does. */
+  private readonly hold = new ProcessHold();
+  private stopHoldingForJobs: (() => void) | undefined;
 
   private constructor(
     private readonly client: CoordClient,
@@ -96,9 +100,12 @@ export class Cluster {
     const name = `cluster-${randomBytes(4).toString('hex')}`;
     const client = await connect(`embedded:${name}`);
     const cluster = new Cluster(client, { ...opts, embeddedName: name });
-    await cluster.members.watch();
-    await cluster.addNodes(opts.nodes ?? 1);
-    await cluster.startData(new InProcessTransport(`client-${randomBytes(3).toString('hex')}`, cluster.network));
+    await cluster.hold.during(async () => {
+      cluster.stopHoldingForJobs = holdWhileJobsRun(client, cluster.hold);
+      await cluster.members.watch();
+      await cluster.addNodes(opts.nodes ?? 1);
+      await cluster.startData(new InProcessTransport(`client-${randomBytes(3).toString('hex')}`, cluster.network));
+    });
     return cluster;
   }
 
@@ -144,11 +151,11 @@ export class Cluster {
   async addNodes(count: number): Promise<string[]> {
     if (!this.embeddedName || !this.network) throw new Error('addNodes() needs an embedded cluster');
     const workers = this.opts.workers ?? Math.max(1, Math.floor(usableCores() / Math.max(1, this.opts.nodes ?? 1)));
-    const started = await Promise.all(Array.from({ length: count }, async () => {
+    const started = await this.hold.during(() => Promise.all(Array.from({ length: count }, async () => {
       const client = await connect(`embedded:${this.embeddedName}`);
       const id = newNodeId();
       const node = await TidepoolNode.start({
-        client, transport: new InProcessTransport(id, this.network), workers, nodeId: id,
+        client, transport: new InProcessTransport(id, this.network), workers, nodeId: id, holdsProcess: false,
         ...(this.opts.steal ? { steal: this.opts.steal } : {}),
         ...(this.opts.seed !== undefined ? { seed: this.opts.seed + this.local.size } : {}),
         ...(this.opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.opts.progressIntervalMs } : {}),
@@ -158,7 +165,7 @@ export class Cluster {
       node.on((e) => this.events.emit('event', e));
       this.local.set(node.id, { node, client });
       return node.id;
-    }));
+    })));
     return started;
   }
 
@@ -171,11 +178,18 @@ export class Cluster {
     const nodes = opts.nodes ?? Math.min(Math.max(1, idle, opts.minNodes ?? 0), opts.maxNodes ?? Infinity);
     // Embedded nodes share this process and its files: code is shipped only to nodes elsewhere.
     const data = this.data ? { data: this.data.plane, shipCode: !this.embeddedName } : {};
-    const spec = await submitJob(this.client, { ...opts, ref, root, nodes, ...data });
+    const release = this.hold.acquire(); // until the outcome is known: the program waits for it
+    let spec: JobSpec;
+    try {
+      spec = await submitJob(this.client, { ...opts, ref, root, nodes, ...data });
+    } catch (err) {
+      release();
+      throw err;
+    }
     // A value too large for the coordination service is fetched from the data plane (job-result-blob.ts).
     const obtain = this.data ? (ref: BlobRef, what: string) => this.data!.plane.obtain(ref, spec.id, what) : undefined;
     const outcome = awaitOutcome(this.client, spec.id).then((o) => resolveOutcome(o, spec.id, obtain));
-    outcome.catch(() => undefined);
+    outcome.then(release, release);
     return {
       id: spec.id,
       nodes,
@@ -219,22 +233,26 @@ export class Cluster {
   }
 
   /** Simulates kill -9 of an in-process node: no drain; its session ends, so the cluster sees it vanish. */
-  async crashNode(nodeId: string): Promise<void> {
-    const entry = this.local.get(nodeId);
-    if (!entry) throw new Error(`no local node ${nodeId}`);
-    this.local.delete(nodeId);
-    await entry.node.crash();
-    if (this.embeddedName) embeddedServer(this.embeddedName).expire(entry.client.sessionId);
-    else await entry.client.close();
+  crashNode(nodeId: string): Promise<void> {
+    return this.hold.during(async () => {
+      const entry = this.local.get(nodeId);
+      if (!entry) throw new Error(`no local node ${nodeId}`);
+      this.local.delete(nodeId);
+      await entry.node.crash();
+      if (this.embeddedName) embeddedServer(this.embeddedName).expire(entry.client.sessionId);
+      else await entry.client.close();
+    });
   }
 
   /** Stops a node gracefully (drain, then leave). */
-  async stopNode(nodeId: string): Promise<void> {
-    const entry = this.local.get(nodeId);
-    if (!entry) throw new Error(`no local node ${nodeId}`);
-    this.local.delete(nodeId);
-    await entry.node.shutdown();
-    await entry.client.close();
+  stopNode(nodeId: string): Promise<void> {
+    return this.hold.during(async () => {
+      const entry = this.local.get(nodeId);
+      if (!entry) throw new Error(`no local node ${nodeId}`);
+      this.local.delete(nodeId);
+      await entry.node.shutdown();
+      await entry.client.close();
+    });
   }
 
   /**
@@ -242,7 +260,12 @@ export class Cluster {
    * the cluster (nothing is handed between nodes that are all stopping; a job that goes on
    * elsewhere recovers their tasks from the ledger).
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    return this.hold.during(() => this.closeAll());
+  }
+
+  private async closeAll(): Promise<void> {
+    this.stopHoldingForJobs?.();
     if (this.data) {
       // What this client submitted must outlive it: wait (bounded) until a node holds it.
       const alone = await this.data.plane.handOff().catch(() => []);

@@ -57,6 +57,11 @@ export interface NodeOptions {
   metrics?: NodeMetricsOptions;
   /** Where this node's log records go (with `node`, `job`, `task` fields); default: the process's (see `setLogger`). */
   logger?: Logger;
+  /**
+   * Whether the node's worker threads keep the process alive (default true). An embedded cluster's nodes
+   * do not: the cluster holds the process while it has jobs and lets a program end once they are done.
+   */
+  holdsProcess?: boolean;
 }
 
 interface Participation {
@@ -111,7 +116,7 @@ export class TidepoolNode {
     this.transport = opts.transport;
     this.paths = clusterPaths(opts.root);
     this.rng = new Rng(opts.seed ?? (Math.random() * 2 ** 32) >>> 0);
-    this.workers = new WorkerPool(opts.workers, (ev) => this.onWorkerEvent(ev));
+    this.workers = new WorkerPool(opts.workers, (ev) => this.onWorkerEvent(ev), { holdsProcess: opts.holdsProcess ?? true });
     this.cluster = new GroupMembership(this.client, this.paths.nodes);
     this.stats = new StatsPublisher(this.client, joinPath(this.paths.stats, this.id), () => this.currentStats(), opts.progressIntervalMs ?? 1_000);
     this.log = (opts.logger ? logTo(opts.logger) : rootLog).child({ node: this.id });

@@ -34,10 +34,9 @@ const PER_NODE_MAJOR: Record<string, (major: number) => string | undefined> = {
   'isolated-vm': (major) => (major <= 20 ? '5' : major <= 24 ? '6' : undefined),
 };
 
-/** The npm command that installs `name` in a version tidepool supports on this Node. */
-export function installCommand(name: string, nodeVersion = process.versions.node): string {
-  const major = Number(nodeVersion.split('.')[0]);
-  const pinned = PER_NODE_MAJOR[name]?.(major);
+/** `name@range` for a version tidepool supports on this Node (a bare name outside the package). */
+export function packageSpec(name: string, nodeVersion = process.versions.node): string {
+  const pinned = PER_NODE_MAJOR[name]?.(Number(nodeVersion.split('.')[0]));
   let range: string | undefined;
   try {
     range = packageJson().peerDependencies?.[name];
@@ -45,7 +44,12 @@ export function installCommand(name: string, nodeVersion = process.versions.node
     range = undefined; // running outside the package: name the package alone
   }
   const spec = pinned ?? (range !== undefined && !range.includes(' ') ? range : undefined);
-  return `npm install ${spec !== undefined ? `${name}@${spec}` : name}`;
+  return spec !== undefined ? `${name}@${spec}` : name;
+}
+
+/** The npm command that installs `names` in versions tidepool supports on this Node. */
+export function installCommand(...names: string[]): string {
+  return `npm install ${names.map((n) => packageSpec(n)).join(' ')}`;
 }
 
 function isMissing(err: unknown, name: string): boolean {

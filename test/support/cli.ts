@@ -16,9 +16,9 @@ export function tidepool(args: string[], timeoutMs = 120_000): Promise<Run> {
 }
 
 /** Runs any command to its end and captures its output (killed, and rejected, after `timeoutMs`). */
-export function runCommand(command: string, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<Run> {
+export function runCommand(command: string, args: string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.cwd ? { cwd: opts.cwd } : {}) });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.env ? { env: opts.env } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -4,6 +4,7 @@ import { DEMO_INSTANCE, QUICK_INSTANCE, bundledInstance } from '../demo/bundled-
 import { runElasticDemo, type DemoReport, type DemoStatus } from '../demo/elastic-demo.js';
 import { LiveLines } from '../demo/live-lines.js';
 import { missingDashboardPackages } from '../../dashboard/dashboard-dependencies.js';
+import { installCommand } from '../../util/optional-package.js';
 import { InputError } from '../../frameworks/search/input-error.js';
 import { parseScaleSchedule, type ScaleStep } from '../../runtime/scale-schedule.js';
 import { UsageError } from '../errors.js';
@@ -130,7 +131,7 @@ function demoOptions(flags: DemoFlags) {
   // The dashboard's packages are optional: by default the demo runs without them (an explicit --dashboard PORT needs them).
   const missing = flags.dashboard === true ? missingDashboardPackages() : [];
   if (missing.length > 0) {
-    process.stderr.write(`note: no dashboard: it needs ${missing.join(', ')} (npm install ${missing.join(' ')})\n`);
+    process.stderr.write(`note: no dashboard: it needs ${missing.join(', ')} (${installCommand(...missing)})\n`);
     dashboard = null;
   }
   const instanceLabel = flags.instance ?? `bundled ${flags.quick ? QUICK_INSTANCE : DEMO_INSTANCE}`;

@@ -96,7 +96,11 @@ export class WorkerPool implements Workers {
   private readonly controlBuffer: SharedArrayBuffer;
   private closed = false;
 
-  constructor(readonly size: number, private readonly onEvent: (event: WorkerEvent) => void) {
+  /**
+   * `holdsProcess: false`: the threads do not keep the process alive (an embedded cluster holds it
+   * while it has jobs, process-hold.ts); by default they do, as long as the pool is open.
+   */
+  constructor(readonly size: number, private readonly onEvent: (event: WorkerEvent) => void, private readonly opts: { holdsProcess?: boolean } = {}) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`workers must be a positive whole number, got ${size}`);
     this.controlBuffer = ControlFlags.allocate(size);
   }
@@ -276,6 +280,8 @@ export class WorkerPool implements Workers {
         // Replace the lost thread so the node keeps its capacity.
         this.spawn(index).catch((err: unknown) => log.error('worker', `could not restart worker ${index}`, err));
       });
+      // After the listeners: a new 'message' listener refs the thread's port again.
+      if (this.opts.holdsProcess === false) worker.unref();
     });
   }
 }
