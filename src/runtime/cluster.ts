@@ -24,8 +24,10 @@ import { holdWhileJobsRun, ProcessHold } from './process-hold.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import type { TaskRef } from './task.js';
 
+/** What `Cluster.on` reports: the nodes' events (tasks, steals, migrations, jobs) and nodes joining and leaving. */
 export type ClusterEvent = NodeEvent | { type: 'node-joined'; node: string } | { type: 'node-left'; node: string };
 
+/** How `Cluster.embedded()` starts its in-process nodes. */
 export interface EmbeddedClusterOptions {
   /** Nodes to start with (default 1). */
   nodes?: number;
@@ -41,6 +43,7 @@ export interface EmbeddedClusterOptions {
   logger?: Logger;
 }
 
+/** A submitted job (`Cluster.submit`): its id, its result or outcome once it ends, and cancellation. */
 export interface JobHandle {
   id: string;
   /** The number of nodes the job asked for (the scheduler assigns them as they are free). */
@@ -52,6 +55,7 @@ export interface JobHandle {
   cancel(): Promise<boolean>;
 }
 
+/** How a job is submitted (`Cluster.submit`): its node range, its read-only input and its kind. */
 export interface JobOptions {
   /** Nodes the job wants (default: every idle node, at least 1). */
   nodes?: number;

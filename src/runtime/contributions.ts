@@ -7,8 +7,11 @@ import type { ResultReducer } from './task.js';
 
 const FAILED = 'tidepool.failed-task';
 
+/** A task that failed for good (listed in a job's outcome under the 'collect' failure policy). */
 export interface TaskFailure {
+  /** The task's id. */
   task: string;
+  /** Its error message. */
   error: string;
 }
 

@@ -16,7 +16,9 @@ export interface EventPublisherData {
   lists: EventLists;
 }
 
+/** How an `EventPublisher` writes its lists. */
 export interface EventPublisherOptions {
+  /** Root path of the cluster in the coordination service (default /tidepool). */
   root?: string;
   /** Most often the lists are written (ms, default 1000); nothing is written while they do not change. */
   intervalMs?: number;

@@ -128,11 +128,15 @@ async function inputFields(opts: SubmitOptions, input: { bytes: Uint8Array; bina
   return { inputBlob: { ref: await opts.data.share(bytes, jobId, 'job input'), form: binary ? 'bytes' : 'msgpack' } };
 }
 
+/** A live node of the cluster (`Cluster.nodes()`). */
 export interface NodeInfo {
   id: string;
+  /** Where peers reach it (its transport address). */
   address: string;
   workers: number;
+  /** The job it takes part in now, or null. */
   job: string | null;
+  /** The job the scheduler assigned it to ('' when idle). */
   assignment: string;
 }
 

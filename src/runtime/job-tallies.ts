@@ -13,6 +13,7 @@ import { jobPaths, type JobPaths } from './job-paths.js';
 import type { MemberCounters } from './kinds/job-kind.js';
 import { log } from '../util/log.js';
 
+/** One member's counts for a finished job (what it recorded when it left): tasks, splits, steals, migrations, worker time. */
 export type JobTally = Pick<MemberCounters, 'tasksDone' | 'splits' | 'stealsIn' | 'stealsOut' | 'migrationsIn' | 'migrationsOut'> & { workerMs: number };
 
 const FIELDS = ['tasksDone', 'splits', 'stealsIn', 'stealsOut', 'migrationsIn', 'migrationsOut', 'workerMs'] as const;

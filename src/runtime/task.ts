@@ -42,6 +42,10 @@ export type VarRules = Record<string, 'min' | 'max' | 'replace' | ((current: nev
  */
 export const CONTROL_CHECK_EVERY = 64;
 
+/**
+ * What a running task sees of the runtime (the second argument of `run`): its split points, migration
+ * and cancellation checks, the job's input, its global variables, and `emit` for its result.
+ */
 export interface TaskContext<R, I = unknown> {
   /** Id of the running task (unique within its job). */
   readonly taskId: string;
@@ -95,6 +99,10 @@ export interface TaskContext<R, I = unknown> {
   setVar<T>(name: string, value: T): void;
 }
 
+/**
+ * A task type as an application writes it (`defineTask`): `run` works on a plain-data state `S`,
+ * `split` hands part of the remaining work to a new task, `result` combines what tasks emit into `R`.
+ */
 export interface TaskDefinition<S, R, I = unknown> {
   /** Stable name of the task type (for logs and job listings). */
   name: string;

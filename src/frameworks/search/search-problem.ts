@@ -42,6 +42,7 @@ export interface OptimisationProblem<N, I> extends ProblemBase<N, I> {
   initial?(input: I): { value: number; solution: unknown } | undefined;
 }
 
+/** A search problem of any of the three kinds (`defineSearch` turns it into a task type). */
 export type SearchProblem<N, I> = EnumerationProblem<N, I> | DecisionProblem<N, I> | OptimisationProblem<N, I>;
 
 /** The outcome of a search, combined across tasks. */

@@ -95,6 +95,7 @@ export interface MemberRole {
   coordStats?(): RecipeStats;
 }
 
+/** The counters a member reports for its node in a job (published with the node's stats, shown by the dashboard). */
 export interface MemberCounters extends Omit<NodeCounters, 'busy' | 'queued' | 'coord'> {
   /** Time this node's workers spent running the job's tasks (ms), for a kind that measures it. */
   workerMs?: number;
@@ -104,6 +105,7 @@ export interface MemberCounters extends Omit<NodeCounters, 'busy' | 'queued' | '
   events?: EventLists;
 }
 
+/** What the job's elected leader has beyond a member's context: its own member role and `finish`. */
 export interface LeaderContext extends MemberContext {
   /** This node's member role of the same job (the leader is a member too). */
   readonly member: MemberRole;
@@ -118,6 +120,7 @@ export interface LeaderRole {
   onControl?(type: string, body: unknown): Promise<unknown>;
 }
 
+/** A job kind as its author writes it (`defineJobKind`): the code every member runs, and optionally the leader's. */
 export interface JobKindDefinition {
   /** Stable name (for logs, status and the dashboard). */
   name: string;
@@ -130,6 +133,7 @@ export interface JobKindDefinition {
   validateMessage?(body: LayerBody): string | undefined;
 }
 
+/** A job kind as `defineJobKind` returns it: export it from a module so that every node can load it by reference. */
 export interface JobKind extends JobKindDefinition {
   readonly kind: 'tidepool.job-kind';
 }
