@@ -12,6 +12,7 @@
  */
 import { pino, stdTimeFunctions } from 'pino';
 
+/** How much is logged, from nothing to everything (`warn` by default: warnings and errors). */
 export type LogLevel = 'silent' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type RecordLevel = Exclude<LogLevel, 'silent'>;
 

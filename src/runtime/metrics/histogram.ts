@@ -12,6 +12,7 @@ import { log } from '../../util/log.js';
 /** At most this many label combinations per histogram. */
 export const MAX_SERIES = 64;
 
+/** A histogram as code declares it (`Metrics.histogram`): its name, help, buckets and bounded labels. */
 export interface HistogramDefinition<L extends string = string> {
   /** `tidepool_<layer>_<what>_<unit>`, e.g. `tidepool_task_duration_seconds`. */
   name: string;

@@ -4,9 +4,8 @@
  * framework: a kind registers its histograms through `Metrics` (its `MemberContext.metrics`), which
  * adds the kind's name as the `kind` label.
  */
-import type * as PromClient from 'prom-client';
 import type { Metric, Registry } from 'prom-client';
-import { requireOptional } from '../../util/optional-package.js';
+import { promClient } from './prom-client.js';
 import { BucketHistogram, type Histogram, type HistogramDefinition } from './histogram.js';
 
 /** Where code records its figures: a node's registry, one kind's view of it, or nothing. */
@@ -23,22 +22,30 @@ export const NO_METRICS: Metrics = {
   histogram: () => ({ observe: () => undefined }),
 };
 
-/** prom-client, an optional package: loaded when a registry is made (metrics were asked for). */
-export const promClient = () => requireOptional<typeof PromClient>('prom-client', 'metrics (NodeOptions.metrics, --metrics-port, MetricsRegistry)');
+/**
+ * What a registry's prom-client `Registry` offers here: its text and content type. (prom-client is an
+ * optional package; declaring its type here keeps programs that use no metrics free of it.)
+ */
+export interface PrometheusRegistry {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
 
 /**
  * A registry of metrics served as Prometheus text. prom-client is an optional package: a node without
  * metrics never loads it, and one asked for metrics without it is refused, naming the package.
  */
 export class MetricsRegistry implements Metrics {
-  readonly prometheus: Registry;
+  /** prom-client's registry underneath (its `Registry`: register metrics of your own in it). */
+  readonly prometheus: PrometheusRegistry;
+  private readonly registry: Registry;
   private readonly histograms = new Map<string, BucketHistogram>();
 
   /** `processMetrics` (default true): prom-client's process figures (CPU, memory, event loop) under `prefix`. */
   constructor(opts: { processMetrics?: boolean; prefix?: string } = {}) {
     const { collectDefaultMetrics, Registry } = promClient();
-    this.prometheus = new Registry();
-    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.prometheus, prefix: opts.prefix ?? 'tidepool_' });
+    this.prometheus = this.registry = new Registry();
+    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: opts.prefix ?? 'tidepool_' });
   }
 
   histogram<L extends string = never>(def: HistogramDefinition<L>): Histogram<L> {
@@ -73,7 +80,7 @@ export class MetricsRegistry implements Metrics {
       return known;
     }
     const h = new BucketHistogram(def);
-    this.prometheus.registerMetric(h as unknown as Metric); // prom-client formats anything with its metrics' `get`
+    this.registry.registerMetric(h as unknown as Metric); // prom-client formats anything with its metrics' `get`
     this.histograms.set(def.name, h);
     return h;
   }

@@ -14,6 +14,7 @@ import type { MetricsRegistry } from './metrics-registry.js';
 /** A probe's answer: undefined when all is well, else why not. */
 export type Probe = () => string | undefined;
 
+/** Where `startMetricsServer` listens, what it serves, and its probes. */
 export interface MetricsServerOptions {
   port: number;
   /** Address to listen on (default 127.0.0.1). */
@@ -23,12 +24,14 @@ export interface MetricsServerOptions {
   readiness: Probe;
 }
 
+/** A running metrics endpoint (`startMetricsServer`). */
 export interface MetricsServer {
   /** `http://host:port` */
   readonly url: string;
   close(): Promise<void>;
 }
 
+/** Serves a registry's `/metrics` (Prometheus text) with `/healthz` and `/readyz` probes on a port of its own. */
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const server = createServer((req, res) => void answer(req, res, opts));
   server.headersTimeout = 10_000;

@@ -9,9 +9,10 @@
  * direction, operation, or a figure's name.
  */
 import type { Counter, Gauge, Registry } from 'prom-client';
+import type { PrometheusRegistry } from './metrics-registry.js';
 import { addStats, emptyStats } from '../../coord/recipes/recipe-stats.js';
 import type { NodeCounters, NodeStats } from '../node-stats.js';
-import { promClient } from './metrics-registry.js';
+import { promClient } from './prom-client.js';
 
 /** Kinds counted apart; a node that runs more kinds counts the rest as "other". */
 export const MAX_KINDS = 32;
@@ -37,8 +38,9 @@ export class NodeMetrics {
   /** The job whose final counters are in `totals` already (not counted again while the node still shows it). */
   private folded: string | undefined;
 
-  constructor(registry: Registry, nodeId: string, private readonly read: () => NodeReading, ready: () => boolean) {
+  constructor(prometheus: PrometheusRegistry, nodeId: string, private readonly read: () => NodeReading, ready: () => boolean) {
     const { Counter, Gauge } = promClient(); // present: the registry is prom-client's
+    const registry = prometheus as Registry;
     const gauge = (name: string, help: string, labelNames: string[], fill: (set: (labels: Record<string, string>, v: number) => void) => void) =>
       new Gauge({
         name, help, labelNames, registers: [registry],

@@ -8,6 +8,7 @@ import { NO_METRICS, MetricsRegistry, type Metrics } from './metrics-registry.js
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import { NodeMetrics, type JobEnd, type NodeReading } from './node-metrics.js';
 
+/** A node's metrics endpoint (`NodeOptions.metrics`): its port and address, and prom-client's process figures. */
 export interface NodeMetricsOptions {
   /** Port of `/metrics`, `/healthz` and `/readyz` (0 = any free port). */
   port: number;
