@@ -4,18 +4,21 @@ import { fileURLToPath } from 'node:url';
 import { log, parseLevel, setLogFormat, setLogLevel, LOG_LEVELS } from '../util/log.js';
 import { registerClusterCommands } from './commands/cluster.js';
 import { registerCoordCommands } from './commands/coord.js';
-import { registerCoordinatorCommand } from './commands/coordinator.js';
+import { registerMonitorCommand } from './commands/monitor.js';
 import { registerManagerCommands } from './commands/manager.js';
 import { registerDemo } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
+import { registerResultCommand } from './commands/result.js';
 import { registerSolveCommand } from './commands/solve.js';
 import { registerMalleableCommand } from './commands/malleable.js';
 import { registerIterateCommand } from './commands/iterate.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerWorkflowCommands } from './commands/workflow.js';
-import { SettingsCommand, applySettings } from './config.js';
-import { UsageError, reportError } from './errors.js';
-import { LOG_FORMATS } from './settings.js';
+import { reportError } from './errors.js';
+import { applySettings } from './settings/apply-settings.js';
+import { deprecated } from './settings/deprecations.js';
+import { kinds } from './settings/kinds.js';
+import { SettingsCommand } from './settings/settings-command.js';
 
 /** The package version, from the nearest package.json above this module (sources or dist). */
 function version(): string {
@@ -28,23 +31,26 @@ function version(): string {
   }
 }
 
-export function buildProgram(): Command {
+export function buildProgram(): SettingsCommand {
   const program = new SettingsCommand('tidepool')
     .description('Elastic task-parallel runtime: run one program on a laptop\'s cores or on a cluster that grows and shrinks mid-run.')
     .version(version())
-    .option('--log-level <level>', `log level: ${LOG_LEVELS.join(', ')}`, 'warn')
-    .option('--log-format <format>', `log line format: ${LOG_FORMATS.join(', ')}`, 'text')
-    .option('--config <file>', 'settings file (YAML or JSON); flags and TIDEPOOL_* variables override it (see docs/configuration.md)')
+    .setting('--log-level <level>', `log level: ${LOG_LEVELS.join(', ')}`, kinds.logLevel, 'warn')
+    .setting('--log-format <format>', 'log line format: text, or json (one JSON object per line)', kinds.logFormat, 'text')
+    .option('--config <file>', 'settings file (YAML or JSON), a section per command; flags and TIDEPOOL_* variables override it (see docs/configuration.md)')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
+    .hook('preSubcommand', (cmd, sub) => {
+      if (!(sub instanceof SettingsCommand)) return;
+      const typed = cmd.args[0];
+      sub.invokedAs = typed;
+      if (typed !== undefined && sub.deprecatedNames.has(typed)) deprecated(`tidepool ${typed} is now tidepool ${sub.name()}${sub.deprecatedNames.get(typed)}`);
+    })
     .hook('preAction', (cmd, actionCommand) => {
       // Flags, then TIDEPOOL_* variables, then the --config file, then defaults; checked here.
       const origins = applySettings(cmd, actionCommand);
-      const { logLevel: level, logFormat: format } = cmd.opts<{ logLevel: string; logFormat: string }>();
-      const parsed = parseLevel(level);
-      if (!parsed) throw new UsageError(`--log-level: "${level}" is not one of ${LOG_LEVELS.join(', ')}`);
-      if (format !== 'text' && format !== 'json') throw new UsageError(`--log-format: "${format}" is not one of ${LOG_FORMATS.join(', ')}`);
-      setLogLevel(parsed);
+      const { logLevel: level, logFormat: format } = cmd.opts<{ logLevel: string; logFormat: 'text' | 'json' }>();
+      setLogLevel(parseLevel(level)!);
       setLogFormat(format);
       log.debug('config', 'settings given', origins);
     });
@@ -53,13 +59,19 @@ export function buildProgram(): Command {
   registerMalleableCommand(program);
   registerIterateCommand(program);
   registerNodeCommand(program);
-  registerCoordinatorCommand(program);
+  registerMonitorCommand(program);
   registerClusterCommands(program);
+  registerResultCommand(program);
   registerCoordCommands(program);
   registerManagerCommands(program);
   registerServeCommand(program);
   registerWorkflowCommands(program);
   return program;
+}
+
+/** Every command of `program`, depth first (the program itself first). */
+export function allCommands(program: Command): Command[] {
+  return [program, ...program.commands.flatMap((c) => allCommands(c))];
 }
 
 /** Runs the CLI; exit codes: 0 success, 1 failure, 2 bad usage or bad input. */

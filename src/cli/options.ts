@@ -1,47 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parseConnectionString } from '../coord/connection-string.js';
 import { usableCores } from '../util/capacity.js';
 import { UsageError } from './errors.js';
-
-/** Flag parsing helpers shared by commands: each names the flag in its error. */
-
-export function positiveInt(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag}: "${value}" is not a positive whole number`);
-  return n;
-}
-
-export function nonNegativeInt(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag}: "${value}" is not a whole number ≥ 0`);
-  return n;
-}
-
-export function port(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`${flag}: "${value}" is not a port number (0–65535)`);
-  return n;
-}
-
-/** A ZooKeeper connection string from --zk or $TIDEPOOL_ZK (required for commands acting on a running cluster). */
-export function zookeeperConnection(value: string | undefined, what: string): string {
-  const conn = value ?? process.env.TIDEPOOL_ZK;
-  if (!conn) throw new UsageError(`--zk is required (or set TIDEPOOL_ZK): ${what}`);
-  return zookeeperConnectionString(conn, '--zk');
-}
-
-/** Checks that `conn` is a zk://host:port[,…][/chroot] connection string; errors start with `label`. */
-export function zookeeperConnectionString(conn: string, label: string): string {
-  let target;
-  try {
-    target = parseConnectionString(conn);
-  } catch (err) {
-    throw new UsageError(`${label}: ${(err as Error).message}`);
-  }
-  if (target.backend !== 'zookeeper') throw new UsageError(`${label}: "${conn}" is an in-process backend; give zk://host:port`);
-  return conn;
-}
 
 /** The text of the file a flag names, or a UsageError naming the flag and why it cannot be read. */
 export function readFlagFile(file: string, flag: string): string {

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { connect, embeddedServer } from '../coord/connect.js';
 import { GroupMembership } from '../coord/recipes/group-membership.js';
 import type { CoordClient } from '../coord/types.js';
+import { isCoordError } from '../coord/errors.js';
+import { decode } from './codec.js';
 import { InProcessNetwork, InProcessTransport } from '../transport/in-process-transport.js';
 import { usableCores } from '../util/capacity.js';
 import { DataPlane } from '../data/data-plane.js';
@@ -13,7 +15,7 @@ import { TcpTransport } from '../transport/tcp-transport.js';
 import type { Transport } from '../transport/types.js';
 import { Emitter } from '../util/emitter.js';
 import { log, type Logger } from '../util/log.js';
-import { clusterPaths } from './job-paths.js';
+import { clusterPaths, jobPaths } from './job-paths.js';
 import { awaitOutcome, cancelJob, drainNode, listNodes, scaleJob, submitJob, type NodeInfo } from './job-control.js';
 import type { KindRef } from './kinds/job-kind.js';
 import { assignNamedNode } from './scheduler/job-sizing.js';
@@ -117,10 +119,11 @@ export class Cluster {
    * Attaches to a cluster whose nodes run elsewhere (e.g. `zk://…`). With the cluster's `secret` (or the
    * operator's certificates, `tls`, when the nodes use them) this client can submit inputs of any size
    * and task modules that are local files (shipped as bundles): it serves them to the job's nodes on the
-   * node channel (mutual TLS) until one holds them.
+   * node channel (mutual TLS) until one holds them. `connectTimeoutMs`: how long to wait for the
+   * coordination service (ZooKeeper's default: 15 s).
    */
-  static async connect(connection: string, opts: { secret?: Buffer | string; tls?: { cert: string; key: string; ca: string }; host?: string } = {}): Promise<Cluster> {
-    const client = await connect(connection);
+  static async connect(connection: string, opts: { secret?: Buffer | string; tls?: { cert: string; key: string; ca: string }; host?: string; connectTimeoutMs?: number } = {}): Promise<Cluster> {
+    const client = await connect(connection, opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {});
     const cluster = new Cluster(client, {});
     await cluster.members.watch();
     if (opts.secret !== undefined || opts.tls !== undefined) {
@@ -190,19 +193,36 @@ export class Cluster {
       release();
       throw err;
     }
+    return this.handle(spec.id, nodes, release);
+  }
+
+  /**
+   * A handle on a job submitted earlier, from here or from any other client: its outcome and result
+   * (a large result is fetched from the data plane, which needs the cluster secret) and cancel.
+   * Rejects when the cluster has no such job.
+   */
+  async job(jobId: string): Promise<JobHandle> {
+    const read = await this.client.getData(jobPaths(jobId).spec).catch((err: unknown) => {
+      throw isCoordError(err, 'NO_NODE') ? new Error(`no job ${jobId} in the cluster`) : err;
+    });
+    return this.handle(jobId, decode<JobSpec>(read.data).nodes);
+  }
+
+  /** `release`: what holds the process until the outcome is known (a job submitted here). */
+  private handle(jobId: string, nodes: number, release: () => void = () => undefined): JobHandle {
     // A value too large for the coordination service is fetched from the data plane (job-result-blob.ts).
-    const obtain = this.data ? (ref: BlobRef, what: string) => this.data!.plane.obtain(ref, spec.id, what) : undefined;
-    const outcome = awaitOutcome(this.client, spec.id).then((o) => resolveOutcome(o, spec.id, obtain));
+    const obtain = this.data ? (ref: BlobRef, what: string) => this.data!.plane.obtain(ref, jobId, what) : undefined;
+    const outcome = awaitOutcome(this.client, jobId).then((o) => resolveOutcome(o, jobId, obtain));
     outcome.then(release, release);
     return {
-      id: spec.id,
+      id: jobId,
       nodes,
       outcome: () => outcome,
-      cancel: () => cancelJob(this.client, spec.id),
+      cancel: () => cancelJob(this.client, jobId),
       result: async <R>() => {
         const o = await outcome;
         if (o.status === 'done') return o.value as R;
-        throw new Error(o.status === 'failed' ? `job ${spec.id} failed: ${o.error}` : `job ${spec.id} was cancelled`);
+        throw new Error(o.status === 'failed' ? `job ${jobId} failed: ${o.error}` : `job ${jobId} was cancelled`);
       },
     };
   }

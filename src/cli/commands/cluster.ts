@@ -1,32 +1,41 @@
-import type { Command } from 'commander';
-import { connect } from '../../coord/connect.js';
 import type { CoordClient } from '../../coord/types.js';
-import { decode } from '../../runtime/codec.js';
+import { watchData } from '../../coord/watch.js';
 import { ClusterReader } from '../../dashboard/cluster-reader.js';
+import { listManagedJobs, managerPaths, readManagedJob, requestRescale, type ManagedJobInfo } from '../../frameworks/malleable/manager/manager-store.js';
+import { decode } from '../../runtime/codec.js';
 import { cancelJob, drainNode, listJobs, listNodes, requestJob, scaleJob } from '../../runtime/job-control.js';
 import { jobPaths } from '../../runtime/job-paths.js';
 import { pruneFinishedJobs } from '../../runtime/job-retention.js';
 import type { JobOutcome, JobSpec } from '../../runtime/job-spec.js';
+import { jsonOption, zkOptions } from '../common-options.js';
+import { withZk } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { nonNegativeInt, zookeeperConnection } from '../options.js';
+import { argument, printJson, table } from '../output.js';
+import { givenInOldForm } from '../settings/apply-settings.js';
+import { deprecated } from '../settings/deprecations.js';
+import { formatDuration, parseDuration } from '../settings/durations.js';
+import { DEFAULT_TIMEOUT, duration, kinds } from '../settings/kinds.js';
+import type { SettingsCommand } from '../settings/settings-command.js';
 
 interface Common {
-  zk?: string;
+  zk: string;
+  timeout: number;
   json?: boolean;
 }
 
-/** `tidepool status|jobs|scale|drain`: act on a running cluster registered on ZooKeeper. */
-export function registerClusterCommands(program: Command): void {
-  const common = (cmd: Command) => cmd
-    .option('--zk <conn>', 'ZooKeeper ensemble')
-    .option('--json', 'print one JSON object');
+const ACTS = 'this command acts on a running cluster';
+const CLUSTER = 'the cluster\'s ZooKeeper ensemble';
+
+/** `tidepool status|jobs|scale|cancel|control|drain`: act on a running cluster registered on ZooKeeper. */
+export function registerClusterCommands(program: SettingsCommand): void {
+  const common = (cmd: SettingsCommand) => jsonOption(zkOptions(cmd, CLUSTER, ACTS));
 
   common(program.command('status').description('list the nodes of the cluster: address, workers, job, busy workers, queue depth, tasks done'))
-    .addHelpText('after', '\nExample:\n  tidepool status --zk zk://127.0.0.1:2181')
-    .action((opts: Common) => withCluster(opts, async (client) => {
+    .addHelpText('after', '\nExample:\n  tidepool status --zk 127.0.0.1:2181')
+    .action((opts: Common) => withZk(opts.zk, opts.timeout, async (client) => {
       // What nodes publish (see docs/operations.md); stats are null until a node first reports.
       const nodes = (await new ClusterReader(client).readNodes()).map(({ info, stats }) => ({ ...info, stats }));
-      if (opts.json) return print({ nodes });
+      if (opts.json) return printJson({ nodes });
       if (nodes.length === 0) return void process.stdout.write('no nodes\n');
       table([['NODE', 'ADDRESS', 'WORKERS', 'JOB', 'ASSIGNED', 'BUSY', 'QUEUED', 'DONE'], ...nodes.map((n) => [
         n.id, n.address, String(n.workers), n.job ?? '-', n.assignment || '-',
@@ -34,113 +43,158 @@ export function registerClusterCommands(program: Command): void {
       ])]);
     }));
 
-  common(program.command('jobs').description('list the jobs of the cluster with their state; --prune removes old finished ones'))
-    .option('--prune <keep>', 'remove the znodes of finished jobs beyond the KEEP most recently finished (running jobs are never touched)')
-    .option('--grace <seconds>', 'with --prune: only jobs finished at least this long ago', '60')
-    .addHelpText('after', '\nExamples:\n  tidepool jobs --zk zk://127.0.0.1:2181 --json\n  tidepool jobs --zk zk://127.0.0.1:2181 --prune 10')
-    .action((opts: Common & { prune?: string; grace: string }) => {
-      const keep = opts.prune === undefined ? undefined : nonNegativeInt(opts.prune, '--prune');
-      const graceSeconds = nonNegativeInt(opts.grace, '--grace');
-      return withCluster(opts, async (client) => {
-        if (keep !== undefined) {
-          const pruned = await pruneFinishedJobs(client, { keep, graceMs: graceSeconds * 1000 });
-          if (opts.json) return print({ pruned });
-          return void process.stdout.write(pruned.length === 0 ? 'no finished jobs to remove\n' : `removed ${pruned.length} finished job(s): ${pruned.join(' ')}\n`);
-        }
-        const nodes = await listNodes(client);
-        const jobs = (await Promise.all((await listJobs(client)).map(async (id) => {
-          const paths = jobPaths(id);
-          const spec = await client.getData(paths.spec).then((r) => decode<JobSpec>(r.data), () => null);
-          if (!spec) return null; // removed meanwhile
-          const result = await client.getData(paths.result).then((r) => decode<JobOutcome>(r.data), () => null);
-          return { id, task: spec.ref.module, state: result ? result.status : 'running', nodes: nodes.filter((n) => n.job === id).length, createdAt: spec.createdAt };
-        }))).filter((j) => j !== null);
-        if (opts.json) return print({ jobs });
-        if (jobs.length === 0) return void process.stdout.write('no jobs\n');
-        table([['JOB', 'STATE', 'NODES', 'TASK'], ...jobs.map((j) => [j.id, j.state, String(j.nodes), j.task])]);
-      });
-    });
+  const jobs = common(program.command('jobs')
+    .description('list the jobs of the cluster with their state (--managed: the resource manager\'s jobs with flexibility, node range and rescales); --prune removes old finished ones'))
+    .option('--managed', 'only the jobs of the resource manager (tidepool manager), with their flexibility, node range, rescales and pending shrink')
+    .setting('--prune <keep>', 'remove the znodes of finished jobs beyond the KEEP most recently finished (running jobs are never touched)', kinds.count)
+    .setting('--grace <duration>', 'with --prune: only jobs finished at least this long ago', duration('s'), '60s')
+    .addHelpText('after', `
+Old name: tidepool queue (= tidepool jobs --managed; it still works, with a note, for one release).
 
-  common(program.command('scale').argument('<job>', 'job id').argument('<nodes>', 'node count').description('set the number of nodes of a job (idle nodes join; surplus nodes drain)'))
-    .addHelpText('after', '\nExample:\n  tidepool scale j-lx3k2-1a2b3c 4 --zk zk://127.0.0.1:2181')
-    .action((job: string, count: string, opts: Common) => {
-      const n = nonNegativeInt(count, 'NODES');
-      return withCluster(opts, async (client) => {
-        if (!(await client.exists(jobPaths(job).spec))) throw new UsageError(`no job ${job} in the cluster`);
-        const change = await scaleJob(client, job, n);
-        if (opts.json) return print({ job, ...change });
-        process.stdout.write(`job ${job}: ${change.size} node(s)${change.added.length ? `, added ${change.added.join(' ')}` : ''}${change.released.length ? `, draining ${change.released.join(' ')}` : ''}${change.size < n ? ` (only ${change.size} available)` : ''}\n`);
-      });
+Examples:
+  tidepool jobs --zk 127.0.0.1:2181 --json
+  tidepool jobs --managed --zk 127.0.0.1:2181
+  tidepool jobs --zk 127.0.0.1:2181 --prune 10`);
+  jobs.deprecatedName('queue', ' --managed');
+  jobs.action((opts: Common & { managed?: boolean; prune?: number; grace: number }) => withZk(opts.zk, opts.timeout, async (client) => {
+    const asQueue = jobs.invokedAs === 'queue';
+    if (opts.prune !== undefined) {
+      const pruned = await pruneFinishedJobs(client, { keep: opts.prune, graceMs: opts.grace });
+      if (opts.json) return printJson({ pruned });
+      return void process.stdout.write(pruned.length === 0 ? 'no finished jobs to remove\n' : `removed ${pruned.length} finished job(s): ${pruned.join(' ')}\n`);
+    }
+    if (opts.managed || asQueue) return printManaged(client, opts.json === true, asQueue);
+    const nodes = await listNodes(client);
+    const all = (await Promise.all((await listJobs(client)).map(async (id) => {
+      const paths = jobPaths(id);
+      const spec = await client.getData(paths.spec).then((r) => decode<JobSpec>(r.data), () => null);
+      if (!spec) return null; // removed meanwhile
+      const result = await client.getData(paths.result).then((r) => decode<JobOutcome>(r.data), () => null);
+      return { id, task: spec.ref.module, state: result ? result.status : 'running', nodes: nodes.filter((n) => n.job === id).length, createdAt: spec.createdAt };
+    }))).filter((j) => j !== null);
+    if (opts.json) return printJson({ jobs: all });
+    if (all.length === 0) return void process.stdout.write('no jobs\n');
+    table([['JOB', 'STATE', 'NODES', 'TASK'], ...all.map((j) => [j.id, j.state, String(j.nodes), j.task])]);
+  }));
+
+  const scale = common(program.command('scale')
+    .argument('<job>', 'job id').argument('<nodes>', 'node count')
+    .description('set the number of nodes of a job: idle nodes join, surplus nodes drain; a job of the resource manager is rescaled by the manager (malleable jobs only, within their node range)'))
+    .setting('--wait <duration>', 'for a job of the resource manager: how long to wait until the manager takes the request (it stays queued after)', kinds.duration, '60s')
+    .addHelpText('after', `
+Under equipartition the resource manager may change a managed job's size again once T_gap has passed.
+Old name: tidepool rescale (it still works, with a note, for one release).
+
+Example:
+  tidepool scale JOB 2 --zk 127.0.0.1:2181`);
+  scale.deprecatedName('rescale');
+  scale.action((job: string, count: string, opts: Common & { wait: number }) => {
+    const n = argument(count, 'NODES', kinds.count);
+    const waitMs = legacyWait(scale, opts);
+    return withZk(opts.zk, opts.timeout, async (client) => {
+      const managed = await readManagedJob(client, job);
+      if (managed) return rescaleManaged(client, managed, n, waitMs, opts.json === true);
+      if (scale.invokedAs === 'rescale') throw new UsageError(`no managed job ${job} in the cluster`);
+      if (!(await client.exists(jobPaths(job).spec))) throw new UsageError(`no job ${job} in the cluster`);
+      const change = await scaleJob(client, job, n);
+      if (opts.json) return printJson({ job, ...change });
+      process.stdout.write(`job ${job}: ${change.size} node(s)${change.added.length ? `, added ${change.added.join(' ')}` : ''}${change.released.length ? `, draining ${change.released.join(' ')}` : ''}${change.size < n ? ` (only ${change.size} available)` : ''}\n`);
     });
+  });
 
   common(program.command('cancel').argument('<job>', 'job id').description('cancel a job: its tasks stop, its nodes are freed, its outcome is "cancelled"'))
-    .addHelpText('after', '\nExample:\n  tidepool cancel j-lx3k2-1a2b3c --zk zk://127.0.0.1:2181')
-    .action((job: string, opts: Common) => withCluster(opts, async (client) => {
-      let cancelled: boolean;
-      try {
-        cancelled = await cancelJob(client, job);
-      } catch (err) {
-        throw new UsageError((err as Error).message);
-      }
-      if (opts.json) return print({ job, cancelled });
+    .addHelpText('after', '\nExample:\n  tidepool cancel JOB --zk 127.0.0.1:2181')
+    .action((job: string, opts: Common) => withZk(opts.zk, opts.timeout, async (client) => {
+      const cancelled = await cancelJob(client, job).catch((err: unknown) => Promise.reject(new UsageError((err as Error).message)));
+      if (opts.json) return printJson({ job, cancelled });
       process.stdout.write(cancelled ? `job ${job} cancelled\n` : `job ${job} had already ended\n`);
     }));
 
-  common(program.command('control').argument('<job>', 'job id').argument('<type>', 'request type: status, or one the job\'s kind takes').argument('[body]', 'request body as JSON (default null)')
+  const control = common(program.command('control')
+    .argument('<job>', 'job id').argument('<type>', 'request type: status, or one the job\'s kind takes').argument('[body]', 'request body as JSON (default null)')
     .description('ask a running job for something through its control channel and print its acknowledgement'))
-    .option('--timeout <ms>', 'give up waiting for the acknowledgement after this long (the request stays queued)', '30000')
-    .addHelpText('after', '\nExamples:\n  tidepool control j-lx3k2-1a2b3c status --zk zk://127.0.0.1:2181\n  tidepool control j-lx3k2-1a2b3c rescale \'{"nodes":2}\' --zk zk://127.0.0.1:2181 --json')
-    .action((job: string, type: string, rawBody: string | undefined, opts: Common & { timeout: string }) => {
-      const timeoutMs = nonNegativeInt(opts.timeout, '--timeout');
-      let body: unknown = null;
-      if (rawBody !== undefined) {
-        try {
-          body = JSON.parse(rawBody);
-        } catch (err) {
-          throw new UsageError(`BODY: not JSON (${(err as Error).message})`);
-        }
+    .setting('--wait <duration>', 'how long to wait for the acknowledgement (the request stays queued after)', kinds.duration, '30s')
+    .addHelpText('after', '\nExamples:\n  tidepool control JOB status --zk 127.0.0.1:2181\n  tidepool control JOB status --zk 127.0.0.1:2181 --wait 10s --json');
+  control.action((job: string, type: string, rawBody: string | undefined, opts: Common & { wait: number }) => {
+    const timeoutMs = legacyWait(control, opts);
+    let body: unknown = null;
+    if (rawBody !== undefined) {
+      try {
+        body = JSON.parse(rawBody);
+      } catch (err) {
+        throw new UsageError(`BODY: not JSON (${(err as Error).message})`);
       }
-      return withCluster(opts, async (client) => {
-        let result: unknown;
-        try {
-          result = await requestJob(client, job, type, body, { timeoutMs, from: 'cli' });
-        } catch (err) {
-          throw new UsageError((err as Error).message);
-        }
-        if (opts.json) return print({ job, type, result });
-        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-      });
+    }
+    return withZk(opts.zk, opts.timeout, async (client) => {
+      const result = await requestJob(client, job, type, body, { timeoutMs, from: 'cli' }).catch((err: unknown) => Promise.reject(new UsageError((err as Error).message)));
+      if (opts.json) return printJson({ job, type, result });
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     });
+  });
 
   common(program.command('drain').argument('<node>', 'node id').description('move a node out of its job: its tasks migrate to the job\'s other nodes'))
-    .addHelpText('after', '\nExample:\n  tidepool drain n-1a2b3c4d --zk zk://127.0.0.1:2181')
-    .action((node: string, opts: Common) => withCluster(opts, async (client) => {
-      let drained: boolean;
-      try {
-        drained = await drainNode(client, node);
-      } catch (err) {
-        throw new UsageError((err as Error).message);
-      }
-      if (opts.json) return print({ node, draining: drained });
+    .addHelpText('after', '\nExample:\n  tidepool drain NODE --zk 127.0.0.1:2181')
+    .action((node: string, opts: Common) => withZk(opts.zk, opts.timeout, async (client) => {
+      const drained = await drainNode(client, node).catch((err: unknown) => Promise.reject(new UsageError((err as Error).message)));
+      if (opts.json) return printJson({ node, draining: drained });
       process.stdout.write(drained ? `node ${node} is draining\n` : `node ${node} has no job\n`);
     }));
 }
 
-async function withCluster(opts: Common, run: (client: CoordClient) => Promise<void>): Promise<void> {
-  const conn = zookeeperConnection(opts.zk, 'this command acts on a running cluster');
-  const client = await connect(conn, { connectTimeoutMs: 10_000 });
-  try {
-    await run(client);
-  } finally {
-    await client.close();
-  }
+/**
+ * How long to wait for an answer. Before --wait, `control` and `rescale` took `--timeout MS` for it:
+ * a --timeout given as a bare number (the old form) still means that, for one release.
+ */
+function legacyWait(cmd: SettingsCommand, opts: Common & { wait: number }): number {
+  if (!givenInOldForm(cmd, 'timeout')) return opts.wait;
+  const waitMs = opts.timeout;
+  opts.timeout = parseDuration(DEFAULT_TIMEOUT)!;
+  deprecated(`on ${cmd.name()}, --timeout ${waitMs} stands for --wait ${formatDuration(waitMs)} (how long to wait for the answer); --timeout with a unit is how long to wait for ZooKeeper`);
+  return waitMs;
 }
 
-function print(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+async function printManaged(client: CoordClient, json: boolean, asQueue: boolean): Promise<void> {
+  const nodes = await listNodes(client);
+  const jobs = (await listManagedJobs(client)).map((j) => managedSummary(j, nodes.filter((n) => n.assignment === j.id).map((n) => n.id), asQueue));
+  if (json) return printJson({ jobs });
+  if (jobs.length === 0) return void process.stdout.write('no managed jobs\n');
+  table([['JOB', 'FLEXIBILITY', 'STATE', 'NODES', 'MIN', 'MAX', 'RESCALES', 'PENDING'], ...jobs.map((j) => [
+    j.id, j.flexibility, j.state, String(j.nodes.length), String(j.minNodes), j.maxNodes === null ? '-' : String(j.maxNodes), String(j.rescales), j.pending ? `shrink to ${j.pending.nodes.length}` : '-',
+  ])]);
 }
 
-function table(rows: string[][]): void {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+function managedSummary(j: ManagedJobInfo, nodes: string[], asQueue: boolean) {
+  const state = j.outcome ?? (nodes.length > 0 || j.started ? 'running' : 'waiting');
+  return {
+    id: j.id, flexibility: j.flexibility, ...(asQueue ? { kind: j.flexibility } : {}), state, nodes, minNodes: j.minNodes, maxNodes: j.maxNodes === Infinity ? null : j.maxNodes,
+    rescales: j.record.events.filter((e) => e.type !== 'launch').length, pending: j.record.pending ?? null, events: j.record.events, module: j.module,
+  };
+}
+
+async function rescaleManaged(client: CoordClient, info: ManagedJobInfo, n: number, waitMs: number, json: boolean): Promise<void> {
+  const job = info.id;
+  if (info.finished) throw new UsageError(`job ${job} has ended (${info.outcome})`);
+  if (info.flexibility !== 'malleable') throw new UsageError(`job ${job} is ${info.flexibility}: the resource manager rescales only malleable jobs`);
+  if (n < 1) throw new UsageError(`NODES: a managed job keeps at least 1 node, got ${n}`);
+  await requestRescale(client, job, n);
+  await taken(client, job, waitMs);
+  const nodes = (await listNodes(client)).filter((x) => x.assignment === job).map((x) => x.id);
+  if (json) return printJson({ job, requested: n, nodes });
+  process.stdout.write(`job ${job}: rescale to ${n} taken by the manager; ${nodes.length} node(s) now\n`);
+}
+
+/** Resolves once the manager has taken the job's rescale request (the record no longer holds it). */
+function taken(client: CoordClient, job: string, waitMs: number): Promise<void> {
+  return new Promise((resolveDone, reject) => {
+    const timer = setTimeout(() => {
+      handle.close();
+      reject(new Error(`no resource manager took the request within ${formatDuration(waitMs)} (is \`tidepool manager\` running?); it stays queued`));
+    }, waitMs);
+    const handle = watchData(client, managerPaths().record(job), (d) => {
+      if (d && (JSON.parse(d.data.toString('utf8')) as { rescaleTo?: number }).rescaleTo !== undefined) return;
+      clearTimeout(timer);
+      handle.close();
+      resolveDone();
+    });
+  });
 }

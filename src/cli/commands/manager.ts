@@ -1,67 +1,88 @@
-import type { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { connect } from '../../coord/connect.js';
+import { isCoordError } from '../../coord/errors.js';
 import type { CoordClient } from '../../coord/types.js';
-import { watchData } from '../../coord/watch.js';
-import { isFlexibility } from '../../frameworks/malleable/manager/managed-job.js';
-import { listManagedJobs, managerPaths, readManagedJob, requestRescale, submitManagedJob, type ManagedJobInfo } from '../../frameworks/malleable/manager/manager-store.js';
-import { isPolicyName, POLICY_NAMES } from '../../frameworks/malleable/manager/policies.js';
+import { FLEXIBILITIES, type Flexibility } from '../../frameworks/malleable/manager/managed-job.js';
+import { managerPaths, submitManagedJob } from '../../frameworks/malleable/manager/manager-store.js';
+import { POLICY_NAMES, type PolicyName } from '../../frameworks/malleable/manager/policies.js';
 import { ResourceManager } from '../../frameworks/malleable/manager/resource-manager.js';
-import { listNodes } from '../../runtime/job-control.js';
 import { log } from '../../util/log.js';
+import { jsonOption, zkOptions } from '../common-options.js';
+import { connectZk, withZk } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { nonNegativeInt, positiveInt, zookeeperConnection } from '../options.js';
+import { printLine } from '../output.js';
+import { warnOnce } from '../settings/deprecations.js';
+import { duration, kinds, oneOf } from '../settings/kinds.js';
+import type { SettingsCommand } from '../settings/settings-command.js';
 import { stopSignal } from '../stop-signal.js';
 
-interface Common { zk?: string; json?: boolean }
+interface Common {
+  zk: string;
+  timeout: number;
+  json?: boolean;
+}
 
-/** `tidepool manager|submit|queue|rescale`: the resource manager for rigid, moldable and malleable jobs (docs/malleable.md). */
-export function registerManagerCommands(program: Command): void {
-  const common = (cmd: Command) => cmd.option('--zk <conn>', 'ZooKeeper ensemble').option('--json', 'print JSON');
+interface SubmitFlags extends Common {
+  flexibility: Flexibility;
+  export: string;
+  root: string;
+  jobKind?: string;
+  min: number;
+  max?: number;
+  nodes?: number;
+}
 
-  common(program.command('manager').description('run the resource manager: place managed jobs on the pool of nodes by a policy, rescaling malleable jobs split-phase'))
-    .option('--policy <name>', `scheduling policy: ${POLICY_NAMES.join(', ')}`, 'equipartition')
-    .option('--tgap <seconds>', 'equipartition: minimum time between two rescales of a job (T_gap)', '40')
-    .option('--id <id>', 'candidate id in the managers\' election (default: a fresh one)')
-    .addHelpText('after', '\nRuns until SIGINT/SIGTERM; several managers may run, one acts (elected).\nExample:\n  tidepool manager --zk zk://127.0.0.1:2181 --policy equipartition --tgap 100 --json')
-    .action(async (flags: Common & { policy: string; tgap: string; id?: string }) => {
-      if (!isPolicyName(flags.policy)) throw new UsageError(`--policy: "${flags.policy}" is not one of ${POLICY_NAMES.join(', ')}`);
-      const tGapMs = nonNegativeInt(flags.tgap, '--tgap') * 1000;
-      const conn = zookeeperConnection(flags.zk, 'the manager places jobs on a cluster registered on ZooKeeper');
-      const client = await connect(conn, { connectTimeoutMs: 10_000 });
-      const manager = new ResourceManager(client, { id: flags.id ?? `manager-${randomBytes(4).toString('hex')}`, policy: flags.policy, tGapMs });
-      manager.on('elected', () => line(flags.json, { active: true }, 'manager active'));
-      manager.on('event', (e) => line(flags.json, e, `${new Date(e.at).toISOString()} ${e.type} ${e.job} → ${e.nodes.length} node(s)${e.tRescaleMs !== undefined ? ` (T_rescale ${e.tRescaleMs} ms)` : ''}`));
+const CLUSTER = 'the cluster\'s ZooKeeper ensemble';
+
+/** `tidepool manager|submit`: the resource manager for rigid, moldable and malleable jobs (docs/malleable.md); its jobs are listed by `jobs --managed` and rescaled by `scale`. */
+export function registerManagerCommands(program: SettingsCommand): void {
+  jsonOption(zkOptions(program.command('manager')
+    .description('run the resource manager: place managed jobs on the pool of nodes by a policy, rescaling malleable jobs split-phase'),
+  CLUSTER, 'the manager places jobs on a cluster registered on ZooKeeper'), 'print one JSON line per event')
+    .setting('--policy <name>', 'scheduling policy', oneOf(POLICY_NAMES), 'equipartition')
+    .setting('--tgap <duration>', 'equipartition: minimum time between two rescales of a job (T_gap)', duration('s'), '40s')
+    .setting('--id <id>', 'candidate id in the managers\' election (default: a fresh one)', kinds.text)
+    .addHelpText('after', '\nRuns until SIGINT/SIGTERM; several managers may run, one acts (elected).\n\nExample:\n  tidepool manager --zk 127.0.0.1:2181 --policy equipartition --tgap 100s --json')
+    .action(async (flags: Common & { policy: PolicyName; tgap: number; id?: string }) => {
+      const client = await connectZk(flags.zk, flags.timeout);
+      const manager = new ResourceManager(client, { id: flags.id ?? `manager-${randomBytes(4).toString('hex')}`, policy: flags.policy, tGapMs: flags.tgap });
+      manager.on('elected', () => printLine(flags.json, { active: true }, 'manager active'));
+      manager.on('event', (e) => printLine(flags.json, e, `${new Date(e.at).toISOString()} ${e.type} ${e.job} → ${e.nodes.length} node(s)${e.tRescaleMs !== undefined ? ` (T_rescale ${e.tRescaleMs} ms)` : ''}`));
       client.onState((s) => {
         if (s !== 'expired') return;
         log.error('manager', 'coordination session expired; exiting (3) for the supervisor to restart us');
         process.exit(3);
       });
       await manager.start();
-      line(flags.json, { ready: true, policy: flags.policy, tGapMs, zk: conn }, `manager ready (${flags.policy}${flags.policy === 'equipartition' ? `, T_gap ${tGapMs / 1000} s` : ''}) on ${conn}`);
+      printLine(flags.json, { ready: true, policy: flags.policy, tGapMs: flags.tgap, zk: flags.zk }, `manager ready (${flags.policy}${flags.policy === 'equipartition' ? `, T_gap ${flags.tgap / 1000} s` : ''}) on ${flags.zk}`);
       log.info('manager', `${await stopSignal()}: stopping`);
       await manager.stop();
       await client.close();
     });
 
-  common(program.command('submit').argument('<module>', 'task module (a file or a package specifier)').description('queue a job for the resource manager'))
-    .requiredOption('--kind <kind>', 'rigid | moldable | malleable')
-    .option('--export <name>', 'the task type\'s export in the module', 'default')
-    .option('--root <json>', 'the root task\'s state as JSON', 'null')
-    .option('--job-kind <module#export>', 'the job kind that runs it (default: the task pool)')
-    .option('--min <n>', 'fewest nodes the job runs on', '1')
-    .option('--max <n>', 'most nodes the job may have (default: no limit; rigid: its size)')
-    .option('--nodes <n>', 'requested size (a rigid job\'s size; default --min)')
-    .addHelpText('after', '\nExamples:\n  tidepool submit ./count.js --kind malleable --min 2 --max 8 --root \'{"n":30}\' --zk zk://127.0.0.1:2181\n  tidepool submit ./count.js --kind rigid --nodes 4 --zk zk://127.0.0.1:2181 --json')
-    .action((module: string, flags: Common & { kind: string; export: string; root: string; jobKind?: string; min: string; max?: string; nodes?: string }) => {
-      if (!isFlexibility(flags.kind)) throw new UsageError(`--kind: "${flags.kind}" is not one of rigid, moldable, malleable`);
-      const flexibility = flags.kind;
-      const min = positiveInt(flags.min, '--min');
-      const max = flags.max === undefined ? undefined : positiveInt(flags.max, '--max');
-      const nodes = flags.nodes === undefined ? undefined : positiveInt(flags.nodes, '--nodes');
+  jsonOption(zkOptions(program.command('submit')
+    .argument('<module>', 'task module: a file (relative to the current directory) or a package specifier')
+    .description('queue a job for the resource manager'), CLUSTER, 'jobs are queued on a cluster registered on ZooKeeper'))
+    .setting('--flexibility <flexibility>', 'who sizes the job: rigid (its own size), moldable (the manager, once), malleable (the manager, at any time)', oneOf(FLEXIBILITIES))
+    .requireSetting('flexibility', 'rigid, moldable or malleable')
+    .deprecatedFlag('--kind <flexibility>', 'flexibility')
+    .setting('--export <name>', 'the task type\'s export in the module', kinds.text, 'default')
+    .setting('--root <json>', 'the root task\'s state as JSON', kinds.text, 'null')
+    .setting('--job-kind <module#export>', 'the job kind that runs it (default: the task pool)', kinds.text)
+    .setting('--min <n>', 'fewest nodes the job runs on', kinds.positiveInt, '1')
+    .setting('--max <n>', 'most nodes the job may have (default: no limit; rigid: its size)', kinds.positiveInt)
+    .setting('--nodes <n>', 'requested size (a rigid job\'s size; default --min)', kinds.positiveInt)
+    .addHelpText('after', `
+Warns when no resource manager (tidepool manager) is running: the job waits in the queue until one does.
+Old flag: --kind (now --flexibility; it still works, with a note, for one release).
+
+Examples:
+  tidepool submit examples/tasks/count-primes.ts --flexibility malleable --min 1 --max 2 --root '{"lo":0,"hi":100000,"found":0}' --zk 127.0.0.1:2181
+  tidepool submit examples/tasks/count-primes.ts --flexibility rigid --nodes 1 --root '{"lo":0,"hi":100000,"found":0}' --zk 127.0.0.1:2181 --json`)
+    .action((module: string, flags: SubmitFlags) => {
+      const { flexibility, min, max, nodes } = flags;
       if (max !== undefined && max < min) throw new UsageError(`--max (${max}) is below --min (${min})`);
       if (nodes !== undefined && (nodes < min || (max !== undefined && nodes > max)) && flexibility !== 'rigid') throw new UsageError(`--nodes (${nodes}) must lie between --min and --max`);
       let root: unknown;
@@ -70,101 +91,49 @@ export function registerManagerCommands(program: Command): void {
       } catch (err) {
         throw new UsageError(`--root: not JSON (${(err as Error).message})`);
       }
+      const ref = { module: moduleSpecifier(module, 'MODULE'), export: flags.export };
       const kind = flags.jobKind === undefined ? undefined : moduleRef(flags.jobKind, '--job-kind');
-      return withClient(flags, async (client) => {
+      return withZk(flags.zk, flags.timeout, async (client) => {
         let spec;
         try {
           spec = await submitManagedJob(client, {
-            ref: { module: moduleSpecifier(module), export: flags.export }, root, flexibility, minNodes: min,
+            ref, root, flexibility, minNodes: min,
             ...(max !== undefined ? { maxNodes: max } : {}), ...(nodes !== undefined ? { nodes } : {}), ...(kind ? { kind } : {}),
           });
         } catch (err) {
           throw new UsageError((err as Error).message);
         }
-        line(flags.json, { job: spec.id, kind: flexibility, minNodes: spec.minNodes, maxNodes: spec.maxNodes ?? null, nodes: spec.nodes }, `job ${spec.id} queued (${flexibility})`);
-      });
-    });
-
-  common(program.command('queue').description('list the managed jobs: kind, state, nodes, node range, rescales'))
-    .addHelpText('after', '\nExample:\n  tidepool queue --zk zk://127.0.0.1:2181 --json')
-    .action((flags: Common) => withClient(flags, async (client) => {
-      const nodes = await listNodes(client);
-      const jobs = (await listManagedJobs(client)).map((j) => summary(j, nodes.filter((n) => n.assignment === j.id).map((n) => n.id)));
-      if (flags.json) return line(true, { jobs }, '');
-      if (jobs.length === 0) return void process.stdout.write('no managed jobs\n');
-      table([['JOB', 'KIND', 'STATE', 'NODES', 'MIN', 'MAX', 'RESCALES', 'PENDING'], ...jobs.map((j) => [
-        j.id, j.kind, j.state, String(j.nodes.length), String(j.minNodes), j.maxNodes === null ? '-' : String(j.maxNodes), String(j.rescales), j.pending ? `shrink to ${j.pending.nodes.length}` : '-',
-      ])]);
-    }));
-
-  common(program.command('rescale').argument('<job>', 'job id').argument('<nodes>', 'node count').description('ask the resource manager to rescale a managed job (clamped to its node range)'))
-    .option('--timeout <ms>', 'give up waiting for the manager after this long (the request stays queued)', '60000')
-    .addHelpText('after', '\nUnder equipartition the policy may change the size again once T_gap has passed.\nExample:\n  tidepool rescale j-lx3k2-1a2b3c 2 --zk zk://127.0.0.1:2181')
-    .action((job: string, count: string, flags: Common & { timeout: string }) => {
-      const n = positiveInt(count, 'NODES');
-      const timeoutMs = nonNegativeInt(flags.timeout, '--timeout');
-      return withClient(flags, async (client) => {
-        const info = await readManagedJob(client, job);
-        if (!info) throw new UsageError(`no managed job ${job} in the cluster`);
-        if (info.finished) throw new UsageError(`job ${job} has ended (${info.outcome})`);
-        if (info.flexibility !== 'malleable') throw new UsageError(`job ${job} is ${info.flexibility}: only malleable jobs are rescaled`);
-        await requestRescale(client, job, n);
-        await consumed(client, job, timeoutMs);
-        const nodes = (await listNodes(client)).filter((x) => x.assignment === job).map((x) => x.id);
-        line(flags.json, { job, requested: n, nodes }, `job ${job}: rescale to ${n} taken by the manager; ${nodes.length} node(s) now`);
+        if (!(await managerRunning(client))) warnOnce(`no resource manager is running on ${flags.zk}: job ${spec.id} waits in the queue until one starts (tidepool manager --zk ${flags.zk})`);
+        printLine(flags.json, { job: spec.id, flexibility, minNodes: spec.minNodes, maxNodes: spec.maxNodes ?? null, nodes: spec.nodes }, `job ${spec.id} queued (${flexibility})`);
       });
     });
 }
 
-/** Resolves once the manager has taken the job's rescale request (the record no longer holds it). */
-function consumed(client: CoordClient, job: string, timeoutMs: number): Promise<void> {
-  return new Promise((resolveDone, reject) => {
-    const timer = setTimeout(() => {
-      handle.close();
-      reject(new Error(`no resource manager took the request within ${timeoutMs} ms (is \`tidepool manager\` running?); it stays queued`));
-    }, timeoutMs);
-    const handle = watchData(client, managerPaths().record(job), (d) => {
-      if (d && (JSON.parse(d.data.toString('utf8')) as { rescaleTo?: number }).rescaleTo !== undefined) return;
-      clearTimeout(timer);
-      handle.close();
-      resolveDone();
-    });
-  });
+/** Whether any `tidepool manager` takes part in the managers' election (the elected one acts). */
+async function managerRunning(client: CoordClient): Promise<boolean> {
+  try {
+    return (await client.getChildren(managerPaths().election)).length > 0;
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) return false;
+    throw err;
+  }
 }
 
-function summary(j: ManagedJobInfo, nodes: string[]) {
-  const state = j.outcome ?? (nodes.length > 0 || j.started ? 'running' : 'waiting');
-  return {
-    id: j.id, kind: j.flexibility, state, nodes, minNodes: j.minNodes, maxNodes: j.maxNodes === Infinity ? null : j.maxNodes,
-    rescales: j.record.events.filter((e) => e.type !== 'launch').length, pending: j.record.pending ?? null, events: j.record.events, module: j.module,
-  };
-}
-
-/** A local file becomes a file URL (node processes on this machine import it); anything else is a package specifier. */
-function moduleSpecifier(module: string): string {
-  return existsSync(module) ? pathToFileURL(resolve(module)).href : module;
+/**
+ * A module given on the command line: a path (`./count.js`, `../x.ts`, `/abs.js`, or any name of an
+ * existing file) is resolved against the caller's current directory and must exist; anything else is
+ * a package specifier (`my-tasks`, `@org/tasks/count`), resolved by the nodes.
+ */
+export function moduleSpecifier(module: string, label: string): string {
+  const looksLikePath = /^\.{1,2}([/\\]|$)|^[/\\]/.test(module) || /\.(c|m)?[jt]s$/.test(module);
+  const file = resolve(process.cwd(), module);
+  if (existsSync(file)) return pathToFileURL(file).href;
+  if (looksLikePath) throw new UsageError(`${label}: no such file: ${file} (a module path is relative to the current directory)`);
+  return module;
 }
 
 function moduleRef(value: string, flag: string): { module: string; export: string } {
   const [module, exp, ...rest] = value.split('#');
   if (!module || rest.length > 0) throw new UsageError(`${flag}: "${value}" is not MODULE or MODULE#EXPORT`);
-  return { module: moduleSpecifier(module), export: exp ?? 'default' };
-}
-
-async function withClient(flags: Common, run: (client: CoordClient) => Promise<void>): Promise<void> {
-  const client = await connect(zookeeperConnection(flags.zk, 'this command acts on a cluster registered on ZooKeeper'), { connectTimeoutMs: 10_000 });
-  try {
-    await run(client);
-  } finally {
-    await client.close();
-  }
-}
-
-function line(json: boolean | undefined, value: unknown, text: string): void {
-  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
-}
-
-function table(rows: string[][]): void {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+  return { module: moduleSpecifier(module, flag), export: exp ?? 'default' };
 }

@@ -1,21 +1,24 @@
-import type { Command } from 'commander';
-import { connect } from '../../coord/connect.js';
 import { newNodeId, TidepoolNode } from '../../runtime/node.js';
 import { nodeIdOfCertificate } from '../../transport/channel-credentials.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import { log } from '../../util/log.js';
+import { jsonOption, zkOptions } from '../common-options.js';
+import { connectZk } from '../connection.js';
 import { UsageError } from '../errors.js';
+import { clusterSecrets, defaultWorkers, readFlagFile } from '../options.js';
+import { kinds } from '../settings/kinds.js';
+import type { SettingsCommand } from '../settings/settings-command.js';
 import { stopSignal } from '../stop-signal.js';
-import { clusterSecrets, defaultWorkers, port, positiveInt, readFlagFile, zookeeperConnection } from '../options.js';
 
 interface NodeOptions {
-  zk?: string;
-  workers?: string;
+  zk: string;
+  timeout: number;
+  workers?: number;
   secretFile?: string;
   host: string;
-  port: string;
+  port: number;
   id?: string;
-  metricsPort?: string;
+  metricsPort?: number;
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
@@ -48,44 +51,52 @@ function newTransport(make: () => TcpTransport): TcpTransport {
 }
 
 /** `tidepool node`: runs one node process that joins the cluster and follows its job assignment. */
-export function registerNodeCommand(program: Command): void {
-  program
-    .command('node')
-    .description('run a node: register in the cluster, take part in the job it is assigned to, drain on SIGTERM')
-    .option('--zk <conn>', 'ZooKeeper ensemble, zk://host:port[,host:port…][/chroot]')
-    .option('--workers <n>', 'worker threads (default: one per core)')
+export function registerNodeCommand(program: SettingsCommand): void {
+  jsonOption(zkOptions(program.command('node')
+    .description('run a node: register in the cluster, take part in the job it is assigned to, drain on SIGTERM'),
+  'the cluster\'s ZooKeeper ensemble', 'a node joins a cluster registered on ZooKeeper'), 'print one JSON line when ready')
+    .setting('--workers <n>', 'worker threads (default: one per core)', kinds.positiveInt)
     .option('--secret-file <file>', 'file holding the cluster secret shared by all nodes (or the secret itself in $TIDEPOOL_SECRET)')
-    .option('--host <host>', 'address to listen on and publish for peers', '127.0.0.1')
-    .option('--port <port>', 'TCP port for peers (0 = any free port)', '0')
-    .option('--id <id>', 'node id (default: random, or the one the --tls-cert certificate names)')
+    .setting('--host <host>', 'address to listen on and publish for peers', kinds.text, '127.0.0.1')
+    .setting('--port <port>', 'TCP port for peers (0 = any free port)', kinds.port, '0')
+    .setting('--id <id>', 'node id (default: random, or the one the --tls-cert certificate names)', kinds.text)
     .option('--tls-cert <file>', 'node channel: this node\'s certificate (PEM) from your PKI, naming it as URI urn:tidepool:node:<id> (default: one issued under the cluster secret)')
     .option('--tls-key <file>', 'node channel: the private key of --tls-cert (PEM)')
     .option('--tls-ca <file>', 'node channel: the CA certificates (PEM) peers\' certificates must chain to')
-    .option('--metrics-port <port>', 'serve /metrics (Prometheus), /healthz and /readyz on this port of --host (0 = any free port; default: not served)')
-    .option('--json', 'print one JSON line when ready')
+    .setting('--metrics-port <port>', 'serve /metrics (Prometheus), /healthz and /readyz on this port of --host (0 = any free port; default: not served)', kinds.port)
     .addHelpText('after', [
       '',
+      'Runs until SIGINT/SIGTERM, then drains: its tasks move to the job\'s other nodes.',
       'Node-to-node connections are mutual TLS 1.3. By default each node holds a certificate issued under the',
       'cluster secret; with --tls-cert/--tls-key/--tls-ca they come from your PKI. SIGHUP re-reads --secret-file',
       '(one secret per line: the first is presented, all are accepted; see docs/security.md) and the --tls-* files.',
       '',
       'Example:',
-      '  tidepool node --zk zk://10.0.0.5:2181 --workers 4 --secret-file /etc/tidepool/secret',
+      '  head -c 32 /dev/urandom | base64 > secret',
+      '  tidepool node --zk 127.0.0.1:2181 --workers 4 --secret-file secret',
     ].join('\n'))
     .action(async (opts: NodeOptions) => {
-      const conn = zookeeperConnection(opts.zk, 'a node joins a cluster registered on ZooKeeper');
-      const workers = opts.workers === undefined ? defaultWorkers() : positiveInt(opts.workers, '--workers');
-      const listenPort = port(opts.port, '--port');
-      const metricsPort = opts.metricsPort === undefined ? undefined : port(opts.metricsPort, '--metrics-port');
+      // Listening for SIGTERM before anything is announced: a signal right after the ready line must drain us.
+      const stopping = stopSignal();
+      const workers = opts.workers ?? defaultWorkers();
       const secrets = clusterSecrets(opts.secretFile);
       if (opts.id !== undefined && !/^[\w.-]{1,64}$/.test(opts.id)) throw new UsageError(`--id: "${opts.id}" may use letters, digits, "_", "." and "-" only`);
       const tls = operatorTls(opts);
       const named = tls ? certificateNodeId(tls.cert) : undefined;
       if (named !== undefined && opts.id !== undefined && named !== opts.id) throw new UsageError(`--id: "${opts.id}" but the --tls-cert certificate names node "${named}"`);
       const nodeId = opts.id ?? named ?? newNodeId();
-      const transport = newTransport(() => new TcpTransport({ nodeId, secret: secrets, ...(tls ? { tls } : {}), host: opts.host, port: listenPort }));
-      const client = await connect(conn, { sessionTimeoutMs: 6_000 });
-      const node = await TidepoolNode.start({ client, transport, workers, nodeId, ...(metricsPort !== undefined ? { metrics: { port: metricsPort, host: opts.host } } : {}) });
+      const transport = newTransport(() => new TcpTransport({ nodeId, secret: secrets, ...(tls ? { tls } : {}), host: opts.host, port: opts.port }));
+      const client = await connectZk(opts.zk, opts.timeout, { sessionTimeoutMs: 6_000 });
+      const node = await TidepoolNode.start({ client, transport, workers, nodeId, ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: opts.host } } : {}) });
+      const reload = () => {
+        try {
+          transport.setCredentials(operatorTls(opts) ?? { secrets: clusterSecrets(opts.secretFile) });
+          log.warn('node', `SIGHUP: node channel credentials reloaded (${transport.channelSummary})`);
+        } catch (err) {
+          log.error('node', `SIGHUP: kept the node channel credentials: ${(err as Error).message}`);
+        }
+      };
+      process.on('SIGHUP', reload); // before the ready line, like SIGTERM: a SIGHUP right after it must reload, not kill
       const ready = { node: node.id, address: transport.address, workers, ...(node.metricsUrl ? { metrics: node.metricsUrl } : {}) };
       process.stdout.write(opts.json ? `${JSON.stringify(ready)}\n` : `node ${node.id} ready at ${transport.address} with ${workers} worker(s)${node.metricsUrl ? `; metrics at ${node.metricsUrl}/metrics` : ''}\n`);
       client.onState((s) => {
@@ -95,16 +106,7 @@ export function registerNodeCommand(program: Command): void {
           process.exit(3);
         }
       });
-      const reload = () => {
-        try {
-          transport.setCredentials(operatorTls(opts) ?? { secrets: clusterSecrets(opts.secretFile) });
-          log.warn('node', `SIGHUP: node channel credentials reloaded (${transport.channelSummary})`);
-        } catch (err) {
-          log.error('node', `SIGHUP: kept the node channel credentials: ${(err as Error).message}`);
-        }
-      };
-      process.on('SIGHUP', reload);
-      log.info('node', `${await stopSignal()}: draining`);
+      log.info('node', `${await stopping}: draining`);
       process.off('SIGHUP', reload);
       try {
         await node.shutdown();

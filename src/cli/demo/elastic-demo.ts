@@ -1,5 +1,5 @@
 import { ClusterMonitor } from '../../dashboard/cluster-monitor.js';
-import { startDashboard, type DashboardServer } from '../../dashboard/dashboard-server.js';
+import type { DashboardServer } from '../../dashboard/dashboard-server.js';
 import type { ClusterSnapshot } from '../../dashboard/snapshot.js';
 import { jobIncumbent } from '../../dashboard/snapshot-builder.js';
 import { APPLICATIONS, type Application } from '../../frameworks/search/applications.js';
@@ -7,20 +7,21 @@ import { solveOnCluster, type SolveStats } from '../../frameworks/search/solve.j
 import type { TspInstance } from '../../frameworks/search/tsp/tsplib.js';
 import { Cluster, type ClusterEvent } from '../../runtime/cluster.js';
 import type { ScaleStep } from '../../runtime/scale-schedule.js';
+import { listenDashboard, type DashboardPlace } from '../dashboard-option.js';
 import { knownOptimum } from './bundled-instances.js';
 
 export interface DemoOptions {
   /** A TSPLIB file. */
   instanceFile: string;
-  /** Nodes at the start (k in seed 000's Fig. 6). */
+  /** Nodes at the start (k in the elasticity experiment of TASKWORK, Kehrer and Blochinger, Fig. 6). */
   nodes: number;
   workers: number;
   /** When to add and remove nodes. */
   schedule: ScaleStep[];
-  /** Also run the static baseline on `nodes` nodes and report S% (seed 000, Eq. 1). */
+  /** Also run the static baseline on `nodes` nodes and report S% (TASKWORK's change in speedup, its Eq. 1). */
   compare: boolean;
   /** Where to serve the dashboard (null: none). With `anyPortIfBusy` a taken port falls back to a free one. */
-  dashboard: { host: string; port: number; anyPortIfBusy: boolean } | null;
+  dashboard: DashboardPlace | null;
   /** Monitor tick (ms): how often the display and dashboard update. */
   tickMs?: number;
   /** Called once the cluster runs and the dashboard (if any) serves, before the solve starts. */
@@ -68,7 +69,7 @@ export interface DemoRun {
 }
 
 /**
- * Seed 000's elasticity experiment on an embedded cluster: solve a TSP instance starting on k
+ * TASKWORK's elasticity experiment (Kehrer and Blochinger, Fig. 6) on an embedded cluster: solve a TSP instance starting on k
  * nodes, add nodes at t1, drain them (their tasks migrate) at t2; optionally first the static run
  * on k nodes for S% = (S_E − S_k) / S_k · 100 = (T_k / T_E − 1) · 100 (the sequential time cancels).
  */
@@ -86,7 +87,7 @@ export async function runElasticDemo(opts: DemoOptions): Promise<DemoRun> {
   };
   try {
     await monitor.start();
-    if (opts.dashboard) server = await serveDashboard(monitor, opts.dashboard);
+    if (opts.dashboard) server = await listenDashboard(monitor, opts.dashboard);
     opts.onReady?.(server?.url ?? null);
     let staticSeconds: number | null = null;
     if (opts.compare) {
@@ -158,14 +159,5 @@ export async function runElasticDemo(opts: DemoOptions): Promise<DemoRun> {
     } finally {
       off();
     }
-  }
-}
-
-async function serveDashboard(monitor: ClusterMonitor, where: NonNullable<DemoOptions['dashboard']>): Promise<DashboardServer> {
-  try {
-    return await startDashboard(monitor, { host: where.host, port: where.port });
-  } catch (err) {
-    if (!where.anyPortIfBusy || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    return startDashboard(monitor, { host: where.host, port: 0 });
   }
 }

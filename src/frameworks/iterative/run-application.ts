@@ -21,10 +21,14 @@ export interface ApplicationRun {
 
 export async function runIterativeApplication(
   app: IterativeApplication,
-  opts: { iterations: number; nodes: number; workers: number; seed: number; balance: BalanceStrategy; onProgress?: (line: string) => void },
+  opts: {
+    iterations: number; nodes: number; workers: number; seed: number; balance: BalanceStrategy; onProgress?: (line: string) => void;
+    /** Run on this embedded cluster of `nodes` nodes (owned by the caller, left running) instead of starting one. */
+    cluster?: Cluster;
+  },
 ): Promise<ApplicationRun> {
   const run = await runElastic(
-    { nodes: opts.nodes, workers: opts.workers, schedule: [], ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) },
+    { nodes: opts.nodes, workers: opts.workers, schedule: [], ...(opts.onProgress ? { onProgress: opts.onProgress } : {}), ...(opts.cluster ? { cluster: opts.cluster } : {}) },
     (cluster) => submitIterative(cluster, app.ref, { iterations: opts.iterations, params: app.params, seed: opts.seed, balance: opts.balance, nodes: opts.nodes }),
     (cluster, job) => progressOf(cluster, job, opts.iterations, app.unit),
   );

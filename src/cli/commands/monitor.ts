@@ -1,0 +1,74 @@
+import { ClusterMonitor } from '../../dashboard/cluster-monitor.js';
+import { startDashboard } from '../../dashboard/dashboard-server.js';
+import { pruneFinishedJobs } from '../../runtime/job-retention.js';
+import { log } from '../../util/log.js';
+import { jsonOption, zkOptions } from '../common-options.js';
+import { connectZk } from '../connection.js';
+import { UsageError } from '../errors.js';
+import { duration, kinds } from '../settings/kinds.js';
+import type { SettingsCommand } from '../settings/settings-command.js';
+import { stopSignal } from '../stop-signal.js';
+
+interface MonitorFlags {
+  zk: string;
+  timeout: number;
+  dashboard: boolean | number;
+  host: string;
+  interval: number;
+  retainJobs: number;
+  json?: boolean;
+}
+
+export const MONITOR_PORT = 7470;
+
+/**
+ * `tidepool monitor` (formerly `tidepool coordinator`): the operator's process of a cluster on
+ * ZooKeeper. It watches nodes and jobs through the coordination service and serves the live
+ * dashboard and Prometheus metrics. It holds no job state: it can restart, or run twice, without
+ * affecting any computation.
+ */
+export function registerMonitorCommand(program: SettingsCommand): void {
+  const monitor = jsonOption(zkOptions(program.command('monitor')
+    .description('serve the live dashboard and Prometheus metrics (/metrics) of a cluster registered on ZooKeeper'),
+  'the cluster\'s ZooKeeper ensemble', 'the monitor watches a cluster registered on ZooKeeper'), 'print one JSON line when ready')
+    .setting('--dashboard [port]', `HTTP port of the dashboard and /metrics (default ${MONITOR_PORT}; 0 = any free port)`, kinds.optionalPort, true)
+    .setting('--host <host>', 'address to listen on', kinds.text, '127.0.0.1')
+    .setting('--interval <duration>', 'how often to read the cluster', duration('ms'), '1s')
+    .setting('--retain-jobs <n>', 'keep the znodes of the N most recently finished jobs; older ones are removed every minute', kinds.count, '100')
+    .addHelpText('after', `
+Runs until SIGINT/SIGTERM. Old name: tidepool coordinator (it still works, with a note, for one release).
+
+Example:
+  tidepool monitor --zk 127.0.0.1:2181 --dashboard 8080 --host 0.0.0.0
+  curl http://127.0.0.1:8080/metrics`);
+  monitor.deprecatedName('coordinator');
+  monitor.action(async (flags: MonitorFlags) => {
+    if (flags.dashboard === false) throw new UsageError('--dashboard: the monitor serves the dashboard and /metrics; give a port, or leave it out for the default');
+    const httpPort = flags.dashboard === true ? MONITOR_PORT : flags.dashboard;
+    const client = await connectZk(flags.zk, flags.timeout);
+    const watcher = new ClusterMonitor(client, { intervalMs: flags.interval });
+    await watcher.start();
+    const server = await startDashboard(watcher, { host: flags.host, port: httpPort });
+    const metrics = new URL('metrics', server.url).href;
+    // Finished jobs' trees (with a transaction marker per ledger commit) would otherwise grow forever.
+    const prune = () => pruneFinishedJobs(client, { keep: flags.retainJobs }).then(
+      (removed) => removed.length > 0 && log.info('monitor', `removed ${removed.length} finished job(s)`, removed),
+      (err: unknown) => log.warn('monitor', 'could not remove finished jobs', err),
+    );
+    void prune();
+    const pruning = setInterval(() => void prune(), 60_000);
+    process.stdout.write(flags.json
+      ? `${JSON.stringify({ dashboard: server.url, metrics, zk: flags.zk })}\n`
+      : `monitor for ${flags.zk}\ndashboard ${server.url}\nmetrics   ${metrics}\n`);
+    client.onState((s) => {
+      if (s !== 'expired') return;
+      log.error('monitor', 'coordination session expired; exiting (3) for the supervisor to restart us');
+      process.exit(3);
+    });
+    log.info('monitor', `${await stopSignal()}: stopping`);
+    clearInterval(pruning);
+    await server.close();
+    await watcher.stop();
+    await client.close();
+  });
+}
