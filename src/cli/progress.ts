@@ -5,7 +5,7 @@
  */
 
 /** How often plain progress lines are written when not on a terminal, unless `--progress DURATION` says. */
-export const PROGRESS_LINE_MS = 2000;
+export const PROGRESS_LINE_MS = 1000;
 
 export class Progress {
   private lastLineAt = -Infinity;

@@ -8,13 +8,11 @@ import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { listNodes, submitJob } from '../../src/runtime/job-control.js';
 import { rootState } from '../runtime/apps/compositions.js';
 import { secretFile, startNodeProcess } from '../support/node-process.js';
 import { waitFor } from '../support/wait.js';
-
-
-
 
 
 /** Repeats `run` until `ok` holds for its result (under a deadline) and returns that result. */
@@ -28,14 +26,14 @@ describe('tidepool CLI', () => {
   it('prints help with every command and exits 0', async () => {
     const run = await tidepool(['--help']);
     assert.equal(run.code, 0);
-    const commands = ['demo', 'solve', 'node', 'coordinator', 'status', 'jobs', 'scale', 'drain', 'cancel', 'control', 'coord'];
+    const commands = ['demo', 'solve', 'node', 'monitor', 'status', 'jobs', 'scale', 'drain', 'cancel', 'control', 'result', 'coord'];
     for (const cmd of commands) assert.match(run.stdout, new RegExp(`^\\s+${cmd}\\b`, 'm'), `${cmd} is listed`);
     // Every command has --help with an example, and --json.
     for (const cmd of [...commands.filter((c) => c !== 'coord'), 'coord ls', 'coord get']) {
       const sub = await tidepool([...cmd.split(' '), '--help']);
       assert.equal(sub.code, 0, cmd);
       assert.match(sub.stdout, /--json/, `${cmd} --help lists --json`);
-      assert.match(sub.stdout, /Examples?:\n\s+(npx )?tidepool /, `${cmd} --help shows an example`);
+      assert.match(sub.stdout, /Examples?:\n(\s+.*\n)*?\s+(npx )?tidepool /, `${cmd} --help shows an example`);
     }
   });
 
@@ -43,7 +41,9 @@ describe('tidepool CLI', () => {
     assertCleanError(await tidepool(['demo', '--bogus']), /unknown option '--bogus'/);
     assertCleanError(await tidepool(['--log-level', 'loud', 'demo']), /--log-level: "loud"/);
     assertCleanError(await tidepool(['coord', 'ls', '/', '--zk', 'zk://nope']), /--zk: .*"nope" is not host:port/);
-    assertCleanError(await tidepool(['coord', 'ls', '/', '--zk', 'http://x:1']), /--zk: bad connection string/);
+    assertCleanError(await tidepool(['coord', 'ls', '/', '--zk', 'nope:70000']), /--zk: .*"nope:70000" is not host:port/);
+    assertCleanError(await tidepool(['coord', 'ls', '/', '--zk', 'http://x:1']), /--zk: bad connection string "http:\/\/x:1": only zk:\/\//);
+    assertCleanError(await tidepool(['coord', 'ls', '/', '--zk', 'zk://127.0.0.1:1', '--timeout', 'soon']), /^error: --timeout: "soon" is not a duration: 500ms, 10s, 2m, 1h/m);
     assertCleanError(await tidepool(['coord', 'ls', 'relative', '--zk', 'zk://127.0.0.1:1']), /not an absolute znode path/);
     assertCleanError(await tidepool(['coord', 'ls', '/', '--zk', 'zk://127.0.0.1:1', '--depth', '0']), /--depth: "0"/);
   });
@@ -59,7 +59,7 @@ describe('tidepool CLI', () => {
     writeFileSync(good, 'a-long-enough-cluster-secret');
     assertCleanError(await tidepool(['node', '--zk', 'zk://127.0.0.1:1', '--secret-file', good, '--workers', '0']), /--workers: "0" is not a positive whole number/);
     assertCleanError(await tidepool(['node', '--zk', 'zk://127.0.0.1:1', '--secret-file', good, '--port', '70000']), /--port: "70000" is not a port number/);
-    assertCleanError(await tidepool(['scale', 'j', 'many', '--zk', 'zk://127.0.0.1:1']), /NODES: "many"/);
+    assertCleanError(await tidepool(['scale', 'j', 'many', '--zk', 'zk://127.0.0.1:1']), /NODES: "many" is not a whole number ≥ 0/);
     assertCleanError(await tidepool(['status']), /--zk is required/);
   });
 
@@ -117,7 +117,7 @@ describe('tidepool CLI', () => {
         assertCleanError(await tidepool(['scale', 'j-nope', '1', '--zk', zk.connectionString]), /no job j-nope/);
         // Control channel: the running job's leader acknowledges a status request; an unknown type is the job's clear refusal.
         await tidepool(['scale', spec.id, '1', '--zk', zk.connectionString]);
-        const acked = await until(async () => (await tidepool(['control', spec.id, 'status', '--zk', zk.connectionString, '--json', '--timeout', '20000'])), (r) => r.code === 0);
+        const acked = await until(async () => (await tidepool(['control', spec.id, 'status', '--zk', zk.hosts, '--json', '--wait', '20s'])), (r) => r.code === 0);
         const reply = JSON.parse(acked.stdout) as { result: { job: string; kind: string; leader: string; members: string[] } };
         assert.deepEqual([reply.result.job, reply.result.kind, reply.result.leader, reply.result.members], [spec.id, 'task-pool', node.id, [node.id]]);
         assertCleanError(await tidepool(['control', spec.id, 'rescale', '{"nodes":2}', '--zk', zk.connectionString]), /does not take control requests of type "rescale"/);
@@ -135,10 +135,30 @@ describe('tidepool CLI', () => {
       }
     });
 
-    it('an unreachable cluster fails within the timeout with a clear message', { timeout: 60_000 }, async () => {
-      const run = await tidepool(['coord', 'ls', '/', '--zk', 'zk://127.0.0.1:1', '--timeout', '1500']);
-      assert.equal(run.code, 1);
-      assert.match(run.stderr, /error: CONNECTION_LOSS.*no ZooKeeper server answered within 1500 ms/);
+    it('an unreachable cluster fails within the timeout, naming the address, on every command that talks to ZooKeeper', { timeout: 120_000 }, async () => {
+      const secret = secretFile();
+      const oneShot = [['coord', 'ls', '/'], ['coord', 'get', '/x'], ['status'], ['jobs'], ['scale', 'j', '1'], ['cancel', 'j'], ['control', 'j', 'status'], ['drain', 'n'], ['result', 'j'],
+        ['submit', 'x-package', '--flexibility', 'rigid'], ['solve', 'nqueens', '4', '--zk'], ['workflow', 'run', fileURLToPath(new URL('../data/workflows/Montage_25.xml', import.meta.url)), '--zk'], ['malleable', 'run', 'wave', '--zk']];
+      const lasting = [['node', '--secret-file', secret], ['monitor'], ['manager'], ['serve', '--insecure', '--token-file', secret, '--secret-file', secret, '--port', '0', '--zk']];
+      for (const args of [...oneShot, ...lasting]) {
+        const zkGiven = args.at(-1) === '--zk';
+        const started = performance.now();
+        const run = await tidepool([...args, ...(zkGiven ? [] : ['--zk']), '127.0.0.1:1', '--timeout', '1500ms'], 30_000);
+        const seconds = (performance.now() - started) / 1000;
+        assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+        assert.match(run.stderr, /^error: no ZooKeeper server at zk:\/\/127\.0\.0\.1:1 answered within 1\.5s \(--timeout\)$/m, args.join(' '));
+        assert.ok(seconds < 15, `${args.join(' ')} took ${seconds.toFixed(1)} s`);
+      }
+    });
+
+    it('--zk takes the forms the help shows: host:port[,host:port][/chroot], with or without zk://', { timeout: 60_000 }, async () => {
+      for (const conn of [zk.hosts, zk.connectionString, `${zk.hosts.split(',')[0]}`, `${zk.connectionString}${root}`, `${zk.hosts}${root}`]) {
+        const run = await tidepool(['coord', 'ls', '/', '--zk', conn, '--json']);
+        assert.equal(run.code, 0, `${conn}: ${run.stderr}`);
+        const tree = (JSON.parse(run.stdout) as { tree: Record<string, unknown> }).tree;
+        if (conn.endsWith(root)) assert.deepEqual(Object.keys(tree), ['jobs'], `${conn} is chrooted at ${root}`);
+        else assert.ok(root.slice(1) in tree, `${conn} sees ${root}`);
+      }
     });
   });
 });

@@ -118,10 +118,10 @@ describe('tidepool demo', () => {
   it('bad flags and a malformed instance: one clear line, exit 2', { timeout: 60_000 }, async () => {
     assertCleanError(await tidepool(['demo', '--nodes', '0']), /--nodes: "0" is not a positive whole number/);
     assertCleanError(await tidepool(['demo', '--scale-out', '5', '--scale-in', '2']), /--scale-in \(2 s\) must come after --scale-out \(5 s\)/);
-    assertCleanError(await tidepool(['demo', '--scale-out', 'soon']), /--scale-out: "soon" is not a number of seconds/);
+    assertCleanError(await tidepool(['demo', '--scale-out', 'soon']), /--scale-out: "soon" is not a duration/);
     assertCleanError(await tidepool(['demo', '--scale', '2s:+1', '--scale-in', '3']), /--scale replaces --scale-out\/--scale-in/);
     assertCleanError(await tidepool(['demo', '--dashboard', '99999']), /--dashboard: "99999" is not a port number/);
-    assertCleanError(await tidepool(['demo', '--instance', '/nonexistent.tsp']), /--instance: no such file: \/nonexistent\.tsp/);
+    assertCleanError(await tidepool(['demo', '--instance', '/nonexistent.tsp']), /--instance: cannot read \/nonexistent\.tsp: ENOENT/);
     const bad = join(mkdtempSync(join(tmpdir(), 'tp-demo-')), 'bad.tsp');
     writeFileSync(bad, 'NAME: bad\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n');
     assertCleanError(await tidepool(['demo', '--instance', bad, '--no-dashboard']), new RegExp(`${bad.replace(/[.]/g, '\\.')}:\\d+: .*DIMENSION`));

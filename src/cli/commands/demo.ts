@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { DEMO_INSTANCE, QUICK_INSTANCE, bundledInstance } from '../demo/bundled-instances.js';
 import { runElasticDemo, type DemoReport, type DemoStatus } from '../demo/elastic-demo.js';
 import { LiveLines } from '../demo/live-lines.js';
@@ -56,7 +55,7 @@ export function registerDemo(program: SettingsCommand): void {
     .option('--no-dashboard', 'do not serve the dashboard')
     .setting('--host <host>', 'address the dashboard listens on', kinds.text, '127.0.0.1')
     .option('--stay', 'keep the cluster and dashboard up after the run, until Ctrl-C')
-    .setting('--progress [every]', 'status lines on stderr also when it is not a terminal (a line every 2s, or as often as given); on a terminal they are redrawn in place', kinds.optionalDuration);
+    .setting('--progress [every]', 'status lines on stderr also when it is not a terminal (a line every second, or as often as given); on a terminal they are redrawn in place', kinds.optionalDuration);
   jsonOption(demo, 'print one JSON object (objective, verified, solution, dashboard, stats, timeline, compare)')
     .addHelpText('after', `
 Examples:
@@ -128,7 +127,6 @@ function demoOptions(flags: DemoFlags) {
   const peak = schedule.reduce((acc, s) => ({ now: acc.now + s.delta, max: Math.max(acc.max, acc.now + s.delta) }), { now: nodes, max: nodes }).max;
   const workers = flags.workers ?? (flags.quick ? 1 : Math.max(1, Math.floor(defaultWorkers() / peak)));
   const instanceFile = flags.instance ?? bundledInstance(flags.quick ? QUICK_INSTANCE : DEMO_INSTANCE);
-  if (flags.instance !== undefined && !existsSync(flags.instance)) throw new UsageError(`--instance: no such file: ${flags.instance}`);
   let dashboard = dashboardPlace(flags.dashboard, flags.host);
   // The dashboard's packages are optional: by default the demo runs without them (an explicit --dashboard PORT needs them).
   const missing = flags.dashboard === true ? missingDashboardPackages() : [];

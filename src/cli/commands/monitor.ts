@@ -33,7 +33,7 @@ export function registerMonitorCommand(program: SettingsCommand): void {
   'the cluster\'s ZooKeeper ensemble', 'the monitor watches a cluster registered on ZooKeeper'), 'print one JSON line when ready')
     .setting('--dashboard [port]', `HTTP port of the dashboard and /metrics (default ${MONITOR_PORT}; 0 = any free port)`, kinds.optionalPort, true)
     .setting('--host <host>', 'address to listen on', kinds.text, '127.0.0.1')
-    .setting('--interval <duration>', 'how often to read the cluster', duration('ms'), '1s')
+    .setting('--interval <duration>', 'how often to read the cluster', duration('ms', true), '1s')
     .setting('--retain-jobs <n>', 'keep the znodes of the N most recently finished jobs; older ones are removed every minute', kinds.count, '100')
     .addHelpText('after', `
 Runs until SIGINT/SIGTERM. Old name: tidepool coordinator (it still works, with a note, for one release).

@@ -51,7 +51,7 @@ export function registerSolveCommand(program: SettingsCommand): void {
       if (!app) throw new UsageError(`unknown problem "${problem}": choose one of ${Object.keys(APPLICATIONS).join(', ')}`);
       const zk = flags.zk;
       const nodes = flags.nodes ?? (zk ? 0 : 1);
-      if (!zk && nodes < 1) throw new UsageError('--nodes: an embedded run needs at least 1 node');
+      if (!zk && nodes < 1) throw new UsageError(`--nodes: "${nodes}" is not a positive whole number (an embedded run needs a node)`);
       const workers = flags.workers ?? Math.max(1, Math.floor(defaultWorkers() / Math.max(1, nodes)));
       const schedule = scaleSteps(flags.scale, zk ? undefined : nodes);
       let instance: never;

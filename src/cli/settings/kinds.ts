@@ -138,19 +138,24 @@ export function oneOf(values: readonly string[]): ValueKind {
   return { schema: { type: 'string', enum: [...values] }, what: `one of ${values.join(', ')}` };
 }
 
-/** A duration in ms; with `legacyUnit`, a bare number still means that unit for one release (with a note). */
-export function duration(legacyUnit?: DurationUnit): ValueKind {
+/**
+ * A duration in ms; with `legacyUnit`, a bare number still means that unit for one release (with a
+ * note); `positive`: zero is refused (an interval).
+ */
+export function duration(legacyUnit?: DurationUnit, positive = false): ValueKind {
   return {
     schema: { type: 'string', format: legacyUnit ? 'duration-or-number' : 'duration' },
-    what: DURATION_HELP,
+    what: positive ? `${DURATION_HELP}, more than 0` : DURATION_HELP,
     explain: (text) => (/^\s*\d+(\.\d+)?\s*$/.test(text) && text.trim() !== '0' ? `"${text.trim()}" has no unit: ${DURATION_HELP}` : undefined),
     decode: (value, ctx) => {
       const text = value as string;
-      const ms = parseDuration(text);
-      if (ms !== undefined || !legacyUnit) return ms;
-      const old = parseLegacyDuration(text, legacyUnit)!;
-      ctx.deprecated(`${ctx.label} ${text.trim()}: a number without a unit (${legacyUnit}) is the old form; write ${formatDuration(old)}`);
-      return old;
+      let ms = parseDuration(text);
+      if (ms === undefined && legacyUnit) {
+        ms = parseLegacyDuration(text, legacyUnit)!;
+        ctx.deprecated(`${ctx.label} ${text.trim()}: a number without a unit (${legacyUnit}) is the old form; write ${formatDuration(ms)}`);
+      }
+      if (positive && ms === 0) throw new Error(`"${text.trim()}" is not more than 0`);
+      return ms;
     },
   };
 }

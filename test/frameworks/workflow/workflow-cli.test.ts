@@ -45,6 +45,6 @@ describe('tidepool workflow', () => {
     const broken = join(tmp, 'broken.xml');
     writeFileSync(broken, '<adag version="2.1">\n<job id="a" name="x">\n</adag>\n');
     assertCleanError(await tidepool(['workflow', 'run', broken, '--replay', '1']), /^error: .*broken\.xml:3: malformed XML/);
-    assertCleanError(await tidepool(['workflow', 'run', DIR + 'pegasus-dax-2.1/HEFT_paper.xml', '--replay', 'fast']), /--replay: a non-negative scale/);
+    assertCleanError(await tidepool(['workflow', 'run', DIR + 'pegasus-dax-2.1/HEFT_paper.xml', '--replay', 'fast']), /--replay: "fast" is not a number ≥ 0/);
   });
 });

@@ -23,9 +23,9 @@ async function tidepool(args: string[]): Promise<{ code: number; stdout: string;
   }
 }
 
-describe('tidepool manager, submit, queue, rescale (CLI)', () => {
+describe('tidepool manager, submit, jobs --managed, scale (CLI)', () => {
   it('every command has --help with --json and an example', async () => {
-    for (const cmd of ['manager', 'submit', 'queue', 'rescale']) {
+    for (const cmd of ['manager', 'submit', 'jobs', 'scale', 'queue', 'rescale']) {
       const r = await tidepool([cmd, '--help']);
       assert.equal(r.code, 0, `${cmd} --help`);
       assert.match(r.stdout, /--json/, `${cmd} --help lists --json`);
@@ -40,11 +40,19 @@ describe('tidepool manager, submit, queue, rescale (CLI)', () => {
       assert.match(r.stderr, pattern);
       assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
     };
+    await refused(['submit', 'x.js', '--flexibility', 'elastic', '--zk', 'zk://127.0.0.1:1'], /--flexibility: "elastic" is not one of rigid, moldable, malleable/);
     await refused(['submit', 'x.js', '--kind', 'elastic', '--zk', 'zk://127.0.0.1:1'], /--kind: "elastic" is not one of rigid, moldable, malleable/);
-    await refused(['submit', 'x.js', '--kind', 'malleable', '--min', '4', '--max', '2', '--zk', 'zk://127.0.0.1:1'], /--max \(2\) is below --min \(4\)/);
-    await refused(['submit', 'x.js', '--kind', 'malleable', '--root', '{oops', '--zk', 'zk://127.0.0.1:1'], /--root: not JSON/);
+    await refused(['submit', 'x.js', '--zk', 'zk://127.0.0.1:1'], /^error: --flexibility is required \(or TIDEPOOL_SUBMIT_FLEXIBILITY\): rigid, moldable or malleable$/m);
+    await refused(['submit', 'x.js', '--kind', 'rigid', '--flexibility', 'rigid', '--zk', 'zk://127.0.0.1:1'], /--kind is the old name of --flexibility: give one of them/);
+    await refused(['submit', 'x.js', '--flexibility', 'malleable', '--min', '4', '--max', '2', '--zk', 'zk://127.0.0.1:1'], /--max \(2\) is below --min \(4\)/);
+    await refused(['submit', 'x.js', '--flexibility', 'malleable', '--root', '{oops', '--zk', 'zk://127.0.0.1:1'], /--root: not JSON/);
+    await refused(['submit', './no-such-tasks.js', '--flexibility', 'rigid', '--zk', 'zk://127.0.0.1:1'],
+      new RegExp(`^error: MODULE: no such file: ${process.cwd().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/no-such-tasks\\.js \\(a module path is relative to the current directory\\)$`, 'm'));
     await refused(['manager', '--policy', 'lottery', '--zk', 'zk://127.0.0.1:1'], /--policy: "lottery" is not one of fcfs, moldable, equipartition/);
-    await refused(['rescale', 'j-1', 'two', '--zk', 'zk://127.0.0.1:1'], /NODES: "two" is not a positive whole number/);
+    await refused(['manager', '--tgap', 'long', '--zk', 'zk://127.0.0.1:1'], /--tgap: "long" is not a duration/);
+    await refused(['scale', 'j-1', 'two', '--zk', 'zk://127.0.0.1:1'], /NODES: "two" is not a whole number ≥ 0/);
+    await refused(['rescale', 'j-1', 'two', '--zk', 'zk://127.0.0.1:1'], /NODES: "two" is not a whole number ≥ 0/);
+    await refused(['jobs', '--managed'], /--zk is required/);
     await refused(['queue'], /--zk is required/);
   });
 });

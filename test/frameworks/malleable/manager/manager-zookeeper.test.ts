@@ -3,7 +3,8 @@
  * with `tidepool node` processes on loopback and jobs queued by `tidepool submit`: a malleable job is
  * asked to shrink and holds its acknowledgement; the manager is killed (SIGKILL) while the shrink is
  * pending; a new manager sends it again from the job's record, the waiting job is launched only after
- * the acknowledgement, `tidepool queue` and `tidepool rescale` work, and both jobs count exactly.
+ * the acknowledgement, `tidepool jobs --managed` and `tidepool scale` work (and their old names `queue` and
+ * `rescale`), and both jobs count exactly.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -51,11 +52,11 @@ describe('tidepool manager over ZooKeeper with node processes', () => {
   it('a manager killed with a shrink pending is replaced and loses no job; submit, queue and rescale', T, async () => {
     const client = await connect(pool.zk);
     const zkArgs = ['--zk', pool.zk];
-    const managerArgs = ['manager', ...zkArgs, '--policy', 'equipartition', '--tgap', '0', '--json'];
+    const managerArgs = ['manager', ...zkArgs, '--policy', 'equipartition', '--tgap', '0s', '--json'];
     let m1 = await startCli(managerArgs, /"active":true/);
     try {
       const heldFile = fileURLToPath(HELD.module);
-      const a = await cli(['submit', heldFile, '--kind', 'malleable', '--min', '1', '--max', '3', '--root', JSON.stringify(rootState(20, 300)), '--job-kind', `${fileURLToPath(RESCALABLE.module)}#default`, ...zkArgs, '--json']);
+      const a = await cli(['submit', heldFile, '--flexibility', 'malleable', '--min', '1', '--max', '3', '--root', JSON.stringify(rootState(20, 300)), '--job-kind', `${fileURLToPath(RESCALABLE.module)}#default`, ...zkArgs, '--json']);
       const aId = a.job as string;
       await waitFor(async () => (await membersOf(client, aId)).length === 3, 'A to run on the 3 nodes', 90_000);
       // The manager told A its nodes after the launch; once A has answered (no request left in its channel), A holds its acknowledgements.
@@ -72,8 +73,10 @@ describe('tidepool manager over ZooKeeper with node processes', () => {
       m1.child.kill('SIGKILL');
       await m1.exited;
       m1 = await startCli(managerArgs, /"active":true/);
-      const queue = await cli(['queue', ...zkArgs, '--json']) as { jobs: Array<{ id: string; state: string; pending: unknown; nodes: string[] }> };
-      assert.deepEqual(queue.jobs.map((j) => [j.id, j.state]), [[aId, 'running'], [bId, 'waiting']], 'both jobs are still queued after the crash');
+      const queue = await cli(['jobs', '--managed', ...zkArgs, '--json']) as { jobs: Array<{ id: string; flexibility: string; state: string; pending: unknown; nodes: string[] }> };
+      assert.deepEqual(queue.jobs.map((j) => [j.id, j.flexibility, j.state]), [[aId, 'malleable', 'running'], [bId, 'malleable', 'waiting']], 'both jobs are still queued after the crash');
+      const old = await cli(['queue', ...zkArgs, '--json']) as { jobs: Array<{ id: string; kind: string; state: string }> };
+      assert.deepEqual(old.jobs.map((j) => [j.id, j.kind, j.state]), [[aId, 'malleable', 'running'], [bId, 'malleable', 'waiting']], 'the old name answers as before');
       assert.deepEqual(await nodesOf(client, bId), [], 'B gets nothing while A has not acknowledged');
       assert.deepEqual((await nodesOf(client, aId)).length, 3);
 
@@ -83,7 +86,7 @@ describe('tidepool manager over ZooKeeper with node processes', () => {
       assert.ok(log.length >= 2 && log.every((r) => r.members.length === 3), 'the new manager asked again, and A held all 3 nodes when asked');
       assert.equal((await readManagedJob(client, aId))!.record.pending, undefined, 'the shrink is acknowledged and recorded');
 
-      const r = await cli(['rescale', bId, '1', ...zkArgs, '--json']);
+      const r = await cli(['scale', bId, '1', ...zkArgs, '--json']);
       assert.equal(r.requested, 1);
       await finishExactly(client, [{ id: aId, n: 20 }, { id: bId, n: 19 }], 150_000);
     } finally {

@@ -1,6 +1,6 @@
 /**
- * `tidepool coordinator` on a real ZooKeeper ensemble: it follows node processes as they join and
- * leave and a job to its end, on its dashboard API and its Prometheus endpoint.
+ * `tidepool monitor` (formerly `tidepool coordinator`) on a real ZooKeeper ensemble: it follows node
+ * processes as they join and leave and a job to its end, on its dashboard API and its Prometheus endpoint.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -16,23 +16,25 @@ import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
 const GR17 = fileURLToPath(new URL('../data/tsplib/gr17.tsp', import.meta.url));
 
-/** Starts the coordinator and resolves with its ready line. */
-async function startCoordinator(zk: string): Promise<{ child: ChildProcess; dashboard: string; metrics: string }> {
-  const child = spawn(process.execPath, [BIN, 'coordinator', '--zk', zk, '--dashboard', '0', '--interval', '200', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts the monitor (by `name`) and resolves with its ready line. */
+async function startMonitor(zk: string, name = 'monitor', interval = '200ms'): Promise<{ child: ChildProcess; dashboard: string; metrics: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [BIN, name, '--zk', zk, '--dashboard', '0', '--interval', interval, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const lines = createInterface({ input: child.stdout! });
   const first = await withDeadline(new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`coordinator exited (${code}) before it was ready`)));
-  }), 'the coordinator to be ready', 30_000);
+    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready: ${stderr}`)));
+  }), `the ${name} to be ready`, 30_000);
   const ready = JSON.parse(first) as { dashboard: string; metrics: string };
-  return { child, ...ready };
+  return { child, ...ready, stderr: () => stderr };
 }
 
 async function hello(url: string): Promise<DashboardHello> {
   return (await fetch(new URL('api/snapshot', url))).json() as Promise<DashboardHello>;
 }
 
-describe('tidepool coordinator (ZooKeeper ensemble)', () => {
+describe('tidepool monitor (ZooKeeper ensemble)', () => {
   let zk: ZkEnsemble;
   const nodes: NodeProcess[] = [];
   before(async () => {
@@ -45,7 +47,7 @@ describe('tidepool coordinator (ZooKeeper ensemble)', () => {
   });
 
   it('shows nodes joining and leaving and a job to its end; metrics per node and job', { timeout: 180_000 }, async () => {
-    const coordinator = await startCoordinator(zk.connectionString);
+    const coordinator = await startMonitor(zk.hosts);
     try {
       const secret = secretFile();
       nodes.push(...await Promise.all([1, 2].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret }))));
@@ -64,7 +66,7 @@ describe('tidepool coordinator (ZooKeeper ensemble)', () => {
       assert.match(metrics, /^tidepool_nodes 2$/m);
       assert.match(metrics, new RegExp(`^tidepool_job_tasks_completed\\{job="${done.id}",state="done"\\} ${done.tasksDone}$`, 'm'));
       // Finished jobs can be removed (running ones never are); the dashboard drops them too.
-      const pruned = await tidepool(['jobs', '--zk', zk.connectionString, '--prune', '0', '--grace', '0', '--json']);
+      const pruned = await tidepool(['jobs', '--zk', zk.connectionString, '--prune', '0', '--grace', '0s', '--json']);
       assert.equal(pruned.code, 0, pruned.stderr);
       assert.deepEqual(JSON.parse(pruned.stdout), { pruned: [done.id] });
       await waitFor(async () => (await hello(coordinator.dashboard)).snapshot.jobs.length === 0, 'the dashboard to drop the removed job', 30_000);
@@ -78,14 +80,27 @@ describe('tidepool coordinator (ZooKeeper ensemble)', () => {
     } finally {
       coordinator.child.kill('SIGTERM');
       const code = await new Promise<number | null>((resolve) => coordinator.child.once('exit', resolve));
-      assert.equal(code, 0, 'the coordinator stops cleanly on SIGTERM');
+      assert.equal(code, 0, 'the monitor stops cleanly on SIGTERM');
+      assert.equal(coordinator.stderr(), '', 'nothing on stderr');
+    }
+  });
+
+  it('the old name `coordinator` (and its bare-millisecond --interval) still work, each with a note', { timeout: 60_000 }, async () => {
+    const old = await startMonitor(zk.connectionString, 'coordinator', '200');
+    try {
+      assert.equal((await hello(old.dashboard)).snapshot.nodes.length, nodes.filter((n) => n.process.exitCode === null).length);
+      assert.match(old.stderr(), /^warning: deprecated: tidepool coordinator is now tidepool monitor/m);
+      assert.match(old.stderr(), /^warning: deprecated: --interval 200: a number without a unit \(ms\) is the old form; write 200ms/m);
+    } finally {
+      old.child.kill('SIGTERM');
+      await new Promise((resolve) => old.child.once('exit', resolve));
     }
   });
 
   it('bad flags: clear errors, exit 2', { timeout: 60_000 }, async () => {
-    assertCleanError(await tidepool(['coordinator']), /--zk is required/);
-    assertCleanError(await tidepool(['coordinator', '--zk', 'zk://127.0.0.1:1', '--dashboard', 'web']), /--dashboard: "web" is not a port number/);
-    assertCleanError(await tidepool(['coordinator', '--zk', 'zk://127.0.0.1:1', '--interval', '0']), /--interval: "0" is not a positive whole number/);
-    assertCleanError(await tidepool(['coordinator', '--zk', 'zk://127.0.0.1:1', '--retain-jobs', '-1']), /--retain-jobs: "-1" is not a whole number/);
+    assertCleanError(await tidepool(['monitor']), /--zk is required/);
+    assertCleanError(await tidepool(['monitor', '--zk', 'zk://127.0.0.1:1', '--dashboard', 'web']), /--dashboard: "web" is not a port number/);
+    assertCleanError(await tidepool(['monitor', '--zk', 'zk://127.0.0.1:1', '--interval', '0']), /--interval: "0" is not more than 0/);
+    assertCleanError(await tidepool(['monitor', '--zk', 'zk://127.0.0.1:1', '--retain-jobs', '-1']), /--retain-jobs: "-1" is not a whole number/);
   });
 });
