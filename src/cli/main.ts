@@ -79,7 +79,8 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return 0;
+    // A command that ran but found something wrong (an unverified answer, a failed job) set process.exitCode.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version end through here too, with exit code 0.

@@ -43,7 +43,12 @@ Examples:
           throw new Error(`job ${job} has not finished yet (--wait DURATION waits for it)`);
         }
         const handle = await cluster.job(job);
-        const outcome = await within(handle.outcome(), flags.wait, job);
+        const outcome = await within(handle.outcome(), flags.wait, job).catch((err: unknown) => {
+          // Without the secret this client has no data plane: say how to get one.
+          const message = (err as Error).message;
+          if (message.includes('held in the data plane') && (secret === undefined || secret === '')) throw new Error(`${message.replace(/: connect with the cluster secret.*$/, '')}: set TIDEPOOL_SECRET to the cluster secret to fetch it`);
+          throw err;
+        });
         print(job, outcome, flags.json === true);
         if (outcome.status !== 'done') process.exitCode = 1;
       } finally {
