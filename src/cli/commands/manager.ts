@@ -79,8 +79,8 @@ Warns when no resource manager (tidepool manager) is running: the job waits in t
 Old flag: --kind (now --flexibility; it still works, with a note, for one release).
 
 Examples:
-  tidepool submit examples/tasks/count-primes.ts --flexibility malleable --min 1 --max 2 --root '{"lo":0,"hi":100000,"found":0}' --zk 127.0.0.1:2181
-  tidepool submit examples/tasks/count-primes.ts --flexibility rigid --nodes 1 --root '{"lo":0,"hi":100000,"found":0}' --zk 127.0.0.1:2181 --json`)
+  tidepool submit examples/count.js --flexibility malleable --min 1 --max 2 --root '{"n":200000}' --zk 127.0.0.1:2181
+  tidepool submit examples/count.js --flexibility rigid --nodes 1 --root '{"n":200000}' --zk 127.0.0.1:2181 --json`)
     .action((module: string, flags: SubmitFlags) => {
       const { flexibility, min, max, nodes } = flags;
       if (max !== undefined && max < min) throw new UsageError(`--max (${max}) is below --min (${min})`);

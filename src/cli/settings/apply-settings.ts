@@ -106,7 +106,8 @@ function valueOf(cmd: Command, { key, options }: Setting, entry: { value: unknow
   const name = names.find((n) => (process.env[n] ?? '') !== '');
   if (name !== undefined) return { value: process.env[name], label: name, source: 'env' };
   if (entry) return { value: entry.value, label: entry.label, source: 'config', ...(baseDir !== undefined ? { baseDir } : {}) };
-  const fallback: unknown = options.find((o) => o.defaultValue !== undefined)?.defaultValue ?? (options.some((o) => o.negate) ? true : undefined);
+  // `--no-prune` alone defaults to true; beside `--progress` it only switches it off.
+  const fallback: unknown = options.find((o) => o.defaultValue !== undefined)?.defaultValue ?? (options.every((o) => o.negate) ? true : undefined);
   if (fallback === undefined) return undefined;
   const flag = options.find((o) => !o.negate) ?? options[0]!;
   return { value: fallback, label: `the default of ${flag.long ?? key}`, source: 'default' };
