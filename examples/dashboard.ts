@@ -1,6 +1,6 @@
 /**
  * Watch a computation live: an embedded cluster with the tidepool dashboard and Prometheus metrics
- * served from your own program (what `tidepool coordinator` does for a ZooKeeper cluster).
+ * served from your own program (what `tidepool monitor` does for a ZooKeeper cluster).
  *
  *   npx tsx examples/dashboard.ts [N] [--stay]
  *
