@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { assertCleanError, tidepool } from '../support/cli.js';
+import { allCommands, buildProgram } from '../../src/cli/main.js';
+import { commandPath } from '../../src/cli/settings/settings-command.js';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
@@ -23,17 +25,18 @@ async function until<T>(run: () => Promise<T>, ok: (value: T) => boolean, timeou
 }
 
 describe('tidepool CLI', () => {
-  it('prints help with every command and exits 0', async () => {
+  it('prints help with every command and exits 0; every command has --help with --json and an example', async () => {
     const run = await tidepool(['--help']);
     assert.equal(run.code, 0);
-    const commands = ['demo', 'solve', 'node', 'monitor', 'status', 'jobs', 'scale', 'drain', 'cancel', 'control', 'result', 'coord'];
-    for (const cmd of commands) assert.match(run.stdout, new RegExp(`^\\s+${cmd}\\b`, 'm'), `${cmd} is listed`);
-    // Every command has --help with an example, and --json.
-    for (const cmd of [...commands.filter((c) => c !== 'coord'), 'coord ls', 'coord get']) {
-      const sub = await tidepool([...cmd.split(' '), '--help']);
-      assert.equal(sub.code, 0, cmd);
-      assert.match(sub.stdout, /--json/, `${cmd} --help lists --json`);
-      assert.match(sub.stdout, /Examples?:\n(\s+.*\n)*?\s+(npx )?tidepool /, `${cmd} --help shows an example`);
+    const program = buildProgram();
+    const top = program.commands.map((c) => c.name()).filter((name) => name !== 'help');
+    for (const cmd of top) assert.match(run.stdout, new RegExp(`^\\s+${cmd}\\b`, 'm'), `${cmd} is listed`);
+    for (const cmd of allCommands(program).filter((c) => c.parent && c.name() !== 'help' && c.commands.length === 0)) {
+      const name = commandPath(cmd).join(' ');
+      const sub = await tidepool([...commandPath(cmd), '--help']);
+      assert.equal(sub.code, 0, name);
+      assert.match(sub.stdout, /--json/, `${name} --help lists --json`);
+      assert.match(sub.stdout, /Examples?:\n(\s+.*\n)*?\s+(npx )?tidepool /, `${name} --help shows an example`);
     }
   });
 

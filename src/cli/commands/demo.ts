@@ -64,6 +64,7 @@ Examples:
   npx tidepool demo --nodes 2 --add 2 --scale-out 2s --scale-in 8s --compare`)
     .action(async (flags: DemoFlags) => {
       const opts = demoOptions(flags);
+      const stopping = flags.stay ? stopSignal() : undefined;
       const live = new LiveLines();
       const human = !flags.json;
       // Status lines where LiveLines draws nothing (not a terminal): with --progress.
@@ -104,7 +105,7 @@ Examples:
         if (!report.verified) process.exitCode = 1;
         if (flags.stay && report.dashboard) {
           process.stderr.write(`dashboard stays up at ${report.dashboard} — Ctrl-C to stop\n`);
-          await stopSignal();
+          await stopping;
         }
       } finally {
         await close();

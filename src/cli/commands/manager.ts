@@ -46,6 +46,8 @@ export function registerManagerCommands(program: SettingsCommand): void {
     .setting('--id <id>', 'candidate id in the managers\' election (default: a fresh one)', kinds.text)
     .addHelpText('after', '\nRuns until SIGINT/SIGTERM; several managers may run, one acts (elected).\n\nExample:\n  tidepool manager --zk 127.0.0.1:2181 --policy equipartition --tgap 100s --json')
     .action(async (flags: Common & { policy: PolicyName; tgap: number; id?: string }) => {
+      // Listening for SIGTERM before anything is announced: a signal right after the first line must stop us cleanly.
+      const stopping = stopSignal();
       const client = await connectZk(flags.zk, flags.timeout);
       const manager = new ResourceManager(client, { id: flags.id ?? `manager-${randomBytes(4).toString('hex')}`, policy: flags.policy, tGapMs: flags.tgap });
       manager.on('elected', () => printLine(flags.json, { active: true }, 'manager active'));
@@ -57,7 +59,7 @@ export function registerManagerCommands(program: SettingsCommand): void {
       });
       await manager.start();
       printLine(flags.json, { ready: true, policy: flags.policy, tGapMs: flags.tgap, zk: flags.zk }, `manager ready (${flags.policy}${flags.policy === 'equipartition' ? `, T_gap ${flags.tgap / 1000} s` : ''}) on ${flags.zk}`);
-      log.info('manager', `${await stopSignal()}: stopping`);
+      log.info('manager', `${await stopping}: stopping`);
       await manager.stop();
       await client.close();
     });

@@ -45,6 +45,8 @@ Example:
   monitor.action(async (flags: MonitorFlags) => {
     if (flags.dashboard === false) throw new UsageError('--dashboard: the monitor serves the dashboard and /metrics; give a port, or leave it out for the default');
     const httpPort = flags.dashboard === true ? MONITOR_PORT : flags.dashboard;
+    // Listening for SIGTERM before anything is announced: a signal right after the ready line must stop us cleanly.
+    const stopping = stopSignal();
     const client = await connectZk(flags.zk, flags.timeout);
     const watcher = new ClusterMonitor(client, { intervalMs: flags.interval });
     await watcher.start();
@@ -65,7 +67,7 @@ Example:
       log.error('monitor', 'coordination session expired; exiting (3) for the supervisor to restart us');
       process.exit(3);
     });
-    log.info('monitor', `${await stopSignal()}: stopping`);
+    log.info('monitor', `${await stopping}: stopping`);
     clearInterval(pruning);
     await server.close();
     await watcher.stop();

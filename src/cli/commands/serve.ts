@@ -81,6 +81,8 @@ Example:
   head -c 24 /dev/urandom | base64 > token
   tidepool serve --tls-cert cert.pem --tls-key key.pem --token-file token --nodes 2`)
     .action(async (flags: ServeFlags) => {
+      // Listening for SIGTERM before anything is announced: a signal right after the ready line must stop us gracefully.
+      const stopping = stopSignal();
       const token = serviceToken(flags.tokenFile);
       try {
         ServicePackages.resolve(flags.package); // refused before any cluster is started
@@ -115,7 +117,7 @@ Example:
       const dashboard = place ? await serveDashboard(cluster.coordination, place) : undefined;
       const ready = { url: service.url, cluster: flags.zk ?? 'embedded', ...(metrics ? { metrics: metrics.url } : {}), ...(dashboard ? { dashboard: dashboard.url } : {}) };
       process.stdout.write(flags.json ? `${JSON.stringify(ready)}\n` : `tidepool service at ${service.url} (cluster: ${ready.cluster})${metrics ? `; metrics at ${metrics.url}/metrics` : ''}${dashboard ? `\ndashboard: ${dashboard.url}` : ''}\n`);
-      log.info('serve', `${await stopSignal()}: stopping`);
+      log.info('serve', `${await stopping}: stopping`);
       closing = true;
       await dashboard?.close();
       await service.close();
