@@ -41,7 +41,7 @@ interface DemoFlags {
 export function registerDemo(program: SettingsCommand): void {
   const demo = program
     .command('demo')
-    .description('solve a bundled TSP instance on an embedded cluster that scales out and back in while it runs, with a live dashboard')
+    .description('solve a bundled TSP instance on an embedded cluster that scales out and back in while it runs, with a live dashboard: the elasticity experiment of TASKWORK (Kehrer and Blochinger), its Fig. 6')
     .option('--quick', `a short run (under 10 s): ${QUICK_INSTANCE}, 1 worker per node, out at 0.3 s, in at 1.2 s`)
     .setting('--instance <file>', `a TSPLIB .tsp file (default: the bundled ${DEMO_INSTANCE})`, kinds.file)
     .setting('--nodes <k>', 'nodes at the start', kinds.positiveInt, '1')

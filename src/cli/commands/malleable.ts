@@ -44,7 +44,7 @@ function fromRescaleAt(value: unknown): string {
  * rescaled at iteration boundaries (after "Towards Realizing the Potential of Malleable Jobs", Gupta, Acun, Sarood, Kalé).
  */
 export function registerMalleableCommand(program: SettingsCommand): void {
-  const malleable = program.command('malleable').description('malleable iterative applications: shrink and expand at sync points (see docs/malleable.md)');
+  const malleable = program.command('malleable').description('malleable iterative applications: shrink and expand at iteration boundaries (see docs/malleable.md; after "Towards Realizing the Potential of Malleable Jobs", Gupta, Acun, Sarood, Kalé)');
   const run = malleable
     .command('run')
     .argument('<app>', `one of: ${Object.keys(MALLEABLE_APPS).join(', ')}`)

@@ -39,7 +39,7 @@ const CLUSTER = 'the cluster\'s ZooKeeper ensemble';
 /** `tidepool manager|submit`: the resource manager for rigid, moldable and malleable jobs (docs/malleable.md); its jobs are listed by `jobs --managed` and rescaled by `scale`. */
 export function registerManagerCommands(program: SettingsCommand): void {
   jsonOption(zkOptions(program.command('manager')
-    .description('run the resource manager: place managed jobs on the pool of nodes by a policy, rescaling malleable jobs split-phase'),
+    .description('run the resource manager: place managed jobs on the pool of nodes by a policy, rescaling malleable jobs split-phase (after "Towards Realizing the Potential of Malleable Jobs", Gupta, Acun, Sarood, Kalé)'),
   CLUSTER, 'the manager places jobs on a cluster registered on ZooKeeper'), 'print one JSON line per event')
     .setting('--policy <name>', 'scheduling policy', oneOf(POLICY_NAMES), 'equipartition')
     .setting('--tgap <duration>', 'equipartition: minimum time between two rescales of a job (T_gap)', duration('s'), '40s')

@@ -53,7 +53,7 @@ function serviceToken(file: string | undefined): string {
 export function registerServeCommand(program: SettingsCommand): void {
   const serve = program
     .command('serve')
-    .description('serve task parallelism over HTTPS: run the closures of Distribution.connect clients on a cluster')
+    .description('serve task parallelism over HTTPS: run the closures of Distribution.connect clients on a cluster (after "Task Parallelization as a Service", Bläser)')
     .option('--zk <ensemble>', `run batches on the node processes of this ZooKeeper cluster (default: embedded nodes): ${ZK_HELP}`)
     .option('--timeout <duration>', 'with --zk: how long to wait for ZooKeeper to answer', DEFAULT_TIMEOUT)
     .option('--secret-file <file>', 'with --zk: the cluster secret (or $TIDEPOOL_SECRET)')

@@ -44,7 +44,7 @@ const EXAMPLE_WORKFLOW = 'test/data/workflows/Montage_25.xml';
 
 /** `tidepool workflow run|validate|info FILE`: Pegasus and WfCommons workflows (after AME: Zhang, Katz, Ripeanu, Wilde, Foster). */
 export function registerWorkflowCommands(program: SettingsCommand): void {
-  const wf = program.command('workflow').description('run, check and describe Pegasus (DAX 2.1/3.x, YAML 5) and WfCommons (1.4/1.5) workflows');
+  const wf = program.command('workflow').description('run, check and describe Pegasus (DAX 2.1/3.x, YAML 5) and WfCommons (1.4/1.5) workflows (after AME, "An Anyscale Many-Task Computing Engine", Zhang, Katz, Ripeanu, Wilde, Foster)');
 
   jsonOption(wf.command('validate')
     .argument('<file>', 'workflow file')
