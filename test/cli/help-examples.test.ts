@@ -9,8 +9,9 @@
  *
  * What the test changes before running a line, and why:
  *   - `npx tidepool` → `tidepool`: what npx runs once the package is installed (no registry here);
- *   - ZooKeeper addresses (`127.0.0.1:2181`, `zk1:2181,…`) → the ensemble this test starts on loopback;
- *   - `/etc/tidepool/secret` → a file holding the secret of the test's cluster;
+ *   - ZooKeeper addresses (`127.0.0.1:2181`, `10.0.0.11:2181,…`) → the ensemble this test starts on loopback,
+ *     and the other machines' addresses (`--host 10.0.0.11`) → 127.0.0.1 (one machine plays them all);
+ *   - `/etc/tidepool/secret`, `~/.tidepool/secret` → a file holding the secret of the test's cluster;
  *   - the fixed ports 8080 and 7480 → a free port (tests run side by side on one machine);
  *   - the placeholders JOB and NODE → a job and a node of the test's cluster: for `result` a finished
  *     job, otherwise a fresh running job; NODE a node of that running job;
@@ -150,8 +151,9 @@ describe('every --help example and README command runs as printed', () => {
   async function adjust(line: string, port: number): Promise<string> {
     const command = /\btidepool\s+(\S+)/.exec(line)?.[1];
     let out = line.replace(/\bnpx tidepool\b/g, 'tidepool')
-      .replace(/(zk:\/\/)?(127\.0\.0\.1:2181|zk1:2181(,zk2:2181,zk3:2181)?)/g, zk.hosts)
-      .replace(/\/etc\/tidepool\/secret/g, secret)
+      .replace(/(zk:\/\/)?(127\.0\.0\.1|zk\d|10\.0\.0\.\d+):2181(,(zk\d|10\.0\.0\.\d+):2181)*/g, zk.hosts)
+      .replace(/\b10\.0\.0\.\d+\b/g, '127.0.0.1')
+      .replace(/(\/etc\/tidepool|~\/\.tidepool)\/secret/g, secret)
       .replace(/\b(8080|7480)\b/g, String(port));
     if (command === 'demo' && !/--quick/.test(out)) out = out.replace(/^(tidepool demo[^#]*?)(\s*#.*)?$/, '$1 --instance data/tsplib/att48.tsp$2');
     if (/\bJOB\b/.test(out)) out = out.replace(/\bJOB\b/g, command === 'result' ? finished : (running ?? await runningJob()));

@@ -11,7 +11,7 @@
  * - `sudo apt-get install -y zookeeper` runs as `scripts/ensure-zookeeper.sh`, which installs that
  *   package when it is missing (the project's way of installing test prerequisites);
  * - `tidepool` is the built CLI of this repository (a `tidepool` script on PATH), with one worker per
- *   node (TIDEPOOL_WORKERS=1: three nodes share this host's cores) and no other TIDEPOOL_* variable
+ *   node (TIDEPOOL_NODE_WORKERS=1: three nodes share this host's cores) and no other TIDEPOOL_* variable
  *   of the caller; ZooKeeper's JVMs get a small heap (SERVER_JVMFLAGS).
  * Commands that keep running (ZooKeeper servers, nodes, the monitor) run in process groups of their
  * own, killed when the test ends. The copy of the secret to b and c, which the page leaves to scp, is
@@ -124,7 +124,7 @@ describe('docs/three-machines.md, run on three loopback addresses', () => {
     env = {
       ...own,
       PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-      TIDEPOOL_WORKERS: '1',
+      TIDEPOOL_NODE_WORKERS: '1',
       SERVER_JVMFLAGS: '-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -XX:-UsePerfData',
       JMXDISABLE: 'true',
     };
@@ -270,7 +270,7 @@ describe('docs/three-machines.md, run on three loopback addresses', () => {
     });
 
     // 4. The dashboard
-    step(/tidepool coordinator/, async (block) => {
+    step(/tidepool monitor/, async (block) => {
       const monitor = startOn(block, 'laptop');
       running.set('monitor', monitor);
       await monitor.line(new RegExp(`^dashboard http://127\\.0\\.0\\.1:${dashboardPort}/$`, 'm'));

@@ -40,10 +40,10 @@ describe('node monitoring endpoint on ZooKeeper', () => {
     await zk.stop();
   });
 
-  it('node processes started with --metrics-port (or TIDEPOOL_METRICS_PORT) serve /metrics, /healthz, /readyz', T, async () => {
+  it('node processes started with --metrics-port (or TIDEPOOL_NODE_METRICS_PORT) serve /metrics, /healthz, /readyz', T, async () => {
     const [flagged, fromEnv] = await Promise.all([
       startNodeProcess({ zk: zk.connectionString, secretFile: secret, extraArgs: ['--metrics-port', '0'] }),
-      startNodeProcess({ zk: zk.connectionString, secretFile: secret, env: { TIDEPOOL_METRICS_PORT: '0' } }),
+      startNodeProcess({ zk: zk.connectionString, secretFile: secret, env: { TIDEPOOL_NODE_METRICS_PORT: '0' } }),
     ]);
     processes.push(flagged, fromEnv);
     for (const p of [flagged, fromEnv]) {
