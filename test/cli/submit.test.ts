@@ -30,7 +30,8 @@ describe('tidepool submit', () => {
   // As in a user's project that installed tidepool: count.js imports it.
   mkdirSync(join(dir, 'node_modules'));
   symlinkSync(fileURLToPath(new URL('../../', import.meta.url)), join(dir, 'node_modules', 'tidepool'));
-  const submit = (args: string[], cwd = dir) => runCommand(process.execPath, [BIN, 'submit', ...args, '--zk', zk.hosts, '--json'], { cwd, timeoutMs: 60_000 });
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TIDEPOOL_')));
+  const submit = (args: string[], cwd = dir) => runCommand(process.execPath, [BIN, 'submit', ...args, '--zk', zk.hosts, '--json'], { cwd, env, timeoutMs: 60_000 });
   const moduleOf = async (job: string) => decode<JobSpec>((await client.getData(jobPaths(job).spec)).data).ref.module;
 
   before(async () => {
@@ -52,7 +53,7 @@ describe('tidepool submit', () => {
   });
 
   it('with a manager running: no warning', { timeout: 120_000 }, async () => {
-    const manager = spawn(process.execPath, [BIN, 'manager', '--zk', zk.hosts, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const manager = spawn(process.execPath, [BIN, 'manager', '--zk', zk.hosts, '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     const exited = new Promise<number | null>((resolve) => manager.once('exit', resolve));
     try {
       await withDeadline(new Promise<void>((resolve, reject) => {

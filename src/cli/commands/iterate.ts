@@ -45,7 +45,7 @@ export function registerIterateCommand(program: SettingsCommand): void {
       const place = dashboardPlace(flags.dashboard);
       const progress = Progress.from(flags.progress, flags.json === true);
       if (!flags.json) process.stdout.write(`${app.name}: ${app.describe(app.params)}; ${iterations} ${app.unit} on ${nodes} node(s) × ${workers} worker(s), balance ${balance}\n`);
-      const cluster = await workCluster({ timeout: 0, nodes, workers, dashboard: place !== null });
+      const cluster = await workCluster({ nodes, workers, dashboard: place !== null, quiet: true });
       try {
         const run = await withDashboard(cluster.coordination, place, () => runIterativeApplication(app, {
           iterations, nodes, workers, seed, balance, cluster,

@@ -87,7 +87,7 @@ Examples:
       const runtime: MalleableRuntimeOptions = { strategy: flags.strategy, rescaleAt, ...(flags.checkpointEvery !== undefined ? { checkpointEvery: flags.checkpointEvery } : {}) };
       const size = Math.max(nodes, ...rescaleAt.map((r) => r.nodes));
       const place = dashboardPlace(flags.dashboard);
-      const cluster = await workCluster({ ...(flags.zk ? { zk: flags.zk } : {}), timeout: flags.timeout, nodes: size, workers: 1, dashboard: place !== null });
+      const cluster = await workCluster({ ...(flags.zk ? { zk: flags.zk } : {}), timeout: flags.timeout, nodes: size, workers: 1, dashboard: place !== null, quiet: true });
       const progress = Progress.from(flags.progress, flags.json === true);
       let timer: NodeJS.Timeout | undefined;
       try {

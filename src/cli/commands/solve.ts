@@ -65,7 +65,7 @@ export function registerSolveCommand(program: SettingsCommand): void {
       const place = dashboardPlace(flags.dashboard);
       const progress = Progress.from(flags.progress, flags.json === true);
       if (!flags.json) process.stdout.write(`${app.name}: ${app.describe(instance)}\n`);
-      const cluster = await workCluster({ ...(zk ? { zk } : {}), timeout: flags.timeout, nodes, workers, dashboard: place !== null });
+      const cluster = await workCluster({ ...(zk ? { zk } : {}), timeout: flags.timeout, nodes, workers, dashboard: place !== null, quiet: true });
       try {
         const { result, stats } = await withDashboard(cluster.coordination, place, () => solveOnCluster(app, instance, {
           cluster, nodes, workers, noPrune: !flags.prune, schedule, ...(zk ? { zk } : {}),
