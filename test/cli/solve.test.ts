@@ -180,7 +180,15 @@ describe('tidepool solve', () => {
       const exited = new Promise<number | null>((resolve) => solve.once('close', resolve));
       // The job starts only once both node processes are ready, so they live until it ends.
       let children: string[] = [];
-      await waitFor(() => (children = childPids(solve.pid!)).length === 2, 'two local node processes', 60_000);
+      // Both started (past exec: a child between fork and exec still shows the parent's environment at its start).
+      const isNode = (pid: string) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0node\0--zk\0');
+        } catch {
+          return false;
+        }
+      };
+      await waitFor(() => (children = childPids(solve.pid!)).length === 2 && children.every(isNode), 'two local node processes', 60_000);
       const secrets = children.map((pid) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((v) => v.startsWith('TIDEPOOL_SECRET=')));
       assert.ok(secrets[0] && secrets[0].length >= 'TIDEPOOL_SECRET='.length + 43, 'a secret of 32 random bytes');
       assert.equal(secrets[1], secrets[0], 'one secret for both');
