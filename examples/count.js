@@ -7,7 +7,7 @@
  *   tidepool submit examples/count.js --flexibility malleable --min 1 --max 2 --root '{"n":200000}' --zk 127.0.0.1:2181
  *   tidepool result JOB --zk 127.0.0.1:2181 --wait 1m      # 17984
  */
-import { defineTask } from 'tidepool';
+import { defineTask } from 'tidepool-runtime';
 
 /** The root `{n}` becomes the range [0, n) with nothing found yet (in place: the state travels as it is). */
 function range(s) {

@@ -29,7 +29,7 @@ describe('tidepool submit', () => {
   copyFileSync(COUNT, join(dir, 'count.js'));
   // As in a user's project that installed tidepool: count.js imports it.
   mkdirSync(join(dir, 'node_modules'));
-  symlinkSync(fileURLToPath(new URL('../../', import.meta.url)), join(dir, 'node_modules', 'tidepool'));
+  symlinkSync(fileURLToPath(new URL('../../', import.meta.url)), join(dir, 'node_modules', 'tidepool-runtime'));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TIDEPOOL_')));
   const submit = (args: string[], cwd = dir) => runCommand(process.execPath, [BIN, 'submit', ...args, '--zk', zk.hosts, '--json'], { cwd, env, timeoutMs: 60_000 });
   const moduleOf = async (job: string) => decode<JobSpec>((await client.getData(jobPaths(job).spec)).data).ref.module;
