@@ -108,9 +108,14 @@ export async function runElastic(
       if (e.type === 'job-left' && e.job === job.id && e.reason === 'drained') counts.nodesLeft++;
     }));
     let size = initialNodes;
+    // Steps take effect in the schedule's order: a scale-in due while the scale-out before it is still
+    // starting its nodes waits for it (else it would shrink first, and the nodes added late stay).
+    let previous: Promise<void> = Promise.resolve();
     for (const step of opts.schedule) {
       timers.push(setTimeout(() => {
-        steps.push((async () => {
+        const after = previous;
+        steps.push(previous = (async () => {
+          await after;
           if (finished) return;
           if (step.delta > 0 && opts.startNodesOnScaleOut !== false) await addNodes(step.delta);
           // The job may have ended while a node process started: then the step is moot (the node is stopped below).
