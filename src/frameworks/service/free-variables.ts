@@ -17,6 +17,21 @@ export interface FreeVariables {
   form: 'expression' | 'method';
   /** Offset of a top-level `this` in an arrow function (it would be the capturing scope's `this`). */
   lexicalThis?: number;
+  /**
+   * How each free name is used: only as `name.key` with a static key (reads, writes, `delete`, never as a
+   * method call's receiver) — the set of those keys — or in any other way (`'whole'`: passed, spread,
+   * destructured, indexed with a computed key, called as `name.m()`).
+   */
+  members: Map<string, Set<string> | 'whole'>;
+  /**
+   * Free names written through (`name.a.b = …`, `name[k]++`, `delete name.a`): the first such write's
+   * offset and the keys from the name to the written location (`*` for a computed key).
+   */
+  writesThrough: Map<string, { at: number; path: string[] }>;
+  /** A class's private members (`#x`): name, static or not, field or method, offset. */
+  privates: { name: string; isStatic: boolean; field: boolean; at: number }[];
+  /** The function is strict whatever the code around it: a class, or a body starting with 'use strict'. */
+  strict: boolean;
 }
 
 interface Scope {
@@ -58,13 +73,37 @@ function analyse(source: string): FreeVariables {
   const { node, offset, form } = parseFunction(source);
   const free = new Map<string, number>();
   const assigned = new Map<string, number>();
-  const result: FreeVariables = { free, assigned, form };
+  const members = new Map<string, Set<string> | 'whole'>();
+  const writesThrough = new Map<string, { at: number; path: string[] }>();
   const top = node.type === 'ParenthesizedExpression' ? (node.expression as unknown as AnyNode) : node;
+  const isClass = top.type === 'ClassExpression' || top.type === 'ClassDeclaration';
+  const result: FreeVariables = { free, assigned, form, members, writesThrough, privates: isClass ? privateMembers(top, offset) : [], strict: isClass || hasUseStrict(top) };
   const isArrow = top.type === 'ArrowFunctionExpression';
-  const use = (name: string, at: number, scope: Scope, write: boolean) => {
-    for (let s: Scope | undefined = scope; s; s = s.parent) if (s.names.has(name)) return;
+  const isFree = (name: string, scope: Scope): boolean => {
+    for (let s: Scope | undefined = scope; s; s = s.parent) if (s.names.has(name)) return false;
+    return true;
+  };
+  /** A use of `name`; `key` when it is `name.key` with a static key (any other use is of the whole value). */
+  const use = (name: string, at: number, scope: Scope, write: boolean, key?: string) => {
+    if (!isFree(name, scope)) return;
     if (!free.has(name)) free.set(name, at - offset);
     if (write && !assigned.has(name)) assigned.set(name, at - offset);
+    const keys = members.get(name);
+    if (key === undefined) members.set(name, 'whole');
+    else if (keys === undefined) members.set(name, new Set([key]));
+    else if (keys !== 'whole') keys.add(key);
+  };
+  /** `a.b[c].d = …`: a write through the free name `a`, at keys ['b', '*', 'd']. */
+  const writeThrough = (target: AnyNode, scope: Scope) => {
+    const path: string[] = [];
+    let n = target;
+    while (n.type === 'MemberExpression') {
+      path.unshift(staticKey(n) ?? '*');
+      n = n.object as unknown as AnyNode;
+    }
+    if (n.type !== 'Identifier' || path.length === 0) return;
+    const name = n.name as string;
+    if (isFree(name, scope) && !writesThrough.has(name)) writesThrough.set(name, { at: n.start - offset, path });
   };
 
   const declarePattern = (pattern: AnyNode | null | undefined, scope: Scope, visit: (n: AnyNode, s: Scope) => void) => {
@@ -137,8 +176,24 @@ function analyse(source: string): FreeVariables {
     ForOfStatement: (n, scope, c) => loopScope(n as unknown as AnyNode, scope, c as never, ['left', 'right', 'body']),
     MemberExpression: (n, scope, c) => {
       const m = n as unknown as AnyNode;
-      c(m.object as Node, scope);
+      const object = m.object as unknown as AnyNode;
+      if (object.type === 'Identifier') use(object.name as string, object.start, scope, false, staticKey(m));
+      else c(object, scope);
       if (m.computed) c(m.property as Node, scope);
+    },
+    // `name.m()` and name.m`…` pass `name` as `this`: a use of the whole value.
+    CallExpression: (n, scope, c) => {
+      receiverUse((n as unknown as AnyNode).callee as unknown as AnyNode, scope);
+      base.CallExpression!(n, scope, c);
+    },
+    TaggedTemplateExpression: (n, scope, c) => {
+      receiverUse((n as unknown as AnyNode).tag as unknown as AnyNode, scope);
+      base.TaggedTemplateExpression!(n, scope, c);
+    },
+    UnaryExpression: (n, scope, c) => {
+      const u = n as unknown as AnyNode;
+      if (u.operator === 'delete') writeThrough(u.argument as unknown as AnyNode, scope);
+      c(u.argument as Node, scope);
     },
     Property: (n, scope, c) => {
       const p = n as unknown as AnyNode;
@@ -160,7 +215,15 @@ function analyse(source: string): FreeVariables {
     UpdateExpression: (n, scope, c) => assignTarget((n as unknown as AnyNode).argument as unknown as AnyNode, scope, c as never),
   };
 
+  const receiverUse = (callee: AnyNode, scope: Scope) => {
+    let m = callee;
+    while (m.type === 'ChainExpression' || m.type === 'ParenthesizedExpression') m = m.expression as unknown as AnyNode;
+    const object = m.type === 'MemberExpression' ? (m.object as unknown as AnyNode) : undefined;
+    if (object?.type === 'Identifier') use(object.name as string, object.start, scope, false);
+  };
+
   const assignTarget = (target: AnyNode, scope: Scope, c: (n: AnyNode, s: Scope) => void) => {
+    if (target.type === 'MemberExpression') writeThrough(target, scope);
     if (target.type === 'Identifier') use(target.name as string, target.start, scope, true);
     else if (target.type === 'ObjectPattern' || target.type === 'ArrayPattern') {
       const names = new Set<string>();
@@ -192,6 +255,36 @@ function analyse(source: string): FreeVariables {
   const root: Scope = { names: new Set(), fn: true, parent: undefined };
   acornWalk().recursive(top, root, visitors);
   return result;
+}
+
+/** The key of `a.b` or `a['b']`; undefined when computed from an expression. */
+function staticKey(m: AnyNode): string | undefined {
+  const p = m.property as unknown as AnyNode;
+  if (!m.computed) return p.type === 'Identifier' ? (p.name as string) : undefined; // a.#x is not a property
+  return p.type === 'Literal' && (typeof p.value === 'string' || typeof p.value === 'number') ? String(p.value) : undefined;
+}
+
+/** The private members (`#x`) a class declares. */
+function privateMembers(cls: AnyNode, offset: number): FreeVariables['privates'] {
+  const out: FreeVariables['privates'] = [];
+  for (const m of (cls.body as unknown as AnyNode).body as unknown as AnyNode[]) {
+    const key = m.key as unknown as AnyNode | undefined;
+    if (key?.type !== 'PrivateIdentifier') continue;
+    out.push({ name: `#${key.name as string}`, isStatic: m.static === true, field: m.type === 'PropertyDefinition', at: key.start - offset });
+  }
+  return out;
+}
+
+/** Whether a function's body starts with a 'use strict' directive. */
+function hasUseStrict(fn: AnyNode): boolean {
+  const body = fn.body as unknown as AnyNode | undefined;
+  if (body?.type !== 'BlockStatement') return false;
+  for (const stmt of body.body as unknown as AnyNode[]) {
+    const directive = stmt.directive as string | undefined;
+    if (directive === undefined) return false;
+    if (directive === 'use strict') return true;
+  }
+  return false;
 }
 
 /** let/const/class/function declarations directly in a block belong to the block. */

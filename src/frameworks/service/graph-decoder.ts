@@ -9,20 +9,41 @@ import { resolveIntrinsic } from './intrinsics.js';
 /** A factory per code: fresh bindings, returned as [set the bindings, evaluate the function's source]. */
 export type Factory = () => [(values: unknown[]) => void, () => AnyFunction];
 
+export interface DecoderOptions {
+  factories?: Factory[];
+  /** A typed array's or ArrayBuffer's bytes (inline base64 `b`, or the blob `h`); the decoder copies them. */
+  bytesOf?: (id: number, node: { b?: string; h?: string }) => Uint8Array;
+  /** A typed array equal to node `id`'s snapshot that may be used instead of a fresh copy, if any. */
+  spareTyped?: (id: number) => unknown;
+  /** The value of a `distribution.put` segment (`sh` node), by its hash. */
+  shared?: (hash: string) => unknown;
+}
+
 export class GraphDecoder {
   /** Every node rebuilt so far, by id (what a task could reach). */
   readonly built = new Map<number, unknown>();
   /** Functions whose bindings are being decoded: a cycle back to one creates it early. */
   private readonly pending = new Map<number, () => unknown>();
 
+  private readonly factories: Factory[];
+  private readonly bytesOf: (id: number, node: { b?: string; h?: string }) => Uint8Array;
+  private readonly spareTyped: (id: number) => unknown;
+  private readonly shared: (hash: string) => unknown;
+
   constructor(
+    /** The node of an id; an array node whose elements are a blob must come materialized (`v`). */
     private readonly nodeAt: (id: number) => GraphNode | undefined,
     private readonly global: Record<string, unknown>,
-    private readonly factories: Factory[] = [],
-    private readonly bytesOf: (id: number, b64: string) => Uint8Array = (_id, b64) => base64ToBytes(b64),
-    /** A typed array equal to node `id`'s snapshot that may be used instead of a fresh copy, if any. */
-    private readonly spareTyped: (id: number) => unknown = () => undefined,
-  ) {}
+    opts: DecoderOptions = {},
+  ) {
+    this.factories = opts.factories ?? [];
+    this.bytesOf = opts.bytesOf ?? ((id, node) => {
+      if (node.b === undefined) throw new Error(`node ${id}: its bytes are a blob this side does not have`);
+      return base64ToBytes(node.b);
+    });
+    this.spareTyped = opts.spareTyped ?? (() => undefined);
+    this.shared = opts.shared ?? ((hash) => { throw new Error(`a value shared with distribution.put (${hash.slice(0, 12)}) cannot be rebuilt here`); });
+  }
 
   /** Seeds a node with an existing value (the client's own objects). */
   preset(id: number, value: unknown): void {
@@ -51,15 +72,17 @@ export class GraphDecoder {
       case 'y': return keep(node.g !== undefined ? Symbol.for(node.g) : Symbol(node.d));
       case 'd': return keep(new Date(node.v));
       case 're': return keep(new RegExp(node.s, node.f));
-      case 'ab': return keep(this.bytesOf(id, node.b).slice().buffer);
+      case 'ab': return keep(this.bytesOf(id, node).slice().buffer);
+      case 'sh': return keep(this.shared(node.h));
       case 'ta': {
         const spare = this.spareTyped(id);
         if (spare !== undefined) return keep(spare);
         if (!(TYPED_ARRAYS as readonly string[]).includes(node.c)) throw new TypeError(`unknown typed array ${node.c}`);
         const C = this.global[node.c] as new (b: ArrayBuffer) => unknown;
-        return keep(new C(this.bytesOf(id, node.b).slice().buffer));
+        return keep(new C(this.bytesOf(id, node).slice().buffer));
       }
       case 'a': {
+        if (node.v === undefined) throw new Error(`node ${id}: its elements are a blob not materialized here`);
         const a = keep(new Array(node.v.length) as unknown[]);
         node.v.forEach((x, i) => {
           if (!(typeof x === 'object' && x !== null && 'h' in x)) a[i] = this.decode(x);

@@ -6,6 +6,8 @@
  * sandbox.
  */
 
+import type { ConsoleRecord } from './sandbox-console.js';
+
 /** Any function value (closures are captured whatever their signature). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyFunction = (...args: any[]) => unknown;
@@ -22,11 +24,20 @@ export type Val =
 /** A property key: a string, or a reference to a symbol node. */
 export type Key = string | { r: number };
 
+/**
+ * A node of the graph. Bulk data of at least BLOB_MIN_BYTES travels by content (content-blobs.ts): a
+ * typed array's or ArrayBuffer's bytes, or an array's elements when all are primitives (their JSON), as a
+ * blob named by its SHA-256 hash `h` instead of inline (`b`, `v`).
+ */
 export type GraphNode =
   | { t: 'o'; p: [Key, Val][]; cls?: Val; acc?: [Key, Val, Val][]; np?: 1 } // object (np: null prototype)
-  | { t: 'a'; v: Val[] }
-  | { t: 'ta'; c: string; b: string } // typed array, bytes in base64
-  | { t: 'ab'; b: string } // ArrayBuffer
+  | { t: 'a'; v: Val[]; h?: undefined }
+  | { t: 'a'; h: string; v?: undefined } // elements: the blob's UTF-8 JSON of Val[]
+  | { t: 'ta'; c: string; b: string; h?: undefined } // typed array, bytes in base64
+  | { t: 'ta'; c: string; h: string; b?: undefined } // its bytes: the blob
+  | { t: 'ab'; b: string; h?: undefined } // ArrayBuffer
+  | { t: 'ab'; h: string; b?: undefined }
+  | { t: 'sh'; h: string } // a value shared with distribution.put: its segment, the blob `h` (SharedSegment)
   | { t: 'm'; e: [Val, Val][] }
   | { t: 's'; e: Val[] }
   | { t: 'd'; v: number }
@@ -46,6 +57,8 @@ export interface Code {
   g?: string[];
   /** Where it was defined on the client, `file:line` (to map remote stacks back). */
   at?: string;
+  /** Strict code (a module's, a class, or a 'use strict' body): compiled strict remotely too. */
+  strict?: 1;
 }
 
 /**
@@ -75,6 +88,19 @@ export interface CaptureGraph {
   nodes: GraphNode[];
   tasks: TaskSpec[];
   packages?: PackageSpec[];
+  /** The blobs the nodes name (`h`), with their sizes: each travels once per connection (content-blobs.ts). */
+  blobs?: Record<string, number>;
+}
+
+/**
+ * A value shared with `distribution.put` (data only): its own graph of nodes, numbered from 0 (the root),
+ * with a readable path per node; its bulk data are blobs like a batch's. Tasks read it; a task that
+ * writes to it fails.
+ */
+export interface SharedSegment {
+  nodes: GraphNode[];
+  names: string[];
+  blobs?: Record<string, number>;
 }
 
 /** Where the sandbox keeps the evaluated package bundles (by package index), on its global object. */
@@ -100,10 +126,15 @@ export interface TaskOutcome {
   base?: number;
   /** Error name, message and stack (with sandbox positions) when `ok` is false. */
   err?: { name: string; message: string; stack?: string };
+  /** What the task printed (its `console`), bounded. */
+  log?: ConsoleRecord;
   /** Execution and diffing time in the sandbox (ms). */
   ms?: number;
   dms?: number;
 }
+
+/** A function's own keys that are not its state (what every function or class has): neither captured nor compared. */
+export const FUNCTION_OWN_KEYS: ReadonlySet<PropertyKey> = new Set(['length', 'name', 'prototype', 'arguments', 'caller']);
 
 /** Keys that could reach a prototype when applied: refused in every direction. */
 export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
@@ -195,6 +226,30 @@ export function base64ToBytes(s: string): Uint8Array {
     if (o < out.length) out[o++] = (n >> 8) & 255;
     if (o < out.length) out[o++] = n & 255;
   }
+  return out;
+}
+
+/** UTF-8 bytes as text, without host APIs (a sandbox has no TextDecoder); ASCII, the usual case, in slices. */
+export function utf8Text(bytes: Uint8Array): string {
+  let ascii = true;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! > 0x7f) { ascii = false; break; }
+  if (ascii) {
+    let out = '';
+    for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192) as unknown as number[]);
+    return out;
+  }
+  const units: number[] = [];
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i]!;
+    let cp: number;
+    if (b < 0x80) { cp = b; i += 1; }
+    else if (b < 0xe0) { cp = ((b & 0x1f) << 6) | (bytes[i + 1]! & 0x3f); i += 2; }
+    else if (b < 0xf0) { cp = ((b & 0x0f) << 12) | ((bytes[i + 1]! & 0x3f) << 6) | (bytes[i + 2]! & 0x3f); i += 3; }
+    else { cp = ((b & 0x07) << 18) | ((bytes[i + 1]! & 0x3f) << 12) | ((bytes[i + 2]! & 0x3f) << 6) | (bytes[i + 3]! & 0x3f); i += 4; }
+    if (cp > 0xffff) { cp -= 0x10000; units.push(0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff)); } else units.push(cp);
+  }
+  let out = '';
+  for (let i = 0; i < units.length; i += 8192) out += String.fromCharCode.apply(null, units.slice(i, i + 8192));
   return out;
 }
 

@@ -27,12 +27,18 @@ const SLOT = '__tidepoolCaptureSlot';
 const GROUP = 'tidepool-capture';
 let session: Session | undefined;
 const scriptUrls = new Map<string, string>();
+/** Scripts that are ECMAScript modules (strict code throughout). */
+const moduleScripts = new Set<string>();
+const strictScripts = new Map<string, boolean>();
 
 function post<T>(method: string, params: object): T {
   if (!session) {
     session = new Session();
     session.connect();
-    session.on('Debugger.scriptParsed', (m: { params: { scriptId: string; url: string } }) => scriptUrls.set(m.params.scriptId, m.params.url));
+    session.on('Debugger.scriptParsed', (m: { params: { scriptId: string; url: string; isModule?: boolean } }) => {
+      scriptUrls.set(m.params.scriptId, m.params.url);
+      if (m.params.isModule) moduleScripts.add(m.params.scriptId);
+    });
   }
   let result: T | undefined;
   let error: Error | null = null;
@@ -218,6 +224,31 @@ function scriptUrl(scriptId: string): string | undefined {
     post('Debugger.disable', {});
   }
   return scriptUrls.get(scriptId);
+}
+
+/**
+ * Whether a script's code is strict: an ECMAScript module, or a script (a CommonJS module) whose source
+ * starts with a 'use strict' directive. Captured functions keep their mode remotely; cached per script.
+ */
+export function scriptIsStrict(scriptId: string): boolean {
+  let strict = strictScripts.get(scriptId);
+  if (strict === undefined) {
+    scriptUrl(scriptId); // collects the module flags
+    strict = moduleScripts.has(scriptId);
+    if (!strict) {
+      post('Debugger.enable', {});
+      try {
+        const { scriptSource } = post<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId });
+        strict = /^(?:#![^\n]*\n)?(?:\s|\/\/[^\n]*\n|\/\*[\s\S]*?\*\/)*(['"])use strict\1/.test(scriptSource);
+      } catch {
+        strict = false; // a script gone (collected): sloppy, as most scripts that are not modules
+      } finally {
+        post('Debugger.disable', {});
+      }
+    }
+    strictScripts.set(scriptId, strict);
+  }
+  return strict;
 }
 
 /** `file:line` of a position inside a function's source, given the function's location (1-based line). */

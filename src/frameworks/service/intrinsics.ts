@@ -1,3 +1,5 @@
+import { CONSOLE_METHODS } from './sandbox-console.js';
+
 /**
  * What a captured closure may use from the global scope: the ECMAScript intrinsics, which exist in
  * every sandbox and travel by name (`Math.max`, `Array.isArray`, `Symbol.iterator`), and what it may
@@ -13,12 +15,14 @@ export const SAFE_GLOBALS: ReadonlySet<string> = new Set([
   'BigUint64Array', 'BigInt64Array', 'DataView', 'Map', 'BigInt', 'Set', 'WeakMap', 'WeakSet', 'Proxy', 'Reflect',
   'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'unescape', 'isFinite', 'isNaN',
   'WeakRef', 'FinalizationRegistry',
+  // Not ECMAScript, but every sandbox has one: what a task prints comes back with its outcome (sandbox-console.ts).
+  'console',
 ]);
 
 /** Globals refused by name, with the reason given in the capture error. */
 export const REFUSED_GLOBALS: ReadonlyMap<string, string> = new Map([
   ...['process', 'require', 'module', 'exports', '__filename', '__dirname', 'Buffer', 'globalThis', 'global', 'self', 'window'].map((n) => [n, 'host access'] as const),
-  ...['fetch', 'console', 'WebSocket', 'XMLHttpRequest', 'Request', 'Response', 'Headers', 'FormData', 'Blob', 'File', 'crypto', 'performance', 'navigator', 'localStorage', 'BroadcastChannel', 'MessageChannel', 'MessagePort', 'Worker'].map((n) => [n, 'I/O'] as const),
+  ...['fetch', 'WebSocket', 'XMLHttpRequest', 'Request', 'Response', 'Headers', 'FormData', 'Blob', 'File', 'crypto', 'performance', 'navigator', 'localStorage', 'BroadcastChannel', 'MessageChannel', 'MessagePort', 'Worker'].map((n) => [n, 'I/O'] as const),
   ...['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate', 'queueMicrotask'].map((n) => [n, 'timers (I/O)'] as const),
   ['Atomics', 'synchronization (Atomics.wait)'],
   ['SharedArrayBuffer', 'shared memory (synchronization)'],
@@ -66,6 +70,10 @@ export function intrinsicTable(): Map<unknown, string> {
   for (const name of [...SAFE_GLOBALS, 'Function', 'Atomics']) {
     const value = (globalThis as Record<string, unknown>)[name];
     if ((typeof value !== 'function' && typeof value !== 'object') || value === null) continue;
+    if (name === 'console') {
+      for (const method of CONSOLE_METHODS) add((value as Record<string, unknown>)[method], `console.${method}`);
+      continue;
+    }
     members(value, name);
     const proto = (value as { prototype?: unknown }).prototype;
     if (typeof proto === 'object' && proto !== null) members(proto, `${name}.prototype`);

@@ -5,9 +5,12 @@
  */
 import { Worker } from 'node:worker_threads';
 import os from 'node:os';
-import type { BatchExecutor, BatchRun } from './executor.js';
+import type { Arrival, BatchExecutor, BatchRun, EncodedBatch, TransferStats } from './executor.js';
 import type { TaskOutcome } from './graph-format.js';
 import type { SandboxLimits } from './sandbox-pool.js';
+import { HeldBlobs } from './held-blobs.js';
+import { OutcomeQueue } from './outcome-queue.js';
+import type { LocalRequest } from './local-worker.js';
 
 const here = import.meta.url;
 const fromSources = here.endsWith('.ts');
@@ -23,8 +26,13 @@ const startWorker = (memoryMb: number) => {
 interface Pending { worker: Worker; resolve(outcomes: [number, string][]): void; reject(e: Error): void }
 
 export class LocalExecutor implements BatchExecutor {
+  readonly transfers: TransferStats = { blobHits: 0, blobMisses: 0, uploadedBytes: 0 };
   private readonly workers: Worker[] = [];
+  /** What each worker holds of the blobs, by worker. */
+  private readonly held = new Map<Worker, HeldBlobs>();
   private readonly pending = new Map<number, Pending>();
+  /** Answers each worker owes. */
+  private readonly owed = new Map<Worker, number>();
   private seq = 0;
   private batches = 0;
   private closing = false;
@@ -35,6 +43,7 @@ export class LocalExecutor implements BatchExecutor {
 
   private spawn(): Worker {
     const w = startWorker(this.memoryMb);
+    this.held.set(w, new HeldBlobs());
     w.on('message', (m: { id: number; outcomes?: [number, string][]; error?: string }) => {
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
@@ -46,6 +55,7 @@ export class LocalExecutor implements BatchExecutor {
     const died = (why: string) => {
       if (gone || this.closing) return;
       gone = true;
+      this.held.delete(w);
       for (const [id, p] of this.pending) {
         if (p.worker !== w) continue;
         this.pending.delete(id);
@@ -60,49 +70,73 @@ export class LocalExecutor implements BatchExecutor {
     return w;
   }
 
-  /** A worker keeps the process alive only while it owes an answer. */
-  private send(w: Worker, msg: object): Promise<[number, string][]> {
+  /** A worker keeps the process alive only while it owes an answer (ref and unref are not counted: this counts). */
+  private send(w: Worker, msg: Omit<LocalRequest, 'id'>): Promise<[number, string][]> {
     const id = ++this.seq;
-    w.ref();
+    const owed = (this.owed.get(w) ?? 0) + 1;
+    this.owed.set(w, owed);
+    if (owed === 1) w.ref();
     return new Promise<[number, string][]>((resolve, reject) => {
       this.pending.set(id, { worker: w, resolve, reject });
       w.postMessage({ id, ...msg });
-    }).finally(() => w.unref());
+    }).finally(() => {
+      const left = (this.owed.get(w) ?? 1) - 1;
+      this.owed.set(w, left);
+      if (left === 0) w.unref();
+    });
   }
 
-  async start(graphJson: string, taskCount: number, limits: SandboxLimits = {}): Promise<BatchRun> {
+  /** Blobs stay in this process: a local `put` has nothing to send ahead. */
+  async upload(): Promise<void> {}
+
+  async start(batch: EncodedBatch, limits: SandboxLimits = {}): Promise<BatchRun> {
+    const { graph, blobs } = batch;
+    const graphJson = JSON.stringify(graph);
+    const taskCount = graph.tasks.length;
     const timeoutMs = limits.timeoutMs ?? this.timeoutMs;
     const key = `local-${++this.batches}`;
     const t0 = performance.now();
     // Chunks from a shared queue: long tasks spread, short ones are not sent one by one.
     const chunk = Math.max(1, Math.min(256, Math.floor(taskCount / (this.workers.length * 8))));
+    const cancelled = new Set<number>();
     let next = 0;
-    let cancelled = false;
-    const all: [number, string][] = [];
+    const arrivals = new OutcomeQueue<Arrival[]>();
     const drive = async (w: Worker) => {
       let loaded = false;
       while (next < taskCount) {
-        const from = next;
-        next = Math.min(taskCount, next + chunk);
-        const indexes = Array.from({ length: next - from }, (_, i) => from + i);
-        all.push(...(await this.send(w, { key, graph: loaded ? undefined : graphJson, indexes, timeoutMs })));
+        const indexes: number[] = [];
+        while (next < taskCount && indexes.length < chunk) {
+          if (!cancelled.has(next)) indexes.push(next);
+          next++;
+        }
+        if (indexes.length === 0) continue;
+        const msg: Omit<LocalRequest, 'id'> = { key, indexes, timeoutMs };
+        if (!loaded) {
+          const { send, drop } = this.held.get(w)!.plan(graph.blobs ?? {});
+          this.transfers.blobMisses += send.length;
+          this.transfers.blobHits += Object.keys(graph.blobs ?? {}).length - send.length;
+          Object.assign(msg, { graph: graphJson, blobs: send.map((h) => [h, blobs.get(h)!]), dropBlobs: drop });
+        }
+        const outs = await this.send(w, msg);
         loaded = true;
+        arrivals.push(outs.map(([i, o]) => [i, JSON.parse(o) as TaskOutcome]));
       }
-      await this.send(w, { key, drop: true });
+      if (loaded) await this.send(w, { key, drop: true });
     };
-    const done = Promise.all(this.workers.map(drive)).then(() => performance.now() - t0);
+    let executionMs = 0;
+    Promise.all(this.workers.map(drive)).then(
+      () => {
+        executionMs = performance.now() - t0;
+        arrivals.end();
+      },
+      (e: unknown) => arrivals.fail(e),
+    );
     return {
-      outcomes: async () => {
-        const executionMs = await done;
-        if (cancelled) throw new Error(`batch ${key} was cancelled`);
-        const outcomes = new Array<TaskOutcome>(taskCount);
-        for (const [i, o] of all) outcomes[i] = JSON.parse(o) as TaskOutcome;
-        return { outcomes, costs: { executionMs, dispatchMs: 0, transferMs: 0 } };
+      arrivals,
+      cancel: async (indexes) => {
+        for (const i of indexes) cancelled.add(i);
       },
-      cancel: async () => {
-        cancelled = true;
-        next = taskCount;
-      },
+      costs: () => ({ executionMs, dispatchMs: 0, transferMs: 0, roundTrips: 0 }),
     };
   }
 

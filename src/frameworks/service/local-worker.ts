@@ -1,12 +1,31 @@
-/** A worker thread of `Distribution.local()`: one vm sandbox per batch it is given tasks of. */
+/**
+ * A worker thread of `Distribution.local()`: one vm sandbox per batch it is given tasks of, and the
+ * blobs the executor sent it (it keeps what the executor says it keeps: held-blobs.ts).
+ */
 import { parentPort } from 'node:worker_threads';
 import { VmSandbox } from './vm-sandbox.js';
 import type { CaptureGraph } from './graph-format.js';
 
-const sandboxes = new Map<string, VmSandbox>();
+/** What the executor sends: a batch's graph the first time, blobs this worker lacks, and what to drop. */
+export interface LocalRequest {
+  id: number;
+  key: string;
+  graph?: string;
+  blobs?: [string, Uint8Array][];
+  dropBlobs?: string[];
+  indexes?: number[];
+  timeoutMs?: number;
+  /** The batch is over here: forget its sandbox. */
+  drop?: boolean;
+}
 
-parentPort!.on('message', (m: { id: number; key: string; graph?: string; indexes?: number[]; timeoutMs?: number; drop?: boolean }) => {
+const sandboxes = new Map<string, VmSandbox>();
+const blobs = new Map<string, Uint8Array>();
+
+parentPort!.on('message', (m: LocalRequest) => {
   try {
+    for (const hash of m.dropBlobs ?? []) blobs.delete(hash);
+    for (const [hash, bytes] of m.blobs ?? []) blobs.set(hash, bytes);
     if (m.drop) {
       sandboxes.delete(m.key);
       return parentPort!.postMessage({ id: m.id, outcomes: [] });
@@ -15,7 +34,8 @@ parentPort!.on('message', (m: { id: number; key: string; graph?: string; indexes
     if (!sandbox) {
       if (m.graph === undefined) throw new Error(`batch ${m.key} is not loaded here`);
       const graph = JSON.parse(m.graph) as CaptureGraph;
-      sandbox = new VmSandbox(m.graph, graph.codes, m.timeoutMs, (graph.packages ?? []).map((p) => p.code ?? ''));
+      const own = new Map(Object.keys(graph.blobs ?? {}).map((hash) => [hash, blobs.get(hash)!]));
+      sandbox = new VmSandbox(m.graph, graph.codes, m.timeoutMs, (graph.packages ?? []).map((p) => p.code ?? ''), own);
       sandboxes.set(m.key, sandbox);
     }
     const outcomes: [number, string][] = [];

@@ -6,10 +6,11 @@
  * entries, dates; objects the task created come back as new nodes. No host APIs are used here.
  */
 import {
-  base64ToBytes, bytesToBase64, encodePrimitive, sameVal,
-  type CaptureGraph, type Code, type GraphNode, type Key, type TaskOutcome, type Val, type Write,
+  FUNCTION_OWN_KEYS, base64ToBytes, bytesToBase64, encodePrimitive, sameVal, utf8Text,
+  type CaptureGraph, type Code, type GraphNode, type Key, type SharedSegment, type TaskOutcome, type Val, type Write,
 } from './graph-format.js';
 import { GraphDecoder, type Factory } from './graph-decoder.js';
+import { ConsoleSink, sandboxConsole } from './sandbox-console.js';
 
 export type { Factory };
 
@@ -28,7 +29,7 @@ export function factoriesScript(codes: Code[]): { text: string; firstLines: numb
     const lets = (globals.length > 0 ? `const ${globals.map((n) => `${n} = globalThis.${n}`).join(', ')};` : '') + (code.env.length > 0 ? `let ${code.env.join(', ')};` : '');
     const set = code.env.map((n, i) => `${n} = __tp_v[${i}];`).join(' ');
     // [set the captured bindings, evaluate the source]: bindings first, since a class's static blocks read them.
-    const head = `function () { ${lets} return [function (__tp_v) { ${set} }, function () { return ${code.form === 'method' ? '__tp_method({' : '('}`;
+    const head = `function () { ${code.strict ? "'use strict'; " : ''}${lets} return [function (__tp_v) { ${set} }, function () { return ${code.form === 'method' ? '__tp_method({' : '('}`;
     const tail = `${code.form === 'method' ? '})' : ')'}; }]; },`;
     parts.push(head);
     firstLines.push(line + 3); // 1-based: the prefix line, then this code's head line, then its source
@@ -41,6 +42,18 @@ export function factoriesScript(codes: Code[]): { text: string; firstLines: numb
   return { text, firstLines };
 }
 
+/** The blobs a batch names, by hash (content-blobs.ts): what the sandbox was given. */
+export type BlobSource = (hash: string) => Uint8Array | undefined;
+
+/** A `distribution.put` value as one task rebuilt it, to check after the task that it was only read. */
+interface SharedUse {
+  segment: SharedSegment;
+  wrapper: { value?: unknown };
+  root: unknown;
+  built: Map<number, unknown>;
+  snapshot: Map<number, Uint8Array>;
+}
+
 export class SandboxRuntime {
   private readonly graph: CaptureGraph;
   private readonly snapshotBytes = new Map<number, Uint8Array>();
@@ -50,9 +63,17 @@ export class SandboxRuntime {
    * takes them out while it runs; one that fails or is stopped (time limit) never puts them back.
    */
   private readonly spareTyped = new Map<number, ArrayBufferView>();
+  /** `distribution.put` segments, parsed once per batch. */
+  private readonly segments = new Map<string, SharedSegment>();
+  /** The segments the running task rebuilt. */
+  private sharedUses = new Map<string, SharedUse>();
 
-  constructor(graphJson: string, private readonly factories: Factory[], private readonly global: Record<string, unknown>) {
+  /** What the running task prints (its `console`), taken into its outcome. */
+  private readonly console = new ConsoleSink();
+
+  constructor(graphJson: string, private readonly factories: Factory[], private readonly global: Record<string, unknown>, private readonly blobs: BlobSource = () => undefined) {
     this.graph = JSON.parse(graphJson) as CaptureGraph;
+    global.console = sandboxConsole(() => this.console);
   }
 
   get taskCount(): number {
@@ -63,7 +84,15 @@ export class SandboxRuntime {
   run(i: number): string {
     const spec = this.graph.tasks[i];
     if (!spec) throw new Error(`no task ${i}`);
-    const decoder = new GraphDecoder((id) => this.graph.nodes[id], this.global, this.factories, (id, b64) => this.bytesOf(id, b64), (id) => this.takeSpare(id));
+    this.console.take(); // what a task stopped by its time limit printed is not the next one's
+    this.sharedUses = new Map();
+    const nodeAt = (id: number) => this.nodeAt(this.graph.nodes, id);
+    const decoder = new GraphDecoder(nodeAt, this.global, {
+      factories: this.factories,
+      bytesOf: (id, node) => this.bytesOf(this.snapshotBytes, id, node),
+      spareTyped: (id) => this.takeSpare(id),
+      shared: (hash) => this.shared(hash),
+    });
     const built = decoder.built;
     const t0 = Date.now();
     let outcome: TaskOutcome;
@@ -75,15 +104,71 @@ export class SandboxRuntime {
         throw new TypeError('a distributed task must be synchronous (it returned a promise)');
       }
       const ms = Date.now() - t0;
-      const diff = new Differ(this.graph, built, this.snapshotBytes, this.spareTyped);
+      this.checkSharedUntouched();
+      const diff = new Differ(nodeAt, this.graph.nodes.length, built, this.snapshotBytes, this.spareTyped);
       const v = diff.encode(result);
       const w = diff.writes();
-      outcome = { ok: true, v, w, n: diff.fresh, base: this.graph.nodes.length, ms, dms: Date.now() - t0 - ms };
+      outcome = { ok: true, v, w, n: diff.fresh, base: this.graph.nodes.length };
+      const log = this.console.take();
+      if (log) outcome.log = log;
+      // `ms` and `dms` last: the service reads `dms` at the end of the text (batch-cost-event.ts).
+      outcome.ms = ms;
+      outcome.dms = Date.now() - t0 - ms;
     } catch (e) {
       const err = e as { name?: unknown; message?: unknown; stack?: unknown };
-      outcome = { ok: false, err: { name: String(err?.name ?? 'Error'), message: String(err?.message ?? e), stack: typeof err?.stack === 'string' ? err.stack : undefined }, ms: Date.now() - t0 };
+      outcome = { ok: false, err: { name: String(err?.name ?? 'Error'), message: String(err?.message ?? e), stack: typeof err?.stack === 'string' ? err.stack : undefined } };
+      const log = this.console.take();
+      if (log) outcome.log = log;
+      outcome.ms = Date.now() - t0;
     }
     return JSON.stringify(outcome);
+  }
+
+  /** A node, with an array whose elements are a blob materialized once (they are parsed on first use). */
+  private nodeAt(nodes: GraphNode[], id: number): GraphNode | undefined {
+    const node = nodes[id];
+    if (node?.t === 'a' && node.v === undefined) {
+      const bytes = this.blob(node.h);
+      nodes[id] = { t: 'a', v: JSON.parse(utf8Text(bytes)) as Val[] };
+      return nodes[id];
+    }
+    return node;
+  }
+
+  private blob(hash: string): Uint8Array {
+    const bytes = this.blobs(hash);
+    if (bytes === undefined) throw new Error(`the sandbox was not given blob ${hash.slice(0, 12)}`);
+    return bytes;
+  }
+
+  /**
+   * A `distribution.put` value, rebuilt afresh for this task from its segment (snapshot isolation, as
+   * for every captured value); after the task it must be as it was (`checkSharedUntouched`).
+   */
+  private shared(hash: string): unknown {
+    let segment = this.segments.get(hash);
+    if (!segment) this.segments.set(hash, (segment = JSON.parse(utf8Text(this.blob(hash))) as SharedSegment));
+    const use = this.sharedUses.get(hash);
+    if (use) return use.wrapper;
+    const snapshot = new Map<number, Uint8Array>();
+    const seg = segment;
+    const decoder = new GraphDecoder((id) => this.nodeAt(seg.nodes, id), this.global, { bytesOf: (id, node) => this.bytesOf(snapshot, id, node) });
+    const root = decoder.decode({ r: 0 });
+    const wrapper = { value: root };
+    this.sharedUses.set(hash, { segment, wrapper, root, built: decoder.built, snapshot });
+    return wrapper;
+  }
+
+  /** Fails the task if it wrote to a value shared with distribution.put (tasks may only read those). */
+  private checkSharedUntouched(): void {
+    for (const use of this.sharedUses.values()) {
+      const keys = Reflect.ownKeys(use.wrapper);
+      const where = (id: number) => use.segment.names[id] ?? `node ${id}`;
+      if (keys.length !== 1 || keys[0] !== 'value' || use.wrapper.value !== use.root) throw sharedWriteError(`${where(0)} (the shared value itself)`);
+      const seg = use.segment;
+      const writes = new Differ((id) => this.nodeAt(seg.nodes, id), seg.nodes.length, use.built, use.snapshot, new Map()).writes();
+      if (writes.length > 0) throw sharedWriteError(writes.map((w) => `${where(w.id)}${'k' in w ? `.${typeof w.k === 'string' ? w.k : '[symbol]'}` : ''}`).join(', '));
+    }
   }
 
   private takeSpare(id: number): ArrayBufferView | undefined {
@@ -92,11 +177,18 @@ export class SandboxRuntime {
     return spare;
   }
 
-  private bytesOf(id: number, b64: string): Uint8Array {
-    let bytes = this.snapshotBytes.get(id);
-    if (!bytes) this.snapshotBytes.set(id, (bytes = base64ToBytes(b64)));
+  /** A typed array's or ArrayBuffer's snapshot bytes (inline or a blob), kept for the diffs. */
+  private bytesOf(cache: Map<number, Uint8Array>, id: number, node: { b?: string; h?: string }): Uint8Array {
+    let bytes = cache.get(id);
+    if (!bytes) cache.set(id, (bytes = node.h !== undefined ? this.blob(node.h) : base64ToBytes(node.b ?? '')));
     return bytes;
   }
+}
+
+function sharedWriteError(where: string): Error {
+  const e = new TypeError(`the task wrote to a value shared with distribution.put, which tasks may only read: ${where}`);
+  e.name = 'SharedValueWriteError';
+  return e;
 }
 
 /** True when `x` is the primitive an encoded snapshot value `prev` stands for (strings, booleans, numbers but −0): no encoding needed. */
@@ -109,10 +201,8 @@ function samePrimitive(x: unknown, prev: Val | undefined): boolean {
 class Differ {
   readonly fresh: GraphNode[] = [];
   private readonly ids = new Map<unknown, number>();
-  private readonly base: number;
 
-  constructor(private readonly graph: CaptureGraph, private readonly built: Map<number, unknown>, private readonly snapshotBytes: Map<number, Uint8Array>, private readonly spareTyped: Map<number, ArrayBufferView>) {
-    this.base = graph.nodes.length;
+  constructor(private readonly nodeAt: (id: number) => GraphNode | undefined, private readonly base: number, private readonly built: Map<number, unknown>, private readonly snapshotBytes: Map<number, Uint8Array>, private readonly spareTyped: Map<number, ArrayBufferView>) {
     for (const [id, v] of built) if ((typeof v === 'object' && v !== null) || typeof v === 'function' || typeof v === 'symbol') this.ids.set(v, id);
   }
 
@@ -162,10 +252,12 @@ class Differ {
   writes(): Write[] {
     const out: Write[] = [];
     for (const [id, v] of this.built) {
-      const node = this.graph.nodes[id] as GraphNode;
+      const node = this.nodeAt(id) as GraphNode;
       switch (node.t) {
         case 'o': this.objectWrites(id, v as object, node.p, out); break;
-        case 'a': this.arrayWrites(id, v as unknown[], node.v, out); break;
+        // A function's own properties: a class's static fields, `fn.count = 7`.
+        case 'f': this.objectWrites(id, v as object, node.p ?? [], out, FUNCTION_OWN_KEYS); break;
+        case 'a': this.arrayWrites(id, v as unknown[], node.v ?? [], out); break;
         case 'ta': this.typedWrites(id, v as ArrayBufferView, out); break;
         case 'm': this.mapWrites(id, v as Map<unknown, unknown>, node.e, out); break;
         case 's': this.setWrites(id, v as Set<unknown>, node.e, out); break;
@@ -176,10 +268,11 @@ class Differ {
     return out;
   }
 
-  private objectWrites(id: number, o: object, before: [Key, Val][], out: Write[]): void {
+  private objectWrites(id: number, o: object, before: [Key, Val][], out: Write[], skip?: ReadonlySet<PropertyKey>): void {
     const old = new Map<string, Val>();
     for (const [k, x] of before) old.set(typeof k === 'string' ? k : `@${k.r}`, x);
     for (const k of Reflect.ownKeys(o)) {
+      if (skip?.has(k)) continue;
       const d = Object.getOwnPropertyDescriptor(o, k)!;
       if (!('value' in d)) continue;
       const key = this.key(k);

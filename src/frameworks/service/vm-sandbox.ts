@@ -13,7 +13,8 @@ export class VmSandbox {
   private readonly context: vm.Context;
   private readonly runTask: vm.Script;
 
-  constructor(graphJson: string, codes: Code[], private readonly timeoutMs = 0, packages: string[] = []) {
+  /** `blobs`: the bytes of the blobs the graph names (bulk data and shared values), by hash. */
+  constructor(graphJson: string, codes: Code[], private readonly timeoutMs = 0, packages: string[] = [], blobs: ReadonlyMap<string, Uint8Array> = new Map()) {
     this.context = vm.createContext({}, { codeGeneration: { strings: false, wasm: false } });
     new vm.Script(runtimeBundle(), { filename: 'tidepool-sandbox-runtime.js' }).runInContext(this.context);
     new vm.Script(`globalThis.${PACKAGES_GLOBAL} = [];`).runInContext(this.context);
@@ -22,7 +23,8 @@ export class VmSandbox {
     const factories = new vm.Script(rt.factoriesScript(codes).text, { filename: TASK_SCRIPT }).runInContext(this.context) as unknown;
     this.context.__tp_graph = graphJson;
     this.context.__tp_factories = factories;
-    new vm.Script('globalThis.__tp_rt = new __tidepoolRuntime.SandboxRuntime(__tp_graph, __tp_factories, globalThis); delete globalThis.__tp_graph;').runInContext(this.context);
+    this.context.__tp_blobs = (hash: string) => blobs.get(hash);
+    new vm.Script('globalThis.__tp_rt = new __tidepoolRuntime.SandboxRuntime(__tp_graph, __tp_factories, globalThis, __tp_blobs); delete globalThis.__tp_graph; delete globalThis.__tp_blobs;').runInContext(this.context);
     this.runTask = new vm.Script('__tp_rt.run(__tp_i)', { filename: 'tidepool-run.js' });
   }
 

@@ -21,7 +21,7 @@ function roundTrip(...fns: (() => unknown)[]): unknown[] {
   const cap = new Capture();
   fns.forEach((f) => cap.addTask(f));
   cap.done();
-  const sandbox = new VmSandbox(JSON.stringify(cap.graph), cap.graph.codes);
+  const sandbox = new VmSandbox(JSON.stringify(cap.graph), cap.graph.codes, 0, [], cap.blobs);
   const applier = new BatchApplier(cap);
   return fns.map((_f, i) => {
     const o = JSON.parse(sandbox.run(i)) as TaskOutcome;
@@ -142,7 +142,8 @@ test('refused: I/O, promisify(fs.readFile), timers, Atomics.wait, eval/Function,
 
 test('refused: assigning a captured variable, `this` of the surrounding code', () => {
   let total = 0;
-  assert.match(refusal(() => { total += 1; }).message, /`total` .*assign a captured variable/);
+  const e = refusal(() => { total += 1; });
+  assert.match(e.message, /`total` \(test\/frameworks\/service\/capture\.test\.ts:\d+\): a task cannot assign a captured variable/);
   void total;
   const self = { run() { return () => this; } };
   assert.match(refusal(self.run()).message, /`this`/);
@@ -172,4 +173,114 @@ test('Symbols: registered symbols keep their identity across realms', () => {
   const key = Symbol.for('tidepool.test');
   const [r] = roundTrip(() => Symbol.keyFor(key));
   assert.equal(r, 'tidepool.test');
+});
+
+let moduleCounter = 0;
+/** A module function assigning a module-level `let`: reached through a task, refused naming this file's line. */
+function bumpModuleCounter(): number {
+  return ++moduleCounter;
+}
+
+test('static writes: a module binding assigned by the task or by a function it calls is refused with file:line', () => {
+  for (const fn of [() => { moduleCounter = 5; }, () => bumpModuleCounter()]) {
+    const e = refusal(fn);
+    assert.equal(e.variable, 'moduleCounter');
+    assert.match(e.at, /^test\/frameworks\/service\/capture\.test\.ts:\d+$/);
+    assert.match(e.message, /a task cannot assign a captured variable \(its new value could not come back\)/);
+  }
+});
+
+test('static writes: class statics and function properties come back; writes that could not are refused with file:line', () => {
+  class Registry {
+    static count = 0;
+  }
+  const hook = Object.assign(() => 1, { calls: 0 });
+  const [r] = roundTrip(() => { Registry.count += 2; hook.calls = 3; return Registry.count; });
+  assert.equal(r, 2);
+  assert.equal(Registry.count, 2);
+  assert.equal(hook.calls, 3);
+  const cases: [() => unknown, string, RegExp][] = [
+    [() => { (Math as unknown as Record<string, unknown>).tau = 6.28; }, 'Math', /cannot write to Math\.tau: `Math` is a built-in/],
+    [() => { (Array.prototype as unknown as Record<string, unknown>).last = 1; }, 'Array', /cannot write to Array\.prototype\.last/],
+    [() => { (Registry.prototype as unknown as Record<string, unknown>).tag = 'x'; }, 'Registry', /cannot write to Registry\.prototype\.tag: the prototype of Registry is made anew/],
+  ];
+  for (const [fn, variable, reason] of cases) {
+    const e = refusal(fn);
+    assert.equal(e.variable, variable);
+    assert.match(e.message, reason);
+    assert.match(e.at, /capture\.test\.ts:\d+/);
+  }
+  class Secret {
+    static #uses = 0;
+    static use(): number { return ++Secret.#uses; }
+  }
+  const s = refusal(() => Secret.use());
+  assert.match(s.message, /class Secret has a static private field #uses/);
+  assert.match(s.at, /capture\.test\.ts:\d+/);
+  class Account {
+    #balance = 10;
+    get balance(): number { return this.#balance; }
+  }
+  const account = new Account();
+  const a = refusal(() => account.balance);
+  assert.equal(a.variable, 'account');
+  assert.match(a.message, /an instance of class Account cannot be captured: it has private members \(#balance\)/);
+  assert.match(a.at, /capture\.test\.ts:\d+/);
+  // A class with private members that tasks only construct is fine: its constructor runs remotely.
+  const [made] = roundTrip(() => new Account().balance);
+  assert.equal(made, 10);
+});
+
+test('strict code stays strict remotely: a module function keeps its mode', () => {
+  const [r] = roundTrip(() => (function (this: unknown) { return this; })() === undefined);
+  assert.equal(r, true, 'this in a plain call is undefined, as in the module this test is');
+});
+
+test('a nested Distribution is refused where the program reaches it, naming the program\'s line', async () => {
+  const { Distribution } = await import('../../../src/frameworks/service/distribution.js');
+  const dist = Distribution.local({ workers: 1 });
+  try {
+    const e = refusal(() => dist.task(() => 1));
+    assert.equal(e.variable, 'dist');
+    assert.match(e.at, /^test\/frameworks\/service\/capture\.test\.ts:\d+$/);
+    assert.match(e.message, /a Distribution is this program's connection to its workers and cannot be used inside a task/);
+    const c = refusal(() => Distribution.local());
+    assert.equal(c.variable, 'Distribution');
+    assert.match(c.at, /capture\.test\.ts:\d+/);
+    assert.doesNotMatch(c.message, /src\/frameworks\/service|dist\/src/);
+  } finally {
+    await dist.close();
+  }
+});
+
+test('only what a closure reads travels: a closure reading obj.a does not ship obj.b', () => {
+  const obj = { a: 3, b: new Float64Array(512 * 1024), c: 'x'.repeat(10_000) }; // b: 4 MB
+  const cap = new Capture();
+  cap.addTask(() => obj.a * 2);
+  cap.done();
+  assert.ok(cap.size < 1000, `captured ${cap.size} bytes`);
+  assert.equal(cap.blobs.size, 0, 'the 4 MB array is not captured');
+  assert.deepEqual(roundTrip(() => obj.a * 2), [6]);
+  // Writes to a key read that way come back; a key the closure adds does too.
+  const target = { hits: 1, big: new Float64Array(512 * 1024), extra: undefined as number | undefined };
+  roundTrip(() => { target.hits++; target.extra = 5; });
+  assert.equal(target.hits, 2);
+  assert.equal(target.extra, 5);
+  assert.equal(target.big.length, 512 * 1024, 'the property that did not travel is untouched');
+  // Any other use takes the whole object: a method call (this), passing it, a computed key, and a getter.
+  const withMethod = { big: new Float64Array(512 * 1024), n: 2, twice() { return this.n * 2; } };
+  const key = 'n';
+  const withGetter = { big: new Float64Array(512 * 1024), get n() { return this.big.length; } };
+  for (const fn of [() => withMethod.twice(), () => JSON.stringify(withMethod).length, () => withMethod[key], () => withGetter.n]) {
+    const full = new Capture();
+    full.addTask(fn);
+    full.done();
+    assert.equal(full.blobs.size, 1, `${fn.toString()}: the whole object travels`);
+  }
+  // Two closures sharing the object: it travels with the union of what they read.
+  const both = new Capture();
+  both.addTask(() => obj.a);
+  both.addTask(() => obj.c.length);
+  both.done();
+  assert.ok(both.size > 10_000 && both.blobs.size === 0, 'a and c travel, b does not');
 });

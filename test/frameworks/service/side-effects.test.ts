@@ -1,14 +1,16 @@
 // Side effects (seed 002 §3.3) through Distribution.local() and through the real HTTPS service with
 // isolated-vm sandboxes (the same test bodies, side-effect-cases.ts): nested objects, arrays, typed
-// arrays, Maps, Sets and new objects arrive in place; snapshot isolation; write-write conflicts are
-// reported naming the location and both tasks (randomized), none for disjoint writes. Keys that could
-// reach a prototype are refused; a local worker's exhausted heap fails only its batch.
+// arrays, Maps, Sets, new objects, static class fields and function properties arrive in place;
+// snapshot isolation; write-write conflicts are reported naming the location and both tasks
+// (randomized), none for disjoint writes, and a conflicting task applies nothing; console output comes
+// back bounded; completed() streams results and cancels the rest on break. Keys that could reach a
+// prototype are refused; a local worker's exhausted heap fails only its batch.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Distribution } from '../../../src/frameworks/service/distribution.js';
 import { Capture } from '../../../src/frameworks/service/capture.js';
 import { BatchApplier } from '../../../src/frameworks/service/apply-changes.js';
-import { conflictNamed, nestedWritesArrive, randomizedConflicts, snapshotIsolation } from './side-effect-cases.js';
+import { conflictNamed, consoleComesBack, nestedWritesArrive, randomizedConflicts, resultsAsTheyFinish, snapshotIsolation, staticWritesComeBack } from './side-effect-cases.js';
 import { startHttpsService, type HttpsService } from './https-service.js';
 
 const distributions: [string, () => Promise<{ dist: Distribution; close(): Promise<void> }>][] = [
@@ -26,8 +28,11 @@ for (const [name, open] of distributions) {
     after(() => d.close());
     test('nested objects, arrays, typed arrays, Maps, Sets and new objects arrive in place', () => nestedWritesArrive(d.dist));
     test('snapshot isolation: every task reads the batch start state, not another task’s writes', () => snapshotIsolation(d.dist));
-    test('a write-write conflict names the location and both tasks', () => conflictNamed(d.dist));
-    test('randomized: every write-write conflict is detected, none for disjoint locations', () => randomizedConflicts(d.dist));
+    test('a write-write conflict names the location and both tasks; the later task has none of its writes applied', () => conflictNamed(d.dist));
+    test('randomized: every write-write conflict is detected, none for disjoint locations, conflicting tasks apply nothing', () => randomizedConflicts(d.dist));
+    test('static class fields and function properties written by a task come back', () => staticWritesComeBack(d.dist));
+    test('console output of a task comes back with it, bounded', () => consoleComesBack(d.dist));
+    test('completed() yields tasks as they finish; leaving the loop cancels the rest', () => resultsAsTheyFinish(d.dist));
   });
 }
 
