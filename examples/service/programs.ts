@@ -67,8 +67,10 @@ export function knightTours(n: number, start: number): number {
 /** Seed 002 Fig. 1: one task per number. */
 export async function factorizeAll(distribution: Distribution, numbers: number[]): Promise<number[]> {
   const tasks = numbers.map((n) => distribution.task(() => factorize(n)));
-  await distribution.start(tasks);
-  return Promise.all(tasks.map((t) => t.result));
+  const batch = await distribution.start(tasks);
+  const factors = await Promise.all(tasks.map((t) => t.result));
+  await batch.done; // its costs are in distribution.lastCosts now
+  return factors;
 }
 
 /** Seed 002 Fig. 3: a parallel loop whose iterations each fill one row (a new array) of the image. */

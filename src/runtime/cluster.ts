@@ -227,6 +227,16 @@ export class Cluster {
     };
   }
 
+  /**
+   * Stores bytes in this client's data plane for a running job, whose nodes obtain them by reference
+   * (`MemberContext.data.obtain`): how a long-lived job is given data after it started. They live as
+   * long as the job. Needs a data plane: an embedded cluster, or `Cluster.connect(…, { secret })`.
+   */
+  async share(bytes: Uint8Array, jobId: string, name = 'blob'): Promise<BlobRef> {
+    if (!this.data) throw new Error(`cannot give job ${jobId} ${bytes.length} bytes of ${name}: this client has no data plane (connect with the cluster secret)`);
+    return this.data.plane.share(bytes, jobId, name);
+  }
+
   /** Sets the job's node count (idle nodes join; surplus nodes drain). */
   scale(jobId: string, nodes: number) {
     return scaleJob(this.client, jobId, nodes);

@@ -1,5 +1,6 @@
 import { startService } from '../../frameworks/service/service-server.js';
 import { ServicePackages } from '../../frameworks/service/service-packages.js';
+import { ServiceTenants, type TenantSpec } from '../../frameworks/service/service-tenants.js';
 import { log } from '../../util/log.js';
 import { MetricsRegistry } from '../../runtime/metrics/metrics-registry.js';
 import { startMetricsServer } from '../../runtime/metrics/metrics-server.js';
@@ -24,6 +25,7 @@ interface ServeFlags {
   tlsCert?: string;
   tlsKey?: string;
   tokenFile?: string;
+  tenants?: string;
   insecure?: boolean;
   memoryMb: number;
   taskTimeout: number;
@@ -64,6 +66,7 @@ export function registerServeCommand(program: SettingsCommand): void {
     .setting('--tls-cert <file>', 'certificate (PEM)', kinds.file)
     .setting('--tls-key <file>', 'private key (PEM)', kinds.file)
     .setting('--token-file <file>', 'file holding the bearer token clients must send (or $TIDEPOOL_SERVICE_TOKEN)', kinds.file)
+    .setting('--tenants <file>', 'tenants with their own tokens and quotas (YAML or JSON; docs/service.md), instead of --token-file', kinds.file)
     .option('--insecure', 'plain HTTP without TLS: loopback development only')
     .setting('--memory-mb <n>', 'memory limit of one task\'s isolate (MB)', kinds.positiveInt, '128')
     .setting('--task-timeout <duration>', 'time limit of one task', kinds.duration, '60s')
@@ -77,13 +80,23 @@ export function registerServeCommand(program: SettingsCommand): void {
 Runs until SIGINT/SIGTERM. Old flag: --timeout-ms N (now --task-timeout; it still works, with a note, for one release).
 
 Example:
-  openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -keyout key.pem -out cert.pem
+  openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" -keyout key.pem -out cert.pem
   head -c 24 /dev/urandom | base64 > token
   tidepool serve --tls-cert cert.pem --tls-key key.pem --token-file token --nodes 2`)
     .action(async (flags: ServeFlags) => {
       // Listening for SIGTERM before anything is announced: a signal right after the ready line must stop us gracefully.
       const stopping = stopSignal();
-      const token = serviceToken(flags.tokenFile);
+      if (flags.tenants !== undefined && flags.tokenFile !== undefined) throw new UsageError('--tenants and --token-file exclude each other (give the default tenant an entry in the tenants file)');
+      let tenants: TenantSpec[] | undefined;
+      if (flags.tenants !== undefined) {
+        try {
+          tenants = ServiceTenants.readFile(flags.tenants);
+          new ServiceTenants(tenants); // refused before any cluster is started
+        } catch (err) {
+          throw new UsageError(`--tenants: ${(err as Error).message}`);
+        }
+      }
+      const token = tenants ? undefined : serviceToken(flags.tokenFile);
       try {
         ServicePackages.resolve(flags.package); // refused before any cluster is started
       } catch (err) {
@@ -103,12 +116,13 @@ Example:
         ...(flags.zk !== undefined ? { zk: flags.zk, secret: clusterSecret(flags.secretFile) } : {}),
         timeout: flags.timeout, nodes, workers: flags.workers ?? Math.max(1, Math.floor(defaultWorkers() / nodes)), dashboard: place !== null,
       });
-      // Node processes have tidepool installed: they run batches by the package's name.
-      const taskRef = flags.zk !== undefined ? { module: `${PACKAGE_NAME}/service`, export: 'serviceBatchTask' } : undefined;
+      // Node processes have tidepool installed: they run the service's job by the package's name.
+      const taskRef = flags.zk !== undefined ? { module: `${PACKAGE_NAME}/service`, export: 'serviceTask' } : undefined;
+      const kindRef = flags.zk !== undefined ? { module: `${PACKAGE_NAME}/service`, export: 'serviceJobKind' } : undefined;
       const registry = flags.metricsPort === undefined ? undefined : new MetricsRegistry({ prefix: 'tidepool_service_' });
       const service = await startService({
-        cluster, tls, insecure: flags.insecure, token, port: flags.port, host: flags.host, maxBodyBytes: flags.maxBodyMb * 1024 * 1024,
-        limits: { memoryMb: flags.memoryMb, timeoutMs: flags.taskTimeout }, taskRef, packages: flags.package, ...(registry ? { metrics: registry } : {}),
+        cluster, tls, insecure: flags.insecure, token, tenants, port: flags.port, host: flags.host, maxBodyBytes: flags.maxBodyMb * 1024 * 1024,
+        limits: { memoryMb: flags.memoryMb, timeoutMs: flags.taskTimeout }, taskRef, kindRef, packages: flags.package, ...(registry ? { metrics: registry } : {}),
       });
       let closing = false;
       const metrics = registry && await startMetricsServer({

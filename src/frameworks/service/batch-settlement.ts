@@ -87,11 +87,13 @@ export class BatchSettlement implements TaskBatch {
       for (let i = 0; i < this.slots.length; i++) this.settle(i, 'failed', e);
     }
     for (let i = 0; i < this.slots.length; i++) this.settle(i, 'failed', new Error(`${this.label(i)}: the batch ended without its outcome`));
-    return {
+    const costs: BatchCosts = {
       serializationMs: this.opts.serializationMs, transferMs: 0, dispatchMs: 0, executionMs: 0, roundTrips: 0, responseBytes: 0,
       requestBytes: this.opts.requestBytes, ...this.run.costs(),
       diffingMs: this.diffMs + applyMs, taskMs: this.taskMs, firstOutcomeMs: this.firstOutcomeMs,
     };
+    this.run.report?.({ serializationMs: costs.serializationMs, transferMs: costs.transferMs });
+    return costs;
   }
 
   private arrive(i: number, o: TaskOutcome): void {

@@ -42,6 +42,12 @@ export interface DistributionOptions extends ClientOptions {
   memoryMb?: number;
 }
 
+/** A batch `start` sent: `done` resolves with its costs once it is over (every task settled, its outcomes all in). */
+export interface StartedBatch {
+  tasks: number;
+  done: Promise<BatchCosts>;
+}
+
 /** How a package the tasks of a batch use travelled. */
 export interface PackageTravel {
   name: string;
@@ -61,7 +67,7 @@ export interface CacheStats {
 }
 
 export class Distribution {
-  /** The cost breakdown of the latest batch that finished. */
+  /** The cost breakdown of the latest batch that finished (set once it is over: see `StartedBatch.done`). */
   lastCosts: BatchCosts | undefined;
   /** The packages of the latest batch started, and how each travelled. */
   lastPackages: PackageTravel[] = [];
@@ -111,7 +117,7 @@ export class Distribution {
    * sends them in one round trip. Resolves when the batch is started; each task's `result` settles as
    * its outcome arrives.
    */
-  async start(tasks: DistributedTask<unknown>[], opts: BatchOptions = {}): Promise<void> {
+  async start(tasks: DistributedTask<unknown>[], opts: BatchOptions = {}): Promise<StartedBatch> {
     const t0 = performance.now();
     tasks.forEach((t, i) => {
       if (t.started) throw new Error(`task ${t.label ?? i} was already started`);
@@ -119,8 +125,9 @@ export class Distribution {
     const capture = new Capture(this.opts, this.content);
     capture.addTasks(tasks.map((t, i) => ({ fn: t.fn, label: t.label ?? `task ${i}` })));
     const slots: TaskSlot[] = tasks.map((t) => ({ settle: (as, v) => t.finish(as, v), console: (lines) => t.console.push(...lines) }));
-    const settlement = await this.run(capture, slots, t0, opts.limits);
+    const { settlement, done } = await this.run(capture, slots, t0, opts.limits);
     tasks.forEach((t, index) => (t.batch = { run: settlement, index }));
+    return { tasks: tasks.length, done };
   }
 
   /** Runs `body(i)` for every i in [from, to) as a batch of tasks; resolves when all side effects are applied. */
@@ -135,8 +142,7 @@ export class Distribution {
         return true;
       },
     }));
-    const settlement = await this.run(capture, slots, t0, opts.limits);
-    await settlement.done;
+    await (await this.run(capture, slots, t0, opts.limits)).done;
     if (errors.length > 0) throw new AggregateError(errors.flatMap((e) => (e instanceof AggregateError ? e.errors : [e])), `${errors.length} of ${to - from} iterations failed`);
   }
 
@@ -181,16 +187,17 @@ export class Distribution {
     return n;
   }
 
-  /** Resolves the packages, ships the batch, and returns its settlement (which records the costs when done). */
-  private async run(capture: Capture, slots: TaskSlot[], t0: number, limits?: SandboxLimits): Promise<BatchSettlement> {
+  /** Resolves the packages, ships the batch, and returns its settlement and its end (which records the costs in `lastCosts`). */
+  private async run(capture: Capture, slots: TaskSlot[], t0: number, limits?: SandboxLimits): Promise<{ settlement: BatchSettlement; done: Promise<BatchCosts> }> {
     await capture.resolvePackages();
     capture.done();
     await this.shipPackages(capture);
     const serializationMs = performance.now() - t0;
     const run = await this.executor.start({ graph: capture.graph, blobs: capture.blobs }, limits, { serializationMs });
     const settlement = new BatchSettlement(capture, slots, run, { t0, serializationMs, requestBytes: run.costs().requestBytes ?? 0, onConsole: this.onConsole });
-    void settlement.done.then((costs) => (this.lastCosts = costs));
-    return settlement;
+    const done = settlement.done.then((costs) => (this.lastCosts = costs));
+    done.catch(() => undefined);
+    return { settlement, done };
   }
 
   /** Each package travels as a reference when the executor has its version, else bundled here (refused with a CaptureError if it cannot be). */

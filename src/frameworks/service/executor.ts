@@ -44,6 +44,8 @@ export interface BatchRun {
   cancel(indexes: readonly number[]): Promise<void>;
   /** The executor's side of the cost breakdown, complete once `arrivals` has ended. */
   costs(): Partial<BatchCosts>;
+  /** Hands the client's side of the costs to a service (its dashboard shows them), once the batch is over. */
+  report?(client: { serializationMs: number; transferMs: number }): void;
 }
 
 /** Blobs a connection sent, and those it did not need to send because the other side had them (the capture cache). */

@@ -184,11 +184,11 @@ function analyse(source: string): FreeVariables {
     // `name.m()` and name.m`…` pass `name` as `this`: a use of the whole value.
     CallExpression: (n, scope, c) => {
       receiverUse((n as unknown as AnyNode).callee as unknown as AnyNode, scope);
-      base.CallExpression!(n, scope, c);
+      acornWalk().base.CallExpression!(n, scope, c);
     },
     TaggedTemplateExpression: (n, scope, c) => {
       receiverUse((n as unknown as AnyNode).tag as unknown as AnyNode, scope);
-      base.TaggedTemplateExpression!(n, scope, c);
+      acornWalk().base.TaggedTemplateExpression!(n, scope, c);
     },
     UnaryExpression: (n, scope, c) => {
       const u = n as unknown as AnyNode;

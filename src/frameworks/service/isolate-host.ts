@@ -24,6 +24,8 @@ function send(reply: HostReply): void {
 
 /** The last batch's graph, kept to rebuild its context after an isolate was disposed (memory limit). */
 let source: { key: string; graph: string; codes: Code[]; packages: string[] } | undefined;
+/** The blobs this process holds, as the pool decided (held-blobs.ts). */
+const blobs = new Map<string, Uint8Array>();
 
 function load(key: string, given: string | undefined, givenCodes: Code[] | undefined, givenPackages: string[] | undefined, memoryMb: number) {
   if (given !== undefined && givenCodes !== undefined) source = { key, graph: given, codes: givenCodes, packages: givenPackages ?? [] };
@@ -47,7 +49,10 @@ function load(key: string, given: string | undefined, givenCodes: Code[] | undef
   const text = context.evalClosureSync('return __tidepoolRuntime.factoriesScript(JSON.parse($0)).text', [JSON.stringify(codes)]) as string;
   const factories = isolate.compileScriptSync(`globalThis.__tp_factories = ${text};`, { filename: TASK_SCRIPT });
   factories.runSync(context);
-  context.evalClosureSync('globalThis.__tp_rt = new __tidepoolRuntime.SandboxRuntime($0, __tp_factories, globalThis);', [graph]);
+  // The blobs the graph names, copied into the isolate once per batch.
+  const named = Object.keys((JSON.parse(graph) as { blobs?: Record<string, number> }).blobs ?? {});
+  const held = Object.fromEntries(named.map((h) => [h, blobs.get(h)]).filter(([, b]) => b !== undefined));
+  context.evalClosureSync('const blobs = $1; globalThis.__tp_rt = new __tidepoolRuntime.SandboxRuntime($0, __tp_factories, globalThis, (h) => blobs[h]);', [graph, held], { arguments: { copy: true } });
   const run = context.evalSync('(i) => __tp_rt.run(i)', { reference: true }) as ivm.Reference<(i: number) => string>;
   loaded = { key, context, run };
   return loaded;
@@ -57,6 +62,8 @@ function load(key: string, given: string | undefined, givenCodes: Code[] | undef
 const FLUSH_CHARS = 1 << 20;
 
 function serve(msg: HostRequest): void {
+  for (const hash of msg.dropBlobs ?? []) blobs.delete(hash);
+  for (const [hash, bytes] of msg.blobs ?? []) blobs.set(hash, bytes);
   let target: NonNullable<typeof loaded>;
   try {
     target = load(msg.key, msg.graph, msg.codes, msg.packages, msg.memoryMb);

@@ -7,6 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Code } from './graph-format.js';
 import { checkSandboxPackage } from './service-dependencies.js';
+import { HeldBlobs } from './held-blobs.js';
 
 export interface SandboxLimits {
   /** Memory of one isolate (MB; default 128). */
@@ -19,9 +20,20 @@ export interface SandboxLimits {
 
 /**
  * `graph`, `codes` and `packages` (bundles) only when the process has not loaded this batch yet (a large
- * graph is sent once per process). `each`: one message per outcome (else the outcomes travel together).
+ * graph is sent once per process), with the blobs the graph names that the process does not hold yet
+ * (`blobs`) and those it drops (`dropBlobs`: held-blobs.ts). `each`: one message per outcome (else the
+ * outcomes travel together).
  */
-export type HostRequest = { type: 'run'; key: string; graph?: string; codes?: Code[]; packages?: string[]; indexes: number[]; timeoutMs: number; memoryMb: number; each?: boolean };
+export type HostRequest = {
+  type: 'run'; key: string; graph?: string; codes?: Code[]; packages?: string[]; blobs?: [string, Uint8Array][]; dropBlobs?: string[];
+  indexes: number[]; timeoutMs: number; memoryMb: number; each?: boolean;
+};
+
+/** The blobs a batch's graph names (hash → size) and where their bytes are. */
+export interface BatchBlobs {
+  needed: Readonly<Record<string, number>>;
+  bytes(hash: string): Uint8Array;
+}
 /** Outcomes as `[index, outcome JSON]`. */
 export type HostReply = { type: 'ready' } | { type: 'outcomes'; outcomes: [number, string][] } | { type: 'done'; outcomes: [number, string][] };
 
@@ -44,6 +56,8 @@ class SandboxProcess {
   readonly child: ChildProcess;
   /** The batch whose graph this process holds. */
   loadedKey: string | undefined;
+  /** The blobs it holds. */
+  readonly held = new HeldBlobs();
   private exitInfo: string | undefined;
   /** The requests sent and not done, the running one first. */
   private readonly owed: Owed[] = [];
@@ -100,12 +114,17 @@ class SandboxProcess {
    * Runs indexes in order after the requests owed before; `onOutcome` for each; resolves when done or
    * rejects with the index running when it died (see `blamed`; undefined if it had not started).
    */
-  run(req: HostRequest, onOutcome: (index: number, outcome: string) => void): Promise<void> {
+  run(req: HostRequest, onOutcome: (index: number, outcome: string) => void, blobs?: BatchBlobs): Promise<void> {
     this.hold(true);
     return new Promise<void>((resolve, reject) => {
       if (this.dead) return reject(Object.assign(new Error(this.exitInfo!), { running: req.indexes[0] }));
       this.owed.push({ req, pending: new Set(req.indexes), onOutcome, resolve, reject });
-      this.child.send(this.loadedKey === req.key ? { ...req, graph: undefined, codes: undefined, packages: undefined } : req);
+      if (this.loadedKey === req.key) {
+        this.child.send({ ...req, graph: undefined, codes: undefined, packages: undefined });
+      } else {
+        const { send, drop } = this.held.plan(blobs?.needed ?? {});
+        this.child.send({ ...req, blobs: send.map((h) => [h, blobs!.bytes(h)]), dropBlobs: drop });
+      }
       this.loadedKey = req.key;
     }).finally(() => {
       if (!this.dead && !this.busy) this.hold(false);
@@ -114,6 +133,11 @@ class SandboxProcess {
 
   kill(): void {
     if (!this.dead) this.child.kill('SIGKILL');
+  }
+
+  /** Whether what this process is running (and has queued) is only tasks of `key` in `cancelled`. */
+  runsOnly(key: string, cancelled: ReadonlySet<number>): boolean {
+    return this.owed.length > 0 && this.owed.every((o) => o.req.key === key && [...o.pending].every((i) => cancelled.has(i)));
   }
 }
 
@@ -145,6 +169,8 @@ export class SandboxPool {
   private readonly lanes = new WeakMap<object, SandboxProcess>();
   private readonly all = new Set<SandboxProcess>();
   private readonly deaths = new Map<string, number>();
+  /** Indexes cancelled, by batch: not run, and a process running only those is killed. */
+  private readonly cancelled = new Map<string, Set<number>>();
   /** Sandbox processes started so far (replacements included). */
   started = 0;
 
@@ -174,11 +200,29 @@ export class SandboxPool {
     return [...this.all].filter((p) => !p.dead).map((p) => p.child);
   }
 
-  /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (`onOutcome` hears each as it arrives). */
-  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}, packages: string[] = [], opts: PoolRunOptions = {}): Promise<Map<number, string>> {
+  /**
+   * Stops tasks of a batch: those not started are not run, a process running only cancelled ones is killed
+   * (and replaced); their outcomes do not come.
+   */
+  cancel(key: string, indexes: Iterable<number>): void {
+    let set = this.cancelled.get(key);
+    if (!set) this.cancelled.set(key, (set = new Set()));
+    for (const i of indexes) set.add(i);
+    for (const p of this.all) if (p.runsOnly(key, set)) p.kill();
+  }
+
+  /** A batch is over: forget its cancellations and deaths. */
+  forget(key: string): void {
+    this.cancelled.delete(key);
+    for (const id of this.deaths.keys()) if (id.startsWith(`${key}:`)) this.deaths.delete(id);
+  }
+
+  /** Runs tasks `indexes` of a batch; returns each task's outcome JSON (`onOutcome` hears each as it arrives); cancelled tasks have none. */
+  async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}, packages: string[] = [], opts: PoolRunOptions = {}, blobs?: BatchBlobs): Promise<Map<number, string>> {
     const limits = { ...this.limits, ...batchLimits };
     const out = new Map<number, string>();
-    let todo = indexes.slice();
+    const live = (i: number) => !out.has(i) && !this.cancelled.get(key)?.has(i);
+    let todo = indexes.filter(live);
     // After a death, one message per outcome: a death is then always blamed on the task it ran.
     let each = !opts.together;
     while (todo.length > 0) {
@@ -187,7 +231,7 @@ export class SandboxPool {
         await proc.run({ type: 'run', key, graph, codes, packages, indexes: todo, timeoutMs: limits.timeoutMs ?? 60_000, memoryMb: limits.memoryMb ?? 128, each }, (i, o) => {
           out.set(i, o);
           onOutcome?.(i);
-        });
+        }, blobs);
         if (!proc.busy && !proc.dead && !this.idle.includes(proc)) this.idle.push(proc);
         todo = [];
       } catch (e) {
@@ -195,7 +239,7 @@ export class SandboxPool {
         proc.kill();
         each = true;
         const running = (e as { running?: number }).running;
-        if (running !== undefined) {
+        if (running !== undefined && live(running)) {
           const id = `${key}:${running}`;
           const deaths = (this.deaths.get(id) ?? 0) + 1;
           this.deaths.set(id, deaths);
@@ -203,9 +247,10 @@ export class SandboxPool {
             out.set(running, JSON.stringify({ ok: false, err: { name: 'SandboxCrash', message: `the sandbox process died (${(e as Error).message}) while running this task, ${deaths} time(s); it is not retried again` } }));
           }
         }
-        todo = todo.filter((i) => !out.has(i));
+        todo = todo.filter(live);
       }
     }
+    for (const i of this.cancelled.get(key) ?? []) out.delete(i);
     return out;
   }
 

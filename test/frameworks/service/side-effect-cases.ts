@@ -4,7 +4,7 @@
  * service-zookeeper.test.ts through the service on node processes.
  */
 import assert from 'node:assert/strict';
-import type { Distribution } from '../../../src/frameworks/service/index.js';
+import type { ConsoleLine, Distribution } from '../../../src/frameworks/service/index.js';
 import { WriteConflictError } from '../../../src/frameworks/service/apply-changes.js';
 import { Rng } from '../../../src/util/rng.js';
 
@@ -172,11 +172,13 @@ export async function staticWritesComeBack(dist: Distribution): Promise<void> {
   const failed = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
   assert.equal(failed.length, 1);
   assert.match(String(failed[0]!.reason), /write-write conflict: Counter\.hits written by task [01] and task [01]/);
-  assert.ok(Counter.hits === 10 || Counter.hits === 20);
+  const hits: number = Counter.hits;
+  assert.ok(hits === 10 || hits === 20);
 }
 
-/** `console` in a task: its lines come back with the task, in order, bounded. */
-export async function consoleComesBack(dist: Distribution): Promise<void> {
+/** `console` in a task: its lines come back with the task, in order, bounded, and are printed prefixed by the task (`printed`: what the client's onConsole heard). */
+export async function consoleComesBack(dist: Distribution, printed: ConsoleLine[]): Promise<void> {
+  printed.length = 0;
   const tasks = [
     dist.task(() => { console.log('hello from', 3, { a: [1, 2] }); console.warn('careful: %d%%', 50); return 1; }),
     dist.task(() => { for (let i = 0; i < 5000; i++) console.log(`line ${i} ${'x'.repeat(40)}`); }),
@@ -192,6 +194,9 @@ export async function consoleComesBack(dist: Distribution): Promise<void> {
   assert.ok(kept.reduce((n, [, text]) => n + text.length, 0) <= 64 * 1024, 'within 64 KiB');
   await assert.rejects(tasks[2]!.result, /failed after printing/);
   assert.deepEqual(tasks[2]!.console, [['error', 'about to fail']], 'a failed task\'s lines come back too');
+  assert.deepEqual(printed.filter((l) => l.task === 'task 0'), [{ task: 'task 0', level: 'log', text: 'hello from 3 { a: [ 1, 2 ] }' }, { task: 'task 0', level: 'warn', text: 'careful: 50%' }]);
+  const last = printed.filter((l) => l.task === 'task 1').at(-1)!;
+  assert.match(last.text, /^… \d+ more console line\(s\) dropped \(a task keeps at most 64 KiB of console output\)$/);
 }
 
 /**

@@ -8,22 +8,24 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Distribution } from '../../../src/frameworks/service/distribution.js';
+import type { ConsoleLine } from '../../../src/frameworks/service/batch-settlement.js';
 import { Capture } from '../../../src/frameworks/service/capture.js';
 import { BatchApplier } from '../../../src/frameworks/service/apply-changes.js';
 import { conflictNamed, consoleComesBack, nestedWritesArrive, randomizedConflicts, resultsAsTheyFinish, snapshotIsolation, staticWritesComeBack } from './side-effect-cases.js';
 import { startHttpsService, type HttpsService } from './https-service.js';
 
-const distributions: [string, () => Promise<{ dist: Distribution; close(): Promise<void> }>][] = [
+const distributions: [string, () => Promise<{ dist: Distribution; printed: ConsoleLine[]; close(): Promise<void> }>][] = [
   ['Distribution.local()', async () => {
-    const dist = Distribution.local({ workers: 2 });
-    return { dist, close: () => dist.close() };
+    const printed: ConsoleLine[] = [];
+    const dist = Distribution.local({ workers: 2, onConsole: (l) => printed.push(l) });
+    return { dist, printed, close: () => dist.close() };
   }],
   ['the HTTPS service (isolated-vm)', (): Promise<HttpsService> => startHttpsService()],
 ];
 
 for (const [name, open] of distributions) {
   describe(name, () => {
-    let d: { dist: Distribution; close(): Promise<void> };
+    let d: { dist: Distribution; printed: ConsoleLine[]; close(): Promise<void> };
     before(async () => { d = await open(); });
     after(() => d.close());
     test('nested objects, arrays, typed arrays, Maps, Sets and new objects arrive in place', () => nestedWritesArrive(d.dist));
@@ -31,7 +33,7 @@ for (const [name, open] of distributions) {
     test('a write-write conflict names the location and both tasks; the later task has none of its writes applied', () => conflictNamed(d.dist));
     test('randomized: every write-write conflict is detected, none for disjoint locations, conflicting tasks apply nothing', () => randomizedConflicts(d.dist));
     test('static class fields and function properties written by a task come back', () => staticWritesComeBack(d.dist));
-    test('console output of a task comes back with it, bounded', () => consoleComesBack(d.dist));
+    test('console output of a task comes back with it, bounded', () => consoleComesBack(d.dist, d.printed));
     test('completed() yields tasks as they finish; leaving the loop cancels the rest', () => resultsAsTheyFinish(d.dist));
   });
 }

@@ -1,0 +1,41 @@
+/**
+ * The job kind of the service's long-lived job (seed 002 §3.4, with one job for many batches instead of
+ * one per batch): the task pool, whose root task is the feeder (service-task.ts), and on every member
+ * the service's channel (service-member.ts). The leader answers `hello` with where the channel lives,
+ * which the service asks once the job has started and before it posts a batch.
+ */
+import { mkdirp } from '../../coord/tree-ops.js';
+import { defineJobKind } from '../../runtime/kinds/job-kind.js';
+import { taskPoolKind, taskPoolLeader, taskPoolMember } from '../../runtime/kinds/task-pool-kind.js';
+import { channelPaths } from './job-channel.js';
+import { ServiceMember, serviceDir } from './service-member.js';
+import type { TaskToKind } from './service-task.js';
+
+export default defineJobKind({
+  name: 'service',
+  async member(ctx) {
+    const service = new ServiceMember(ctx);
+    const pool = await taskPoolMember(ctx, { onTaskMessage: (_taskId, body, slot) => service.onTask(slot, body as TaskToKind) });
+    service.start();
+    return {
+      ...pool,
+      stop: () => {
+        service.stop();
+        pool.stop();
+      },
+    };
+  },
+  leader(ctx) {
+    const duties = taskPoolLeader(ctx);
+    const paths = channelPaths(serviceDir(ctx.paths.base));
+    return {
+      stop: () => duties.stop(),
+      onControl: async (type) => {
+        if (type !== 'hello') throw new Error(`the service's job answers "hello", not "${type}"`);
+        for (const dir of [paths.batches, paths.out, paths.cancel]) await mkdirp(ctx.client, dir);
+        return { dir: paths.dir };
+      },
+    };
+  },
+  validateMessage: (body) => taskPoolKind.validateMessage?.(body),
+});
