@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CaptureError, Distribution } from '../../../src/frameworks/service/index.js';
 import { Histogram, makeScaler, mean, normalizeInPlace, readConfig, variance } from './fixtures/package-use.js';
 import { startHttpsService, type HttpsService } from './https-service.js';
+import { pack } from '../../../src/frameworks/service/wire-format.js';
 
 const STATS_DIR = fileURLToPath(new URL('./fixtures/node_modules/tidepool-fixture-stats', import.meta.url));
 const STATS = { name: 'tidepool-fixture-stats', version: '1.2.0' };
@@ -18,9 +19,9 @@ const STATS = { name: 'tidepool-fixture-stats', version: '1.2.0' };
 async function packageBatches(dist: Distribution): Promise<number> {
   const samples = [[1, 2, 3, 4], [2, 4, 4, 4, 5, 5, 7, 9], [10]];
   const tasks = samples.map((xs) => dist.task(() => [mean(xs), variance(xs)]));
-  await dist.start(tasks);
+  const batch = await dist.start(tasks);
   assert.deepEqual(await Promise.all(tasks.map((t) => t.result)), [[2.5, 1.25], [5, 4], [10, 0]]);
-  const requestBytes = dist.lastCosts!.requestBytes;
+  const { requestBytes } = await batch.done;
 
   const histogram = new Histogram(4, 0, 8);
   const data = [0.5, 1.5, 2, 7.9, 6, 3.3, 4.4, 5.5];
@@ -45,11 +46,11 @@ function health(svc: HttpsService): Promise<{ packages: Record<string, string> }
   return post(svc, 'GET', '/v1/health').then((r) => JSON.parse(r.body) as { packages: Record<string, string> });
 }
 
-function post(svc: HttpsService, method: string, path: string, body?: string): Promise<{ status: number; body: string }> {
+function post(svc: HttpsService, method: string, path: string, body?: Buffer): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.request(new URL(path, svc.service.url), {
       method, ca: svc.tls.cert,
-      headers: { authorization: `Bearer ${svc.token}`, ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
+      headers: { authorization: `Bearer ${svc.token}`, ...(body !== undefined ? { 'content-type': 'application/x-msgpack', 'content-length': body.length } : {}) },
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -58,6 +59,12 @@ function post(svc: HttpsService, method: string, path: string, body?: string): P
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** Starts a batch by hand, in a session of its own. */
+async function postBatch(svc: HttpsService, body: unknown): Promise<{ status: number; body: string }> {
+  const { session } = JSON.parse((await post(svc, 'POST', '/v1/sessions')).body) as { session: string };
+  return post(svc, 'POST', `/v1/sessions/${session}/batches`, pack(body));
 }
 
 describe('imported packages', () => {
@@ -91,14 +98,14 @@ describe('imported packages', () => {
   });
 
   test('a reference the service cannot honour is a 400 naming the package: another version, a module outside it, a package it lacks', async () => {
-    const batch = (pkg: object) => JSON.stringify({ graph: { codes: [], nodes: [{ t: 'pk', k: 0, f: 0, p: ['mean'] }], tasks: [{ f: 0 }], packages: [pkg] } });
-    const version = await post(having, 'POST', '/v1/batches', batch({ ...STATS, version: '9.9.9', files: ['lib/moments.js'] }));
+    const batch = (pkg: object) => ({ graph: { codes: [], nodes: [{ t: 'pk', k: 0, f: 0, p: ['mean'] }], tasks: [{ f: 0 }], packages: [pkg] } });
+    const version = await postBatch(having, batch({ ...STATS, version: '9.9.9', files: ['lib/moments.js'] }));
     assert.equal(version.status, 400);
     assert.match(version.body, /has package tidepool-fixture-stats@1\.2\.0, not 9\.9\.9/);
-    const outside = await post(having, 'POST', '/v1/batches', batch({ ...STATS, files: ['../tidepool-fixture-fs/index.js'] }));
+    const outside = await postBatch(having, batch({ ...STATS, files: ['../tidepool-fixture-fs/index.js'] }));
     assert.equal(outside.status, 400);
     assert.match(outside.body, /not inside the package/);
-    const lacking = await post(without, 'POST', '/v1/batches', batch({ ...STATS, files: ['lib/moments.js'] }));
+    const lacking = await postBatch(without, batch({ ...STATS, files: ['lib/moments.js'] }));
     assert.equal(lacking.status, 400);
     assert.match(lacking.body, /does not have package tidepool-fixture-stats/);
   });

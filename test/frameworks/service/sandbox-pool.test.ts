@@ -119,3 +119,21 @@ test('a lane queues its next request on the same process; when that process dies
     own.close();
   }
 });
+
+test('a cancelled task is not run, and a process running only cancelled tasks is killed: its run ends without their outcomes', async () => {
+  const own = new SandboxPool({ timeoutMs: 600_000 });
+  try {
+    const { json, codes } = captured(() => { for (;;) { /* spins until killed */ } }, () => 'skipped', () => 'kept');
+    const first = own.run('cancel', json, codes, [0]);
+    const [child] = own.processes(); // started by run, at once
+    const exited = new Promise<string | null>((resolve) => child!.once('exit', (_code, signal) => resolve(signal)));
+    own.cancel('cancel', [0, 1]);
+    assert.equal(await exited, 'SIGKILL', 'the process running the cancelled task was killed');
+    assert.equal((await first).size, 0, 'no outcome for the cancelled task');
+    const rest = await own.run('cancel', json, codes, [1, 2]);
+    assert.deepEqual([...rest.keys()], [2], 'a cancelled task is not run');
+    assert.equal((JSON.parse(rest.get(2)!) as TaskOutcome).v, 'kept');
+  } finally {
+    own.close();
+  }
+});
