@@ -209,7 +209,7 @@ export class Capture {
     this.objects.push(v);
     this.names.push(origin.path);
     this.graph.nodes.push({ t: 'i', path: '' }); // placeholder until filled (cycles see the id)
-    if (keys !== undefined && prunable(v, keys)) {
+    if (keys !== undefined && !(v instanceof SharedValue) && !isClientOnly(v) && prunable(v, keys)) {
       this.partial.set(id, new Set(keys));
       this.graph.nodes[id] = this.object(v as object, Object.getPrototypeOf(v) as object | null, origin, keys);
     } else {
@@ -221,8 +221,9 @@ export class Capture {
 
   /** Completes a pruned object's node: with the keys asked for now, or in full (its properties in their own order). */
   private widen(id: number, o: object, included: Set<string>, keys: ReadonlySet<string> | undefined, origin: Origin): void {
-    if (keys !== undefined && prunable(o, keys) && [...keys].every((k) => included.has(k))) return;
-    const more = keys !== undefined && prunable(o, keys) ? new Set([...included, ...keys]) : undefined;
+    const narrow = keys !== undefined && prunable(o, keys);
+    if (narrow && [...keys].every((k) => included.has(k))) return;
+    const more = narrow ? new Set([...included, ...keys]) : undefined;
     if (more) this.partial.set(id, more);
     else this.partial.delete(id);
     const node = this.graph.nodes[id] as Extract<GraphNode, { t: 'o' }>;
