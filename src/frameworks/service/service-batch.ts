@@ -29,6 +29,8 @@ export class ServiceBatch {
   private readonly streams = new Set<Writable>();
   private job: JobBatch | undefined;
   private startedAt = 0;
+  /** The sandboxes' time its chunks reported, duplicates included (what the tenant's CPU quota counts). */
+  cpuMs = 0;
   doneAt = 0;
 
   constructor(readonly id: string, readonly tasks: number, private readonly onOver: (batch: ServiceBatch) => void) {
@@ -55,6 +57,7 @@ export class ServiceBatch {
     const fresh: Pick<PackedChunk, 'i' | 'z'>[] = [];
     for (const c of chunks) {
       cpuMs += c.ms;
+      this.cpuMs += c.ms;
       let added = 0;
       for (const i of c.i) {
         if (!Number.isInteger(i) || i < 0 || i >= this.tasks || this.received[i] || this.cancelled.has(i)) continue;

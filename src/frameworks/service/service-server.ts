@@ -251,12 +251,10 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const id = session.nextBatchId();
     const serialization = typeof body.client?.serializationMs === 'number' ? body.client.serializationMs : undefined;
     let jobIdOf = '';
-    let cpuMs = 0;
     const batch = new ServiceBatch(id, graph.tasks.length, (b) => {
       tenant.running--;
       latency.observe((performance.now() - t0) / 1000, { state: b.state === 'done' && b.cancelledAll ? 'cancelled' : b.state });
-      tenant.recordCpu(cpuMs);
-      log.info('service', `tenant ${tenant.name}: batch ${b.id} ${b.state}`, { tenant: tenant.name, tasks: b.tasks, cpuMs: Math.round(cpuMs), executionMs: Math.round(b.costs.executionMs) });
+      log.info('service', `tenant ${tenant.name}: batch ${b.id} ${b.state}`, { tenant: tenant.name, tasks: b.tasks, cpuMs: Math.round(b.cpuMs), executionMs: Math.round(b.costs.executionMs) });
       setTimeout(() => session.batches.delete(b.id), opts.retainMs ?? 600_000).unref();
       source?.put('batches', batchCostEvent(b.id, jobIdOf, b.doneAt, b.costs, serialization === undefined ? undefined : { serializationMs: serialization, transferMs: 0 }));
     });
@@ -267,7 +265,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const blobs = new Map([...named].map((h) => [h, session.blob(h)!]));
     try {
       const posted = await job.post(graph, blobs, limits, {
-        onChunks: (chunks) => { cpuMs += batch.onChunks(chunks); },
+        onChunks: (chunks) => tenant.recordCpu(batch.onChunks(chunks)),
         onFailure: (e) => batch.fail(e),
       });
       jobIdOf = await job.jobId();
