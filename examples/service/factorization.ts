@@ -8,13 +8,20 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Distribution } from '../../src/frameworks/service/index.js';
+import { Distribution, ServiceConnectionError } from '../../src/frameworks/service/index.js';
 import { factorize } from './programs.js';
 
 const { values } = parseArgs({ options: { url: { type: 'string' }, 'token-file': { type: 'string' }, ca: { type: 'string' } } });
-const distribution = values.url
-  ? await Distribution.connect(values.url, { token: readFileSync(values['token-file'] ?? 'token', 'utf8').trim(), ca: values.ca ? readFileSync(values.ca) : undefined })
-  : Distribution.local();
+let distribution: Distribution;
+try {
+  distribution = values.url
+    ? await Distribution.connect(values.url, { token: readFileSync(values['token-file'] ?? 'token', 'utf8').trim(), ca: values.ca ? readFileSync(values.ca) : undefined })
+    : Distribution.local();
+} catch (e) {
+  if (!(e instanceof ServiceConnectionError)) throw e;
+  process.stderr.write(`${e.message}\n`); // the URL, the certificate's names and the fix, in one line
+  process.exit(1);
+}
 
 const numbers = [1_000_003 * 999_983, 104_723 * 104_729, 2 ** 31 - 1, 600_851_475_143];
 const tasks = numbers.map((n) => distribution.task(() => factorize(n)));
