@@ -38,6 +38,8 @@ export function channelPaths(dir: string) {
     batches: joinPath(dir, 'batches'),
     out: joinPath(dir, 'out'),
     cancel: joinPath(dir, 'cancel'),
+    /** Ephemeral, the service's: the job ends when it goes. */
+    owner: joinPath(dir, 'owner'),
     batch: (id: string) => joinPath(dir, 'batches', id),
     outOf: (id: string) => joinPath(dir, 'out', id),
     cancelOf: (id: string) => joinPath(dir, 'cancel', id),

@@ -136,8 +136,8 @@ class SandboxProcess {
   }
 
   /** Whether what this process is running (and has queued) is only tasks of `key` in `cancelled`. */
-  runsOnly(key: string, cancelled: ReadonlySet<number>): boolean {
-    return this.owed.length > 0 && this.owed.every((o) => o.req.key === key && [...o.pending].every((i) => cancelled.has(i)));
+  runsOnly(key: string, cancelled: ReadonlySet<number> | 'all'): boolean {
+    return this.owed.length > 0 && this.owed.every((o) => o.req.key === key && (cancelled === 'all' || [...o.pending].every((i) => cancelled.has(i))));
   }
 }
 
@@ -169,8 +169,8 @@ export class SandboxPool {
   private readonly lanes = new WeakMap<object, SandboxProcess>();
   private readonly all = new Set<SandboxProcess>();
   private readonly deaths = new Map<string, number>();
-  /** Indexes cancelled, by batch: not run, and a process running only those is killed. */
-  private readonly cancelled = new Map<string, Set<number>>();
+  /** Indexes cancelled, by batch (or all of them): not run, and a process running only those is killed. */
+  private readonly cancelled = new Map<string, Set<number> | 'all'>();
   /** Sandbox processes started so far (replacements included). */
   started = 0;
 
@@ -204,11 +204,19 @@ export class SandboxPool {
    * Stops tasks of a batch: those not started are not run, a process running only cancelled ones is killed
    * (and replaced); their outcomes do not come.
    */
-  cancel(key: string, indexes: Iterable<number>): void {
+  cancel(key: string, indexes: Iterable<number> | 'all'): void {
     let set = this.cancelled.get(key);
-    if (!set) this.cancelled.set(key, (set = new Set()));
-    for (const i of indexes) set.add(i);
-    for (const p of this.all) if (p.runsOnly(key, set)) p.kill();
+    if (indexes === 'all') this.cancelled.set(key, (set = 'all'));
+    else if (set !== 'all') {
+      if (!set) this.cancelled.set(key, (set = new Set()));
+      for (const i of indexes) set.add(i);
+    }
+    for (const p of this.all) if (p.runsOnly(key, set!)) p.kill();
+  }
+
+  private isCancelled(key: string, index: number): boolean {
+    const c = this.cancelled.get(key);
+    return c === 'all' || (c !== undefined && c.has(index));
   }
 
   /** A batch is over: forget its cancellations and deaths. */
@@ -221,7 +229,7 @@ export class SandboxPool {
   async run(key: string, graph: string, codes: Code[], indexes: number[], onOutcome?: (index: number) => void, batchLimits: SandboxLimits = {}, packages: string[] = [], opts: PoolRunOptions = {}, blobs?: BatchBlobs): Promise<Map<number, string>> {
     const limits = { ...this.limits, ...batchLimits };
     const out = new Map<number, string>();
-    const live = (i: number) => !out.has(i) && !this.cancelled.get(key)?.has(i);
+    const live = (i: number) => !out.has(i) && !this.isCancelled(key, i);
     let todo = indexes.filter(live);
     // After a death, one message per outcome: a death is then always blamed on the task it ran.
     let each = !opts.together;
@@ -250,7 +258,7 @@ export class SandboxPool {
         todo = todo.filter(live);
       }
     }
-    for (const i of this.cancelled.get(key) ?? []) out.delete(i);
+    for (const i of [...out.keys()]) if (this.isCancelled(key, i)) out.delete(i);
     return out;
   }
 

@@ -95,6 +95,8 @@ export class ServiceJob {
     try {
       const { dir } = (await requestJob(cluster.coordination, handle.id, 'hello', null, { timeoutMs: this.opts.startTimeoutMs ?? 60_000 })) as { dir: string };
       job.paths = channelPaths(dir);
+      // The claim: while this ephemeral znode lives (this service's session), the job runs; then it ends.
+      await cluster.coordination.create(job.paths.owner, undefined, 'ephemeral');
       log.info('service', `job ${handle.id} takes the service's batches`);
       return job;
     } catch (e) {

@@ -56,8 +56,13 @@ interface LoadedBatch {
   blobs: BatchBlobs;
 }
 
-/** This worker thread's view of the job: what the kind told it (every task on this worker shares it). */
+/**
+ * This worker thread's view of the job: what the kind told it (every task on this worker shares it). A
+ * worker serves one job at a time; another job's batch ids mean other batches, so its view starts afresh
+ * (the blobs stay: they are named by their content).
+ */
 const worker = {
+  job: undefined as string | undefined,
   pool: undefined as SandboxPool | undefined,
   loaded: new Map<string, LoadedBatch>(),
   blobs: new Map<string, Uint8Array>(),
@@ -66,6 +71,20 @@ const worker = {
   notices: [] as { id: string; tasks: number }[],
   asked: new Set<string>(),
 };
+
+/** Starts this worker's view afresh when a task of another job runs here. */
+function enter(jobId: string): void {
+  if (worker.job === jobId) return;
+  worker.job = jobId;
+  worker.loaded.clear();
+  worker.cancelled.clear();
+  worker.dropped.clear();
+  worker.asked.clear();
+  worker.notices = [];
+}
+
+/** The sandbox pool's key of a batch: unique across jobs (a process keeps a loaded batch by its key). */
+const poolKey = (id: string) => `${worker.job}:${id}`;
 
 /** Takes in what the kind posted (to whichever task of this worker reads it first). */
 function absorb(messages: unknown[]): void {
@@ -92,7 +111,7 @@ function absorb(messages: unknown[]): void {
       }
       case 'cancel':
         worker.cancelled.set(m.id, m.indexes);
-        if (m.indexes !== 'all') worker.pool?.cancel(m.id, m.indexes);
+        worker.pool?.cancel(poolKey(m.id), m.indexes);
         break;
       case 'drop':
         worker.loaded.delete(m.id);
@@ -101,7 +120,7 @@ function absorb(messages: unknown[]): void {
         worker.dropped.add(m.id);
         if (worker.dropped.size > 1000) worker.dropped.delete(worker.dropped.values().next().value!);
         worker.notices = worker.notices.filter((n) => n.id !== m.id);
-        worker.pool?.forget(m.id);
+        worker.pool?.forget(poolKey(m.id));
         break;
     }
   }
@@ -251,7 +270,7 @@ async function runRange(range: Range, ctx: Ctx, between?: () => void): Promise<'
       }
       sentUpTo.set(range, upTo);
       // The outcomes of a chunk come back in one message from the sandbox process.
-      const outs = indexes.length === 0 ? Promise.resolve(new Map<number, string>()) : pool.run(range.id, batch.graph, batch.codes, indexes, undefined, batch.limits, batch.packages, { together: true, lane }, batch.blobs);
+      const outs = indexes.length === 0 ? Promise.resolve(new Map<number, string>()) : pool.run(poolKey(range.id), batch.graph, batch.codes, indexes, undefined, batch.limits, batch.packages, { together: true, lane }, batch.blobs);
       const next: Sent = { indexes, upTo, at: Date.now(), outs };
       next.outs.catch(() => undefined); // awaited after the running chunk: no unhandled rejection meanwhile
       if (running) await report(running);
@@ -329,6 +348,7 @@ function splitRange(range: Range): Range | undefined {
 export default defineTask<ServiceTaskState, never>({
   name: 'tidepool-service',
   async run(state, ctx) {
+    enter(ctx.jobId);
     if (state.t === 'feeder') await runFeeder(state, ctx);
     else await runRange(state, ctx);
   },

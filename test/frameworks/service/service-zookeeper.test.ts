@@ -1,9 +1,10 @@
 /**
- * The service in front of node processes over a real 3-server ZooKeeper ensemble: a batch becomes a
- * job on the nodes (its captured graph, over 64 KiB, travels through the data plane); the seed's
- * programs equal sequential runs; side effects arrive; `tidepool serve --zk` (the built CLI) serves
- * batches on the same nodes; a node killed with SIGKILL mid-batch loses no task.
- * Needs `npm run build`: the nodes load the batch task type from the installed package ('tidepool-runtime/service').
+ * The service in front of node processes over a real 3-server ZooKeeper ensemble: its long-lived job
+ * runs on the nodes and takes batches as work (a captured array over 64 KiB travels through the data
+ * plane); the seed's programs equal sequential runs; side effects arrive; once idle the job frees the
+ * nodes, and `tidepool serve --zk` (the built CLI) serves batches on them; a node killed with SIGKILL
+ * mid-batch loses no task.
+ * Needs `npm run build`: the nodes load the service's task type and job kind from the installed package ('tidepool-runtime/service').
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../../src/runtime/cluster.js';
+import { awaitOutcome } from '../../../src/index.js';
 import { Distribution, startService, type RunningService } from '../../../src/frameworks/service/index.js';
 import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
@@ -43,7 +45,7 @@ describe('the service on node processes over ZooKeeper', () => {
     cluster = await Cluster.connect(zk.connectionString, { secret: readFileSync(secret, 'utf8').trim() });
     await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'two idle nodes', 60_000);
     tls = selfSignedCert();
-    service = await startService({ cluster, tls, token, port: 0, taskRef: { module: 'tidepool-runtime/service', export: 'serviceBatchTask' } });
+    service = await startService({ cluster, tls, token, port: 0, taskRef: { module: 'tidepool-runtime/service', export: 'serviceTask' }, kindRef: { module: 'tidepool-runtime/service', export: 'serviceJobKind' }, idleReleaseMs: 1_000 });
     dist = await Distribution.connect(service.url, { token, ca: tls.cert });
   }, T);
   after(async () => {
@@ -94,7 +96,8 @@ describe('the service on node processes over ZooKeeper', () => {
     await withDeadline(nestedWritesArrive(dist), 'the side-effect batches', 120_000);
   });
 
-  it('tidepool serve --zk (the built CLI) runs a client batch on the node processes', T, async () => {
+  it('once idle, the service\'s job frees the nodes; tidepool serve --zk (the built CLI) runs a client batch on them', T, async () => {
+    await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'the first service\'s job released, idle', 60_000);
     const dir = mkdtempSync(path.join(tmpdir(), 'tidepool-serve-zk-'));
     const cliToken = 'serve-zk-token-0123456789';
     writeFileSync(path.join(dir, 'cert.pem'), tls.cert);
@@ -135,6 +138,40 @@ describe('the service on node processes over ZooKeeper', () => {
       }
       child.kill('SIGTERM');
       assert.equal(await withDeadline(exited, 'serve after SIGTERM', 60_000), 0);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a service killed with SIGKILL: its job ends once its session is gone, naming why, and frees the nodes', T, async () => {
+    await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'idle nodes', 60_000);
+    const dir = mkdtempSync(path.join(tmpdir(), 'tidepool-serve-zk-'));
+    writeFileSync(path.join(dir, 'cert.pem'), tls.cert);
+    writeFileSync(path.join(dir, 'key.pem'), tls.key);
+    writeFileSync(path.join(dir, 'token'), `${token}\n`);
+    const child = spawn(process.execPath, [BIN, 'serve', '--zk', zk.connectionString, '--secret-file', secret, '--port', '0', '--json',
+      '--tls-cert', path.join(dir, 'cert.pem'), '--tls-key', path.join(dir, 'key.pem'), '--token-file', path.join(dir, 'token')], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      const url = await withDeadline(new Promise<string>((resolve) => {
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const line = out.split('\n').find((l) => l.startsWith('{'));
+          if (line) resolve((JSON.parse(line) as { url: string }).url);
+        });
+      }), 'the served URL', 60_000);
+      const client = await Distribution.connect(url, { token, ca: tls.cert });
+      assert.deepEqual(await withDeadline(factorizeAll(client, [91]), 'a batch', 120_000), [7]);
+      const job = (await cluster.nodes()).find((n) => n.job !== null)!.job!;
+      await client.close();
+      child.kill('SIGKILL');
+      await exited;
+      const outcome = await withDeadline(awaitOutcome(cluster.coordination, job), 'the orphaned job\'s end', 120_000);
+      assert.equal(outcome.status, 'failed');
+      assert.match((outcome as { error: string }).error, /its service is gone/);
+      await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'the nodes freed', 60_000);
     } finally {
       child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
