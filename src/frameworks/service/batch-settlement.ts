@@ -77,11 +77,12 @@ export class BatchSettlement implements TaskBatch {
   private async consume(): Promise<BatchCosts> {
     let applyMs = 0;
     try {
+      // To the end of the run (not only until every task settled): the executor may still be finishing (a
+      // cancelled task running on, a worker told to drop the batch), and `done` means it is over.
       for await (const group of this.run.arrivals) {
         const g0 = performance.now();
         for (const [i, o] of group) this.arrive(i, o);
         applyMs += performance.now() - g0;
-        if (this.remaining === 0) break;
       }
     } catch (e) {
       for (let i = 0; i < this.slots.length; i++) this.settle(i, 'failed', e);

@@ -9,18 +9,23 @@ import type { Arrival, BatchExecutor, BatchRun, EncodedBatch, TransferStats } fr
 import type { TaskOutcome } from './graph-format.js';
 import type { SandboxLimits } from './sandbox-pool.js';
 import { HeldBlobs } from './held-blobs.js';
+import { runtimeBundle } from './runtime-bundle.js';
 import { OutcomeQueue } from './outcome-queue.js';
 import type { LocalRequest } from './local-worker.js';
 
 const here = import.meta.url;
 const fromSources = here.endsWith('.ts');
 const workerFile = new URL(`./local-worker${fromSources ? '.ts' : '.js'}`, here);
-/** From sources (tsx), the worker registers the TypeScript loader itself, as the runtime's worker pool does. */
+/**
+ * From sources (tsx), the worker registers the TypeScript loader itself, as the runtime's worker pool does.
+ * The sandbox runtime is bundled here, once, and handed to each worker (esbuild does not run in them).
+ */
 const startWorker = (memoryMb: number) => {
   const resourceLimits = { maxOldGenerationSizeMb: memoryMb };
+  const workerData = { runtime: runtimeBundle() };
   return fromSources
-    ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(workerFile.href)}); })`, { eval: true, resourceLimits })
-    : new Worker(workerFile, { resourceLimits });
+    ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(workerFile.href)}); })`, { eval: true, resourceLimits, workerData })
+    : new Worker(workerFile, { resourceLimits, workerData });
 };
 
 interface Pending { worker: Worker; resolve(outcomes: [number, string][]): void; reject(e: Error): void }
@@ -72,6 +77,7 @@ export class LocalExecutor implements BatchExecutor {
 
   /** A worker keeps the process alive only while it owes an answer (ref and unref are not counted: this counts). */
   private send(w: Worker, msg: Omit<LocalRequest, 'id'>): Promise<[number, string][]> {
+    if (this.closing) return Promise.reject(new Error('the Distribution was closed'));
     const id = ++this.seq;
     const owed = (this.owed.get(w) ?? 0) + 1;
     this.owed.set(w, owed);
@@ -82,7 +88,7 @@ export class LocalExecutor implements BatchExecutor {
     }).finally(() => {
       const left = (this.owed.get(w) ?? 1) - 1;
       this.owed.set(w, left);
-      if (left === 0) w.unref();
+      if (left === 0 && !this.closing) w.unref(); // while closing, referenced until it has stopped
     });
   }
 
@@ -142,6 +148,14 @@ export class LocalExecutor implements BatchExecutor {
 
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      p.reject(new Error('the Distribution was closed'));
+    }
+    // Referenced while they stop: an unreferenced worker's exit does not keep the event loop waiting for it.
+    await Promise.all(this.workers.map((w) => {
+      w.ref();
+      return w.terminate();
+    }));
   }
 }

@@ -2,8 +2,9 @@
  * A worker thread of `Distribution.local()`: one vm sandbox per batch it is given tasks of, and the
  * blobs the executor sent it (it keeps what the executor says it keeps: held-blobs.ts).
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { VmSandbox } from './vm-sandbox.js';
+import { useRuntimeBundle } from './runtime-bundle.js';
 import type { CaptureGraph } from './graph-format.js';
 
 /** What the executor sends: a batch's graph the first time, blobs this worker lacks, and what to drop. */
@@ -19,6 +20,7 @@ export interface LocalRequest {
   drop?: boolean;
 }
 
+useRuntimeBundle((workerData as { runtime: string }).runtime);
 const sandboxes = new Map<string, VmSandbox>();
 const blobs = new Map<string, Uint8Array>();
 

@@ -7,6 +7,11 @@ import { esbuild } from './service-dependencies.js';
 
 let bundle: string | undefined;
 
+/** Takes the bundle made elsewhere (a worker thread is handed its process's bundle instead of running esbuild). */
+export function useRuntimeBundle(code: string): void {
+  bundle = code;
+}
+
 export function runtimeBundle(): string {
   if (bundle) return bundle;
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
