@@ -11,6 +11,33 @@ export function factorize(n: number): number {
   return n;
 }
 
+/**
+ * The smallest factor of a 64-bit number (n itself when prime), by trial division in BigInt arithmetic:
+ * the paper's `long` (Fig. 1) where a JavaScript number would round products above 2^53.
+ */
+export function factorizeBig(n: bigint): bigint {
+  if (n % 2n === 0n) return 2n;
+  for (let k = 3n; k * k <= n; k += 2n) if (n % k === 0n) return k;
+  return n;
+}
+
+/**
+ * `count` 64-bit products (2^63 ≤ p·q < 2^64) of two primes, for the paper's Table 1 and Fig. 5: the smaller
+ * factor p is one of the largest primes below 2^bits, the larger q the first prime from 2^63.5 / p — so that
+ * trial division, which stops at p, takes about 2^(bits-1) steps whatever the product's size.
+ */
+export function products64(count: number, bits: number): bigint[] {
+  const isPrime = (n: bigint) => n > 1n && factorizeBig(n) === n;
+  const out: bigint[] = [];
+  for (let p = (1n << BigInt(bits)) - 1n; out.length < count; p -= 2n) {
+    if (!isPrime(p)) continue;
+    let q = BigInt(Math.floor(2 ** 63.5 / Number(p))) | 1n;
+    while (!isPrime(q)) q += 2n;
+    out.push(p * q);
+  }
+  return out;
+}
+
 /** Escape counts of one image row of the Mandelbrot set (one byte per pixel). */
 export function mandelbrotRow(y: number, width: number, height: number, maxIter: number): Uint8Array {
   const row = new Uint8Array(width);
@@ -67,6 +94,15 @@ export function knightTours(n: number, start: number): number {
 /** Seed 002 Fig. 1: one task per number. */
 export async function factorizeAll(distribution: Distribution, numbers: number[]): Promise<number[]> {
   const tasks = numbers.map((n) => distribution.task(() => factorize(n)));
+  const batch = await distribution.start(tasks);
+  const factors = await Promise.all(tasks.map((t) => t.result));
+  await batch.done; // its costs are in distribution.lastCosts now
+  return factors;
+}
+
+/** Seed 002 Table 1: one task per 64-bit number, factorized in BigInt arithmetic. */
+export async function factorizeAllBig(distribution: Distribution, numbers: bigint[]): Promise<bigint[]> {
+  const tasks = numbers.map((n) => distribution.task(() => factorizeBig(n)));
   const batch = await distribution.start(tasks);
   const factors = await Promise.all(tasks.map((t) => t.result));
   await batch.done; // its costs are in distribution.lastCosts now
