@@ -15,7 +15,7 @@ import { bundlePackage } from './package-bundle.js';
 import type { SandboxLimits } from './sandbox-pool.js';
 import { BatchSettlement, printConsoleLine, type ConsoleLine, type TaskSlot } from './batch-settlement.js';
 import { OutcomeQueue } from './outcome-queue.js';
-import { SharedValue } from './shared-value.js';
+import type { SharedValue } from './shared-value.js';
 
 export { DistributedTask };
 

@@ -256,7 +256,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       latency.observe((performance.now() - t0) / 1000, { state: b.state === 'done' && b.cancelledAll ? 'cancelled' : b.state });
       log.info('service', `tenant ${tenant.name}: batch ${b.id} ${b.state}`, { tenant: tenant.name, tasks: b.tasks, cpuMs: Math.round(b.cpuMs), executionMs: Math.round(b.costs.executionMs) });
       setTimeout(() => session.batches.delete(b.id), opts.retainMs ?? 600_000).unref();
-      source?.put('batches', batchCostEvent(b.id, jobIdOf, b.doneAt, b.costs, serialization === undefined ? undefined : { serializationMs: serialization, transferMs: 0 }));
+      source.put('batches', batchCostEvent(b.id, jobIdOf, b.doneAt, b.costs, serialization === undefined ? undefined : { serializationMs: serialization, transferMs: 0 }));
     });
     tenant.running++;
     tenant.counts.batches++;
@@ -306,15 +306,15 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const batch = session.batches.get((req.params as { batch: string }).batch);
     const client = clientCosts(req.body);
     if (!batch || !client) return reply.code(batch ? 400 : 404).send({ error: batch ? 'expected {serializationMs, transferMs}' : 'no such batch' });
-    source?.put('batches', batchCostEvent(batch.id, await job.jobId().catch(() => ''), batch.doneAt || Date.now(), batch.costs, client));
+    source.put('batches', batchCostEvent(batch.id, await job.jobId().catch(() => ''), batch.doneAt || Date.now(), batch.costs, client));
     return reply.send({ ok: true });
   });
 
-  // The recent batches' costs, for the dashboard of the cluster (named by the port, known once listening).
-  let source: EventPublisher | undefined;
   const address = await app.listen({ port: opts.port ?? 7480, host: opts.host ?? '127.0.0.1' });
   const port = Number(new URL(address).port);
-  source = new EventPublisher(opts.cluster.coordination, `service.${port}`);
+  // The recent batches' costs, for the dashboard of the cluster (named by the port, known once listening; set
+  // before any request is handled: this continues right after listening, before the next I/O).
+  const source = new EventPublisher(opts.cluster.coordination, `service.${port}`);
   source.start();
   const url = serviceUrl(opts.host ?? '127.0.0.1', port, opts.tls?.cert);
   return {
@@ -325,7 +325,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       for (const s of sessions.values()) await s.close();
       await app.close();
       await job.close();
-      await source?.stop();
+      await source.stop();
     },
   };
 }
