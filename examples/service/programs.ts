@@ -91,22 +91,23 @@ export function knightTours(n: number, start: number): number {
   return walk(start, 1);
 }
 
-/** Seed 002 Fig. 1: one task per number. */
-export async function factorizeAll(distribution: Distribution, numbers: number[]): Promise<number[]> {
-  const tasks = numbers.map((n) => distribution.task(() => factorize(n)));
+/** One task per item, started as one batch; resolves with their results once the batch is over (its costs are in `distribution.lastCosts`). */
+async function taskPerItem<T, R>(distribution: Distribution, items: T[], fn: (item: T) => R): Promise<R[]> {
+  const tasks = items.map((item) => distribution.task(() => fn(item)));
   const batch = await distribution.start(tasks);
-  const factors = await Promise.all(tasks.map((t) => t.result));
-  await batch.done; // its costs are in distribution.lastCosts now
-  return factors;
+  const results = await Promise.all(tasks.map((t) => t.result));
+  await batch.done;
+  return results;
+}
+
+/** Seed 002 Fig. 1: one task per number. */
+export function factorizeAll(distribution: Distribution, numbers: number[]): Promise<number[]> {
+  return taskPerItem(distribution, numbers, factorize);
 }
 
 /** Seed 002 Table 1: one task per 64-bit number, factorized in BigInt arithmetic. */
-export async function factorizeAllBig(distribution: Distribution, numbers: bigint[]): Promise<bigint[]> {
-  const tasks = numbers.map((n) => distribution.task(() => factorizeBig(n)));
-  const batch = await distribution.start(tasks);
-  const factors = await Promise.all(tasks.map((t) => t.result));
-  await batch.done; // its costs are in distribution.lastCosts now
-  return factors;
+export function factorizeAllBig(distribution: Distribution, numbers: bigint[]): Promise<bigint[]> {
+  return taskPerItem(distribution, numbers, factorizeBig);
 }
 
 /** Seed 002 Fig. 3: a parallel loop whose iterations each fill one row (a new array) of the image. */
@@ -137,8 +138,6 @@ export async function primes(distribution: Distribution, limit: number, chunks: 
 
 /** All open knight's tours of an n×n board: one task per start square. */
 export async function allKnightTours(distribution: Distribution, n: number): Promise<number> {
-  const tasks = Array.from({ length: n * n }, (_, start) => distribution.task(() => knightTours(n, start)));
-  await distribution.start(tasks);
-  const counts = await Promise.all(tasks.map((t) => t.result));
+  const counts = await taskPerItem(distribution, Array.from({ length: n * n }, (_, start) => start), (start) => knightTours(n, start));
   return counts.reduce((a, b) => a + b, 0);
 }

@@ -11,13 +11,17 @@ import { log } from '../../util/log.js';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
-/** The names a certificate is valid for: its subjectAltName entries (`DNS:x`, `IP:y`), or its CN when it has none. */
+/** A certificate's names, as `DNS:x` and `IP:y` from its subjectAltName, else `CN:z` from its subject's CN. */
+export function namesOf(subjectAltName: string | undefined, commonName: string | undefined): string[] {
+  const san = (subjectAltName ?? '').split(/,\s*/).filter(Boolean).map((e) => e.replace(/^IP Address:/, 'IP:'));
+  if (san.length > 0) return san;
+  return commonName ? [`CN:${commonName}`] : [];
+}
+
+/** The names a certificate (PEM) is valid for. */
 export function certificateNames(cert: string | Buffer): string[] {
   const x = new X509Certificate(cert);
-  const san = (x.subjectAltName ?? '').split(/,\s*/).filter(Boolean).map((e) => e.replace(/^IP Address:/, 'IP:'));
-  if (san.length > 0) return san;
-  const cn = /(?:^|\n)CN=([^\n]+)/.exec(x.subject)?.[1];
-  return cn ? [`CN:${cn}`] : [];
+  return namesOf(x.subjectAltName, /(?:^|\n)CN=([^\n]+)/.exec(x.subject)?.[1]);
 }
 
 export function serviceUrl(host: string, port: number, cert?: string | Buffer): string {

@@ -4,6 +4,7 @@
  * and the fix — instead of `ERR_TLS_CERT_ALTNAME_INVALID` and a stack.
  */
 import tls from 'node:tls';
+import { namesOf } from './service-url.js';
 
 /** A connection to a service that failed for a reason the user fixes (a URL, a certificate, a CA). */
 export class ServiceConnectionError extends Error {
@@ -48,8 +49,7 @@ function peerNames(base: URL): Promise<string[]> {
     const socket = tls.connect({ host: base.hostname, port: Number(base.port || 443), servername: /^[\d.:[\]]+$/.test(base.hostname) ? undefined : base.hostname, rejectUnauthorized: false }, () => {
       const cert = socket.getPeerCertificate();
       socket.destroy();
-      const san = (cert.subjectaltname ?? '').split(/,\s*/).filter(Boolean).map((e) => e.replace(/^IP Address:/, 'IP:'));
-      resolve(san.length > 0 ? san : cert.subject?.CN ? [`CN:${String(cert.subject.CN)}`] : []);
+      resolve(namesOf(cert.subjectaltname, cert.subject?.CN === undefined ? undefined : String(cert.subject.CN)));
     });
     socket.setTimeout(5_000, () => socket.destroy(new Error('timed out')));
     socket.on('error', reject);

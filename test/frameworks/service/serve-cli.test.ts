@@ -3,7 +3,6 @@
 // is tested in service-zookeeper.test.ts, on that file's ZooKeeper ensemble and node processes.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -13,8 +12,8 @@ import { Distribution } from '../../../src/frameworks/service/index.js';
 import { factorizeAll } from '../../../examples/service/programs.js';
 import { assertCleanError, runCommand, tidepool } from '../../support/cli.js';
 import { selfSignedCert } from './tls.js';
+import { BIN, serveFiles, startServe } from './serve-process.js';
 
-const BIN = fileURLToPath(new URL('../../../bin/tidepool.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 test('serve --help lists the flags', async () => {
@@ -44,56 +43,22 @@ test('serve refuses a missing token, missing TLS and --insecure off loopback, wi
 });
 
 test('a served cluster runs a client batch over HTTPS and stops on SIGTERM', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tidepool-serve-'));
   const tls = selfSignedCert();
   const token = 'serve-cli-token-0123456789';
-  writeFileSync(path.join(dir, 'cert.pem'), tls.cert);
-  writeFileSync(path.join(dir, 'key.pem'), tls.key);
-  writeFileSync(path.join(dir, 'token'), `${token}\n`);
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', '--nodes', '1', '--workers', '2',
-    '--tls-cert', path.join(dir, 'cert.pem'), '--tls-key', path.join(dir, 'key.pem'), '--token-file', path.join(dir, 'token')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { dir, args } = serveFiles(tls, token);
+  const served = startServe(['--port', '0', '--json', '--nodes', '1', '--workers', '2', ...args]);
   try {
-    const ready = await new Promise<{ url: string }>((resolve, reject) => {
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const line = out.split('\n').find((l) => l.startsWith('{'));
-        if (line) resolve(JSON.parse(line) as { url: string });
-      });
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-    });
+    const ready = await served.ready;
     assert.match(ready.url, /^https:\/\/127\.0\.0\.1:\d+$/);
     const dist = await Distribution.connect(ready.url, { token, ca: tls.cert });
     assert.deepEqual(await factorizeAll(dist, [91, 1_000_003 * 3, 65_537]), [7, 3, 65_537]);
     await dist.close();
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0);
+    assert.equal(await served.stop(), 0);
   } finally {
-    child.kill('SIGKILL');
+    await served.stop('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-/** Starts `tidepool serve … --json` (a command line of a shell) and resolves with what it printed when ready. */
-function serveJson(command: string, cwd: string, env: NodeJS.ProcessEnv): { ready: Promise<{ url: string; cluster: string }>; stop(): Promise<number | null> } {
-  const child = spawn('sh', ['-c', `exec ${command}`], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const ready = new Promise<{ url: string; cluster: string }>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve(JSON.parse(line) as { url: string; cluster: string });
-    });
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  return { ready, stop: () => { child.kill('SIGTERM'); return exited; } };
-}
 
 test('the TLS recipe of docs/service.md runs as written: its certificate names what serve prints, the client connects; a certificate without them fails in one line', async () => {
   // The recipe: the first sh block under "Running a service".
@@ -122,7 +87,7 @@ test('the TLS recipe of docs/service.md runs as written: its certificate names w
     await sh(`PATH=${JSON.stringify(env.PATH)}; ${openssl}`);
     await sh(tokenLine!);
     // As written, but on a free port (another test may hold 7480): the only change.
-    const served = serveJson(`${serveLine!.replace(/ &$/, '')} --port 0`, dir, env);
+    const served = startServe({ shell: `${serveLine!.replace(/ &$/, '')} --port 0` }, { cwd: dir, env });
     try {
       const ready = await served.ready;
       const url = new URL(ready.url);
@@ -138,7 +103,7 @@ test('the TLS recipe of docs/service.md runs as written: its certificate names w
     }
     // The old recipe: a certificate without subjectAltName. serve says so; the client fails in one line naming the URL and the names.
     await sh('openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=localhost -keyout old-key.pem -out old-cert.pem');
-    const old = serveJson('tidepool serve --tls-cert old-cert.pem --tls-key old-key.pem --token-file token --nodes 1 --json --port 0', dir, env);
+    const old = startServe({ shell: 'tidepool serve --tls-cert old-cert.pem --tls-key old-key.pem --token-file token --nodes 1 --json --port 0' }, { cwd: dir, env });
     try {
       const ready = await old.ready;
       const port = new URL(ready.url).port;

@@ -7,11 +7,7 @@
  * Needs `npm run build`: the nodes load the service's task type and job kind from the installed package ('tidepool-runtime/service').
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../../src/runtime/cluster.js';
 import { awaitOutcome } from '../../../src/index.js';
@@ -23,8 +19,7 @@ import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import { nestedWritesArrive } from './side-effect-cases.js';
 import { mean } from './fixtures/package-use.js';
 import { selfSignedCert } from './tls.js';
-
-const BIN = fileURLToPath(new URL('../../../bin/tidepool.mjs', import.meta.url));
+import { serveFiles, startServe } from './serve-process.js';
 
 const T = { timeout: 240_000 };
 const token = 'zk-service-token-0123456789';
@@ -98,26 +93,11 @@ describe('the service on node processes over ZooKeeper', () => {
 
   it('once idle, the service\'s job frees the nodes; tidepool serve --zk (the built CLI) runs a client batch on them', T, async () => {
     await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'the first service\'s job released, idle', 60_000);
-    const dir = mkdtempSync(path.join(tmpdir(), 'tidepool-serve-zk-'));
     const cliToken = 'serve-zk-token-0123456789';
-    writeFileSync(path.join(dir, 'cert.pem'), tls.cert);
-    writeFileSync(path.join(dir, 'key.pem'), tls.key);
-    writeFileSync(path.join(dir, 'token'), `${cliToken}\n`);
-    const child = spawn(process.execPath, [BIN, 'serve', '--zk', zk.connectionString, '--secret-file', secret, '--port', '0', '--json',
-      '--tls-cert', path.join(dir, 'cert.pem'), '--tls-key', path.join(dir, 'key.pem'), '--token-file', path.join(dir, 'token')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { dir, args } = serveFiles(tls, cliToken, 'tidepool-serve-zk-');
+    const served = startServe(['--zk', zk.connectionString, '--secret-file', secret, '--port', '0', '--json', ...args]);
     try {
-      const ready = await withDeadline(new Promise<{ url: string; cluster: string }>((resolve, reject) => {
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const line = out.split('\n').find((l) => l.startsWith('{'));
-          if (line) resolve(JSON.parse(line) as { url: string; cluster: string });
-        });
-        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-      }), 'the served URL', 60_000);
+      const ready = await served.ready;
       assert.match(ready.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(ready.cluster, zk.connectionString);
       const client = await Distribution.connect(ready.url, { token: cliToken, ca: tls.cert });
@@ -136,44 +116,30 @@ describe('the service on node processes over ZooKeeper', () => {
       } finally {
         await client.close();
       }
-      child.kill('SIGTERM');
-      assert.equal(await withDeadline(exited, 'serve after SIGTERM', 60_000), 0);
+      assert.equal(await withDeadline(served.stop(), 'serve after SIGTERM', 60_000), 0);
     } finally {
-      child.kill('SIGKILL');
+      await served.stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it('a service killed with SIGKILL: its job ends once its session is gone, naming why, and frees the nodes', T, async () => {
     await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'idle nodes', 60_000);
-    const dir = mkdtempSync(path.join(tmpdir(), 'tidepool-serve-zk-'));
-    writeFileSync(path.join(dir, 'cert.pem'), tls.cert);
-    writeFileSync(path.join(dir, 'key.pem'), tls.key);
-    writeFileSync(path.join(dir, 'token'), `${token}\n`);
-    const child = spawn(process.execPath, [BIN, 'serve', '--zk', zk.connectionString, '--secret-file', secret, '--port', '0', '--json',
-      '--tls-cert', path.join(dir, 'cert.pem'), '--tls-key', path.join(dir, 'key.pem'), '--token-file', path.join(dir, 'token')], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { dir, args } = serveFiles(tls, token, 'tidepool-serve-zk-');
+    const served = startServe(['--zk', zk.connectionString, '--secret-file', secret, '--port', '0', '--json', ...args]);
     try {
-      const url = await withDeadline(new Promise<string>((resolve) => {
-        let out = '';
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const line = out.split('\n').find((l) => l.startsWith('{'));
-          if (line) resolve((JSON.parse(line) as { url: string }).url);
-        });
-      }), 'the served URL', 60_000);
+      const { url } = await served.ready;
       const client = await Distribution.connect(url, { token, ca: tls.cert });
       assert.deepEqual(await withDeadline(factorizeAll(client, [91]), 'a batch', 120_000), [7]);
       const job = (await cluster.nodes()).find((n) => n.job !== null)!.job!;
       await client.close();
-      child.kill('SIGKILL');
-      await exited;
+      await served.stop('SIGKILL');
       const outcome = await withDeadline(awaitOutcome(cluster.coordination, job), 'the orphaned job\'s end', 120_000);
       assert.equal(outcome.status, 'failed');
       assert.match((outcome as { error: string }).error, /its service is gone/);
       await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'the nodes freed', 60_000);
     } finally {
-      child.kill('SIGKILL');
+      await served.stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   });
