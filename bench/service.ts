@@ -235,7 +235,7 @@ if (!values['no-nodes']) {
   const secret = secretFile();
   const nodes: NodeProcess[] = await Promise.all(Array.from({ length: NODES }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
   const zkCluster = await Cluster.connect(zk.connectionString, { secret: readFileSync(secret, 'utf8').trim() });
-  const zkService = await startService({ cluster: zkCluster, tls, token, port: 0, limits: { timeoutMs: 600_000, memoryMb: 256 }, taskRef: { module: 'tidepool', export: 'serviceTask' }, kindRef: { module: 'tidepool', export: 'serviceJobKind' } });
+  const zkService = await startService({ cluster: zkCluster, tls, token, port: 0, limits: { timeoutMs: 600_000, memoryMb: 256 }, taskRef: { module: 'tidepool-runtime/service', export: 'serviceTask' }, kindRef: { module: 'tidepool-runtime/service', export: 'serviceJobKind' } });
   const onNodes = await Distribution.connect(zkService.url, { token, ca: tls.cert });
   try {
     await factorizeAllBig(onNodes, products64(2, 12)); // the service's job starts on the nodes (once, not timed)

@@ -5,7 +5,7 @@
 // `distribution.put` sends a value once ahead; tasks read it and may not write it.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { CaptureError, Distribution, SharedValue } from '../../../src/index.js';
+import { CaptureError, Distribution, SharedValue } from '../../../src/frameworks/service/index.js';
 import { startHttpsService, type HttpsService } from './https-service.js';
 
 /** 4 MB of numbers that do not compress. */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Distribution, ServiceTenants } from '../../../src/index.js';
+import { Distribution, ServiceTenants } from '../../../src/frameworks/service/index.js';
 import { setLogLevel } from '../../../src/util/log.js';
 import { startHttpsService } from './https-service.js';
 
