@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Distribution, ServiceTenants } from '../../../src/frameworks/service/index.js';
-import { setLogLevel } from '../../../src/util/log.js';
+import { setLogger } from '../../../src/util/log.js';
 import { startHttpsService } from './https-service.js';
 
 const A = { name: 'analytics', token: 'analytics-token-0123456789' };
@@ -44,13 +44,13 @@ test('a tenants file: tokens inline or from files, quotas checked, mistakes name
 });
 
 test('over its quota a tenant gets 429 and the reason; another tenant\'s batches run meanwhile; each is logged by name', async () => {
+  // The service's records, at info: `[component] message {detail}`.
   const logged: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    logged.push(String(chunk));
-    return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof process.stderr.write;
-  setLogLevel('info');
+  const keep = (fields: object, message: string) => {
+    const { component, detail } = fields as { component?: string; detail?: unknown };
+    if (component === 'service') logged.push(`[${component}] ${message} ${JSON.stringify(detail ?? {})}\n`);
+  };
+  setLogger({ error: keep, warn: keep, info: keep, debug: () => undefined, trace: () => undefined, isLevelEnabled: (l: string) => l !== 'debug' && l !== 'trace' });
   const svc = await startHttpsService({
     tenants: [{ ...A, quotas: { concurrentBatches: 1, tasksPerBatch: 8, bytesPerRequest: 256 * 1024, cpuSecondsPerMinute: 1 } }, B],
   });
@@ -81,8 +81,7 @@ test('over its quota a tenant gets 429 and the reason; another tenant\'s batches
     assert.match(lines, /\[service\] tenant billing: batch [0-9a-f]+\.1 started/);
     assert.match(lines, /\[service\] tenant analytics: batch [0-9a-f]+\.1 done .*"cpuMs":\d+/);
   } finally {
-    setLogLevel('warn');
-    process.stderr.write = write;
+    setLogger(undefined);
     await billing.close();
     await svc.close();
   }
