@@ -30,6 +30,11 @@ interface MemberBatch {
   writing: boolean;
 }
 
+/** How long a chunk waits for others from this node's workers before it is written (ms). */
+const GATHER_MS = 2;
+
+const pendingBytes = (batch: MemberBatch) => batch.pending.reduce((n, c) => n + c.z.length, 0);
+
 export class ServiceMember {
   private readonly paths: ReturnType<typeof channelPaths>;
   private readonly batches = new Map<string, MemberBatch>();
@@ -158,7 +163,9 @@ export class ServiceMember {
     const batch = this.batches.get(id) ?? (this.over.has(id) ? undefined : this.track(id));
     if (!batch) return; // the batch is over: the service has every outcome
     batch.pending.push(chunk);
-    void this.flush(batch);
+    // A short delay gathers the chunks of this node's workers into one write (one znode for the service to read).
+    if (batch.pending.length === 1 && !batch.writing) setTimeout(() => void this.flush(batch), GATHER_MS);
+    else if (pendingBytes(batch) >= GROUP_BYTES / 2) void this.flush(batch);
   }
 
   /** Writes the chunks waiting, as groups of at most GROUP_BYTES (a larger chunk in parts), one write at a time per batch. */

@@ -43,6 +43,8 @@ export type KindToWorker =
 const CHUNK_MS = 10;
 /** How often a task waiting for the kind (a batch, its graph) looks at its messages (ms). */
 const WAIT_MS = 1;
+/** How often an idle feeder looks for a batch once it has waited a while (ms). */
+const IDLE_WAIT_MS = 4;
 /** How often a range waiting for a long task offers the rest of its indexes to idle workers (ms). */
 const SPLIT_POLL_MS = 5;
 /** Blobs a worker keeps for later batches (least recently used dropped beyond). */
@@ -326,8 +328,10 @@ async function runFeeder(state: FeederState, ctx: Ctx): Promise<void> {
       state.run = { id: next.id, lo: 0, hi: next.tasks };
       continue;
     }
-    if (Date.now() - idleSince >= wait) return handOver(Math.min(FEEDER_MAX_WAIT_MS, wait * 2));
-    await pause();
+    const idle = Date.now() - idleSince;
+    if (idle >= wait) return handOver(Math.min(FEEDER_MAX_WAIT_MS, wait * 2));
+    // Right after a batch another often follows: look every millisecond then, less often once idle a while.
+    await pause(idle < FEEDER_WAIT_MS && wait === FEEDER_WAIT_MS ? WAIT_MS : IDLE_WAIT_MS);
   }
 }
 
