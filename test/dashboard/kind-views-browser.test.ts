@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { ClusterMonitor } from '../../src/dashboard/cluster-monitor.js';
 import { startDashboard } from '../../src/dashboard/dashboard-server.js';
@@ -30,7 +31,7 @@ import { waitFor, withDeadline } from '../support/wait.js';
 const SHOW = 30_000;
 const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
 const CHECKSUM = { module: new URL('../frameworks/iterative/apps/checksum.ts', import.meta.url).href, export: 'default' };
-const MONTAGE_25 = '/work/shared/data/workflows/pegasus-dax-2.1/Montage_25.xml';
+const MONTAGE_25 = fileURLToPath(new URL('../data/workflows/pegasus-dax-2.1/Montage_25.xml', import.meta.url));
 
 type Row = Record<string, unknown>;
 

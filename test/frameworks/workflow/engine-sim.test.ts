@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import { SimCluster } from './sim-cluster.js';
 
-const DIR = '/work/shared/data/workflows/';
+const DIR = fileURLToPath(new URL('../../data/workflows/', import.meta.url));
 
 function completedOnce(sim: SimCluster): void {
   let completed = 0;

@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { assertCleanError, tidepool } from '../../support/cli.js';
 
-const DIR = '/work/shared/data/workflows/';
+const DIR = fileURLToPath(new URL('../../data/workflows/', import.meta.url));
 
 describe('tidepool workflow', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'wf-cli-'));

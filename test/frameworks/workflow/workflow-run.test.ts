@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { Cluster } from '../../../src/runtime/cluster.js';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
@@ -21,7 +22,7 @@ import { finalOutputs } from '../../../src/frameworks/workflow/workflow.js';
 import { BIG_BYTES, bigContent } from './apps/big-file.js';
 import { checkOrder } from './check-order.js';
 
-const DIR = '/work/shared/data/workflows/';
+const DIR = fileURLToPath(new URL('../../data/workflows/', import.meta.url));
 const T = { timeout: 120_000 };
 
 describe('workflows on an embedded cluster', () => {

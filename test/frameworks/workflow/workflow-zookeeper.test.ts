@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { Cluster } from '../../../src/runtime/cluster.js';
 import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
 import { Journal } from '../../../src/frameworks/workflow/journal.js';
@@ -28,7 +29,7 @@ import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import { checkOrder } from './check-order.js';
 
-const DIR = '/work/shared/data/workflows/pegasus-dax-2.1/';
+const DIR = fileURLToPath(new URL('../../data/workflows/pegasus-dax-2.1/', import.meta.url));
 const FILE = DIR + 'Montage_100.xml';
 const SCALE = 0.01;
 const T = { timeout: 240_000 };
