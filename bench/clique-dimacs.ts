@@ -1,37 +1,36 @@
 /**
- * Every DIMACS graph of the curated set (`../shared/data/clique`, 30 graphs with published ω) solved
+ * Every DIMACS graph of the curated data set (its `clique/`, 30 graphs with published ω) solved
  * by `tidepool solve clique` as a user runs it: embedded (one process, the machine's cores) and on 3
  * `tidepool node` processes × 1 worker with a 3-server ZooKeeper ensemble, all on loopback. Each
  * answer is checked against the published ω, and the CLI checks its clique against the graph
  * (`verified`). Graphs travel through the data plane (MANN_a27's input is larger than a znode).
  *
- *   npm run bench:build && node dist/bench/clique-dimacs.js [--graphs C125.9,MANN_a27,…] [--timeout 600]
+ *   npm run bench:build && node dist/bench/clique-dimacs.js --data DIR [--graphs C125.9,MANN_a27,…] [--timeout 600]
+ * (DIR: the curated data set's root, holding clique/omega.json; see bench/curated-data.ts)
  *
  * Writes bench/results/clique-dimacs.json.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startNodeProcess, stopNodeProcesses, type NodeProcess } from '../src/runtime/node-processes.js';
 import { secretFile } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
+import { curatedPath, DATA_OPTION } from './curated-data.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
-const { values } = parseArgs({ options: { graphs: { type: 'string' }, timeout: { type: 'string', default: '600' } } });
+const { values } = parseArgs({ options: { graphs: { type: 'string' }, timeout: { type: 'string', default: '600' }, ...DATA_OPTION } });
 const ROOT = projectRoot();
-const DATA = join(ROOT, '..', 'shared', 'data', 'clique');
+const OMEGA = curatedPath(values.data, 'clique/omega.json', 'bench/clique-dimacs');
 const BIN = join(ROOT, 'bin', 'tidepool.mjs');
 const TIMEOUT_MS = Number(values.timeout) * 1000;
-
-if (!existsSync(join(DATA, 'omega.json'))) {
-  console.error(`error: the curated clique set is not at ${DATA} (see ../shared/data/README.md)`);
-  process.exit(2);
-}
-const omega = JSON.parse(readFileSync(join(DATA, 'omega.json'), 'utf8')) as Record<string, { file: string; vertices: number; edges: number; omega: number }>;
+const omega = JSON.parse(readFileSync(OMEGA, 'utf8')) as Record<string, { file: string; vertices: number; edges: number; omega: number }>;
 const names = values.graphs ? values.graphs.split(',') : Object.keys(omega).sort((a, b) => omega[a]!.vertices * 1e6 + omega[a]!.edges - (omega[b]!.vertices * 1e6 + omega[b]!.edges));
-for (const n of names) if (!omega[n]) throw new Error(`--graphs: ${n} is not in ${join(DATA, 'omega.json')}`);
+for (const n of names) if (!omega[n]) throw new Error(`--graphs: ${n} is not in ${OMEGA}`);
+/** Each graph's file, every one checked before anything runs. */
+const files = new Map(names.map((n) => [n, curatedPath(values.data, `clique/${omega[n]!.file}`, 'bench/clique-dimacs')]));
 
 interface Solve {
   objective: number;
@@ -73,7 +72,7 @@ try {
   nodes = await Promise.all([0, 1, 2].map(() => startNodeProcess({ zk: ensemble.connectionString, secretFile: secret, workers: 1, entry: { execArgv: [], script: BIN } })));
   for (const name of names) {
     const g = omega[name]!;
-    const file = join(DATA, g.file);
+    const file = files.get(name)!;
     const e = await solve(file, []);
     const z = await solve(file, ['--zk', ensemble.connectionString, '--secret-file', secret]);
     for (const [where, r] of [['embedded', e], ['3 node processes', z]] as const) {

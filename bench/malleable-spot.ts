@@ -14,7 +14,8 @@
  *   away). A vacate's time runs from the notice to both spot nodes having left the job; it must be
  *   well inside the 120 s notice.
  *
- *   node --import tsx bench/malleable-spot.ts [--json] [--traces DIR] [--cycles N]
+ *   node --import tsx bench/malleable-spot.ts --data DIR [--json] [--cycles N]
+ * (DIR: the curated data set's root, holding traces/spot-aws-2010-crosby/…; see bench/curated-data.ts)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -28,11 +29,12 @@ import { priceSensitiveRun } from '../src/frameworks/malleable/manager/traces/sp
 import { malleableProgress } from '../src/frameworks/malleable/submit.js';
 import { cancelJob, listNodes } from '../src/runtime/job-control.js';
 import { waitFor } from '../test/support/wait.js';
+import { curatedPath, DATA_OPTION } from './curated-data.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { withNodeProcesses } from './malleable-cluster.js';
 import { printTable } from './table.js';
 
-const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, traces: { type: 'string', default: '/work/shared/data/traces' }, cycles: { type: 'string', default: '4' } } });
+const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, ...DATA_OPTION, cycles: { type: 'string', default: '4' } } });
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** The seed's threshold relative to the always-on price: $0.50 against $0.69 (§VII-B). */
@@ -87,9 +89,8 @@ const ms = (t0: number) => Date.now() - t0;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function main(): Promise<void> {
-  const dir = values.traces!;
   const series = ['CA', 'VA', 'EU'].flatMap((r) => {
-    const file = `${dir}/spot-aws-2010-crosby/ec2-spot-market-${r}.json`;
+    const file = curatedPath(values.data, `traces/spot-aws-2010-crosby/ec2-spot-market-${r}.json`, 'bench/malleable-spot');
     return parseCrosbyJson(readFileSync(file, 'utf8'), file, r);
   });
   const { seed, replay: day } = chooseDays(series);

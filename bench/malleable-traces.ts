@@ -9,7 +9,8 @@
  *   threshold, each instance-hour charged the price at its start; effective price and usable hours
  *   against the threshold, compared with the always-on instance.
  *
- *   node --import tsx bench/malleable-traces.ts [--json] [--traces DIR]
+ *   node --import tsx bench/malleable-traces.ts --data DIR [--json]
+ * (DIR: the curated data set's root, holding traces/…; see bench/curated-data.ts)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -18,6 +19,7 @@ import { simulateFaultTolerance, type FtCosts, type PoolOutage } from '../src/fr
 import { parseCrosbyJson, parsePauleyTsv, type PriceSeries } from '../src/frameworks/malleable/manager/traces/spot-price-trace.js';
 import { priceSensitiveRun } from '../src/frameworks/malleable/manager/traces/spot-rescale.js';
 import { Rng } from '../src/util/rng.js';
+import { curatedPath, DATA_OPTION } from './curated-data.js';
 import { machineInfo, resultsFile, resultsSvg } from './machine.js';
 import { writeSvg } from './plot.js';
 
@@ -113,17 +115,15 @@ async function charts(ft: ReturnType<typeof faultTolerance>, fig10: ReturnType<t
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, traces: { type: 'string', default: '/work/shared/data/traces' } } });
-  const dir = values.traces!;
-  const lanlFile = `${dir}/failures-lanl-1996-2005/LA-UR-05-7318-failure-data-1996-2005.csv`;
+  const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, ...DATA_OPTION } });
+  const data = (relative: string) => curatedPath(values.data, relative, 'bench/malleable-traces');
+  const lanlFile = data('traces/failures-lanl-1996-2005/LA-UR-05-7318-failure-data-1996-2005.csv');
+  const crosby = (['CA', 'VA', 'EU'] as const).map((r) => [r, data(`traces/spot-aws-2010-crosby/ec2-spot-market-${r}.json`)] as const);
+  const tsv = data('traces/spot-aws-2022-pauley/2022-05.tsv');
   process.stderr.write('proactive fault tolerance on the LANL trace…\n');
   const ft = faultTolerance(parseLanlCsv(readFileSync(lanlFile, 'utf8'), lanlFile));
   process.stderr.write('spot markets…\n');
-  const s2010 = ['CA', 'VA', 'EU'].flatMap((r) => {
-    const file = `${dir}/spot-aws-2010-crosby/ec2-spot-market-${r}.json`;
-    return parseCrosbyJson(readFileSync(file, 'utf8'), file, r);
-  });
-  const tsv = `${dir}/spot-aws-2022-pauley/2022-05.tsv`;
+  const s2010 = crosby.flatMap(([r, file]) => parseCrosbyJson(readFileSync(file, 'utf8'), file, r));
   const s2022 = parsePauleyTsv(readFileSync(tsv, 'utf8'), tsv);
   const whole2010 = s2010.map((s) => spotCurve(s, s.points[0]!.time, s.points.at(-1)!.time));
   const daily = dailyReductions(s2010);

@@ -83,6 +83,10 @@ async function onProcesses(checkout: string, ensemble: ZkEnsemble, seed: number,
 
 async function main(): Promise<void> {
   const machine = machineInfo();
+  // Results name each checkout by its commit (a directory is this machine's business, not the result's).
+  const revs = await Promise.all(CHECKOUTS.map(async (c) => (await run('git', ['-C', c, 'rev-parse', '--short', 'HEAD'])).stdout.trim()));
+  const revOf = new Map(CHECKOUTS.map((c, i) => [c, revs[i]!]));
+  if (new Set(revs).size !== revs.length) throw new Error(`--checkouts: two of them are at the same commit (${revs.join(', ')}); commit the change to compare`);
   const ensemble = await startEnsemble({ size: 3 });
   const secret = secretFile();
   const rows: Array<Record<string, unknown>> = [];
@@ -111,7 +115,7 @@ async function main(): Promise<void> {
         const efficiency = plainT / fastest.seconds / 2;
         const twoThreads = best(threads.get(checkout)!);
         rows.push({
-          instance: `rand${N}-${seed}`, checkout, plain: plainT, pairOfPlain: best(pair), ceiling, twoProcesses: fastest.seconds,
+          instance: `rand${N}-${seed}`, checkout: revOf.get(checkout)!, plain: plainT, pairOfPlain: best(pair), ceiling, twoProcesses: fastest.seconds,
           efficiency, relativeEfficiency: efficiency / ceiling, twoThreads, processesOverThreads: fastest.seconds / twoThreads, tasks: fastest.tasks, steals: fastest.steals,
           zkRequestsPerTask: median(xs.map((x) => x.packets / x.tasks)), zkRequests: median(xs.map((x) => x.packets)),
           // The share of the run the 2 workers spent in tasks (checkouts that report their workers' time).
@@ -127,19 +131,18 @@ async function main(): Promise<void> {
   }
   printTable([
     ['instance', 'checkout', 'plain [s]', 'ceiling', '2 processes [s]', 'efficiency', 'eff./ceiling', 'workers busy', '2 threads [s]', 'processes ÷ threads', 'tasks', 'steals', 'ZK requests/task', 'ZK CPU share'],
-    ...rows.map((r) => [r.instance, String(r.checkout).split('/').at(-1), r.plain, r.ceiling, r.twoProcesses, r.efficiency, r.relativeEfficiency, r.workersBusy ?? '-', r.twoThreads, r.processesOverThreads, r.tasks, r.steals, r.zkRequestsPerTask, r.zkCpuShare ?? '-'] as never),
+    ...rows.map((r) => [r.instance, r.checkout, r.plain, r.ceiling, r.twoProcesses, r.efficiency, r.relativeEfficiency, r.workersBusy ?? '-', r.twoThreads, r.processesOverThreads, r.tasks, r.steals, r.zkRequestsPerTask, r.zkCpuShare ?? '-'] as never),
   ]);
   console.log('\nceiling: the efficiency of two independent plain solvers at once (what two cores deliver here, the ensemble running); all on loopback, the 3 ZooKeeper JVMs share the 2 cores.');
   console.log('ZK CPU share: the 3 ZooKeeper JVMs\' CPU time from the nodes\' start to their exit over 2 × the run (what they took from the workers\' cores; median).');
   console.log('workers busy: the share of the 2-process run its 2 workers spent running tasks (the rest is start-up, steals and the end; how fast the machine ran the tasks is apart from it).');
-  const revs = await Promise.all(CHECKOUTS.map(async (c) => (await run('git', ['-C', c, 'rev-parse', '--short', 'HEAD'])).stdout.trim()));
-  const checkouts = CHECKOUTS.map((c, i) => ({ dir: c, rev: revs[i], measured: machine.date }));
+  const checkouts = revs.map((rev) => ({ rev, measured: machine.date }));
   // Run on this checkout alone (as `npm run bench` does), the earlier run's baseline rows are kept, with their date.
   const file = resultsFile('search-processes');
-  const earlier = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { machine: { date: string }; checkouts: Array<{ dir: string; rev: string; measured?: string }>; rows: Array<Record<string, unknown>> }) : undefined;
+  const earlier = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { machine: { date: string }; checkouts: Array<{ rev: string; measured?: string }>; rows: Array<Record<string, unknown>> }) : undefined;
   const baseline = earlier && earlier.checkouts.length > 1 ? earlier.checkouts[0]! : undefined;
   const kept = CHECKOUTS.length === 1 && baseline && baseline.rev !== revs[0] ? [{ ...baseline, measured: baseline.measured ?? earlier!.machine.date }] : [];
-  const keptRows = earlier?.rows.filter((r) => kept.some((c) => c.dir === r.checkout)) ?? [];
+  const keptRows = earlier?.rows.filter((r) => kept.some((c) => c.rev === r.checkout)) ?? [];
   writeFileSync(file, `${JSON.stringify({ machine, n: N, repeat: REPEAT, checkouts: [...kept, ...checkouts], rows: [...keptRows, ...rows] }, null, 2)}\n`);
 }
 

@@ -17,7 +17,8 @@
  * minutes per graph). Target: ≥ 10× faster than before on p_hat300-3 and brock200_1 (2 workers).
  * Writes bench/results/search-clique.json.
  *   [--clique-only] [--no-clique] [--clique-graphs brock200_1,p_hat300-3,…] (a name in test/data/clique,
- *   or in the curated set's clique/original beside the project, e.g. sanr200_0.9)
+ *   or, given --data DIR (the curated data set's root, see bench/curated-data.ts), in DIR/clique/original,
+ *   e.g. --clique-graphs sanr200_0.9 --data DIR)
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -37,6 +38,7 @@ import { solveOnCluster } from '../src/frameworks/search/solve.js';
 import { Cluster } from '../src/runtime/cluster.js';
 import { secretFile } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
+import { curatedPath, DATA_OPTION } from './curated-data.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
@@ -49,6 +51,7 @@ const { values } = parseArgs({ options: {
   'clique-graphs': { type: 'string', default: 'brock200_1,p_hat300-3,brock200_4,C125.9,keller4,hamming8-4,p_hat300-2,MANN_a27' },
   /** Internal: solve this graph sequentially in this fresh process, print seconds, nodes and the clique as JSON. */
   'plain-clique': { type: 'string', default: '' },
+  ...DATA_OPTION,
 } });
 const SIZES = values.sizes.split(',').map(Number);
 const SEEDS = values.seeds === '' ? [] : values.seeds.split(',').map(Number);
@@ -276,17 +279,15 @@ function target(goal: number, baselineSeconds: number, seconds: number) {
 
 /** One sequential clique solve in a fresh process (this file with --plain-clique). */
 async function plainCliqueProcess(name: string): Promise<{ seconds: number; result: SearchResult }> {
-  const args = [...(EXT === '.ts' ? ['--import', 'tsx'] : []), fileURLToPath(import.meta.url), '--plain-clique', name];
+  const args = [...(EXT === '.ts' ? ['--import', 'tsx'] : []), fileURLToPath(import.meta.url), '--plain-clique', name, ...(values.data ? ['--data', values.data] : [])];
   const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 20 });
   return JSON.parse(stdout) as { seconds: number; result: SearchResult };
 }
 
-/** A graph named on the command line: a copy in test/data/clique, else the curated set's original beside the project. */
+/** A graph named on the command line: a copy in test/data/clique, else the curated set's original (--data DIR). */
 function cliqueFile(name: string): string {
-  for (const path of [`${projectRoot()}/test/data/clique/${name}.clq`, `${projectRoot()}/../shared/data/clique/original/${name}.clq`]) {
-    if (existsSync(path)) return path;
-  }
-  throw new Error(`no graph ${name} in test/data/clique or ../shared/data/clique/original`);
+  const copy = `${projectRoot()}/test/data/clique/${name}.clq`;
+  return existsSync(copy) ? copy : curatedPath(values.data, `clique/original/${name}.clq`, `bench/search --clique-graphs ${name} (not in test/data/clique)`);
 }
 
 /** Maximum clique: the solver against its sequential self and against the MCQ solver it replaced. */
@@ -362,6 +363,8 @@ if (values['plain-clique'] !== '') {
   const result = solveSequentially(maxCliqueProblem, g);
   console.log(JSON.stringify({ seconds: (performance.now() - t) / 1000, result }));
 } else {
+  // A graph that is missing stops the benchmark before anything is measured.
+  if (!values['no-clique']) for (const name of values['clique-graphs'].split(',').filter(Boolean)) cliqueFile(name);
   if (!values['clique-only']) await tspBench();
   if (!values['no-clique']) await cliqueBench();
 }

@@ -10,7 +10,8 @@
  * Snakemake: the whole command, DAG building included). Spans are compared with the DAG's lower
  * bound, max(critical path, total runtime ÷ cores) × SCALE.
  *
- *   npx tsx bench/workflow-peers.ts [--scale 0.002] [--bag 1000] [--peer-timeout 1800]
+ *   npx tsx bench/workflow-peers.ts --data DIR [--scale 0.002] [--bag 1000] [--peer-timeout 1800]
+ * (DIR: the curated data set's root, holding workflows/wfformat-v1.5/…; see bench/curated-data.ts)
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -19,17 +20,18 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadWorkflow } from '../src/frameworks/workflow/load-workflow.js';
 import { syntheticWfFormat } from '../src/frameworks/workflow/synthetic.js';
+import { curatedPath, DATA_OPTION, MONTAGE_05D } from './curated-data.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 import { startBenchCluster } from './workflow-cluster.js';
 
-const { values } = parseArgs({ options: { scale: { type: 'string', default: '0.002' }, bag: { type: 'string', default: '1000' }, 'peer-timeout': { type: 'string', default: '1800' } } });
+const { values } = parseArgs({ options: { scale: { type: 'string', default: '0.002' }, bag: { type: 'string', default: '1000' }, 'peer-timeout': { type: 'string', default: '1800' }, ...DATA_OPTION } });
 /** Seconds a peer may take on one DAG before it is stopped (and said to have not finished). */
 const PEER_TIMEOUT = Number(values['peer-timeout']);
 const SCALE = Number(values.scale);
 const BAG = Number(values.bag);
 const CORES = 2;
-const MONTAGE = '/work/shared/data/workflows/wfformat-v1.5/pegasus/montage/montage-chameleon-2mass-05d-001.json';
+const MONTAGE = curatedPath(values.data, MONTAGE_05D, 'bench/workflow-peers');
 const SCRIPT = fileURLToPath(new URL('./peers/workflow_peers.py', import.meta.url));
 
 function python(args: string[]): Promise<{ status: number; stdout: string; stderr: string; timedOut: boolean }> {
@@ -80,6 +82,6 @@ try {
 const bagRate = (r: Row) => (r.dag.startsWith('bag') && r.seconds ? `${Math.round(BAG / r.seconds)} tasks/s` : '');
 printTable([['DAG', 'peer', 'span s', 'wall s', '× lower bound', ''], ...rows.map((r) => [r.dag, r.peer, r.seconds === null ? `– (${r.note})` : r.seconds.toFixed(2), r.wall === null ? '–' : r.wall.toFixed(2), r.seconds === null || bounds[r.dag]! === 0 ? '–' : (r.seconds / bounds[r.dag]!).toFixed(2), bagRate(r)])]);
 writeFileSync(resultsFile('workflow-peers'), JSON.stringify({
-  machine: machineInfo(), cores: CORES, scale: SCALE, bag: BAG, montage: MONTAGE, lowerBounds: bounds, rows,
+  machine: machineInfo(), cores: CORES, scale: SCALE, bag: BAG, montage: MONTAGE_05D, lowerBounds: bounds, rows,
   note: 'one run each on a 2-core machine shared with other engineers; span: first task start to last task end on every peer (job submission, cluster start and Snakemake\'s DAG building excluded; they are in the wall time)',
 }, null, 2) + '\n');

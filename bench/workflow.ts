@@ -10,7 +10,8 @@
  *   Table 1–2  the WfInstances Montage run (1,738 tasks) replayed: per-stage speed-up, makespan
  *              against its lower bound, bytes to shared storage peer-to-peer vs all-through-shared
  *
- *   npx tsx bench/workflow.ts [--nodes 2] [--quick]
+ *   npx tsx bench/workflow.ts --data DIR [--nodes 2] [--quick]
+ * (DIR: the curated data set's root, holding workflows/wfformat-v1.5/…; see bench/curated-data.ts)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,14 +20,15 @@ import { loadWorkflow, parseWorkflow } from '../src/frameworks/workflow/load-wor
 import { syntheticWfFormat } from '../src/frameworks/workflow/synthetic.js';
 import { WorkflowBuilder } from '../src/frameworks/workflow/workflow-builder.js';
 import type { MemberReport } from '../src/frameworks/workflow/workflow-kind.js';
+import { curatedPath, DATA_OPTION, MONTAGE_05D } from './curated-data.js';
 import { startBenchCluster, sumOf } from './workflow-cluster.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 
-const { values } = parseArgs({ options: { nodes: { type: 'string', default: '2' }, quick: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { nodes: { type: 'string', default: '2' }, quick: { type: 'boolean', default: false }, ...DATA_OPTION } });
 const NODES = Number(values.nodes);
 const CORES = NODES; // one worker thread per node process
-const MONTAGE = '/work/shared/data/workflows/wfformat-v1.5/pegasus/montage/montage-chameleon-2mass-05d-001.json';
+const MONTAGE = curatedPath(values.data, MONTAGE_05D, 'bench/workflow');
 const bench = await startBenchCluster(NODES);
 const { tmp, measure } = bench;
 const sum = sumOf;
@@ -115,7 +117,7 @@ for (const storage of ['collocated', 'shared'] as const) {
 }
 const col = runs.collocated as { toShared: number; fromShared: number };
 const sh = runs.shared as { toShared: number; fromShared: number };
-out.montage = { file: MONTAGE, tasks: montage.counts.tasks, scale: SCALE, criticalPath: montage.counts.criticalPath, totalRuntime: montage.counts.totalRuntime, runs, sharedTrafficReductionPercent: (1 - (col.toShared + col.fromShared) / (sh.toShared + sh.fromShared)) * 100 };
+out.montage = { file: MONTAGE_05D, tasks: montage.counts.tasks, scale: SCALE, criticalPath: montage.counts.criticalPath, totalRuntime: montage.counts.totalRuntime, runs, sharedTrafficReductionPercent: (1 - (col.toShared + col.fromShared) / (sh.toShared + sh.fromShared)) * 100 };
 printTable([['storage', 'span s', 'lower bound s', '× bound', 'to shared MB', 'from shared MB', 'peer MB'], ...Object.entries(runs).map(([k, r]) => {
   const x = r as { span: number; lowerBound: number; overBound: number; toShared: number; fromShared: number; peer: number };
   return [k, x.span.toFixed(2), x.lowerBound.toFixed(2), x.overBound.toFixed(2), (x.toShared / 1e6).toFixed(1), (x.fromShared / 1e6).toFixed(1), (x.peer / 1e6).toFixed(1)];

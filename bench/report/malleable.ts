@@ -52,7 +52,7 @@ function scheduling(s: Json, targets: Target[], out: string[]): void {
 function traces(t: Json, targets: Target[], out: string[]): void {
   out.push('## Malleable jobs: failures and spot prices from real traces (seed 003 Fig. 8 and Fig. 10)', '');
   const ft = t.faultTolerance as Json;
-  out.push(`**Here** (\`node --import tsx bench/malleable-traces.ts\`, simulated time): LANL system ${ft.system}, its ${(ft.nodes as unknown[]).length} most failure-prone nodes over ${String(ft.from).slice(0, 10)} – ${String(ft.to).slice(0, 10)}; one malleable job over the pool, hourly checkpoints, warnings ${ft.costs.lead / 60} min ahead:`, '');
+  out.push(`**Here** (\`node --import tsx bench/malleable-traces.ts --data DIR\`, simulated time): LANL system ${ft.system}, its ${(ft.nodes as unknown[]).length} most failure-prone nodes over ${String(ft.from).slice(0, 10)} – ${String(ft.to).slice(0, 10)}; one malleable job over the pool, hourly checkpoints, warnings ${ft.costs.lead / 60} min ahead:`, '');
   out.push(table([['warned failures', 'outages', 'node-hours lost (proactive)', 'crashes', 'node-hours lost (reactive only)', 'crashes'],
     ...(ft.runs as Json[]).map((r) => [pct(r.recall as number), r.outages, f(r.proactive.lostNodeHours as number, 1), r.proactive.crashes, f(r.reactive.lostNodeHours as number, 1), r.reactive.crashes])]), '');
   out.push('![nodes held and work kept over the busiest week (Fig. 8)](results/malleable-traces-ft.svg)', '');
@@ -68,7 +68,7 @@ function traces(t: Json, targets: Target[], out: string[]): void {
   if (spot) {
     const versus = (x: number) => (x >= 0 ? `${pct(x)} lower` : `${pct(-x)} higher`);
     const fleet = (d: Json) => `${d.market} ${d.date} at ${f(d.threshold as number, 3)} USD/h: effective price ${f(d.atThreshold.effectivePrice as number, 3)} against ${f(d.alwaysOn.effectivePrice as number, 3)} always-on (${versus(d.reduction as number)}; the spot set alone ${versus(d.spotReduction as number)}, ${f(d.atThreshold.spot.usableHours as number, 1)} of ${f(d.alwaysOn.spot.usableHours as number, 1)} spot hours usable)`;
-    out.push(`The seed's setup with the notice (\`node --import tsx bench/malleable-spot.ts\`, ${when(spot)}): ${spot.setup.static} static instances and ${spot.setup.spot} spot instances, the spot set vacated on the 2-minute notice. The day and threshold with the most interruptions replayed onto ${spot.setup.static + spot.setup.spot} node processes with the resource manager (Wave2D 1024²): vacates took ${f((spot.vacateMs.median as number) / 1000, 2)} s (median) and ${f((spot.vacateMs.max as number) / 1000, 2)} s at worst, ${pct(spot.vacateMs.ofNotice as number, 2)} of the notice. Priced with that vacate time: ${fleet(spot.replayDay as Json)}; ${fleet(spot.seedDay as Json)}.`, '');
+    out.push(`The seed's setup with the notice (\`node --import tsx bench/malleable-spot.ts --data DIR\`, ${when(spot)}): ${spot.setup.static} static instances and ${spot.setup.spot} spot instances, the spot set vacated on the 2-minute notice. The day and threshold with the most interruptions replayed onto ${spot.setup.static + spot.setup.spot} node processes with the resource manager (Wave2D 1024²): vacates took ${f((spot.vacateMs.median as number) / 1000, 2)} s (median) and ${f((spot.vacateMs.max as number) / 1000, 2)} s at worst, ${pct(spot.vacateMs.ofNotice as number, 2)} of the notice. Priced with that vacate time: ${fleet(spot.replayDay as Json)}; ${fleet(spot.seedDay as Json)}.`, '');
   }
 }
 

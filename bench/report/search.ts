@@ -58,13 +58,13 @@ export async function searchSections(): Promise<Section> {
   if (procs) {
     const rows = procs.rows as Json[];
     const revs = procs.checkouts as Json[];
-    const current = revs.at(-1)!.dir as string;
+    const current = revs.at(-1)!.rev as string;
     const now = rows.filter((r) => r.checkout === current);
-    const name = (dir: string) => {
-      const c = revs.find((x) => x.dir === dir);
+    const name = (rev: string) => {
+      const c = revs.find((x) => x.rev === rev);
       // A baseline kept from an earlier run (bench/search-processes.ts keeps it when run on this checkout alone).
       const day = typeof c?.measured === 'string' && c.measured !== procs.machine?.date ? `, measured ${c.measured.slice(0, 16).replace('T', ' ')} UTC in an earlier run` : '';
-      return dir === current ? `now (${revs.at(-1)!.rev})` : `before (${c?.rev ?? '?'}${day})`;
+      return rev === current ? `now (${current})` : `before (${rev}${day})`;
     };
     out.push('### Fig. 5 on node processes over ZooKeeper, before and after', '');
     out.push(`\`npx tsx bench/search-processes.ts --checkouts BEFORE,.\` (${when(procs)}; fastest of ${procs.repeat} interleaved runs): random ${procs.n}-city instances without pruning, \`tidepool solve\` of each checkout with 2 local \`tidepool node\` processes × 1 worker, a 3-server ZooKeeper ensemble and TCP, all on loopback (process start-up not timed); the same solve on 1 process × 2 worker threads (no ZooKeeper, no TCP) as the reference for what the multi-process path costs; *ceiling* as above, measured in the same run with the ensemble running. ZooKeeper requests: the servers' \`zk_packets_received\` (pings included) from the nodes' start to their exit, per task of the job.`, '');
@@ -104,7 +104,7 @@ export async function searchSections(): Promise<Section> {
   if (dimacs) {
     const rows = dimacs.rows as Json[];
     out.push('## Maximum clique: every DIMACS graph of the curated set', '',
-      `\`node dist/bench/clique-dimacs.js\`: all ${rows.length} graphs of \`../shared/data/clique\` solved by \`tidepool solve clique\` as a user runs it, embedded (one process, ${dimacs.machine?.usableCores ?? 2} worker threads) and on 3 \`tidepool node\` processes × 1 worker over a 3-server ZooKeeper ensemble, all on loopback (${when(dimacs)}). Every answer equals the published ω and the CLI checked its clique against the graph; graphs travel through the data plane (MANN_a27's input is larger than a znode).`, '');
+      `\`node dist/bench/clique-dimacs.js --data DIR\`: all ${rows.length} graphs of the set's \`clique/\` solved by \`tidepool solve clique\` as a user runs it, embedded (one process, ${dimacs.machine?.usableCores ?? 2} worker threads) and on 3 \`tidepool node\` processes × 1 worker over a 3-server ZooKeeper ensemble, all on loopback (${when(dimacs)}). Every answer equals the published ω and the CLI checked its clique against the graph; graphs travel through the data plane (MANN_a27's input is larger than a znode).`, '');
     out.push(table([['graph', 'vertices', 'edges', 'ω', 'embedded (s)', 'search nodes', '3 node processes (s)', 'search nodes'], ...rows.map((r) => [
       r.graph, int(r.vertices as number), int(r.edges as number), r.omega, f(r.embedded.seconds as number, 2), int(r.embedded.searchNodes as number), f(r.threeProcesses.seconds as number, 2), int(r.threeProcesses.searchNodes as number),
     ])]), '');

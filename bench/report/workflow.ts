@@ -10,7 +10,7 @@ function dispatch(w: Json, targets: Target[], out: string[]): void {
   if (ten.length) targets.push({ what: 'efficiency (seed Eq. 1) with 10 ms tasks', target: '≥ 90 %', value: `${f(Math.max(...ten) * 100, 0)} %`, met: Math.max(...ten) >= 0.9, note: 'AME needed 4 s tasks at 8,192 cores' });
   out.push('## Many-task workflows (seed 004 Fig. 6–14, Tables 1–2)', '');
   out.push('**Seed 004:** AME on a BlueGene/P: 16 tasks per core, dispatch rate and efficiency (Eq. 1) against task length, centralized vs decentralized (Fig. 6–9); pairs of dependent tasks on different nodes with 1 KB–10 MB files (Fig. 10–12), collocated vs isolated (Fig. 13), location-service latency (Fig. 14); Montage: per-stage speed-up and 73 % less shared-storage traffic (Tables 1–2).', '');
-  out.push(`**Here** (\`npx tsx bench/workflow.ts\`, ${when(w)}): ${w.note}.${typeof w.zkIdlePerSecond === 'number' ? ` ZooKeeper requests are counted per run (its \`mntr\` packets received); the idle cluster makes ${f(w.zkIdlePerSecond as number, 1)} a second (sessions, node statistics).` : ''}`, '');
+  out.push(`**Here** (\`npx tsx bench/workflow.ts --data DIR\`, ${when(w)}): ${w.note}.${typeof w.zkIdlePerSecond === 'number' ? ` ZooKeeper requests are counted per run (its \`mntr\` packets received); the idle cluster makes ${f(w.zkIdlePerSecond as number, 1)} a second (sessions, node statistics).` : ''}`, '');
   out.push(table([['dispatch', 'task length (s, scaled)', 'tasks', 'tasks/s', 'efficiency (Eq. 1)', 'ZooKeeper requests in the run'], ...rows.map((r) => [r.mode, r.taskSeconds, int(r.tasks as number), int(r.tasksPerSecond as number), r.efficiency === null ? '–' : `${f((r.efficiency as number) * 100, 0)} %`, typeof r.zkRequests === 'number' ? int(r.zkRequests as number) : '–'])]), '');
 }
 
@@ -50,7 +50,7 @@ export function workflowSections(): Section {
   const peers = load('workflow-peers');
   if (peers?.lowerBounds) {
     const bounds = peers.lowerBounds as Record<string, number>;
-    out.push(`Peers on the same DAGs (\`npx tsx bench/workflow-peers.ts\`, ${when(peers)}): ${peers.cores} cores each; ${peers.note}.`, '');
+    out.push(`Peers on the same DAGs (\`npx tsx bench/workflow-peers.ts --data DIR\`, ${when(peers)}): ${peers.cores} cores each; ${peers.note}.`, '');
     const n = (x: unknown, digits = 2) => (typeof x === 'number' ? f(x, digits) : '–');
     out.push(table([['DAG', 'peer', 'span (s)', 'wall (s)', 'span ÷ lower bound', 'tasks/s (bag)'], ...(peers.rows as Json[]).map((r) => [
       r.dag, r.peer, r.seconds === null ? `– (${r.note})` : n(r.seconds), n(r.wall),
