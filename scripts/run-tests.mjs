@@ -2,6 +2,12 @@
 // Runs the test suite on node's built-in runner (through tsx) so that its summary line is printed.
 // ZooKeeper is installed first when missing (tests start their own ensembles on loopback), and
 // Chromium when a browser test is selected.
+//
+// The suite does not depend on the caller's environment: every TIDEPOOL_* variable of the caller's
+// shell (a secret, a ZooKeeper address, a config file, a log format, …) is removed before the tests
+// run; the runner sets TIDEPOOL_LOG=error itself (run a file directly with `node --import tsx --test`
+// to see more). TIDEPOOL_SEED is the one passed on: a test knob, not a tidepool setting, that pins
+// the seed of the randomized tests to reproduce a failure (test/support/seeds.ts).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,9 +46,15 @@ if (files.some((f) => /browser/.test(f))) {
   }
 }
 
+/** The suite's environment: the caller's without its tidepool settings, plus the runner's own. */
+function suiteEnv(env) {
+  const kept = Object.entries(env).filter(([key]) => !key.startsWith('TIDEPOOL_') || key === 'TIDEPOOL_SEED');
+  return { ...Object.fromEntries(kept), TIDEPOOL_LOG: 'error' };
+}
+
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=1', ...files],
-  { stdio: 'inherit', env: { ...process.env, TIDEPOOL_LOG: process.env.TIDEPOOL_LOG ?? 'error' } },
+  { stdio: 'inherit', env: suiteEnv(process.env) },
 );
 process.exit(result.status ?? 1);

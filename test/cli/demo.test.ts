@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertCleanError, runCommand, tidepool, type Run } from '../support/cli.js';
 import { withDeadline } from '../support/wait.js';
+import { childEnv } from '../support/child-env.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -88,7 +89,7 @@ describe('tidepool demo', () => {
 
   it('prints the dashboard URL before the solve starts, and the page is served while the demo runs', { timeout: 180_000 }, async () => {
     // --stay keeps the demo (and its dashboard) up after the run until SIGINT: fetch the page, then stop it.
-    const child = spawn(process.execPath, [join(ROOT, 'bin/tidepool.mjs'), 'demo', '--quick', '--dashboard', '0', '--stay'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'bin/tidepool.mjs'), 'demo', '--quick', '--dashboard', '0', '--stay'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
     let stdout = '';
     let stderr = '';
     const changed: Array<() => void> = [];

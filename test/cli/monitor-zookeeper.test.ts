@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { DashboardHello } from '../../src/dashboard/snapshot.js';
+import { childEnv } from '../support/child-env.js';
 import { assertCleanError, tidepool } from '../support/cli.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { waitFor, withDeadline } from '../support/wait.js';
@@ -18,7 +19,7 @@ const GR17 = fileURLToPath(new URL('../data/tsplib/gr17.tsp', import.meta.url));
 
 /** Starts the monitor (by `name`) and resolves with its ready line. */
 async function startMonitor(zk: string, name = 'monitor', interval = '200ms'): Promise<{ child: ChildProcess; dashboard: string; metrics: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, name, '--zk', zk, '--dashboard', '0', '--interval', interval, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, name, '--zk', zk, '--dashboard', '0', '--interval', interval, '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const lines = createInterface({ input: child.stdout! });

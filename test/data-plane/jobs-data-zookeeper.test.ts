@@ -27,6 +27,7 @@ import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
 import { binaryInput } from './binary-input.js';
 import { assemble, streamBytes, type Piece } from '../runtime/apps/big-result.js';
+import { childEnv } from '../support/child-env.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
 const RUN = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
@@ -41,7 +42,7 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
   const start = async (count: number, opts: { infoLogs?: boolean } = {}) => {
     const started = await Promise.all(Array.from({ length: count }, () => opts.infoLogs
       // Info logs: each completed blob fetch is logged, so the test can count them per node.
-      ? startProcess({ zk: zk.connectionString, secretFile: secret, entry: { execArgv: ['--import', 'tsx'], script: RUN }, env: { ...process.env, TIDEPOOL_LOG: 'info' } })
+      ? startProcess({ zk: zk.connectionString, secretFile: secret, entry: { execArgv: ['--import', 'tsx'], script: RUN }, env: childEnv({ TIDEPOOL_LOG: 'info' }) })
       : startNodeProcess({ zk: zk.connectionString, secretFile: secret })));
     processes.push(...started);
     await waitFor(async () => { const ids = new Set((await cluster.nodes()).map((n) => n.id)); return started.every((p) => ids.has(p.id)); }, 'the new nodes to be visible');

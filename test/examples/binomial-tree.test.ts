@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import binomialTree, { countSequentially, hasWork, rootTask, TREES, visit, type TreeState } from '../../examples/tasks/binomial-tree.js';
 import { nodeDraw, writeChildState, writeRootState } from '../../examples/tasks/uts-rng.js';
+import { childEnv } from '../support/child-env.js';
 
 const run = promisify(execFile);
 
@@ -97,7 +98,7 @@ describe('examples/binomial-tree', () => {
 
   it('on a 2-node embedded cluster the count equals the sequential one', { timeout: 120_000 }, async () => {
     const script = fileURLToPath(new URL('../../examples/binomial-tree.ts', import.meta.url));
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', script, 'small', '2', '1'], { timeout: 110_000 });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', script, 'small', '2', '1'], { timeout: 110_000, env: childEnv() });
     const out = JSON.parse(stdout) as { nodes: number; leaves: number; sequentialNodes: number };
     assert.equal(out.sequentialNodes, 39_137);
     assert.equal(out.nodes, out.sequentialNodes);

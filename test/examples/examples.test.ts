@@ -3,12 +3,13 @@ import { execFile } from 'node:child_process';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { childEnv } from '../support/child-env.js';
 
 const run = promisify(execFile);
 
 it('examples/coordination.ts runs on the embedded backend and reports the recipes at work', { timeout: 60_000 }, async () => {
   const script = fileURLToPath(new URL('../../examples/coordination.ts', import.meta.url));
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', script], { timeout: 50_000 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script], { timeout: 50_000, env: childEnv() });
   const out = JSON.parse(stdout) as { members: string[]; coordinator: string; terminated: boolean; bound: number; terminationStats: { transactions: number } };
   assert.deepEqual(out.members, ['node-0', 'node-1', 'node-2', 'node-3']);
   assert.match(out.coordinator, /^node-[0-3]$/);
@@ -19,13 +20,13 @@ it('examples/coordination.ts runs on the embedded backend and reports the recipe
 
 it('examples/count-primes.ts counts the primes below 10^6 on an embedded cluster: π(10^6) = 78498', { timeout: 120_000 }, async () => {
   const script = fileURLToPath(new URL('../../examples/count-primes.ts', import.meta.url));
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, '1000000', '2', '1'], { timeout: 110_000 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, '1000000', '2', '1'], { timeout: 110_000, env: childEnv() });
   assert.equal((JSON.parse(stdout) as { primes: number }).primes, 78498);
 });
 
 it('examples/dashboard.ts serves the dashboard of its own embedded cluster while it counts primes: π(2·10^6) = 148933', { timeout: 120_000 }, async () => {
   const script = fileURLToPath(new URL('../../examples/dashboard.ts', import.meta.url));
-  const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', script, '2000000'], { timeout: 110_000 });
+  const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', script, '2000000'], { timeout: 110_000, env: childEnv() });
   assert.match(stderr, /dashboard: http:\/\/127\.0\.0\.1:\d+\/ {2}metrics: http:\/\/127\.0\.0\.1:\d+\/metrics/);
   const out = JSON.parse(stdout) as { primes: number; job: { state: string; tasksDone: number }; mostNodesAtOnce: number };
   assert.equal(out.primes, 148933);
@@ -36,7 +37,7 @@ it('examples/dashboard.ts serves the dashboard of its own embedded cluster while
 
 it('examples/job-kind.ts runs a job of its own kind: exact sum, and the leader answers a control request', { timeout: 120_000 }, async () => {
   const script = fileURLToPath(new URL('../../examples/job-kind.ts', import.meta.url));
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, '3000000'], { timeout: 110_000 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, '3000000'], { timeout: 110_000, env: childEnv() });
   const out = JSON.parse(stdout) as { sum: number; expected: number; greetingsAtLeader: { greetedBy?: number } };
   assert.equal(out.sum, (3_000_000 * 2_999_999) / 2);
   assert.equal(out.sum, out.expected);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from './child-env.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
 
@@ -15,10 +16,14 @@ export function tidepool(args: string[], timeoutMs = 120_000): Promise<Run> {
   return runCommand(process.execPath, [BIN, ...args], { timeoutMs });
 }
 
-/** Runs any command to its end and captures its output (killed, and rejected, after `timeoutMs`). */
+/**
+ * Runs any command to its end and captures its output (killed, and rejected, after `timeoutMs`). Its
+ * environment is `opts.env` when given (the whole of it), else `childEnv()`: none of the caller's
+ * TIDEPOOL_* variables.
+ */
 export function runCommand(command: string, args: string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.env ? { env: opts.env } : {}) });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? childEnv(), ...(opts.cwd ? { cwd: opts.cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

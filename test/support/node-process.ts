@@ -7,6 +7,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startNodeProcess as start, type NodeProcess } from '../../src/runtime/node-processes.js';
+import { childEnv } from './child-env.js';
 
 export type { NodeProcess };
 
@@ -27,6 +28,6 @@ export function startNodeProcess(opts: { zk: string; secretFile: string; workers
   return start({
     ...rest,
     entry: { execArgv: ['--import', 'tsx'], script: RUN },
-    env: { ...process.env, TIDEPOOL_LOG: process.env.TIDEPOOL_LOG ?? 'warn', ...env },
+    env: childEnv({ TIDEPOOL_LOG: process.env.TIDEPOOL_LOG ?? 'warn', ...env }),
   });
 }

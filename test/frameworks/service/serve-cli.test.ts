@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Distribution } from '../../../src/frameworks/service/index.js';
 import { factorizeAll } from '../../../examples/service/programs.js';
+import { childEnv } from '../../support/child-env.js';
 import { assertCleanError, runCommand, tidepool } from '../../support/cli.js';
 import { selfSignedCert } from './tls.js';
 import { BIN, serveFiles, startServe } from './serve-process.js';
@@ -78,7 +79,7 @@ test('the TLS recipe of docs/service.md runs as written: its certificate names w
   mkdirSync(bin);
   writeFileSync(path.join(bin, 'tidepool'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
   for (const name of ['examples', 'node_modules', 'src', 'package.json', 'tsconfig.json']) symlinkSync(path.join(ROOT, name), path.join(dir, name));
-  const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, TIDEPOOL_LOG: 'warn' };
+  const env = childEnv({ PATH: `${bin}:${process.env.PATH}`, TIDEPOOL_LOG: 'warn' });
   const sh = (command: string) => runCommand('sh', ['-c', command], { cwd: dir, timeoutMs: 120_000 }).then((r) => {
     assert.equal(r.code, 0, `${command}: ${r.stderr}`);
     return r;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withDeadline } from '../../support/wait.js';
+import { childEnv } from '../../support/child-env.js';
 
 export const BIN = fileURLToPath(new URL('../../../bin/tidepool.mjs', import.meta.url));
 
@@ -19,11 +20,15 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts serve with `args` after `serve`, or a shell command line (`{ shell }`) run in `cwd`. */
+/**
+ * Starts serve with `args` after `serve`, or a shell command line (`{ shell }`) run in `cwd`; its
+ * environment is `opts.env` when given, else `childEnv()` (none of the caller's TIDEPOOL_* variables).
+ */
 export function startServe(command: string[] | { shell: string }, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ServeProcess {
+  const options = { stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'], ...opts, env: opts.env ?? childEnv() };
   const child = Array.isArray(command)
-    ? spawn(process.execPath, [BIN, 'serve', ...command], { stdio: ['ignore', 'pipe', 'pipe'], ...opts })
-    : spawn('sh', ['-c', `exec ${command.shell}`], { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    ? spawn(process.execPath, [BIN, 'serve', ...command], options)
+    : spawn('sh', ['-c', `exec ${command.shell}`], options);
   let err = '';
   const ready = withDeadline(new Promise<{ url: string; cluster: string }>((resolve, reject) => {
     let out = '';

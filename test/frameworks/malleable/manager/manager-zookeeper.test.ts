@@ -17,13 +17,14 @@ import { runCommand } from '../../../support/cli.js';
 import { useZkNodePool } from '../../../support/zk-node-pool.js';
 import { rootState } from '../../../runtime/apps/compositions.js';
 import { finishExactly, HELD, membersOf, nodesOf, RESCALABLE, rescaleLog, waitFor } from './manager-scenario.js';
+import { childEnv } from '../../../support/child-env.js';
 
 const RUN = fileURLToPath(new URL('../../../../src/cli/run.ts', import.meta.url));
 const T = { timeout: 240_000 };
 
 /** `tidepool ARGS` from the sources; resolves with the process once it printed a line matching `ready`. */
 function startCli(args: string[], ready: RegExp): Promise<{ child: ChildProcess; out: () => string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TIDEPOOL_LOG: 'warn' } });
+  const child = spawn(process.execPath, ['--import', 'tsx', RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ TIDEPOOL_LOG: 'warn' }) });
   let out = '';
   const exited = new Promise((r) => child.on('exit', r));
   return new Promise((resolve, reject) => {
