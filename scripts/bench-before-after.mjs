@@ -3,8 +3,8 @@
 // (Piscina peer) and runtime benchmarks alternately in an older checkout and in this one, ROUNDS times,
 // and writes bench/results/core-before-after.json (fastest of all rounds per side, every sample kept).
 //
-//   git worktree add /tmp/before <rev> && (cd /tmp/before && npm ci && npm run bench:build)
-//   npm run bench:build && node scripts/bench-before-after.mjs /tmp/before [ROUNDS] [--small-only]
+//   git worktree add ../before <rev> && (cd ../before && npm ci && npm run bench:build)
+//   npm run bench:build && node scripts/bench-before-after.mjs ../before [ROUNDS] [--small-only]
 // (--small-only: the small-task benchmark alone, when the runtime benchmark's figures are not in question)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
