@@ -124,12 +124,15 @@ describe('dashboard server and cluster monitor (embedded cluster)', () => {
     const hello = JSON.parse(before.body) as DashboardHello;
     assert.equal(hello.snapshot.nodes.length, 2);
     assert.ok(hello.history.length > 0);
-    let added: string[] = [];
-    const events = withDeadline(readEvents(new URL('/api/events', server.url).href, (event, data) => {
-      if (event === 'hello') void cluster.addNodes(1).then((ids) => (added = ids));
+    // The node is added once the stream has said hello; the pushed snapshot with three nodes may arrive
+    // before addNodes resolves, so both are awaited, each on its own, and compared afterwards.
+    let adding = undefined as Promise<string[]> | undefined;
+    const seen = await withDeadline(readEvents(new URL('/api/events', server.url).href, (event, data) => {
+      if (event === 'hello') adding = cluster.addNodes(1);
       return event === 'snapshot' && (data as ClusterSnapshot).nodes.length === 3;
     }), 'a snapshot with three nodes', 20_000);
-    const seen = await events;
+    assert.ok(adding, 'the stream said hello');
+    const added = await withDeadline(adding, 'addNodes to resolve', 20_000);
     assert.equal(seen[0]!.event, 'hello');
     const last = seen.at(-1)!.data as ClusterSnapshot;
     assert.ok(last.nodes.some((n) => n.id === added[0]), 'the added node is in the pushed snapshot');
