@@ -16,12 +16,11 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadWorkflow } from '../src/frameworks/workflow/load-workflow.js';
 import { syntheticWfFormat } from '../src/frameworks/workflow/synthetic.js';
 import { curatedPath, DATA_OPTION, MONTAGE_05D } from './curated-data.js';
-import { machineInfo, resultsFile } from './machine.js';
+import { machineInfo, projectRoot, resultsFile } from './machine.js';
 import { printTable } from './table.js';
 import { startBenchCluster } from './workflow-cluster.js';
 
@@ -32,7 +31,8 @@ const SCALE = Number(values.scale);
 const BAG = Number(values.bag);
 const CORES = 2;
 const MONTAGE = curatedPath(values.data, MONTAGE_05D, 'bench/workflow-peers');
-const SCRIPT = fileURLToPath(new URL('./peers/workflow_peers.py', import.meta.url));
+// From the project's root: built (dist/bench) or from the sources alike.
+const SCRIPT = join(projectRoot(), 'bench', 'peers', 'workflow_peers.py');
 
 function python(args: string[]): Promise<{ status: number; stdout: string; stderr: string; timedOut: boolean }> {
   return new Promise((resolve) => {
@@ -45,6 +45,10 @@ function python(args: string[]): Promise<{ status: number; stdout: string; stder
 
 interface Row { dag: string; peer: string; seconds: number | null; wall: number | null; note?: string }
 const rows: Row[] = [];
+// The peers are installed before the cluster starts: an install blocks this process for minutes, and
+// the cluster's ZooKeeper session would expire meanwhile.
+const peers: [string, string][] = [['dask', 'ensure-dask.sh'], ['snakemake', 'ensure-snakemake.sh']];
+const installed = new Map(peers.map(([peer, ensure]) => [peer, spawnSync('bash', [join(projectRoot(), 'scripts', ensure)], { stdio: 'inherit' }).status === 0]));
 const bench = await startBenchCluster(CORES);
 const bagFile = join(bench.tmp, `bag-${BAG}.json`);
 writeFileSync(bagFile, syntheticWfFormat({ tasks: BAG, runtime: 0, files: false }));
@@ -53,8 +57,6 @@ const dags = [
   { dag: `Montage 0.5° (Tables 1–2), runtimes × ${SCALE}`, file: MONTAGE, scale: SCALE },
 ];
 const bounds: Record<string, number> = {};
-const peers: [string, string][] = [['dask', 'ensure-dask.sh'], ['snakemake', 'ensure-snakemake.sh']];
-const installed = new Map(peers.map(([peer, ensure]) => [peer, spawnSync('bash', [fileURLToPath(new URL(`../scripts/${ensure}`, import.meta.url))], { stdio: 'inherit' }).status === 0]));
 try {
   for (const { dag, file, scale } of dags) {
     const wf = await loadWorkflow(file);
