@@ -34,9 +34,9 @@ async function withEnv<T>(env: Record<string, string>, fn: () => T | Promise<T>)
   }
 }
 
-/** The CLI with exactly `env` as TIDEPOOL_* variables (the child copies the environment when it is spawned). */
+/** The CLI with exactly `env` as TIDEPOOL_* variables (tidepool() leaves the caller's out; the runner's TIDEPOOL_LOG too). */
 function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return withEnv(env, () => tidepool(args));
+  return tidepool(args, 120_000, { TIDEPOOL_LOG: undefined, ...env });
 }
 
 /** A command that finishes at once. */

@@ -12,8 +12,9 @@ export interface Run {
   stderr: string;
 }
 
-export function tidepool(args: string[], timeoutMs = 120_000): Promise<Run> {
-  return runCommand(process.execPath, [BIN, ...args], { timeoutMs });
+/** The built CLI with `args`; its environment is `childEnv(env)`: none of the caller's TIDEPOOL_* variables, `env`'s. */
+export function tidepool(args: string[], timeoutMs = 120_000, env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return runCommand(process.execPath, [BIN, ...args], { timeoutMs, env });
 }
 
 /**
