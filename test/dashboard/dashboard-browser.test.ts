@@ -21,8 +21,12 @@ import type { GateInput, GatedRange } from './apps/gated-search.js';
 const GATED: TaskRef = { module: new URL('./apps/gated-search.ts', import.meta.url).href, export: 'default' };
 /** Items of the search: hours at the closed gate's crawl, milliseconds once it opens. */
 const ITEMS = 200_000;
-/** Deadline of each wait for the page to show something (the monitor ticks every 200 ms). */
-const SHOW = { timeout: 30_000 };
+/**
+ * Deadline of each wait for the page to show something (the monitor ticks every 200 ms). Generous: under
+ * stress-ng on a shared 2-core machine (load average above 20) a row took 30 s to show through the
+ * monitor, the event stream, Chromium and Playwright's protocol; the wait fails only when nothing shows.
+ */
+const SHOW = { timeout: 60_000 };
 const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
 /** The page at the end, mid-run with three nodes in the job, and when the test fails. */
 const SCREENSHOT = join(ARTIFACTS, 'dashboard.png');
@@ -54,7 +58,7 @@ describe('dashboard page (headless Chromium)', () => {
     if (gateDir) await rm(gateDir, { recursive: true, force: true });
   });
 
-  it('follows nodes joining and leaving and a job running to its end', { timeout: 180_000 }, async () => {
+  it('follows nodes joining and leaving and a job running to its end', { timeout: 300_000 }, async () => {
     assert.ok(cluster && server && browser && gateDir);
     const gate = join(gateDir, 'open');
     const input: GateInput = { gate, holdMs: 2, sliceMs: 100 };
