@@ -5,8 +5,9 @@
  * each line is checked against these rules; a failure names FILE:LINE and the line.
  *
  * - An absolute path under a machine's own directories: the roots work, root, home, Users, farm, tmp,
- *   mnt and scratch (as `/ROOT/…`, `/ROOT` at the end of a path, or after `file://`). Code asks the
- *   system for such places (`os.tmpdir()`, `os.homedir()`), docs use relative paths (`--shared ./run`).
+ *   mnt and scratch (as `/ROOT/…`, `/ROOT` closed by a quote or at the end of the line, or after
+ *   `file://`). Code asks the system for such places (`os.tmpdir()`, `os.homedir()`), docs use
+ *   relative paths (`--shared ./run`).
  *   Not flagged: the same words inside a longer path or a URL (`bench/results/…`, `https://host/home/`,
  *   a ZooKeeper path built as `${paths.tasks}/root`),
  *   and system paths a package installs (`/usr/…`, `/etc/…`, `/proc/…`).
@@ -30,7 +31,7 @@ const SLASH = '/';
 const DOTS = '..';
 
 /** A machine directory as an absolute path: not inside a longer path or a URL, unless after file://. */
-const ABSOLUTE = new RegExp(`(?:(?<![\\w.~:/%})\\]-])|(?<=file://))${SLASH}(?:${MACHINE_ROOTS.join('|')})(?=${SLASH}|[\\s'"\`),;\\]]|$)`);
+const ABSOLUTE = new RegExp(`(?:(?<![\\w.~:/%})\\]-])|(?<=file://))${SLASH}(?:${MACHINE_ROOTS.join('|')})(?=${SLASH}|['"\`),;\\]]|$)`);
 const WINDOWS_USER = /\b[A-Za-z]:\\(?:Users|Documents and Settings)\\/;
 const SHARED = new RegExp(`\\.\\.[/\\\\]shared\\b|['"]\\.\\.['"]\\s*,\\s*['"]shared['"]`, 'g');
 const DATA_ARGUMENT = /--data[ =]$/;
@@ -76,6 +77,7 @@ describe('a portable tree', () => {
       `const shared = sharedPath(dir, 'x');`,
       'network/workers/tmp/ and ./tmp/ and ../work/',
       'await client.create(`${paths.tasks}/root`, encode(record));',
+      `await assert.rejects(work(), ${SLASH}work failed${SLASH});`,
     ];
     for (const line of bad) assert.ok(problemOf(line), `flagged: ${line}`);
     for (const line of good) assert.equal(problemOf(line), undefined, `not flagged: ${line}`);

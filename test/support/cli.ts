@@ -14,7 +14,7 @@ export interface Run {
 
 /** The built CLI with `args`; its environment is `childEnv(env)`: none of the caller's TIDEPOOL_* variables, `env`'s. */
 export function tidepool(args: string[], timeoutMs = 120_000, env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return runCommand(process.execPath, [BIN, ...args], { timeoutMs, env });
+  return runCommand(process.execPath, [BIN, ...args], { timeoutMs, env: childEnv(env) });
 }
 
 /**
