@@ -9,7 +9,7 @@
 // to see more). TIDEPOOL_SEED is the one passed on: a test knob, not a tidepool setting, that pins
 // the seed of the randomized tests to reproduce a failure (test/support/seeds.ts).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
@@ -26,7 +26,15 @@ function find(dir) {
   return out;
 }
 
-let files = only.length > 0 ? only : find('test');
+// A directory named on the command line stands for its test files (node's runner, given a directory,
+// looks for .js test files only and would run none).
+for (const p of only) {
+  if (!existsSync(p)) {
+    console.error(`error: no test file or directory ${p}`);
+    process.exit(2);
+  }
+}
+let files = only.length > 0 ? only.flatMap((p) => (statSync(p).isDirectory() ? find(p) : [p])) : find('test');
 if (skipZk) files = files.filter((f) => !/zookeeper|zk-/.test(f));
 
 if (!skipZk) {
