@@ -15,7 +15,7 @@ import type { DashboardHello } from '../../src/dashboard/snapshot.js';
 import { waitFor } from '../support/wait.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
-const MONTAGE = fileURLToPath(new URL('../data/workflows/Montage_25.xml', import.meta.url));
+const MONTAGE = fileURLToPath(new URL('../data/workflows/pegasus-dax-2.1/Montage_25.xml', import.meta.url));
 const T = { timeout: 120_000 };
 
 interface Running {

@@ -40,7 +40,7 @@ async function load(file: string): Promise<Workflow> {
 }
 
 /** The workflow the help examples run (a Pegasus DAX 2.1 instance in the repository, see test/data/README.md). */
-const EXAMPLE_WORKFLOW = 'test/data/workflows/Montage_25.xml';
+const EXAMPLE_WORKFLOW = 'test/data/workflows/pegasus-dax-2.1/Montage_25.xml';
 
 /** `tidepool workflow run|validate|info FILE`: Pegasus and WfCommons workflows (after AME: Zhang, Katz, Ripeanu, Wilde, Foster). */
 export function registerWorkflowCommands(program: SettingsCommand): void {
