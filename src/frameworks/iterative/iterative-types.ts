@@ -49,7 +49,8 @@ export interface IterativeInput<P> {
   blockSize: number;
   /** Iterations per call of `iterate` inside a block (fixed per job, so tallies never depend on balancing). */
   chunkSize: number;
-  seed: number;
+  /** The random streams' 64-bit seed, in decimal (JSON has no 64-bit integers). */
+  seed: string;
   balance: BalanceStrategy;
   ruper: Required<RuperSettings>;
   /** How often a running task makes its progress durable (ms). */

@@ -6,7 +6,7 @@
 import type { Cluster, JobHandle } from '../../runtime/cluster.js';
 import type { TaskRef } from '../../runtime/task.js';
 import { DEFAULT_RUPER } from './balance/ruper-task.js';
-import { IterationRandom } from './iteration-random.js';
+import { IterationRandom, seedValue, type Seed } from './iteration-random.js';
 import { STRATEGIES, type BalanceStrategy, type BlockRange, type IterativeDefinition, type IterativeInput, type IterativeResult, type RuperSettings } from './iterative-types.js';
 
 /** The iterative kind: built in, so that every node of the job runs its own copy (see load-kind.ts). */
@@ -20,8 +20,11 @@ export interface IterativeOptions<P> {
   params?: P;
   /** Default 'steal' (it won bench/iterative here: see docs/iterative.md). */
   balance?: BalanceStrategy;
-  /** Seed of the iteration-indexed random streams (default 1). */
-  seed?: number;
+  /**
+   * Seed of the iteration-indexed random streams, 0 … 2^64 − 1 (default 1): a number up to 2^53 − 1, or
+   * a bigint or decimal string for any 64-bit seed.
+   */
+  seed?: Seed;
   /** Iterations per block (default: iterations / 512, rounded up). */
   blockSize?: number;
   /** Iterations per call of `iterate` (default min(blockSize, 1024)). */
@@ -45,9 +48,17 @@ export function iterativeInput<P>(opts: IterativeOptions<P>): IterativeInput<P> 
   const ruper = { ...DEFAULT_RUPER, ...opts.ruper };
   for (const [k, v] of Object.entries(ruper)) if (!(typeof v === 'number' && v > 0)) throw new RangeError(`iterative: ruper.${k} must be a positive number, got ${String(v)}`);
   return {
-    params: opts.params as P, iterations, blockSize, chunkSize, seed: whole(opts.seed ?? 1, 'seed', 0), balance, ruper,
+    params: opts.params as P, iterations, blockSize, chunkSize, seed: seedOf(opts.seed ?? 1), balance, ruper,
     checkpointMs: opts.checkpointMs ?? 1000,
   };
+}
+
+function seedOf(seed: Seed): string {
+  try {
+    return seedValue(seed).toString();
+  } catch (err) {
+    throw new RangeError(`iterative: ${(err as Error).message}`);
+  }
 }
 
 /** The first task: every block; static and RUPER spread it over nodes then threads first. */
