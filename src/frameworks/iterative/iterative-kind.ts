@@ -13,9 +13,9 @@ import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } fr
 import { taskPoolLeader, taskPoolMember } from '../../runtime/kinds/task-pool-kind.js';
 import { validateRuntimeMessage } from '../../runtime/messages.js';
 import { validateBlobFields } from '../../data/job-blobs.js';
-import { ProcessMonitorMember, type Assignment } from './balance/monitor.js';
+import { ProcessMonitorMember, type Assignment, type MemberSend } from './balance/monitor.js';
 import type { IterativeInput } from './iterative-types.js';
-import { ProcessBalancer, type ProcessReport, type Transfer } from './process-balancer.js';
+import { ProcessBalancer, type Instruction, type ProcessReport, type Transfer } from './process-balancer.js';
 import { ThreadBalancer } from './thread-balancer.js';
 import { fromTask } from './worker-messages.js';
 import { collectFigures, figuresOf, finishEventsOf, type NodeFigures } from './figures.js';
@@ -26,6 +26,7 @@ const LAYOUT_WAIT_MS = 3000;
 const now = () => performance.now() / 1000;
 
 interface LeaderSink {
+  onStart(from: string): void;
   onReport(from: string, report: ProcessReport, finish: boolean): void;
   onFigures(from: string, figures: NodeFigures): void;
 }
@@ -34,7 +35,7 @@ export interface IterativeMember extends MemberRole {
   readonly threads: ThreadBalancer;
   figures(): NodeFigures;
   report(): ProcessReport;
-  applyAssignment(a: Assignment, transfers: Transfer[]): void;
+  applyAssignment(instruction: Instruction, a: Assignment, transfers: Transfer[]): void;
   sink(s: LeaderSink | undefined): void;
   setLeader(node: string): void;
 }
@@ -44,12 +45,12 @@ async function member(ctx: MemberContext): Promise<IterativeMember> {
   const ruper = input.balance === 'ruper';
   const joinedAt = Date.now();
   let pooled: () => number = () => 0;
-  let onProcessIdle = () => undefined as void;
+  let onLocalEnd = (_idle: boolean) => undefined as void;
   const threads = new ThreadBalancer({
     workers: ctx.workers, now, blockSize: input.blockSize, iterations: input.iterations,
     params: input.ruper, orders: ruper,
     poolEmpty: () => pooled() === 0,
-    onProcessIdle: () => onProcessIdle(),
+    onLocalEnd: (idle) => onLocalEnd(idle),
   });
   const answerLayout = (slot: number) => {
     const ready = ctx.peers().length + 1 >= ctx.spec.nodes || Date.now() - joinedAt >= LAYOUT_WAIT_MS;
@@ -66,20 +67,34 @@ async function member(ctx: MemberContext): Promise<IterativeMember> {
     // Static and RUPER move blocks only where a balancer says (and drain/recovery): no stealing between nodes.
     ...(input.balance !== 'steal' ? { victims: () => [] } : {}),
   });
+  // Fig. 4 right: this node's side of the process level.
   const side = new ProcessMonitorMember();
   let sink: LeaderSink | undefined;
   let leader: string | undefined; // learnt from the leader's announcements and report requests
-  const toLeader = (report: ProcessReport, finish: boolean) => {
-    if (leader === ctx.nodeId) sink?.onReport(ctx.nodeId, report, finish);
-    else if (leader) void ctx.send(leader, { type: finish ? 'it-finish' : 'it-report', ...report }).catch(() => undefined);
-  };
   const report = (): ProcessReport => ({ predictedDone: threads.predictedDone(), held: threads.held() });
+  const toLeader = (m: MemberSend) => {
+    if (!leader) return void (m.instruction === 2 && side.lost());
+    const body = m.instruction === 0 ? undefined : { predictedDone: m.predictedDone, held: threads.held() };
+    if (leader === ctx.nodeId) {
+      if (!sink) return void (m.instruction === 2 && side.lost());
+      return body ? sink.onReport(ctx.nodeId, body, m.instruction === 2) : sink.onStart(ctx.nodeId);
+    }
+    const type = m.instruction === 0 ? 'it-start' : m.instruction === 1 ? 'it-report' : 'it-finish';
+    void ctx.send(leader, { type, ...body }).catch(() => m.instruction === 2 && side.lost());
+  };
+  /** The leader is `node`: a new one means starting again with it (instruction 0 until it answers). */
+  const learnLeader = (node: string) => {
+    if (node !== leader) side.restart();
+    leader = node;
+    const petition = ruper ? side.begin() : undefined;
+    if (petition) toLeader(petition);
+  };
   pooled = () => pool.runner.pooledTasks().length;
-  // Fig. 4 right: the local task wants to finish while the process-level balance is still on.
-  onProcessIdle = () => {
-    if (!ruper) return;
+  // §2.2: the local task wants to finish while the process-level balance is on (or, beyond the seed, every thread ran out).
+  onLocalEnd = (idle) => {
     const t = now();
-    if (side.requestFinish(t, threads.predictedDone(t))) toLeader(report(), true);
+    const request = side.requestFinish(t, threads.predictedDone(t), idle);
+    if (request) toLeader(request);
   };
   threads.start();
   const role: IterativeMember = {
@@ -94,13 +109,14 @@ async function member(ctx: MemberContext): Promise<IterativeMember> {
     onMessage(from, body) {
       switch (body.type) {
         case 'it-leader':
-          leader = body.node as string;
-          return;
+          return learnLeader(body.node as string);
         case 'it-report?':
-          leader = from;
-          return toLeader(report(), false);
+          if (from !== leader) learnLeader(from);
+          return toLeader(side.onRequest(1, now(), threads.predictedDone()));
         case 'it-assign':
-          return role.applyAssignment(body as unknown as Assignment, (body.transfers as Transfer[]) ?? []);
+          return role.applyAssignment(body.instruction as Instruction, body as unknown as Assignment, (body.transfers as Transfer[]) ?? []);
+        case 'it-start':
+          return sink?.onStart(from);
         case 'it-report':
         case 'it-finish':
           return sink?.onReport(from, body as unknown as ProcessReport, body.type === 'it-finish');
@@ -137,16 +153,14 @@ async function member(ctx: MemberContext): Promise<IterativeMember> {
       assigned: side.assigned,
     }),
     report,
-    applyAssignment(a, transfers) {
-      side.onAssignment(side.finishSent ? 2 : 1, a);
+    applyAssignment(instruction, a, transfers) {
+      side.onAssignment(instruction, a);
       for (const t of transfers) threads.shed(t.iterations, t.to);
     },
     sink(s) {
       sink = s;
     },
-    setLeader(node) {
-      leader = node;
-    },
+    setLeader: learnLeader,
   };
   return role;
 }
@@ -160,28 +174,31 @@ export default defineJobKind({
     const input = ctx.spec.input as IterativeInput<unknown>;
     let figuresWanted: ((from: string, f: NodeFigures) => void) | undefined;
     let balancer: ProcessBalancer | undefined;
-    own.setLeader(ctx.nodeId);
+    const invite = (peer: string) => void ctx.send(peer, { type: 'it-leader', node: ctx.nodeId }).catch(() => undefined);
     const announce = () => {
-      for (const peer of ctx.peers()) void ctx.send(peer, { type: 'it-leader', node: ctx.nodeId }).catch(() => undefined);
+      for (const peer of ctx.peers()) invite(peer);
     };
     if (input.balance === 'ruper') {
       balancer = new ProcessBalancer({
         nodeId: ctx.nodeId, iterations: input.iterations, blockSize: input.blockSize, params: input.ruper, now,
         members: () => [ctx.nodeId, ...ctx.peers()],
+        invite: (node) => (node === ctx.nodeId ? own.setLeader(ctx.nodeId) : invite(node)),
         requestReport: (node) => {
           if (node === ctx.nodeId) balancer!.onReport(node, own.report(), false);
           else void ctx.send(node, { type: 'it-report?', leader: ctx.nodeId }).catch(() => undefined);
         },
-        answer: (node, a, transfers) => {
-          if (node === ctx.nodeId) own.applyAssignment(a, transfers);
-          else void ctx.send(node, { type: 'it-assign', ...a, transfers: transfers as unknown as LayerBody[] }).catch(() => undefined);
+        answer: (node, instruction, a, transfers) => {
+          if (node === ctx.nodeId) own.applyAssignment(instruction, a, transfers);
+          else void ctx.send(node, { type: 'it-assign', instruction, ...a, transfers: transfers as unknown as LayerBody[] }).catch(() => undefined);
         },
       });
     }
     own.sink({
+      onStart: (from) => balancer?.onStart(from),
       onReport: (from, r, finish) => balancer?.onReport(from, r, finish),
       onFigures: (from, f) => figuresWanted?.(from, f),
     });
+    own.setLeader(ctx.nodeId);
     announce();
     balancer?.start();
     const announcer = setInterval(announce, 1000);
@@ -203,6 +220,7 @@ export default defineJobKind({
     switch (body.type) {
       case 'it-report?':
       case 'it-figures?':
+      case 'it-start':
         return undefined;
       case 'it-leader':
         return typeof body.node === 'string' ? undefined : 'it-leader needs a string "node"';
@@ -210,7 +228,9 @@ export default defineJobKind({
       case 'it-finish':
         return typeof body.predictedDone === 'number' && typeof body.held === 'number' ? undefined : `${body.type} needs numbers "predictedDone" and "held"`;
       case 'it-assign':
-        return typeof body.assigned === 'number' && typeof body.finished === 'boolean' && Array.isArray(body.transfers) ? undefined : 'it-assign needs "assigned", "finished" and "transfers"';
+        return [0, 1, 2].includes(body.instruction as number) && typeof body.assigned === 'number' && typeof body.finished === 'boolean' && Array.isArray(body.transfers)
+          ? undefined
+          : 'it-assign needs "instruction" (0, 1 or 2), "assigned", "finished" and "transfers"';
       case 'it-figures':
         return typeof body.figures === 'object' && body.figures !== null ? undefined : 'it-figures needs "figures"';
       default:

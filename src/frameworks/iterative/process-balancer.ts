@@ -1,10 +1,13 @@
 /**
- * RUPER-LB's process level on the job's leader (seed 001 §2.2, Fig. 4 left): the monitor asks each
- * member node for a report on that node's own schedule, registers its predicted iterations done in
- * the node's guess worker, and answers with the node's assignment. Beyond the seed, the answer says
- * where the node's surplus goes: iterations move between nodes as block ranges placed on the node
- * that is short (through the ledger, so exactly once), and nodes that join get a share at the next
- * answer, nodes that leave stop counting. The leader's own node is served by direct calls.
+ * RUPER-LB's process level on the job's leader (seed 001 §2.2, Fig. 4 left): a member node petitions
+ * to start (instruction 0) and gets a preliminary share; the monitor then asks each started node for a
+ * report on that node's own schedule (1), registers its predicted iterations done in the node's guess
+ * worker, and answers with the node's assignment; a node's finish request (2) is answered the same way.
+ * Once every node has been told that the balance finished (allFinished), no more reports are asked
+ * for, as in Fig. 4, until a finish request reopens it. Beyond the seed, the answer says where the
+ * node's surplus goes: iterations move between nodes as block ranges placed on the node that is short
+ * (through the ledger, so exactly once), and nodes that join get a share at the next answer, nodes that
+ * leave stop counting. The leader's own node is served by direct calls.
  */
 import { ProcessMonitor, type Assignment } from './balance/monitor.js';
 import type { RuperParams } from './balance/ruper-task.js';
@@ -19,6 +22,9 @@ export interface ProcessReport {
   held: number;
 }
 
+/** The instruction an answer responds to: 0 start, 1 report, 2 finish request (Fig. 4). */
+export type Instruction = 0 | 1 | 2;
+
 export interface ProcessBalancerDeps {
   nodeId: string;
   iterations: number;
@@ -26,10 +32,12 @@ export interface ProcessBalancerDeps {
   params: RuperParams;
   now(): number;
   members(): string[];
+  /** Tells a member that has not petitioned to start where the leader is (it answers with instruction 0). */
+  invite(node: string): void;
   /** Asks a node for its report (instruction 1); the answer comes back through `onReport`. */
   requestReport(node: string): void;
-  /** Sends a node its assignment and transfers. */
-  answer(node: string, a: Assignment, transfers: Transfer[]): void;
+  /** Sends a node its assignment and transfers, answering `instruction`. */
+  answer(node: string, instruction: Instruction, a: Assignment, transfers: Transfer[]): void;
   setTimer?(fn: () => void, ms: number): () => void;
 }
 
@@ -57,10 +65,10 @@ export class ProcessBalancer {
     this.cancelTimer?.();
   }
 
-  /** Instruction 0 for members the monitor has not seen; members that left stop counting. */
-  private syncMembers(t: number): void {
+  /** Members that have not started are told where the leader is; members that left stop counting. */
+  private syncMembers(): void {
     const live = new Set(this.d.members());
-    for (const node of live) if (!this.monitor.worker(node)) this.d.answer(node, this.monitor.start(node, t), []);
+    for (const node of live) if (!this.monitor.worker(node)) this.d.invite(node);
     for (const node of this.monitor.processes()) {
       if (live.has(node)) continue;
       this.monitor.remove(node);
@@ -69,15 +77,23 @@ export class ProcessBalancer {
     }
   }
 
-  /** Fig. 4 left's loop body: due report requests, then sleep until the next one is due. */
+  /**
+   * Fig. 4 left's loop body: due report requests, then sleep until the next one is due. Once every
+   * node was told that the balance finished the loop asks for nothing (Fig. 4 exits); it keeps only
+   * following membership, every Δt_pc, until a finish request reopens the balance.
+   */
   tick(): void {
     if (this.stopped) return;
     const t = this.d.now();
-    this.syncMembers(t);
-    const { requestReports, timeout } = this.monitor.advance(t - this.lastTick);
+    this.syncMembers();
+    let timeout = this.d.params.checkpointInterval;
+    if (!this.monitor.allFinished()) {
+      const due = this.monitor.advance(t - this.lastTick);
+      for (const node of due.requestReports) this.d.requestReport(node);
+      timeout = Math.min(timeout, due.timeout);
+    }
     this.lastTick = t;
-    for (const node of requestReports) this.d.requestReport(node);
-    const ms = Math.max(5, Math.min(timeout, this.d.params.checkpointInterval) * 1000);
+    const ms = Math.max(5, timeout * 1000);
     this.cancelTimer = (this.d.setTimer ?? ((fn, x) => {
       const h = setTimeout(fn, x);
       h.unref?.();
@@ -85,7 +101,17 @@ export class ProcessBalancer {
     }))(() => this.tick(), ms);
   }
 
-  /** Instructions 1 and 2: a node's report (or finish request, which also asks everyone else for a report). */
+  /** Instruction 0: a node petitions to start and gets its preliminary share (again, if it asks again). */
+  onStart(node: string): void {
+    if (this.stopped) return;
+    this.d.answer(node, 0, this.monitor.start(node, this.d.now()), []);
+  }
+
+  /**
+   * Instructions 1 and 2: a node's report, or its finish request, which is answered like a report and,
+   * beyond the seed, asks every other node for a fresh report: a node about to run out is the moment to
+   * know whether the others are behind (and to reopen the balance if they are).
+   */
   onReport(node: string, report: ProcessReport, finishRequest: boolean): void {
     if (this.stopped) return;
     const t = this.d.now();
@@ -94,8 +120,10 @@ export class ProcessBalancer {
     this.held.set(node, report.held);
     this.incoming.set(node, 0);
     const plan = a.finished ? [] : this.plan(node, t, report);
-    this.d.answer(node, a, plan);
-    if (finishRequest) for (const other of this.monitor.processes()) if (other !== node) this.d.requestReport(other);
+    this.d.answer(node, finishRequest ? 2 : 1, a, plan);
+    if (finishRequest) {
+      for (const other of this.monitor.processes()) if (other !== node) this.d.requestReport(other);
+    }
   }
 
   /** The reporting node's surplus over its assignment, given to the nodes furthest below theirs. */

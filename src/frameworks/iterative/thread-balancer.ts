@@ -5,7 +5,8 @@
  * Δt_pc a checkpoint (Fig. 3 left) turns measured speeds into how many iterations each running
  * task keeps, written to its slot's budget word (`workers.setBudget`); tasks put the rest in the
  * node's pool, where the threads that run out take it. A thread that runs out with nothing pooled
- * asks to finish (§2.1's two rules).
+ * asks to finish (§2.1's two rules). When the local task wants to finish — a thread is let go, or a
+ * checkpoint predicts less than t_min left — the process level is told (§2.2: its finish request).
  *
  * The same bookkeeping (which blocks each slot holds, iterations done, speeds) serves the process
  * level and the figures of every strategy; only `ruper` gives orders.
@@ -32,8 +33,12 @@ export interface ThreadBalancerDeps {
   orders: boolean;
   /** The node's pool is empty (a thread that runs out then asks to finish). */
   poolEmpty(): boolean;
-  /** Every local thread is out of work: the process-level monitor may want to know. */
-  onProcessIdle?(): void;
+  /**
+   * The local task wants to finish (with `orders` only): a thread's finish was granted or a checkpoint
+   * predicts less than t_min left (§2.2's two reasons for a process's finish request), or, with
+   * `idle`, every local thread has run out with nothing pooled.
+   */
+  onLocalEnd?(idle: boolean): void;
   /** Timers (tests replace them). */
   setTimer?(fn: () => void, ms: number): () => void;
 }
@@ -139,9 +144,9 @@ export class ThreadBalancer {
     this.ranges[slot] = undefined;
     const t = this.d.now();
     this.idleSince[slot] = t;
-    if (this.stopped || !this.d.poolEmpty()) return;
-    if (this.d.orders) this.finishRequest(slot, t);
-    if (this.ranges.every((r) => r === undefined)) this.d.onProcessIdle?.();
+    if (this.stopped || !this.d.poolEmpty() || !this.d.orders) return;
+    this.finishRequest(slot, t);
+    if (this.ranges.every((r) => r === undefined)) this.d.onLocalEnd?.(true);
   }
 
   private finishRequest(slot: number, t: number): void {
@@ -156,6 +161,7 @@ export class ThreadBalancer {
     }
     // Still 'report': the others were told to shed its share and will at their next block.
     if (answer === 'checkpoint') this.checkpoint(t);
+    else if (answer === 'granted') this.d.onLocalEnd?.(false);
   }
 
   /**
@@ -170,7 +176,11 @@ export class ThreadBalancer {
     const cp = this.task.checkPoint(t);
     // Everything is done: threads that ran out and were told to wait may finish now.
     if (cp.kind === 'force-finish') for (let s = 0; s < this.ranges.length; s++) if (!this.ranges[s]) this.task.requestFinish(s, t);
-    if (cp.kind !== 'rebalanced' || !this.d.orders) return;
+    if (!this.d.orders) return;
+    if (cp.kind !== 'rebalanced') {
+      if (cp.kind === 'force-finish' || cp.remainingTime <= this.d.params.minRemaining) this.d.onLocalEnd?.(false);
+      return;
+    }
     for (let s = 0; s < this.ranges.length; s++) {
       if (!this.ranges[s]) continue;
       const keep = Math.max(0, this.task.workers[s]!.assigned - this.doneBy(s));

@@ -209,17 +209,29 @@ test('rank-0 monitor: a report within 0.2·Δt_pc of the previous one registers 
   assert.ok(Math.abs(m.worker('b')!.speed() - 1000 / 0.95) < 1e-9);
 });
 
-test('rank-n monitor (Fig. 4 right): start, answer requests, one finish request at a time', () => {
+test('rank-n monitor (Fig. 4 right): start petition until answered, answer requests, one finish request at a time', () => {
   const p = new ProcessMonitorMember();
+  assert.equal(p.requestFinish(1, 0), undefined, 'nothing to ask before rank 0 answered the start petition');
   assert.deepEqual(p.begin(), { instruction: 0 });
+  assert.deepEqual(p.begin(), { instruction: 0 }, 'petitioned again (on the next announcement) while unanswered');
   p.onAssignment(0, { assigned: 500, finished: false });
+  assert.equal(p.begin(), undefined, 'started: no more petitions');
   assert.deepEqual(p.onRequest(1, 3, 120), { instruction: 1, t: 3, predictedDone: 120 });
   p.onAssignment(1, { assigned: 600, finished: false });
   assert.equal(p.assigned, 600);
   assert.deepEqual(p.requestFinish(5, 600), { instruction: 2, t: 5, predictedDone: 600 });
   assert.equal(p.requestFinish(5.1, 600), undefined, 'one finish request on its way at a time');
+  assert.equal(p.finishRequested, true, 'finish^MPI_req stays set while one is on its way');
+  p.onAssignment(1, { assigned: 600, finished: false });
+  assert.equal(p.finishSent, true, 'a report\'s answer is not the answer to the finish request');
   p.onAssignment(2, { assigned: 650, finished: false });
   assert.equal(p.finishSent, false);
   p.onAssignment(1, { assigned: 650, finished: true });
-  assert.equal(p.requestFinish(6, 650), undefined, 'the balance is over: nothing to ask');
+  assert.equal(p.requestFinish(6, 640), undefined, 'the balance is over: a thread or a checkpoint has nothing to ask');
+  assert.deepEqual(p.requestFinish(6.5, 650, true), { instruction: 2, t: 6.5, predictedDone: 650 }, 'beyond the seed: every thread ran out, ask once more');
+  assert.equal(p.requestFinish(6.6, 650, true), undefined);
+  p.lost();
+  assert.deepEqual(p.requestFinish(6.7, 650, true), { instruction: 2, t: 6.7, predictedDone: 650 }, 'a request that was never delivered can be sent again');
+  p.restart();
+  assert.deepEqual([p.started, p.finished, p.begin()], [false, false, { instruction: 0 }], 'a new rank 0: petition again');
 });

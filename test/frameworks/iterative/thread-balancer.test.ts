@@ -180,3 +180,79 @@ test('a thread that runs out just after its last report keeps its measured speed
   assert.equal(b.task.workers[0]!.working(), true, 'refused: it did less than assigned');
   assert.deepEqual(b.speeds(), [200, 200], 'no measure of 0 from a look that saw nothing new');
 });
+
+test('shed (process level): iterations for another node are taken from the ranges holding the most, each keeping a block, one message per range', () => {
+  const { workers, progress, posted } = fakeWorkers(3);
+  const b = new ThreadBalancer({
+    workers, now: () => 0, blockSize: 10, iterations: 1000, orders: true, poolEmpty: () => true,
+    params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 }, setTimer: () => () => undefined,
+  });
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 30 }); // 300
+  b.onTaskMessage(1, { type: 'it-range', lo: 30, hi: 80 }); // 500
+  b.onTaskMessage(2, { type: 'it-range', lo: 80, hi: 82 }); // 20: less than a block to spare
+  progress[1] = 100; // slot 1 is 100 into its range: it holds 400
+  b.shed(300, 'b');
+  assert.deepEqual(posted, [{ slot: 1, body: { type: 'it-shed', iterations: 300, to: 'b' } }], 'all from the range holding the most');
+  posted.length = 0;
+  b.shed(600, 'c');
+  // Slot 1 can spare 400 − 10 (it keeps a block), slot 0 gives the other 210 of the 290 it can spare; slot 2 is not needed.
+  assert.deepEqual(posted, [
+    { slot: 1, body: { type: 'it-shed', iterations: 390, to: 'c' } },
+    { slot: 0, body: { type: 'it-shed', iterations: 210, to: 'c' } },
+  ]);
+  posted.length = 0;
+  b.shed(5, 'd');
+  assert.deepEqual(posted, [], 'less than a block is not worth an order');
+});
+
+test('the local task wants to finish (§2.2): a checkpoint that predicts less than t_min left, a thread let go, every thread out of work', () => {
+  const { workers, progress } = fakeWorkers(2);
+  let now = 0;
+  const ends: boolean[] = [];
+  const b = new ThreadBalancer({
+    workers, now: () => now, blockSize: 10, iterations: 400, orders: true, poolEmpty: () => true,
+    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
+    onLocalEnd: (idle) => void ends.push(idle),
+  });
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 20 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 20, hi: 40 });
+  now = 0.5;
+  progress[0] = 50;
+  progress[1] = 50;
+  b.tick(); // 100 it/s each
+  now = 1;
+  progress[0] = 100;
+  progress[1] = 100;
+  b.tick(); // checkpoint: 200 left at 200 it/s = 1 s > t_min: rebalanced, no request
+  assert.deepEqual(ends, []);
+  now = 1.6;
+  progress[0] = 160;
+  progress[1] = 160;
+  b.checkpoint(); // 80 left at 200 it/s = 0.4 s < t_min: the process level is asked
+  assert.deepEqual(ends, [false]);
+  now = 2;
+  progress[0] = 200;
+  b.onSlotDone(0, true); // 200 done, assigned 200, 0.0 s left: granted, and the process level asked
+  assert.equal(b.task.workers[0]!.working(), false);
+  assert.deepEqual(ends, [false, false]);
+  progress[1] = 200;
+  b.onSlotDone(1, true); // the last thread: granted, and every thread is out of work
+  assert.deepEqual(ends, [false, false, false, true]);
+});
+
+test('without orders (static, steal) the process level is never asked', () => {
+  const { workers, progress } = fakeWorkers(1);
+  let now = 0;
+  const ends: boolean[] = [];
+  const b = new ThreadBalancer({
+    workers, now: () => now, blockSize: 10, iterations: 100, orders: false, poolEmpty: () => true,
+    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
+    onLocalEnd: (idle) => void ends.push(idle),
+  });
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 10 });
+  now = 1;
+  progress[0] = 100;
+  b.tick();
+  b.onSlotDone(0, true);
+  assert.deepEqual(ends, []);
+});

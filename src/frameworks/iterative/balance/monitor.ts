@@ -174,19 +174,34 @@ export class ProcessMonitor {
 export type MemberSend = { instruction: 0 } | { instruction: 1 | 2; t: number; predictedDone: number };
 
 /**
- * Fig. 4 right, a process other than rank 0: sends a start petition, answers report requests with
- * its predicted iterations done, and asks to finish (instruction 2) when its local task wants to;
- * it stops once the assignment is final.
+ * Fig. 4 right, a process other than rank 0: sends a start petition (instruction 0) until rank 0
+ * answers it, answers report requests (1) with its predicted iterations done, and asks to finish (2)
+ * when its local task wants to — a thread would be let go, or a local checkpoint predicts less than
+ * t_min left (§2.2) — one request at a time, while the balance is on.
+ *
+ * Beyond the seed: the balance's end is not final (rank 0 reopens it when a later report predicts more
+ * than t_min left), so a process whose threads have all run out asks once more after the end
+ * (`idle`): rank 0 then asks the others for reports, and gives it a share if they are behind.
  */
 export class ProcessMonitorMember {
   assigned = 0;
+  /** An answer to the start petition arrived (from the current rank 0). */
+  started = false;
   finished = false;
   /** finish^MPI_req and finish^MPI_sent. */
   finishRequested = false;
   finishSent = false;
 
-  begin(): MemberSend {
-    return { instruction: 0 };
+  /** The start petition, while rank 0 has not answered one (sent again on each of its announcements). */
+  begin(): MemberSend | undefined {
+    return this.started ? undefined : { instruction: 0 };
+  }
+
+  /** Another rank 0 took over (the job's leader changed): start again with it. */
+  restart(): void {
+    this.started = false;
+    this.finished = false;
+    this.finishSent = false;
   }
 
   /** Rank 0 asked for a report (1) or answers our finish request (2): send the prediction at t. */
@@ -196,15 +211,24 @@ export class ProcessMonitorMember {
 
   /** The answer to a start, report or finish request. */
   onAssignment(instruction: 0 | 1 | 2, a: Assignment): void {
+    this.started = true;
     this.assigned = a.assigned;
     this.finished = a.finished;
     if (instruction === 2) this.finishSent = false;
   }
 
-  /** The local task wants to finish: returns the finish request to send, if one is not already on its way. */
-  requestFinish(t: number, predictedDone: number): MemberSend | undefined {
+  /** A finish request that never reached rank 0 (the send failed): another may be sent. */
+  lost(): void {
+    this.finishSent = false;
+  }
+
+  /**
+   * The local task wants to finish: returns the finish request to send, if one is not already on its
+   * way and the balance is on (or, beyond the seed, every local thread has run out: `idle`).
+   */
+  requestFinish(t: number, predictedDone: number, idle = false): MemberSend | undefined {
     this.finishRequested = true;
-    if (this.finished || this.finishSent) return undefined;
+    if (!this.started || this.finishSent || (this.finished && !idle)) return undefined;
     this.finishRequested = false;
     this.finishSent = true;
     return { instruction: 2, t, predictedDone };
