@@ -16,6 +16,9 @@ import { RuperTask, type RuperParams } from './balance/ruper-task.js';
 import type { FromKind, FromTask } from './worker-messages.js';
 
 interface SlotRange {
+  /** Blocks the slot's task said it holds: [lo, hi). */
+  lo: number;
+  hi: number;
   /** Iterations the slot's task holds: [from, to), `from` as of `progressAt`. */
   from: number;
   to: number;
@@ -62,6 +65,8 @@ export class ThreadBalancer {
   readonly idleSince: Array<number | undefined>;
   checkpoints = 0;
   ordersSent = 0;
+  /** A checkpoint has shared the node's iterations by measured speed: the assignments mean something. */
+  private assigned = false;
 
   constructor(private readonly d: ThreadBalancerDeps) {
     const size = d.workers.size;
@@ -125,17 +130,52 @@ export class ThreadBalancer {
   /** A task's message on the worker channel. */
   onTaskMessage(slot: number, m: FromTask): void {
     if (m.type === 'it-range') {
-      this.pooled.delete(m.lo);
-      this.ranges[slot] = { from: m.lo * this.d.blockSize, to: Math.min(this.d.iterations, m.hi * this.d.blockSize), progressAt: this.d.workers.progress?.(slot) ?? 0 };
+      const t = this.d.now();
+      const current = this.ranges[slot];
+      // The same task's range only shrinks; anything else is a task this slot just took.
+      const taken = !current || m.lo < current.lo || m.hi > current.hi;
+      const pooledHere = this.pooled.delete(m.lo);
+      this.ranges[slot] = {
+        lo: m.lo, hi: m.hi, from: m.lo * this.d.blockSize, to: Math.min(this.d.iterations, m.hi * this.d.blockSize), progressAt: this.d.workers.progress?.(slot) ?? 0,
+      };
       this.idleSince[slot] = undefined;
       const w = this.task.workers[slot]!;
-      if (!w.working()) {
+      const revived = !w.working();
+      if (revived) {
         w.finished = false; // work came back to a thread that had finished (a transfer, a recovered task)
-        this.nextReport[slot] = this.d.now() + this.d.params.checkpointInterval / 10;
+        this.nextReport[slot] = t + this.d.params.checkpointInterval / 10;
       }
+      if (!taken || !this.d.orders || this.stopped) return;
+      // Iterations that came from elsewhere (another node's transfer, a recovered task) change what the
+      // node holds: share them now rather than at the next checkpoint.
+      if (!pooledHere && this.assigned) this.checkpoint(t);
+      this.holdToAssignment(slot, revived);
     } else if (m.type === 'it-shed' && m.to === undefined) {
       this.pooled.set(m.lo, m.hi);
     }
+  }
+
+  /**
+   * A slot that takes a task runs what its assignment still allows (at least a block), not the whole
+   * range: in RUPER-LB a worker does its I_n, wherever its iterations come from. The pool hands a task
+   * to whichever thread is free first — often the slow one, whose share was cut — and near the end,
+   * with less than t_min predicted, no checkpoint would take it back. A thread that had finished has
+   * no assignment left to follow (it was let go); and while other threads of the node are idle, the
+   * taken range is shared with them in proportion to speed (Fig. 3 left over what just came): the rest
+   * goes back to the pool, where they take it.
+   */
+  private holdToAssignment(slot: number, revived: boolean): void {
+    const w = this.task.workers[slot]!;
+    const r = this.ranges[slot]!;
+    if (!this.assigned || w.speed() <= 0) return;
+    let keep = revived ? Infinity : Math.max(0, w.assigned - this.doneBy(slot));
+    const idleSpeed = this.task.workers.reduce((sum, x, s) => sum + (s !== slot && !this.ranges[s] ? x.speed() : 0), 0);
+    if (idleSpeed > 0) keep = Math.min(keep, (this.heldBy(slot) * w.speed()) / (w.speed() + idleSpeed));
+    if (keep === Infinity) return;
+    const end = Math.max(r.lo + 1, Math.ceil((this.positionOf(slot) + keep) / this.d.blockSize));
+    if (end >= r.hi) return;
+    this.ordersSent++;
+    this.d.workers.setBudget?.(slot, end);
   }
 
   /** A slot finished its task: if nothing is pooled, this thread asks to finish (§2.1). */
@@ -181,6 +221,7 @@ export class ThreadBalancer {
       if (cp.kind === 'force-finish' || cp.remainingTime <= this.d.params.minRemaining) this.d.onLocalEnd?.(false);
       return;
     }
+    this.assigned = true;
     for (let s = 0; s < this.ranges.length; s++) {
       if (!this.ranges[s]) continue;
       const keep = Math.max(0, this.task.workers[s]!.assigned - this.doneBy(s));

@@ -256,3 +256,77 @@ test('without orders (static, steal) the process level is never asked', () => {
   b.onSlotDone(0, true);
   assert.deepEqual(ends, []);
 });
+
+test('a slot that takes a task from the pool runs what its assignment allows (at least a block); iterations from elsewhere are shared at once', () => {
+  const { workers, progress, budgets } = fakeWorkers(2);
+  let now = 0;
+  const b = new ThreadBalancer({
+    workers, now: () => now, blockSize: 10, iterations: 2000, orders: true, poolEmpty: () => false,
+    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
+  });
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 50 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 50, hi: 100 });
+  assert.deepEqual([...budgets], [], 'no assignment before speeds are measured: the fan-out\'s ranges are left whole');
+  now = 0.5;
+  progress[0] = 150;
+  progress[1] = 50;
+  b.tick(); // 300 and 100 it/s
+  now = 1;
+  progress[0] = 300;
+  progress[1] = 100;
+  b.tick(); // checkpoint: I_n = 400 done + 600 held; 600 shared 3 : 1 → keep 450 and 150
+  assert.deepEqual([...budgets], [[1, 75]]);
+  b.onTaskMessage(1, { type: 'it-shed', lo: 75, hi: 100 }); // pooled on this node
+  b.onTaskMessage(1, { type: 'it-range', lo: 60, hi: 75 });
+  budgets.clear();
+  // Slot 1 (the slow one) ends its range at 1.5 s, 150 done since the checkpoint, and takes the pooled blocks 75-99 first.
+  now = 1.5;
+  progress[1] = 250;
+  b.onTaskMessage(1, { type: 'it-range', lo: 75, hi: 100 });
+  // Its assignment (250 of 100 + 150) is done: it runs one block, the rest goes back to the pool.
+  assert.deepEqual([...budgets], [[1, 76]], 'a slow thread does not keep a pooled range whole');
+  budgets.clear();
+  // Blocks that come from another node (not pooled here) change what the node holds: a checkpoint at once.
+  const before = b.checkpoints;
+  now = 1.6;
+  progress[0] = 480;
+  b.onTaskMessage(0, { type: 'it-range', lo: 150, hi: 200 });
+  assert.equal(b.checkpoints, before + 1, 'shared at once');
+  assert.ok(b.task.total > 1000, `the node's total grew by the 500 that came: ${b.task.total}`);
+});
+
+test('blocks that arrive while a fast thread is idle: the slow thread that took them keeps its share by speed, the rest is pooled for the idle one', () => {
+  const { workers, progress, budgets } = fakeWorkers(2);
+  let now = 0;
+  const b = new ThreadBalancer({
+    workers, now: () => now, blockSize: 10, iterations: 4000, orders: true, poolEmpty: () => true,
+    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
+  });
+  b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 20 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 20, hi: 100 });
+  now = 0.5;
+  progress[0] = 50;
+  progress[1] = 200;
+  b.tick(); // 100 and 400 it/s
+  now = 1;
+  progress[0] = 100;
+  progress[1] = 400;
+  b.tick(); // checkpoint: 500 left (by the reports) shared 1 : 4 → keep 100 and 400; nobody holds a block too many
+  assert.deepEqual([...budgets], []);
+  now = 2;
+  progress[0] = 200;
+  progress[1] = 800;
+  b.onSlotDone(0, true);
+  b.onSlotDone(1, true); // both ran out: everything done, both let go
+  assert.deepEqual(b.task.workers.map((w) => w.working()), [false, false]);
+  // Another node sends blocks 200-249 (500 iterations); the slow slot 0 is free first and takes them, slot 1 is idle.
+  now = 2.1;
+  b.onTaskMessage(0, { type: 'it-range', lo: 200, hi: 250 });
+  // Slot 0 keeps 500 · 100 / (100 + 400) = 100 iterations (blocks 200-209); 210-249 go back to the pool.
+  assert.deepEqual([...budgets], [[0, 210]]);
+  budgets.clear();
+  b.onTaskMessage(0, { type: 'it-shed', lo: 210, hi: 250 });
+  b.onTaskMessage(1, { type: 'it-range', lo: 210, hi: 250 });
+  assert.deepEqual([...budgets], [], 'the fast slot, let go before, takes the pooled rest whole (slot 0 is busy)');
+  assert.deepEqual(b.task.workers.map((w) => w.working()), [true, true]);
+});
