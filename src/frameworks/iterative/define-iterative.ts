@@ -7,8 +7,8 @@
  * every block counts exactly once.
  */
 import { CONTROL_CHECK_EVERY, defineTask, type TaskContext, type TaskType } from '../../runtime/task.js';
-import { IterationRandom } from './iteration-random.js';
-import type { BlockRange, BlockTally, IterationContext, IterativeDefinition, IterativeInput } from './iterative-types.js';
+import { BlockRunner, combineBlocks } from './block-runner.js';
+import type { BlockRange, BlockTally, IterativeDefinition, IterativeInput } from './iterative-types.js';
 import { toTask, type FromKind, type LayoutAnswer } from './worker-messages.js';
 
 export type IterativeTaskType<T, P> = TaskType<BlockRange, BlockTally<T>, IterativeInput<P>> & { readonly iterative: IterativeDefinition<T, P> };
@@ -40,7 +40,7 @@ export function defineIterative<T, P = undefined>(def: IterativeDefinition<T, P>
     result: {
       ordered: true,
       initial: () => ({ n: 0, v: def.result.initial() }),
-      combine: (a, b) => ({ n: a.n + b.n, v: def.result.combine(a.v, b.v) }),
+      combine: (a, b) => combineBlocks(def.result.combine, a, b),
     },
   });
   return { ...task, iterative: def };
@@ -62,31 +62,28 @@ function runBlocks<T, P>(def: IterativeDefinition<T, P>, state: BlockRange, ctx:
   const job = ctx.input;
   const steal = job.balance === 'steal';
   if (state.fan !== undefined) fanOut(state, ctx);
-  const rng = new IterationRandom(job.seed);
-  const ictx: IterationContext<P> = { params: job.params, random: (i) => rng.at(i) };
+  const blocks = new BlockRunner(def, job);
   ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
   const firstBlock = state.lo;
   let checkpointed = Date.now();
+  // After each chunk: progress, then a stop drops the unfinished block (it is run again from its first
+  // iteration wherever the range goes); a thief waits only briefly for a split, so one is offered
+  // between chunks (it takes blocks after this one).
+  const afterChunk = (n: number) => {
+    ctx.progress(n);
+    if (ctx.cancelled() || migrateNow(ctx)) return true;
+    if (steal && splitNow(ctx)) ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
+    return false;
+  };
   while (state.lo < state.hi) {
     if (!steal) {
       const kept = keepWithinBudget(state, firstBlock, ctx);
       if (obeyOrders(state, ctx) || kept) ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
     }
     if (state.lo >= state.hi) return;
-    const first = state.lo * job.blockSize;
-    const end = Math.min(first + job.blockSize, job.iterations);
-    let tally = def.result.initial();
-    for (let i = first; i < end; i += job.chunkSize) {
-      const n = Math.min(job.chunkSize, end - i);
-      const out = def.iterate(i, n, tally, ictx);
-      if (out !== undefined) tally = out;
-      ctx.progress(n);
-      // An unfinished block is dropped on a stop: it is run again from its first iteration wherever the range goes.
-      if (ctx.cancelled() || migrateNow(ctx)) return;
-      // A thief waits only briefly for a split: offer one between chunks (it takes blocks after this one).
-      if (steal && splitNow(ctx)) ctx.send({ type: 'it-range', lo: state.lo, hi: state.hi });
-    }
-    ctx.emit({ n: end - first, v: tally }, state.lo);
+    const tally = blocks.run(state.lo, afterChunk);
+    if (!tally) return;
+    ctx.emit(tally, state.lo);
     state.lo++;
     if (Date.now() - checkpointed >= job.checkpointMs && state.lo < state.hi) {
       ctx.checkpoint();

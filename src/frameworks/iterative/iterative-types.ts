@@ -5,10 +5,17 @@ import type { IterationRandom } from './iteration-random.js';
 export type BalanceStrategy = 'static' | 'steal' | 'ruper';
 export const STRATEGIES: readonly BalanceStrategy[] = ['ruper', 'steal', 'static'];
 
-/** What `iterate` sees besides its iterations: the job's parameters and iteration-indexed random streams. */
+/** What `iterate` sees besides its iterations: the parameters, which task it runs, iteration-indexed random streams. */
 export interface IterationContext<P> {
+  /** The job's parameters, or in a job of several tasks those of the task being run. */
   readonly params: P;
-  /** The random stream of iteration `i` (the same numbers wherever and however often i runs). */
+  /** The task being run: its position in the job's `tasks` and its name (a job of one task: 0 and the application's name). */
+  readonly task: { readonly index: number; readonly name: string };
+  /**
+   * The random stream of iteration `i` (the same numbers wherever and however often i runs). In a job of
+   * several tasks `i` counts from 0 in each task, and the stream is that of the job's iteration
+   * (the task's first iteration in the job + i), so no two tasks share a stream.
+   */
   random(i: number): IterationRandom;
 }
 
@@ -24,10 +31,31 @@ export interface IterativeDefinition<T, P> {
   result: { initial: () => T; combine: (acc: T, block: T) => T };
 }
 
+/**
+ * One task of a job of several (RUPER-LB Fig. 1: a process runs several tasks, PenRed one per particle
+ * source): its own iteration count and parameters, and its own tally in the result.
+ */
+export interface IterativeTask<P> {
+  /** Default: "task N" (N from 1). */
+  name?: string;
+  iterations: number;
+  /** Default: the job's `params`. */
+  params?: P;
+}
+
+/** A task's share of the result. */
+export interface IterativeTaskResult<T> {
+  name: string;
+  iterations: number;
+  value: T;
+}
+
 /** The job's result: the combined tally and how many iterations went into it (exactly the number asked for). */
 export interface IterativeResult<T> {
   iterations: number;
   blocks: number;
+  /** A job of several tasks: each task's tally, in the job's order (`value` is all of them combined, in that order). */
+  tasks?: Array<IterativeTaskResult<T>>;
   value: T;
 }
 
@@ -41,10 +69,22 @@ export interface RuperSettings {
   maxDeviation?: number;
 }
 
+/** A task of the job as its input carries it: where its iterations lie in the job's. */
+export interface TaskSegment<P> {
+  name: string;
+  /** The job's iteration where this task's start (tasks follow each other in the job's order). */
+  first: number;
+  iterations: number;
+  params: P;
+}
+
 /** What every task of an iterative job shares (its TaskContext.input). */
 export interface IterativeInput<P> {
   params: P;
+  /** All iterations of the job (of every task). */
   iterations: number;
+  /** A job of several tasks: consecutive segments of the job's iterations. */
+  tasks?: Array<TaskSegment<P>>;
   /** Iterations per block: the unit of accounting (blocks are emitted and combined by index). */
   blockSize: number;
   /** Iterations per call of `iterate` inside a block (fixed per job, so tallies never depend on balancing). */
@@ -64,8 +104,12 @@ export interface BlockRange {
   fan?: 'nodes' | 'threads';
 }
 
-/** What a block contributes: its iteration count and its tally. */
+/**
+ * What a block contributes: its iteration count and its tally; in a job of several tasks also the part
+ * of each task it holds (a block may end one task and start the next), by task index, in order.
+ */
 export interface BlockTally<T> {
   n: number;
   v: T;
+  tasks?: Array<{ task: number; n: number; v: T }>;
 }

@@ -31,7 +31,7 @@ test('static, steal and ruper give the sequential result bit for bit on 1, 2 and
       for (const balance of STRATEGIES) {
         const r = await withDeadline(runIterative<Checksum, { work: number }>(cluster, APP, { ...opts, balance, nodes }), `${balance} on ${nodes} nodes`, 60_000);
         assert.equal(r.iterations, opts.iterations);
-        exact(r.value, reference, opts.iterations, `${balance} on ${nodes} node(s)`);
+        exact(r.value, reference, opts.iterations!, `${balance} on ${nodes} node(s)`);
       }
     } finally {
       await cluster.close();
@@ -55,7 +55,7 @@ test('a node that joins mid-run takes a share (steal, ruper), and the result sta
       const [late] = await cluster.addNodes(1);
       await cluster.scale(job.id, 2);
       const r = await withDeadline(job.result<{ n: number; v: Checksum }>(), `${balance} job`, 60_000);
-      exact(r.v, reference, SLOW.iterations, `${balance} with a node added`);
+      exact(r.v, reference, SLOW.iterations!, `${balance} with a node added`);
       assert.ok(doneOn.has(late!), `${balance}: the node that joined completed work`);
     } finally {
       await cluster.close();
@@ -82,7 +82,7 @@ test('drain and crash of a node mid-run: every block counted once, result bit-id
       if (how === 'drain') await cluster.drain(victim);
       else await cluster.crashNode(victim);
       const r = await withDeadline(job.result<{ n: number; v: Checksum }>(), `${balance} job after ${how}`, 60_000);
-      exact(r.v, reference, SLOW.iterations, `${balance}, ${how} of a node`);
+      exact(r.v, reference, SLOW.iterations!, `${balance}, ${how} of a node`);
     } finally {
       await cluster.close();
     }

@@ -69,7 +69,7 @@ describe('iterative jobs on node processes over ZooKeeper', () => {
     const r = await withDeadline(job.result<{ n: number; v: Checksum }>(), `${what}: the result`, 120_000);
     assert.equal(r.n, OPTS.iterations, `${what}: iterations`);
     assert.equal(r.v.count, OPTS.iterations, `${what}: every iteration counted once`);
-    assert.equal(r.v.indexSum, (OPTS.iterations * (OPTS.iterations - 1)) / 2, `${what}: index checksum`);
+    assert.equal(r.v.indexSum, (OPTS.iterations! * (OPTS.iterations! - 1)) / 2, `${what}: index checksum`);
     assert.deepEqual(r.v, REFERENCE, `${what}: bit-identical to the sequential fold`);
   }
 

@@ -32,7 +32,7 @@ const OPTS: IterativeOptions<{ work: number; chunkMs: number }> = {
   iterations: 160_000, params: { work: 2, chunkMs: 5 }, blockSize: 100, chunkSize: 50, balance: 'ruper',
   ruper: { checkpointInterval: DT_PC, minRemaining: 0.1 },
 };
-const N = OPTS.iterations;
+const N = OPTS.iterations!;
 
 interface Chunk { slot: number; first: number; count: number; end: number }
 
