@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { isCoordError } from '../../coord/errors.js';
 import type { CoordClient } from '../../coord/types.js';
 import { FLEXIBILITIES, type Flexibility } from '../../frameworks/malleable/manager/managed-job.js';
@@ -12,6 +9,7 @@ import { log } from '../../util/log.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { connectZk, withZk } from '../connection.js';
 import { UsageError } from '../errors.js';
+import { moduleRef, moduleSpecifier } from '../module-specifier.js';
 import { printLine } from '../output.js';
 import { warnOnce } from '../settings/deprecations.js';
 import { duration, kinds, oneOf } from '../settings/kinds.js';
@@ -119,23 +117,4 @@ async function managerRunning(client: CoordClient): Promise<boolean> {
     if (isCoordError(err, 'NO_NODE')) return false;
     throw err;
   }
-}
-
-/**
- * A module given on the command line: a path (`./count.js`, `../x.ts`, `/abs.js`, or any name of an
- * existing file) is resolved against the caller's current directory and must exist; anything else is
- * a package specifier (`my-tasks`, `@org/tasks/count`), resolved by the nodes.
- */
-export function moduleSpecifier(module: string, label: string): string {
-  const looksLikePath = /^\.{1,2}([/\\]|$)|^[/\\]/.test(module) || /\.(c|m)?[jt]s$/.test(module);
-  const file = resolve(process.cwd(), module);
-  if (existsSync(file)) return pathToFileURL(file).href;
-  if (looksLikePath) throw new UsageError(`${label}: no such file: ${file} (a module path is relative to the current directory)`);
-  return module;
-}
-
-function moduleRef(value: string, flag: string): { module: string; export: string } {
-  const [module, exp, ...rest] = value.split('#');
-  if (!module || rest.length > 0) throw new UsageError(`${flag}: "${value}" is not MODULE or MODULE#EXPORT`);
-  return { module: moduleSpecifier(module, flag), export: exp ?? 'default' };
 }

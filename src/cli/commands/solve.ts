@@ -1,14 +1,12 @@
-import { isCoordError } from '../../coord/errors.js';
 import { APPLICATIONS } from '../../frameworks/search/applications.js';
 import { InputError } from '../../frameworks/search/input-error.js';
 import { solveOnCluster } from '../../frameworks/search/solve.js';
-import { clusterPaths } from '../../runtime/job-paths.js';
 import type { ScaleStep } from '../../runtime/scale-schedule.js';
 import { dashboardOption, jsonOption, progressOption } from '../common-options.js';
-import { withZk } from '../connection.js';
 import { dashboardPlace, withDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';
-import { defaultWorkers, secretForLocalNodes } from '../options.js';
+import { secretForLocalNodesOn } from '../local-nodes.js';
+import { defaultWorkers } from '../options.js';
 import { Progress } from '../progress.js';
 import { DEFAULT_TIMEOUT, ZK_HELP, kinds } from '../settings/kinds.js';
 import { isRelative, planSizes, type PlanStep } from '../settings/scale-plan.js';
@@ -61,7 +59,7 @@ export function registerSolveCommand(program: SettingsCommand): void {
         if (err instanceof InputError) throw new UsageError(err.message);
         throw err;
       }
-      if (zk && (nodes > 0 || schedule.length > 0) && secretForLocalNodes(flags.secretFile) === 'fresh') await refuseIfNodesRegistered(zk, flags.timeout);
+      if (zk && (nodes > 0 || schedule.length > 0)) await secretForLocalNodesOn(zk, flags.secretFile, flags.timeout);
       const place = dashboardPlace(flags.dashboard);
       const progress = Progress.from(flags.progress, flags.json === true);
       if (!flags.json) process.stdout.write(`${app.name}: ${app.describe(instance)}\n`);
@@ -100,17 +98,4 @@ export function scaleSteps(plan: PlanStep[] | undefined, start: number | undefin
   } catch (err) {
     throw new UsageError(`--scale: ${(err as Error).message}`);
   }
-}
-
-/**
- * Local node processes with a fresh secret cannot authenticate to nodes already registered (each cluster
- * shares one secret), and the job would take those nodes too: ask for the cluster's secret instead.
- */
-async function refuseIfNodesRegistered(zk: string, timeoutMs: number): Promise<void> {
-  await withZk(zk, timeoutMs, async (client) => {
-    const nodes = await client.getChildren(clusterPaths().nodes).catch((err: unknown) => (isCoordError(err, 'NO_NODE') ? [] : Promise.reject(err)));
-    if (nodes.length > 0) {
-      throw new UsageError(`${zk} already has ${nodes.length} node(s), which use the cluster's secret: --secret-file (or TIDEPOOL_SECRET) is needed to start local node processes with --zk`);
-    }
-  });
 }

@@ -5,5 +5,5 @@
 export { defineIterative, type IterativeTaskType } from './define-iterative.js';
 export { runIterative, submitIterative, iterateSequentially, ITERATIVE_KIND, type IterativeOptions } from './run-iterative.js';
 export { IterationRandom, type Seed } from './iteration-random.js';
-export type { BalanceStrategy, IterationContext, IterativeDefinition, IterativeResult, RuperSettings } from './iterative-types.js';
+export type { BalanceStrategy, IterationContext, IterativeDefinition, IterativeResult, IterativeTask, IterativeTaskResult, RuperSettings } from './iterative-types.js';
 export type { NodeFigures } from './figures.js';

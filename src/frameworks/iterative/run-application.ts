@@ -1,40 +1,51 @@
 /**
- * Runs one of the iterative applications on an embedded cluster with progress: about once a second
- * the job's leader is asked for every node's figures (iterations done, speeds), from which the
- * progress line predicts the time left.
+ * Runs an iterative job — one of the built-in applications or a user's module — with progress: on an
+ * embedded cluster, or on the cluster registered at a ZooKeeper ensemble with local node processes
+ * joining for the run (runElastic). About twice a second the job's leader is asked for every node's
+ * figures (iterations done, speeds), from which the progress line predicts the time left.
  */
 import { runElastic } from '../../runtime/client/elastic-run.js';
 import { requestJob } from '../../runtime/job-control.js';
 import type { Cluster } from '../../runtime/cluster.js';
-import type { Answer, IterativeApplication } from './apps/applications.js';
+import type { TaskRef } from '../../runtime/task.js';
 import type { NodeFigures } from './figures.js';
-import type { BalanceStrategy } from './iterative-types.js';
+import type { BlockTally, IterativeResult } from './iterative-types.js';
 import { progressLine } from './progress-line.js';
-import { submitIterative } from './run-iterative.js';
+import { iterativeInput, iterativeResult, submitIterative, type IterativeOptions } from './run-iterative.js';
 
-export interface ApplicationRun {
-  iterations: number;
-  tally: unknown;
-  answer: Answer;
-  seconds: number;
+export interface IterativeRunOptions {
+  ref: TaskRef;
+  options: IterativeOptions<unknown>;
+  /** What an iteration is called in the progress line (histories, paths, iterations). */
+  unit: string;
+  /** Embedded nodes to start, or with `zk` local node processes that join the cluster for this run. */
+  nodes: number;
+  workers: number;
+  /** Run on the cluster registered at this ZooKeeper connection string. */
+  zk?: string;
+  /** With `zk`: the cluster secret's file for the local node processes (else $TIDEPOOL_SECRET). */
+  secretFile?: string;
+  /** Run on this cluster (owned by the caller, left running) instead of starting one. */
+  cluster?: Cluster;
+  /** Nodes the job asks for (default: `nodes` on an embedded cluster, every idle node with `zk`). */
+  jobNodes?: number;
+  onProgress?: (line: string) => void;
 }
 
-export async function runIterativeApplication(
-  app: IterativeApplication,
-  opts: {
-    iterations: number; nodes: number; workers: number; seed: number; balance: BalanceStrategy; onProgress?: (line: string) => void;
-    /** Run on this embedded cluster of `nodes` nodes (owned by the caller, left running) instead of starting one. */
-    cluster?: Cluster;
-  },
-): Promise<ApplicationRun> {
+export async function runIterativeJob(opts: IterativeRunOptions): Promise<{ result: IterativeResult<unknown>; seconds: number }> {
+  const input = iterativeInput(opts.options);
+  const jobNodes = opts.jobNodes ?? (opts.zk ? undefined : opts.nodes);
   const run = await runElastic(
-    { nodes: opts.nodes, workers: opts.workers, schedule: [], ...(opts.onProgress ? { onProgress: opts.onProgress } : {}), ...(opts.cluster ? { cluster: opts.cluster } : {}) },
-    (cluster) => submitIterative(cluster, app.ref, { iterations: opts.iterations, params: app.params, seed: opts.seed, balance: opts.balance, nodes: opts.nodes }),
-    (cluster, job) => progressOf(cluster, job, opts.iterations, app.unit),
+    {
+      nodes: opts.nodes, workers: opts.workers, schedule: [],
+      ...(opts.zk ? { zk: opts.zk } : {}), ...(opts.secretFile !== undefined ? { secretFile: opts.secretFile } : {}),
+      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}), ...(opts.cluster ? { cluster: opts.cluster } : {}),
+    },
+    (cluster) => submitIterative(cluster, opts.ref, { ...opts.options, ...(jobNodes !== undefined ? { nodes: jobNodes } : {}) }),
+    (cluster, job) => progressOf(cluster, job, input.iterations, opts.unit),
   );
   if (run.outcome.status !== 'done') throw new Error(run.outcome.status === 'failed' ? run.outcome.error : 'the job was cancelled');
-  const r = run.outcome.value as { n: number; v: unknown };
-  return { iterations: r.n, tally: r.v, answer: app.answer(app.params, r.v), seconds: run.stats.seconds };
+  return { result: iterativeResult(input, run.outcome.value as BlockTally<unknown>), seconds: run.stats.seconds };
 }
 
 /** Follows the job's figures about twice a second; `line()` is the latest progress bar (see progressLine). */

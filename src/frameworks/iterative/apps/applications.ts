@@ -21,6 +21,8 @@ export interface IterativeApplication<T = unknown, P = unknown> {
   unit: string;
   describe(p: P): string;
   answer(p: P, tally: T): Answer;
+  /** Why these parameters cannot be run (beyond the defaults' keys and types), or undefined. */
+  check?(p: P): string | undefined;
 }
 
 const ref = (file: string): TaskRef => ({ module: new URL(`./${file}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href, export: 'default' });
@@ -43,9 +45,26 @@ const option: IterativeApplication<OptionTally, OptionParams> = {
   unit: 'paths',
   describe: (p) => `European ${p.type}, S=${p.spot} K=${p.strike} r=${p.rate} σ=${p.volatility} T=${p.expiry}, 1–${p.maxSteps} steps a path`,
   answer: (p, t) => ({ quantity: 'price', ...optionAnswer(p, t), closedForm: 'Black–Scholes' }),
+  check: (p) => (p.type === 'call' || p.type === 'put' ? undefined : `type must be "call" or "put", got ${JSON.stringify(p.type)}`),
 };
 
 export const ITERATIVE_APPLICATIONS: Record<string, IterativeApplication> = {
   slab: slab as IterativeApplication,
   option: option as IterativeApplication,
 };
+
+/**
+ * An application's parameters: `given` over its defaults. A parameter it does not have, or of another
+ * type than its default, is refused with its name (errors start with `where`).
+ */
+export function applicationParams(app: IterativeApplication, given: Record<string, unknown>, where: string): unknown {
+  const defaults = app.params as Record<string, unknown>;
+  for (const [key, value] of Object.entries(given)) {
+    if (!Object.hasOwn(defaults, key)) throw new Error(`${where}: ${app.name} has no parameter "${key}" (its parameters: ${Object.keys(defaults).join(', ')})`);
+    if (typeof value !== typeof defaults[key]) throw new Error(`${where}: ${key} must be a ${typeof defaults[key]} (like its default ${JSON.stringify(defaults[key])}), got ${JSON.stringify(value)}`);
+  }
+  const params = { ...defaults, ...given };
+  const why = app.check?.(params);
+  if (why) throw new Error(`${where}: ${why}`);
+  return params;
+}
