@@ -1,7 +1,8 @@
 /**
  * bench/iterative's charts (seed 001): speed over time per strategy beside the neighbour, of each
  * process and of each thread of the 2-thread process (Fig. 9); finish time of every process (Fig. 6–7
- * left) and of every thread of the 2-thread process (Fig. 7 right, Fig. 8).
+ * left) and of every thread of the 2-thread process (Fig. 7 right, Fig. 8); the processes' finish gap
+ * against the job's size (Fig. 7 left).
  */
 import { resultsSvg } from './machine.js';
 import { writeSvg } from './plot.js';
@@ -24,11 +25,26 @@ export type Condition = 'neighbour' | 'quiet' | 'half-core';
 export interface IterativeRun {
   balance: string;
   condition: Condition;
+  /** The repetition it belongs to (0-based): strategies are compared within one. */
+  rep: number;
   noise: boolean;
   makespan: number;
+  /**
+   * The ideal makespan from the speeds the same repetition's `static` run measured under the same
+   * condition (each of its threads works its fixed share to its end there): iterations ÷ the sum of
+   * those threads' speeds. Set once the repetition's runs are in.
+   */
   ideal: number;
+  /** makespan ÷ ideal. */
   overIdeal: number;
+  /** Last minus first thread finish (s), each finish as sampled: see `resolution`. */
   spread: number;
+  /**
+   * The sampling resolution of the finish times (s): the longest gap between two samples of the
+   * figures, or between the last one and the job's end (a thread still busy at the last sample is taken
+   * to finish at the end).
+   */
+  resolution: number;
   iterations: number;
   processes: Array<{ node: string; done: number; finish: number }>;
   threads: ThreadResult[];
@@ -40,11 +56,27 @@ export interface IterativeRun {
 }
 
 
-export async function writeIterativeCharts(r: { runs: IterativeRun[]; oneProcessRuns: IterativeRun[]; halfCore: { runs?: IterativeRun[] }; iterations: number }): Promise<void> {
+/** Writes the charts as bench/results/NAME-sweep.svg, NAME-speed.svg and NAME-finish.svg. */
+export async function writeIterativeCharts(name: string, r: { runs: IterativeRun[]; oneProcessRuns: IterativeRun[]; halfCore: { runs?: IterativeRun[] }; sweepRuns: IterativeRun[]; iterations: number }): Promise<void> {
+  if (r.sweepRuns.length > 0) {
+    // Fig. 7 left: the processes' finish gap relative to the makespan, as the job grows at a fixed Δt_pc.
+    const gap = (x: IterativeRun) => Math.max(...x.processes.map((p) => p.finish)) - Math.min(...x.processes.map((p) => p.finish));
+    await writeSvg(resultsSvg(`${name}-sweep`), {
+      title: 'Gap between the processes\' finish times ÷ makespan, by job size (every repetition)',
+      data: { values: r.sweepRuns.map((x) => ({ histories: x.iterations, balance: x.balance, gap: gap(x) / x.makespan })) },
+      mark: { type: 'point', filled: true, size: 70, opacity: 0.8 },
+      encoding: {
+        x: { field: 'histories', type: 'quantitative', scale: { type: 'log' }, title: 'slab histories' },
+        y: { field: 'gap', type: 'quantitative', title: 'finish gap ÷ makespan' },
+        color: { field: 'balance', type: 'nominal', title: null },
+      },
+      width: 420, height: 200,
+    });
+  }
   // Beside the neighbour, and (the half-core rows) with B at a CPU quota of half a core.
   const experiments = [['two processes', r.runs], ['one process × 2 threads', r.oneProcessRuns], ['two processes, B at half a core', r.halfCore.runs ?? []]] as const;
   const shown = (x: IterativeRun) => x.noise || x.condition === 'half-core';
-  await writeSvg(resultsSvg('iterative-speed'), {
+  await writeSvg(resultsSvg(`${name}-speed`), {
     title: `Speed over time beside stress-ng or (B) at half a core, ${r.iterations} slab histories (first repetition)`,
     data: { values: experiments.flatMap(([experiment, runs]) => runs.filter(shown).filter((x, k, all) => all.findIndex((y) => y.balance === x.balance) === k).flatMap((x) => x.timeline.filter((p) => experiment !== 'one process × 2 threads' || p.series.includes('thread')).map((p) => ({ ...p, balance: x.balance, experiment })))) },
     facet: { row: { field: 'experiment', type: 'nominal', title: null }, column: { field: 'balance', type: 'nominal', title: null } },
@@ -57,7 +89,7 @@ export async function writeIterativeCharts(r: { runs: IterativeRun[]; oneProcess
       },
     },
   });
-  await writeSvg(resultsSvg('iterative-finish'), {
+  await writeSvg(resultsSvg(`${name}-finish`), {
     title: 'Finish time of every process (A, B) and of every thread of the 2-thread process (C) beside stress-ng or at half a core, every repetition',
     data: { values: experiments.flatMap(([experiment, runs]) => runs.filter(shown).flatMap((x) => x.threads.map((t) => ({ experiment, balance: x.balance, who: experiment !== 'one process × 2 threads' ? `process ${t.process}` : `${t.process} thread ${t.thread}`, finish: t.finish })))) },
     facet: { row: { field: 'experiment', type: 'nominal', title: null } },
