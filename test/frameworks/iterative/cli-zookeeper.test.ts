@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import slab, { SLAB_DEFAULTS } from '../../../src/frameworks/iterative/apps/slab.js';
 import type { IterativeTaskType } from '../../../src/frameworks/iterative/define-iterative.js';
 import { iterateSequentially } from '../../../src/frameworks/iterative/run-iterative.js';
+import { childEnv } from '../../support/child-env.js';
 import { assertCleanError, runCommand } from '../../support/cli.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
@@ -24,9 +25,8 @@ const T = { timeout: 240_000 };
 describe('tidepool iterate --zk', () => {
   let zk: ZkEnsemble;
   const nodes: NodeProcess[] = [];
-  // The caller's TIDEPOOL_* variables stay out of the commands (the secret especially).
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TIDEPOOL_')));
-  const iterate = (args: string[], cwd = ROOT) => runCommand(process.execPath, [BIN, 'iterate', ...args, '--zk', zk.hosts, '--json'], { cwd, env, timeoutMs: 200_000 });
+  // The caller's TIDEPOOL_* variables stay out of the commands (the secret especially): childEnv.
+  const iterate = (args: string[], cwd = ROOT) => runCommand(process.execPath, [BIN, 'iterate', ...args, '--zk', zk.hosts, '--json'], { cwd, env: childEnv(), timeoutMs: 200_000 });
 
   before(async () => {
     zk = await startEnsemble({ size: 1 });
