@@ -16,8 +16,11 @@ const counting = defineIterative<number>({
   result: { initial: () => 0, combine: (a, b) => a + b },
 });
 
-/** Runs one task over `range` (blocks of 10 iterations); `budgetAt(progress)` is what the node has written to the budget word by then. */
-function runTask(range: BlockRange, budgetAt: (progress: number) => number | undefined) {
+/**
+ * Runs one task over `range` (blocks of 10 iterations); `budgetAt(progress)` is what the node has
+ * written to the budget word by then, `receiveAt(progress)` the messages the task finds then.
+ */
+function runTask(range: BlockRange, budgetAt: (progress: number) => number | undefined, receiveAt: (progress: number) => unknown[] = () => []) {
   const input = iterativeInput({ iterations: 1000, blockSize: 10, chunkSize: 10, balance: 'ruper' }) as IterativeInput<undefined>;
   let progress = 0;
   const emitted: number[] = [];
@@ -32,7 +35,7 @@ function runTask(range: BlockRange, budgetAt: (progress: number) => number | und
     budget: () => budgetAt(progress),
     checkpoint: () => undefined,
     send: (body: unknown) => void sent.push(body),
-    receive: () => [],
+    receive: () => receiveAt(progress),
     getVar: () => undefined, setVar: () => undefined,
   } as unknown as TaskContext<BlockTally<number>, IterativeInput<undefined>>;
   const state = { ...range };
@@ -66,27 +69,12 @@ test('a thread behind its assignment (budget at its next block): everything it h
 });
 
 test('a process-level order (it-shed to a node) between blocks: the blocks it names are spawned placed on that node, once', () => {
-  const input = iterativeInput({ iterations: 1000, blockSize: 10, chunkSize: 10, balance: 'ruper' }) as IterativeInput<undefined>;
-  const emitted: number[] = [];
-  const spawned: Array<{ state: unknown; on?: string }> = [];
-  const sent: unknown[] = [];
-  let progress = 0;
-  const ctx = {
-    taskId: 't', jobId: 'j', input,
-    potentialSplit: () => false, shouldMigrate: () => false, cancelled: () => false,
-    spawn: (state: unknown, options?: { on?: string }) => void spawned.push({ state, ...(options?.on ? { on: options.on } : {}) }),
-    emit: (_v: BlockTally<number>, key?: number | string) => void emitted.push(key as number),
-    progress: (n = 1) => void (progress += n),
-    budget: () => undefined,
-    checkpoint: () => undefined,
-    send: (body: unknown) => void sent.push(body),
-    // The order arrives after two blocks; a malformed one and one without a destination are ignored.
-    receive: () => (progress === 20 ? [{ type: 'it-shed', iterations: 35, to: 'node-b' }, { type: 'it-shed', iterations: 'x', to: 'node-b' }, { type: 'it-shed', iterations: 10 }] : []),
-    getVar: () => undefined, setVar: () => undefined,
-  } as unknown as TaskContext<BlockTally<number>, IterativeInput<undefined>>;
-  void counting.run({ lo: 0, hi: 10 }, ctx);
+  // The order arrives after two blocks; a malformed one and one without a destination are ignored.
+  const r = runTask({ lo: 0, hi: 10 }, () => undefined, (progress) => (progress === 20
+    ? [{ type: 'it-shed', iterations: 35, to: 'node-b' }, { type: 'it-shed', iterations: 'x', to: 'node-b' }, { type: 'it-shed', iterations: 10 }]
+    : []));
   // 35 iterations are 3.5 blocks: rounded to 4, the last four blocks, placed on node-b.
-  assert.deepEqual(spawned, [{ state: { lo: 6, hi: 10 }, on: 'node-b' }]);
-  assert.deepEqual(emitted, [0, 1, 2, 3, 4, 5]);
-  assert.deepEqual(sent, [{ type: 'it-range', lo: 0, hi: 10 }, { type: 'it-shed', lo: 6, hi: 10, to: 'node-b' }, { type: 'it-range', lo: 2, hi: 6 }]);
+  assert.deepEqual(r.spawned, [{ state: { lo: 6, hi: 10 }, on: 'node-b' }]);
+  assert.deepEqual(r.emitted, [0, 1, 2, 3, 4, 5]);
+  assert.deepEqual(r.sent, [{ type: 'it-range', lo: 0, hi: 10 }, { type: 'it-shed', lo: 6, hi: 10, to: 'node-b' }, { type: 'it-range', lo: 2, hi: 6 }]);
 });

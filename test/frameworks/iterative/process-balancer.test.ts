@@ -31,7 +31,14 @@ function balancer(opts: { iterations: number; minRemaining: number; members: str
     },
   });
   const last = (node: string) => [...answers].reverse().find((x) => x.node === node)!;
-  return { b, answers, requests, invited, timers, members, last, at: (t: number) => void (now = t) };
+  const at = (t: number) => void (now = t);
+  /** The loop started, every member's start petition answered at t = 0; then t = 1 (one Δt_pc). */
+  const started = () => {
+    b.start();
+    for (const node of members) b.onStart(node);
+    at(1);
+  };
+  return { b, answers, requests, invited, timers, members, last, at, started };
 }
 
 test('start petitions (instruction 0): members not started are invited; each petition is answered with a preliminary share', () => {
@@ -50,10 +57,7 @@ test('start petitions (instruction 0): members not started are invited; each pet
 
 test('plan: the reporting node\'s surplus over its assignment goes, in whole blocks, to the node short of its own, counted once on its way', () => {
   const x = balancer({ iterations: 1000, minRemaining: 0.1, members: ['a', 'b'] });
-  x.b.start();
-  x.b.onStart('a');
-  x.b.onStart('b');
-  x.at(1);
+  x.started();
   // a: 300 done (300 it/s), 200 held. b has no speed yet: a is assigned everything left (300 + 700); a holds less, so gives nothing.
   x.b.onReport('a', { predictedDone: 300, held: 200 }, false);
   assert.deepEqual([x.last('a').a, x.last('a').transfers], [{ assigned: 1000, finished: false }, []]);
@@ -73,9 +77,7 @@ test('plan: the reporting node\'s surplus over its assignment goes, in whole blo
 
 test('plan: a surplus below a block stays; several short nodes, the furthest below first, in whole blocks', () => {
   const x = balancer({ iterations: 3000, minRemaining: 0.1, members: ['a', 'b', 'c'] });
-  x.b.start();
-  for (const n of ['a', 'b', 'c']) x.b.onStart(n);
-  x.at(1);
+  x.started();
   // b and c at 100 it/s holding a little; a at 100 it/s holding everything it was given and more.
   x.b.onReport('b', { predictedDone: 100, held: 105 }, false);
   x.b.onReport('c', { predictedDone: 100, held: 305 }, false);
@@ -89,10 +91,7 @@ test('plan: a surplus below a block stays; several short nodes, the furthest bel
 
 test('a finish request is answered as a report (instruction 2) and asks every other node for a fresh report; one that finds a node behind reopens the balance and moves its surplus', () => {
   const x = balancer({ iterations: 1000, minRemaining: 0.5, members: ['a', 'b'] });
-  x.b.start();
-  x.b.onStart('a');
-  x.b.onStart('b');
-  x.at(1);
+  x.started();
   x.b.onReport('a', { predictedDone: 100, held: 400 }, false);
   x.b.onReport('b', { predictedDone: 100, held: 400 }, false); // 100 it/s each: 800 left, 4 s: shared 400 each
   x.requests.length = 0;
@@ -109,10 +108,7 @@ test('a finish request is answered as a report (instruction 2) and asks every ot
 
 test('once every node was told that the balance finished, the loop asks for no report (Fig. 4 exits) until a finish request', () => {
   const x = balancer({ iterations: 1000, minRemaining: 0.5, members: ['a', 'b'] });
-  x.b.start();
-  x.b.onStart('a');
-  x.b.onStart('b');
-  x.at(1);
+  x.started();
   x.b.tick();
   x.b.onReport('a', { predictedDone: 100, held: 400 }, false);
   x.b.onReport('b', { predictedDone: 100, held: 400 }, false);
@@ -138,10 +134,7 @@ test('once every node was told that the balance finished, the loop asks for no r
 
 test('a node that leaves stops counting: not asked, not given anything, its assignment shared by the rest', () => {
   const x = balancer({ iterations: 1000, minRemaining: 0.1, members: ['a', 'b'] });
-  x.b.start();
-  x.b.onStart('a');
-  x.b.onStart('b');
-  x.at(1);
+  x.started();
   x.b.onReport('a', { predictedDone: 100, held: 400 }, false);
   x.b.onReport('b', { predictedDone: 100, held: 400 }, false);
   x.members.splice(1, 1);

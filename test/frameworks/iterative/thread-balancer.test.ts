@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ThreadBalancer } from '../../../src/frameworks/iterative/thread-balancer.js';
+import { ThreadBalancer, type ThreadBalancerDeps } from '../../../src/frameworks/iterative/thread-balancer.js';
 import type { Workers } from '../../../src/runtime/worker/worker-pool.js';
 
 /** Slots whose progress words the test sets; with `stamped`, also when each last moved (s). */
@@ -23,14 +23,22 @@ function fakeWorkers(size: number, stamped?: number[]) {
   return { workers, progress, posted, budgets };
 }
 
+/**
+ * A ThreadBalancer over `workers` at the test's clock: blocks of 10, ruper's orders, an empty pool,
+ * Δt_pc = 1 s, t_min = 0.5 s, ds_max = 0.1, no timers (the test ticks); `over` changes any of it.
+ */
+function balancer(workers: Workers, now: () => number, over: Partial<ThreadBalancerDeps> & { iterations: number }): ThreadBalancer {
+  return new ThreadBalancer({
+    workers, now, blockSize: 10, orders: true, poolEmpty: () => true,
+    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined, ...over,
+  });
+}
+
 test('two threads at 300 and 100 it/s: the checkpoint has the slow one keep a quarter of what is left', () => {
   const { workers, progress, posted, budgets } = fakeWorkers(2);
   let now = 0;
   let pooled = 0;
-  const b = new ThreadBalancer({
-    workers, now: () => now, blockSize: 10, iterations: 1000, orders: true, poolEmpty: () => pooled === 0,
-    params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 }, setTimer: () => () => undefined,
-  });
+  const b = balancer(workers, () => now, { iterations: 1000, poolEmpty: () => pooled === 0, params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 } });
   // The fan-out gave each thread 500 iterations (blocks 0-49 and 50-99).
   b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 50 });
   b.onTaskMessage(1, { type: 'it-range', lo: 50, hi: 100 });
@@ -63,10 +71,7 @@ test('two threads at 300 and 100 it/s: the checkpoint has the slow one keep a qu
 test('a thread that runs out with nothing pooled: refused while it did less than assigned, granted when nothing is left', () => {
   const { workers, progress, posted, budgets } = fakeWorkers(2);
   let now = 0;
-  const b = new ThreadBalancer({
-    workers, now: () => now, blockSize: 10, iterations: 200, orders: true, poolEmpty: () => true,
-    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
-  });
+  const b = balancer(workers, () => now, { iterations: 200 });
   b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 10 });
   b.onTaskMessage(1, { type: 'it-range', lo: 10, hi: 20 });
   now = 0.1;
@@ -162,10 +167,7 @@ test('a thread that runs out just after its last report keeps its measured speed
   const stamped = [0, 0];
   const { workers, progress } = fakeWorkers(2, stamped);
   let now = 0;
-  const b = new ThreadBalancer({
-    workers, now: () => now, blockSize: 10, iterations: 1000, orders: true, poolEmpty: () => true,
-    params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 }, setTimer: () => () => undefined,
-  });
+  const b = balancer(workers, () => now, { iterations: 1000, params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 } });
   b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 10 });
   b.onTaskMessage(1, { type: 'it-range', lo: 10, hi: 100 });
   now = 0.5;
@@ -183,10 +185,7 @@ test('a thread that runs out just after its last report keeps its measured speed
 
 test('shed (process level): iterations for another node are taken from the ranges holding the most, each keeping a block, one message per range', () => {
   const { workers, progress, posted } = fakeWorkers(3);
-  const b = new ThreadBalancer({
-    workers, now: () => 0, blockSize: 10, iterations: 1000, orders: true, poolEmpty: () => true,
-    params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 }, setTimer: () => () => undefined,
-  });
+  const b = balancer(workers, () => 0, { iterations: 1000, params: { checkpointInterval: 1, minRemaining: 0.1, maxDeviation: 0.1 } });
   b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 30 }); // 300
   b.onTaskMessage(1, { type: 'it-range', lo: 30, hi: 80 }); // 500
   b.onTaskMessage(2, { type: 'it-range', lo: 80, hi: 82 }); // 20: less than a block to spare
@@ -209,11 +208,7 @@ test('the local task wants to finish (§2.2): a checkpoint that predicts less th
   const { workers, progress } = fakeWorkers(2);
   let now = 0;
   const ends: boolean[] = [];
-  const b = new ThreadBalancer({
-    workers, now: () => now, blockSize: 10, iterations: 400, orders: true, poolEmpty: () => true,
-    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
-    onLocalEnd: (idle) => void ends.push(idle),
-  });
+  const b = balancer(workers, () => now, { iterations: 400, onLocalEnd: (idle) => void ends.push(idle) });
   b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 20 });
   b.onTaskMessage(1, { type: 'it-range', lo: 20, hi: 40 });
   now = 0.5;
@@ -244,11 +239,7 @@ test('without orders (static, steal) the process level is never asked', () => {
   const { workers, progress } = fakeWorkers(1);
   let now = 0;
   const ends: boolean[] = [];
-  const b = new ThreadBalancer({
-    workers, now: () => now, blockSize: 10, iterations: 100, orders: false, poolEmpty: () => true,
-    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
-    onLocalEnd: (idle) => void ends.push(idle),
-  });
+  const b = balancer(workers, () => now, { iterations: 100, orders: false, onLocalEnd: (idle) => void ends.push(idle) });
   b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 10 });
   now = 1;
   progress[0] = 100;
@@ -260,10 +251,7 @@ test('without orders (static, steal) the process level is never asked', () => {
 test('a slot that takes a task from the pool runs what its assignment allows (at least a block); iterations from elsewhere are shared at once', () => {
   const { workers, progress, budgets } = fakeWorkers(2);
   let now = 0;
-  const b = new ThreadBalancer({
-    workers, now: () => now, blockSize: 10, iterations: 2000, orders: true, poolEmpty: () => false,
-    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
-  });
+  const b = balancer(workers, () => now, { iterations: 2000, poolEmpty: () => false });
   b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 50 });
   b.onTaskMessage(1, { type: 'it-range', lo: 50, hi: 100 });
   assert.deepEqual([...budgets], [], 'no assignment before speeds are measured: the fan-out\'s ranges are left whole');
@@ -298,10 +286,7 @@ test('a slot that takes a task from the pool runs what its assignment allows (at
 test('blocks that arrive while a fast thread is idle: the slow thread that took them keeps its share by speed, the rest is pooled for the idle one', () => {
   const { workers, progress, budgets } = fakeWorkers(2);
   let now = 0;
-  const b = new ThreadBalancer({
-    workers, now: () => now, blockSize: 10, iterations: 4000, orders: true, poolEmpty: () => true,
-    params: { checkpointInterval: 1, minRemaining: 0.5, maxDeviation: 0.1 }, setTimer: () => () => undefined,
-  });
+  const b = balancer(workers, () => now, { iterations: 4000 });
   b.onTaskMessage(0, { type: 'it-range', lo: 0, hi: 20 });
   b.onTaskMessage(1, { type: 'it-range', lo: 20, hi: 100 });
   now = 0.5;
