@@ -17,7 +17,7 @@ export interface MalleableState {
   epoch: number;
   manifest: CheckpointManifest | null;
   /** What earlier leaders did (rescales acknowledged, rollbacks, checkpoints): the job's stats survive a leader change. */
-  history?: Pick<MalleableStats, 'rescales' | 'rollbacks' | 'checkpoints'>;
+  history?: Pick<MalleableStats, 'rescales' | 'rollbacks' | 'checkpoints'> & Partial<Pick<MalleableStats, 'resizeRequests'>>;
 }
 
 export class DurableState {

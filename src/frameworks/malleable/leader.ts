@@ -17,6 +17,7 @@ import { balance, blockMapping } from './load-balance.js';
 import type { AnyMalleableApp } from './malleable-app.js';
 import type { MalleableMember } from './member.js';
 import { MemberCalls, NodeLost } from './member-calls.js';
+import { MANAGER_NAME, requestResize } from './manager/manager-store.js';
 import { NodeAcquisition } from './node-acquisition.js';
 import type { BlobRef } from '../../data/blob-directory.js';
 import type { CheckpointManifest, Mapping, RunReply } from './protocol.js';
@@ -49,7 +50,8 @@ class MalleableLeader {
   private readonly calls: MemberCalls;
   private readonly nodes: NodeAcquisition;
   private readonly state: DurableState;
-  private readonly total: number;
+  /** Iterations to run: the application's count, or fewer once its convergence test ended it. */
+  private total: number;
   private readonly objects: number;
   private epoch = 0;
   private map: Mapping = { nodes: [], owner: [] };
@@ -87,7 +89,7 @@ class MalleableLeader {
     this.loads = new Array<number>(this.objects).fill(Infinity);
     this.scheduled = [...(input.runtime?.rescaleAt ?? [])];
     this.pauseAt = [...(input.runtime?.pauseAt ?? [])];
-    this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [] };
+    this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [], resizeRequests: [] };
   }
 
   stop(): void {
@@ -196,11 +198,42 @@ class MalleableLeader {
     // paid for compilation) says nothing about the object, and a shared machine preempts often.
     for (const r of replies) for (let k = 0; k < r.loads.length; k += 2) this.loads[r.loads[k]!] = Math.min(this.loads[r.loads[k]!]!, r.loads[k + 1]!);
     this.settled = false;
-    for (let k = 0; k < count; k++) {
+    // Every member that ended the job ended it before the same iteration (the same test on the same reductions).
+    const ended = replies.find((r) => r.ended !== undefined)?.ended;
+    const ran = ended === undefined ? count : ended - this.iteration;
+    for (let k = 0; k < ran; k++) {
       this.stats.iterationMs[this.iteration + k] = Math.max(...replies.map((r) => r.times[k] ?? 0));
       this.stats.nodesPerIteration[this.iteration + k] = this.map.nodes.length;
     }
-    this.iteration += count;
+    this.iteration += ran;
+    if (ended !== undefined) {
+      this.total = this.stats.iterations = ended;
+      this.log.info('malleable', `job ${this.ctx.spec.id}: ${this.app.name} is done after ${ended} iteration(s)`);
+    }
+    const wishes = replies.flatMap((r) => (r.resize ? [r.resize] : [])).sort((a, b) => b.iteration - a.iteration || a.from - b.from);
+    if (wishes[0] && ended === undefined) await this.evolve(wishes[0]);
+  }
+
+  /**
+   * An object asked to run on between `min` and `max` nodes (an evolving job). Under the resource
+   * manager the request goes to it (it takes the bounds and resizes the job as for an operator);
+   * otherwise the job rescales itself into them at the next sync point.
+   */
+  private async evolve(wish: NonNullable<RunReply['resize']>): Promise<void> {
+    const last = this.stats.resizeRequests.at(-1);
+    if (last && wish.iteration <= last.iteration) return; // the same request, made again after a rollback
+    const { min, max, iteration } = wish;
+    this.stats.resizeRequests.push({ iteration, min, max });
+    this.log.info('malleable', `job ${this.ctx.spec.id}: object ${wish.from} asks for ${min}–${max} node(s) after iteration ${iteration}`);
+    if (this.ctx.spec.managedBy === MANAGER_NAME) {
+      await requestResize(this.ctx.client, this.ctx.spec.id, min, max).catch((err: Error) => this.log.warn('malleable', `could not pass the resize request to the resource manager: ${err.message}`));
+      return;
+    }
+    const count = Math.min(Math.max(this.map.nodes.length, min), max);
+    if (count === this.map.nodes.length) return;
+    const req: RescaleRequest = { type: 'rescale', count };
+    void this.nodes.ask(req, this.map.nodes);
+    this.requests.push({ req, resolve: () => undefined, reject: () => undefined });
   }
 
   /** Every halo batch for the next iteration has arrived: objects and their messages can be moved or saved. */
@@ -305,8 +338,8 @@ class MalleableLeader {
 
   /** Epoch, last checkpoint and stats, fenced against a newer leader. */
   private saveState(): Promise<void> {
-    const { rescales, rollbacks, checkpoints } = this.stats;
-    return this.state.save({ epoch: this.epoch, manifest: this.manifest, history: { rescales, rollbacks, checkpoints } });
+    const { rescales, rollbacks, checkpoints, resizeRequests } = this.stats;
+    return this.state.save({ epoch: this.epoch, manifest: this.manifest, history: { rescales, rollbacks, checkpoints, resizeRequests } });
   }
 
   /** The leader's own node was rescaled away: once acknowledged, it leaves; the next leader resumes from the checkpoint. */
@@ -325,7 +358,7 @@ class MalleableLeader {
     const placed = balance(this.input.runtime?.strategy ?? 'refine', loads, owners, slots.map((n) => nodes.includes(n)));
     const next: Mapping = { nodes, owner: placed };
     const involved = [...new Set([...this.map.nodes, ...nodes])];
-    await this.calls.all(involved, { type: 'migrate', map: next }, this.epoch);
+    await this.calls.all(involved, { type: 'migrate', map: next, iteration: this.iteration }, this.epoch);
     this.map = next;
     this.loads.fill(Infinity);
   }

@@ -11,7 +11,7 @@ import type { LayerBody, MemberContext, MemberRole } from '../../runtime/kinds/j
 import { decode, encode } from '../../runtime/codec.js';
 import { log } from '../../util/log.js';
 import type { AnyMalleableApp } from './malleable-app.js';
-import { ObjectHost, type PackedObject, type Routed } from './object-host.js';
+import { emptyOutbox, ObjectHost, type Outbox, type PackedObject } from './object-host.js';
 import type { Command, HaloBody, Mapping, MoveBody, RunReply } from './protocol.js';
 
 /** What the leader on this node hears through its own member (replies, bounces, evacuation wishes). */
@@ -43,6 +43,10 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
   let stopped = false;
   let moveSeq = 0;
   let iterationNow = -1;
+  /** The last iteration this member stepped in this epoch (it then has every collective contribution of it). */
+  let ranThrough = -1;
+  /** A peer found the job done: the iterations from this one do not run (this epoch). */
+  let endedAt: number | undefined;
   const batches = new Map<number, number>();
   const future: HaloBody[] = [];
   const waiters = new Set<Waiter>();
@@ -58,8 +62,13 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
   const ownerOf = (index: number) => (map ? map.nodes[map.owner[index]!] : undefined);
 
   const acceptHalo = (h: HaloBody) => {
+    if (h.ended === true) {
+      endedAt = Math.min(endedAt ?? Infinity, h.iteration);
+      return notify();
+    }
     for (const m of h.items) if (ownerOf(m.to) !== ctx.nodeId) log.error('malleable', `halo for object ${m.to} reached ${ctx.nodeId}, which does not host it`);
     host.deliver(h.iteration, h.items);
+    if (h.collective) host.deliverCollective(h.iteration, h.collective);
     batches.set(h.iteration, (batches.get(h.iteration) ?? 0) + 1);
     notify();
   };
@@ -69,29 +78,50 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     if (e === epoch) return;
     epoch = e;
     batches.clear();
+    endedAt = undefined;
+    ranThrough = -1;
     for (const h of future.splice(0)) if (h.epoch === e) acceptHalo(h);
       else if (h.epoch > e) future.push(h);
   };
 
-  /** Routes what objects sent: to objects here directly, to other nodes one batch per node. */
-  const route = (iteration: number, out: Routed[]): string[] => {
+  /** Routes what objects sent: to objects here directly, to other nodes one batch per node (with the collective traffic, the same to each). */
+  const route = (iteration: number, out: Outbox): string[] => {
     // One batch to every other node of the mapping, even an empty one: a receiver then knows how many
     // to wait for (one from each) without asking the leader, iteration after iteration.
-    const byNode = new Map<string, Routed[]>((map?.nodes ?? []).filter((n) => n !== ctx.nodeId).map((n) => [n, []]));
-    const local: Routed[] = [];
-    for (const m of out) {
+    const byNode = new Map<string, HaloBody['items']>((map?.nodes ?? []).filter((n) => n !== ctx.nodeId).map((n) => [n, []]));
+    const local: HaloBody['items'] = [];
+    for (const m of out.messages) {
       const node = ownerOf(m.to);
       if (node === undefined) throw new Error(`object ${m.from} sent to object ${m.to}, which does not exist`);
       if (node === ctx.nodeId) local.push(m);
       else byNode.get(node)!.push(m);
     }
     host.deliver(iteration, local);
+    host.deliverCollective(iteration, out.collective);
+    const { contributions, broadcasts } = out.collective;
+    const collective = contributions.length + broadcasts.length > 0 ? { collective: out.collective } : {};
     const sent = epoch;
     for (const [node, items] of byNode) {
-      const body: HaloBody = { type: 'mall-halo', epoch: sent, iteration, items };
+      const body: HaloBody = { type: 'mall-halo', epoch: sent, iteration, items, ...collective };
       ctx.send(node, body).catch((err: unknown) => log.warn('malleable', `halo to ${node} failed`, err));
     }
     return [...byNode.keys()];
+  };
+
+  /**
+   * Whether the application's convergence test ends the job before iteration `it`. Only a member that
+   * has every contribution of iteration it − 1 decides (it stepped that iteration here, or its objects
+   * brought the combined collectives with them); it tells the others, which may hold no object and
+   * so know nothing of the collectives.
+   */
+  const endsBefore = (it: number): boolean => {
+    if (it === 0 || !app.done || (ranThrough !== it - 1 && !host.collectiveAdopted(it))) return false;
+    if (!app.done(host.collectiveView(it).reduced, it - 1, params)) return false;
+    endedAt = it;
+    for (const node of map?.nodes ?? []) {
+      if (node !== ctx.nodeId) ctx.send(node, { type: 'mall-halo', epoch, iteration: it, items: [], ended: true } satisfies HaloBody).catch(() => undefined);
+    }
+    return true;
   };
 
   /** Runs `count` iterations from `iteration`; only the first waits for `expect` batches, later ones for one from each peer. */
@@ -101,14 +131,17 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     const loads = new Map<number, number>();
     const times: number[] = [];
     let sentTo: string[] = [];
+    let resize: RunReply['resize'];
     let sinceYield = 0;
+    const reply = (): RunReply => ({ sentTo, loads: [...loads].flat(), times, ...(endedAt !== undefined ? { ended: endedAt } : {}), ...(resize ? { resize } : {}) });
     for (let k = 0; k < count; k++) {
       const it = iteration + k;
       const started = performance.now();
-      await until(() => (batches.get(it) ?? 0) >= (k === 0 ? expect : peers) || epoch !== mine || stopped);
+      await until(() => (batches.get(it) ?? 0) >= (k === 0 ? expect : peers) || epoch !== mine || stopped || endedAt !== undefined);
       // A restore (rollback) woke us: this run belongs to an older configuration and must touch nothing.
       if (epoch !== mine || stopped) throw new Error('superseded by a newer configuration');
-      const out: Routed[] = [];
+      if (endedAt !== undefined || endsBefore(it)) return reply();
+      const out = emptyOutbox();
       iterationNow = it;
       for (const index of host.indices()) {
         if (epoch !== mine || stopped) throw new Error('superseded by a newer configuration');
@@ -122,17 +155,20 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
       }
       if (epoch !== mine) throw new Error('superseded by a newer configuration');
       batches.delete(it);
+      host.endIteration(it);
+      ranThrough = it;
+      if (out.resize) resize = { ...out.resize, iteration: it };
       sentTo = route(it + 1, out);
       times.push(performance.now() - started);
     }
-    return { sentTo, loads: [...loads].flat(), times };
+    return reply();
   };
 
-  const migrate = async (next: Mapping): Promise<{ moved: number }> => {
+  const migrate = async (next: Mapping, iteration: number): Promise<{ moved: number }> => {
     const newOwner = (index: number) => next.nodes[next.owner[index]!]!;
     const leaving = host.indices().filter((i) => newOwner(i) !== ctx.nodeId);
     const arriving = next.owner.flatMap((_, i) => (newOwner(i) === ctx.nodeId ? [i] : []));
-    const sends = host.take(leaving).map((object) => {
+    const sends = host.take(leaving, iteration).map((object) => {
       const seq = ++moveSeq;
       const to = newOwner(object.index);
       return new Promise<void>((resolve, reject) => {
@@ -152,7 +188,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
 
   const checkpoint = async (iteration: number, peers: string[], scope: string) => {
     const indices = host.indices();
-    const bytes = encode({ iteration, objects: indices.map((i) => host.peek(i)) });
+    const bytes = encode({ iteration, objects: indices.map((i) => host.peek(i, iteration)) });
     if (!ctx.data) throw new Error(`node ${ctx.nodeId} has no data plane for checkpoints`);
     const data = ctx.data;
     const side = { spec: ctx.spec, nodeId: ctx.nodeId, data, peers: () => peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) };
@@ -166,7 +202,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
   const restore = async (next: Mapping, manifest: Extract<Command, { type: 'restore' }>['manifest']) => {
     const mine = next.owner.flatMap((slot, i) => (next.nodes[slot] === ctx.nodeId ? [i] : []));
     notify(); // a node that was leaving holds nothing now
-    if (!manifest) return { sentTo: route(0, host.init(mine)) };
+    if (!manifest) return { sentTo: route(0, { ...emptyOutbox(), messages: host.init(mine) }) };
     const wanted = new Set(mine);
     for (const part of manifest.parts.filter((p) => p.indices.some((i) => wanted.has(i)))) {
       if (!ctx.data) throw new Error(`node ${ctx.nodeId} has no data plane for checkpoints`);
@@ -197,7 +233,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
         await until(() => (batches.get(cmd.iteration) ?? 0) >= cmd.expect);
         return {};
       case 'run': return run(cmd.iteration, cmd.count, cmd.expect);
-      case 'migrate': return migrate(cmd.map);
+      case 'migrate': return migrate(cmd.map, cmd.iteration);
       case 'checkpoint': return checkpoint(cmd.iteration, cmd.peers, cmd.scope);
       case 'collect': return { summaries: host.summaries() };
     }

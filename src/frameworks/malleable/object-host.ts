@@ -1,9 +1,10 @@
 /**
  * The objects one member hosts, without I/O: building them, stepping them, holding the messages
- * addressed to them per iteration, and packing them up to move (with their pending messages) or to
- * checkpoint. The member role (member.ts) routes what comes out to other nodes.
+ * and collective traffic addressed to them per iteration, and packing them up to move (with their
+ * pending messages) or to checkpoint. The member role (member.ts) routes what comes out to other nodes.
  */
 import { performance } from 'node:perf_hooks';
+import { CollectiveBuffer, type CollectivePart, type CollectiveView } from './collectives.js';
 import type { AnyMalleableApp, Delivered } from './malleable-app.js';
 
 /** A message between objects, as routed by the runtime. */
@@ -13,12 +14,30 @@ export interface Routed {
   msg: unknown;
 }
 
-/** An object in transit or in a checkpoint: its state, measured load and unread messages. */
+/** An evolving job's request from one object: run on between `min` and `max` nodes. */
+export interface ResizeWish {
+  from: number;
+  min: number;
+  max: number;
+}
+
+/** What the objects of a host sent in one iteration. */
+export interface Outbox {
+  messages: Routed[];
+  collective: CollectivePart;
+  resize?: ResizeWish;
+}
+
+export const emptyOutbox = (): Outbox => ({ messages: [], collective: { contributions: [], broadcasts: [] } });
+
+/** An object in transit or in a checkpoint: its state, measured load, unread messages and the collectives it will read next. */
 export interface PackedObject {
   index: number;
   state: unknown;
   load: number;
   inbox: Array<[iteration: number, messages: Delivered<unknown>[]]>;
+  /** The combined collectives of the iteration it reads next (the same on every object of the job). */
+  collective?: { iteration: number; view: CollectiveView };
 }
 
 interface Hosted {
@@ -31,8 +50,11 @@ export class ObjectHost {
   private readonly objects = new Map<number, Hosted>();
   /** iteration → object → messages for it. */
   private readonly inbox = new Map<number, Map<number, Delivered<unknown>[]>>();
+  private readonly collective: CollectiveBuffer;
 
-  constructor(private readonly app: AnyMalleableApp, private readonly params: unknown) {}
+  constructor(private readonly app: AnyMalleableApp, private readonly params: unknown) {
+    this.collective = new CollectiveBuffer(app.reductions);
+  }
 
   get size(): number {
     return this.objects.size;
@@ -67,8 +89,28 @@ export class ObjectHost {
     }
   }
 
-  /** Steps one object through `iteration`; appends what it sent to `out`; returns the time taken (ms). */
-  step(index: number, iteration: number, out: Routed[]): number {
+  /** A node's collective traffic (reductions and broadcasts) read in `iteration`. */
+  deliverCollective(iteration: number, part: CollectivePart): void {
+    this.collective.add(iteration, part);
+  }
+
+  /** The combined collectives read in `iteration`: call once every halo batch of it is in. */
+  collectiveView(iteration: number): CollectiveView {
+    return this.collective.view(iteration);
+  }
+
+  /** Whether the collectives of `iteration` came whole with an object (this host need not have seen their traffic). */
+  collectiveAdopted(iteration: number): boolean {
+    return this.collective.adopted(iteration);
+  }
+
+  /** `iteration` has run on every object here: its collective traffic goes. */
+  endIteration(iteration: number): void {
+    this.collective.drop(iteration);
+  }
+
+  /** Steps one object through `iteration`; adds what it sent to `out`; returns the time taken (ms). */
+  step(index: number, iteration: number, out: Outbox): number {
     const obj = this.objects.get(index);
     if (!obj) throw new Error(`object ${index} is not hosted here`);
     const messages = this.inbox.get(iteration)?.get(index) ?? [];
@@ -76,8 +118,26 @@ export class ObjectHost {
     if (this.inbox.get(iteration)?.size === 0) this.inbox.delete(iteration);
     // Arrival order across nodes varies; sender order does not (a stable sort keeps each sender's order).
     const inbox = [...messages].sort((a, b) => a.from - b.from);
+    const { reduced, broadcasts } = this.collective.view(iteration);
+    const reductions = this.app.reductions ?? {};
+    const contributed = new Set<string>();
+    const where = `object ${index} in iteration ${iteration}`;
     const started = performance.now();
-    const next = this.app.step({ index, iteration, params: this.params, state: obj.state, inbox, send: (to, msg) => out.push({ to, from: index, msg }) });
+    const next = this.app.step({
+      index, iteration, params: this.params, state: obj.state, inbox, reduced, broadcasts,
+      send: (to, msg) => void out.messages.push({ to, from: index, msg }),
+      broadcast: (msg) => void out.collective.broadcasts.push({ from: index, msg }),
+      reduce: (name, value) => {
+        if (!Object.hasOwn(reductions, name)) throw new Error(`${where}: reduction "${name}" is not declared in \`reductions\` (declared: ${Object.keys(reductions).join(', ') || 'none'})`);
+        if (contributed.has(name)) throw new Error(`${where}: contributed to reduction "${name}" twice`);
+        contributed.add(name);
+        out.collective.contributions.push({ name, from: index, value });
+      },
+      requestResize: (min, max) => {
+        if (!Number.isInteger(min) || min < 1 || !Number.isInteger(max) || max < min) throw new RangeError(`${where}: requestResize(min, max) needs whole numbers 1 ≤ min ≤ max, got (${min}, ${max})`);
+        if (!out.resize || out.resize.from === index) out.resize = { from: index, min, max };
+      },
+    });
     const took = performance.now() - started;
     if (next !== undefined) obj.state = next;
     obj.load += took;
@@ -93,10 +153,10 @@ export class ObjectHost {
     for (const obj of this.objects.values()) obj.load = 0;
   }
 
-  /** Removes the objects and returns them with their unread messages. */
-  take(indices: readonly number[]): PackedObject[] {
+  /** Removes the objects and returns them with their unread messages (`iteration`: the next to run). */
+  take(indices: readonly number[], iteration: number): PackedObject[] {
     return indices.map((index) => {
-      const packed = this.peek(index);
+      const packed = this.peek(index, iteration);
       this.objects.delete(index);
       for (const [it, byObject] of this.inbox) {
         byObject.delete(index);
@@ -107,7 +167,7 @@ export class ObjectHost {
   }
 
   /** A copy-free view of one object as it would be packed (for checkpoints; the encoder copies). */
-  peek(index: number): PackedObject {
+  peek(index: number, iteration: number): PackedObject {
     const obj = this.objects.get(index);
     if (!obj) throw new Error(`object ${index} is not hosted here`);
     const inbox: PackedObject['inbox'] = [];
@@ -115,7 +175,7 @@ export class ObjectHost {
       const list = byObject.get(index);
       if (list) inbox.push([it, list]);
     }
-    return { index, state: obj.state, load: obj.load, inbox };
+    return { index, state: obj.state, load: obj.load, inbox, collective: { iteration, view: this.collective.view(iteration) } };
   }
 
   /** Takes in objects that moved here (or come back from a checkpoint). */
@@ -124,6 +184,7 @@ export class ObjectHost {
       if (this.objects.has(p.index)) throw new Error(`object ${p.index} arrived twice`);
       this.objects.set(p.index, { state: p.state, load: p.load });
       for (const [it, messages] of p.inbox) this.deliver(it, messages.map(({ from, msg }) => ({ to: p.index, from, msg })));
+      if (p.collective) this.collective.adopt(p.collective.iteration, p.collective.view);
     }
   }
 
@@ -131,6 +192,7 @@ export class ObjectHost {
   clear(): void {
     this.objects.clear();
     this.inbox.clear();
+    this.collective.clear();
   }
 
   summaries(): Array<[number, unknown]> {

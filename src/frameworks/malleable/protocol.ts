@@ -3,7 +3,9 @@
  *
  *   leader → member   mall-cmd   { id, epoch, cmd }        a command (below); answered by mall-reply
  *   member → leader   mall-reply { id, ok, value | error }
- *   member → member   mall-halo  { epoch, iteration, items } messages between objects, one batch per node pair
+ *   member → member   mall-halo  { epoch, iteration, items, collective? } messages between objects and the sender's
+ *                                                           collective traffic, one batch per node pair per iteration;
+ *                                                           with `ended`, no batch: the job ended before `iteration`
  *   member → member   mall-move  { epoch, seq, object }     an object moving at a sync point (state + unread messages)
  *   member → member   mall-move-ack { epoch, seq }
  *   member → leader   mall-leaving {}                        this node was told to leave: evacuate me
@@ -12,7 +14,8 @@
 import type { BlobRef } from '../../data/blob-directory.js';
 import { validateBlobFields } from '../../data/job-blobs.js';
 import type { LayerBody } from '../../runtime/kinds/job-kind.js';
-import type { PackedObject, Routed } from './object-host.js';
+import type { CollectivePart } from './collectives.js';
+import type { PackedObject, ResizeWish, Routed } from './object-host.js';
 
 /** Which node hosts each object: `owner[i]` indexes `nodes`. */
 export interface Mapping {
@@ -39,8 +42,8 @@ export type Command =
   | { type: 'settle'; iteration: number; expect: number }
   /** Run `count` iterations from `iteration` on every hosted object: the first once `expect` halo batches are in. */
   | { type: 'run'; iteration: number; count: number; expect: number }
-  /** Send away objects the new mapping puts elsewhere, take in those it puts here. */
-  | { type: 'migrate'; map: Mapping }
+  /** Send away objects the new mapping puts elsewhere, take in those it puts here (at the sync point before `iteration`). */
+  | { type: 'migrate'; map: Mapping; iteration: number }
   /** Store every hosted object (with unread messages) in the data plane under `scope`, copied to one of `peers`. */
   | { type: 'checkpoint'; iteration: number; peers: string[]; scope: string }
   | { type: 'collect' };
@@ -52,6 +55,10 @@ export interface RunReply {
   loads: number[];
   /** Wall time of each iteration on this member (waiting for halos included), ms. */
   times: number[];
+  /** The application's `done` held: the job ends before this iteration (the iterations after it did not run). */
+  ended?: number;
+  /** The last resize request of an object here in these iterations (an evolving job). */
+  resize?: ResizeWish & { iteration: number };
 }
 
 export interface MoveBody extends LayerBody {
@@ -66,6 +73,10 @@ export interface HaloBody extends LayerBody {
   epoch: number;
   iteration: number;
   items: Routed[];
+  /** What the sender's objects reduced and broadcast (read in `iteration`). */
+  collective?: CollectivePart;
+  /** Not a batch: the sender found the job done, and `iteration` will not run. */
+  ended?: boolean;
 }
 
 const isInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
@@ -78,9 +89,14 @@ export function validateMalleableMessage(body: LayerBody): string | undefined {
       return isObj(body.cmd) && typeof body.cmd.type === 'string' ? undefined : 'mall-cmd needs a "cmd" with a string "type"';
     case 'mall-reply':
       return isInt(body.id) && typeof body.ok === 'boolean' ? undefined : 'mall-reply needs a whole-number "id" and a boolean "ok"';
-    case 'mall-halo':
+    case 'mall-halo': {
       if (!isInt(body.epoch) || !isInt(body.iteration)) return 'mall-halo needs whole-number "epoch" and "iteration"';
+      if (body.ended !== undefined && typeof body.ended !== 'boolean') return 'mall-halo "ended" must be a boolean';
+      const c = body.collective;
+      if (c !== undefined && !(isObj(c) && Array.isArray(c.contributions) && c.contributions.every((x) => isObj(x) && typeof x.name === 'string' && isInt(x.from))
+        && Array.isArray(c.broadcasts) && c.broadcasts.every((x) => isObj(x) && isInt(x.from)))) return 'mall-halo "collective" must be {contributions: [{name, from, value}], broadcasts: [{from, msg}]}';
       return Array.isArray(body.items) && body.items.every((m) => isObj(m) && isInt(m.to) && isInt(m.from)) ? undefined : 'mall-halo "items" must be [{to, from, msg}]';
+    }
     case 'mall-move':
       if (!isInt(body.epoch) || !isInt(body.seq)) return 'mall-move needs whole-number "epoch" and "seq"';
       return isObj(body.object) && isInt(body.object.index) && Array.isArray(body.object.inbox) ? undefined : 'mall-move needs an "object" {index, state, load, inbox}';

@@ -43,6 +43,7 @@ export interface RescaleAck {
 }
 
 export interface MalleableStats {
+  /** Iterations run: the application's count, or fewer when its convergence test (`done`) ended the job. */
   iterations: number;
   objects: number;
   rescales: RescaleAck[];
@@ -51,6 +52,8 @@ export interface MalleableStats {
   /** Wall time of each iteration at the leader (ms), and the nodes it ran on. */
   iterationMs: number[];
   nodesPerIteration: number[];
+  /** Resize requests of the application (an evolving job), in order: after which iteration, and the bounds. */
+  resizeRequests: Array<{ iteration: number; min: number; max: number }>;
 }
 
 /** A finished malleable job's value: the application's result and what the runtime did. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import stencil from '../../../src/frameworks/malleable/apps/stencil2d.js';
 import wave from '../../../src/frameworks/malleable/apps/wave2d.js';
-import { ObjectHost, type Routed } from '../../../src/frameworks/malleable/object-host.js';
+import { emptyOutbox, ObjectHost, type Routed } from '../../../src/frameworks/malleable/object-host.js';
 import { runSequential } from '../../../src/frameworks/malleable/sequential.js';
 import { plainStencil, plainWave } from './plain-grids.js';
 
@@ -30,18 +30,18 @@ describe('the malleable object model', () => {
     };
     route(0, hosts.flatMap((h, k) => h.init(owner.flatMap((o, i) => (o === k ? [i] : [])))));
     for (let it = 0; it < p.iterations; it++) {
-      const out: Routed[] = [];
+      const out = emptyOutbox();
       for (const h of hosts) for (const i of h.indices()) h.step(i, it, out);
-      route(it + 1, out);
+      route(it + 1, out.messages);
       if (it === 5) {
         // everything from host 1 to host 0 (a shrink), then half of it back (an expand)
-        hosts[0]!.put(hosts[1]!.take(hosts[1]!.indices()));
+        hosts[0]!.put(hosts[1]!.take(hosts[1]!.indices(), it + 1));
         owner.fill(0);
         assert.equal(hosts[1]!.size, 0);
       }
       if (it === 8) {
         const back = [1, 3, 5, 7, 9];
-        hosts[1]!.put(hosts[0]!.take(back));
+        hosts[1]!.put(hosts[0]!.take(back, it + 1));
         for (const i of back) owner[i] = 1;
       }
     }

@@ -36,6 +36,10 @@ export interface ManagedRecord {
   pending?: { nodes: string[]; removed: string[]; sentAt: number };
   /** An operator's `tidepool rescale JOB N`, until the manager has acted on it. */
   rescaleTo?: number;
+  /** An evolving job's own request (`ctx.requestResize(min, max)`), until the manager has acted on it. */
+  resize?: { min: number; max: number };
+  /** The node range the job asked for last; it replaces the submitted [minNodes, maxNodes] for every policy. */
+  bounds?: { min: number; max: number };
   events: RescaleEvent[];
 }
 
@@ -85,9 +89,11 @@ export async function readManagedJob(client: CoordClient, jobId: string, root?: 
   if (spec.managedBy !== MANAGER_NAME) return null;
   const record = parseRecord(recordRead.data, jobId);
   const outcome = resultRead ? decode<JobOutcome>(resultRead.data).status : null;
+  const minNodes = record.bounds?.min ?? spec.minNodes ?? 1;
+  const maxNodes = record.bounds?.max ?? spec.maxNodes ?? Infinity;
   return {
-    id: jobId, createdAt: spec.createdAt, flexibility: record.flexibility, nodes: spec.nodes, minNodes: spec.minNodes ?? 1,
-    maxNodes: spec.maxNodes ?? Infinity, finished: outcome !== null, started: record.events.some((e) => e.type === 'launch'),
+    id: jobId, createdAt: spec.createdAt, flexibility: record.flexibility, nodes: Math.min(Math.max(spec.nodes, minNodes), maxNodes), minNodes,
+    maxNodes, finished: outcome !== null, started: record.events.some((e) => e.type === 'launch'),
     record, version: recordRead.stat.version, outcome, module: spec.ref.module,
   };
 }
@@ -130,8 +136,26 @@ export async function requestRescale(client: CoordClient, jobId: string, nodes: 
   await updateRecord(client, jobId, (r) => void (r.rescaleTo = nodes), root);
 }
 
+/**
+ * An evolving job asks the manager for between `min` and `max` nodes from now on (taken at its next
+ * pass, like an operator's request; see ResourceManager).
+ */
+export async function requestResize(client: CoordClient, jobId: string, min: number, max: number, root?: string): Promise<void> {
+  if (!Number.isInteger(min) || min < 1 || !Number.isInteger(max) || max < min) throw new Error(`a resize needs whole numbers 1 ≤ min ≤ max, got (${min}, ${max})`);
+  await updateRecord(client, jobId, (r) => void (r.resize = { min, max }), root);
+}
+
+const isRange = (v: unknown): v is { min: number; max: number } => {
+  const r = v as { min?: unknown; max?: unknown } | null;
+  return typeof r === 'object' && r !== null && Number.isInteger(r.min) && Number.isInteger(r.max) && (r.min as number) >= 1 && (r.max as number) >= (r.min as number);
+};
+
 function parseRecord(data: Uint8Array, jobId: string): ManagedRecord {
   const r = JSON.parse(Buffer.from(data).toString('utf8')) as Partial<ManagedRecord>;
   if (!isFlexibility(r.flexibility)) throw new Error(`job ${jobId}: managed record has no valid flexibility`);
-  return { flexibility: r.flexibility, channel: r.channel === 'control' ? 'control' : 'drain', events: Array.isArray(r.events) ? r.events : [], ...(r.pending ? { pending: r.pending } : {}), ...(r.rescaleTo !== undefined ? { rescaleTo: r.rescaleTo } : {}) };
+  return {
+    flexibility: r.flexibility, channel: r.channel === 'control' ? 'control' : 'drain', events: Array.isArray(r.events) ? r.events : [],
+    ...(r.pending ? { pending: r.pending } : {}), ...(r.rescaleTo !== undefined ? { rescaleTo: r.rescaleTo } : {}),
+    ...(isRange(r.resize) ? { resize: r.resize } : {}), ...(isRange(r.bounds) ? { bounds: r.bounds } : {}),
+  };
 }

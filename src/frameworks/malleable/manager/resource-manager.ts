@@ -168,6 +168,7 @@ export class ResourceManager {
     }
     for (const ack of this.acks.splice(0)) await this.acknowledged(core, ack);
     await this.vacateWarned(core, warned);
+    await this.evolvingRequests(core, live);
     await this.operatorRescales(core, live);
     await this.perform(core.schedule(this.jobs, live));
     this.armGapTimer(core);
@@ -218,17 +219,46 @@ export class ResourceManager {
     for (const job of this.jobs.filter((j) => j.record.rescaleTo !== undefined && !j.finished)) {
       if (core.executor.isBusy(job.id)) continue;
       const want = Math.min(Math.max(job.record.rescaleTo!, job.minNodes), job.maxNodes);
-      const sched = core.executor.schedMap();
-      const mine = [...sched].filter(([, j]) => j === job.id).map(([n]) => n).sort();
-      let decision: JobDecision | undefined;
-      if (mine.length > 0 && want < mine.length) decision = { type: 'shrink', job: job.id, nodes: mine.slice(0, want), removed: mine.slice(want) };
-      if (mine.length > 0 && want > mine.length) {
-        const added = live.filter((n) => !sched.has(n)).slice(0, want - mine.length);
-        if (added.length > 0) decision = { type: 'expand', job: job.id, nodes: [...mine, ...added].sort(), added };
-      }
       await updateRecord(this.client, job.id, (r) => void delete r.rescaleTo, this.opts.root);
-      if (decision) await this.perform(core.executor.execute([decision]));
+      await this.resize(core, job.id, want, live);
     }
+  }
+
+  /**
+   * An evolving job's `requestResize(min, max)`: the job's range becomes [min, max] for every later
+   * decision of the policy (its record's `bounds`), and, as for an operator's request, a job outside
+   * it is shrunk or expanded to the nearest bound now, T_gap or not. Only a malleable job is resized
+   * while it runs; another's request is dropped with a warning.
+   */
+  private async evolvingRequests(core: ManagerCore, live: string[]): Promise<void> {
+    for (const job of this.jobs.filter((j) => j.record.resize !== undefined && !j.finished)) {
+      if (core.executor.isBusy(job.id)) continue;
+      const { min, max } = job.record.resize!;
+      const malleable = job.flexibility === 'malleable';
+      if (!malleable) log.warn('manager', `job ${job.id} (${job.flexibility}) asked for ${min}–${max} nodes; only a malleable job is resized while it runs`);
+      await updateRecord(this.client, job.id, (r) => {
+        delete r.resize;
+        if (malleable) r.bounds = { min, max };
+      }, this.opts.root);
+      if (!malleable) continue;
+      job.minNodes = min;
+      job.maxNodes = max;
+      const held = [...core.executor.schedMap().values()].filter((j) => j === job.id).length;
+      await this.resize(core, job.id, Math.min(Math.max(held, min), max), live);
+    }
+  }
+
+  /** Shrinks or expands a running job to `want` nodes now (as many as are free, for an expand). */
+  private async resize(core: ManagerCore, jobId: string, want: number, live: string[]): Promise<void> {
+    const sched = core.executor.schedMap();
+    const mine = [...sched].filter(([, j]) => j === jobId).map(([n]) => n).sort();
+    let decision: JobDecision | undefined;
+    if (mine.length > 0 && want < mine.length) decision = { type: 'shrink', job: jobId, nodes: mine.slice(0, want), removed: mine.slice(want) };
+    if (mine.length > 0 && want > mine.length) {
+      const added = live.filter((n) => !sched.has(n)).slice(0, want - mine.length);
+      if (added.length > 0) decision = { type: 'expand', job: jobId, nodes: [...mine, ...added].sort(), added };
+    }
+    if (decision) await this.perform(core.executor.execute([decision]));
   }
 
   /** Carries out what the executor says to do now. */
