@@ -3,7 +3,8 @@
  * (`defineMalleable`), submission and rescaling of malleable jobs, the bundled applications — and the
  * resource manager that places rigid, moldable and malleable jobs.
  */
-export { defineMalleable, type MalleableApp, type MalleableDefinition, type MalleableExport, type AnyMalleableApp, type StepContext, type Delivered, type Send } from './malleable-app.js';
+export { defineMalleable, type MalleableApp, type MalleableDefinition, type MalleableExport, type AnyMalleableApp, type StepContext, type Delivered, type Send, type Reductions } from './malleable-app.js';
+export type { ReduceOp } from './collectives.js';
 export { runSequential } from './sequential.js';
 export type { Strategy } from './load-balance.js';
 export { MALLEABLE_KIND } from './malleable-kind.js';

@@ -8,6 +8,6 @@ export { FLEXIBILITIES, type Flexibility, type ManagedJob } from './managed-job.
 export { POLICY_NAMES, type PolicyName } from './policies.js';
 export { ResourceManager, warnNode, clearWarning, type ResourceManagerOptions } from './resource-manager.js';
 export {
-  submitManagedJob, listManagedJobs, readManagedJob, requestRescale,
+  submitManagedJob, listManagedJobs, readManagedJob, requestRescale, requestResize,
   type ManagedSubmitOptions, type ManagedJobInfo, type ManagedRecord, type RescaleEvent,
 } from './manager-store.js';
