@@ -8,4 +8,6 @@ const ref = (file: string): TaskRef => ({ module: new URL(`./apps/${file}${ext}`
 export const MALLEABLE_APPS: Record<string, TaskRef> = {
   stencil: ref('stencil2d'),
   wave: ref('wave2d'),
+  leanmd: ref('leanmd'),
+  lulesh: ref('lulesh'),
 };
