@@ -1,6 +1,7 @@
 /**
- * Seed 003 §VI-A–D on this machine: malleable Stencil2D and Wave2D as jobs on four `tidepool node`
- * processes on loopback over a 1-server ZooKeeper (scaled sizes: the seed ran 256 cores on Stampede).
+ * Seed 003 §VI-A–D on this machine: malleable Stencil2D, Wave2D, LeanMD and Lulesh (the proxies in
+ * src/frameworks/malleable/apps) as jobs on four `tidepool node` processes on loopback over a 1-server
+ * ZooKeeper (scaled sizes: the seed ran 256 cores on Stampede).
  * - Table II: shrink 4 → 2 and expand 2 → 4, time per phase (LB, checkpoint, reconnect, restore, total).
  * - Fig. 4: time per iteration across a shrink and an expand (Stencil2D).
  * - Fig. 5a: shrink 4 → 2 time per phase against the problem size (Stencil2D grid side).
@@ -12,7 +13,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { MALLEABLE_APPS } from '../src/frameworks/malleable/applications.js';
-import type { GridParams, GridResult } from '../src/frameworks/malleable/apps/grid-blocks.js';
+import type { GridParams } from '../src/frameworks/malleable/apps/grid-blocks.js';
+import type { HydroParams } from '../src/frameworks/malleable/apps/hydro-blocks.js';
+import type { MdParams } from '../src/frameworks/malleable/apps/md-cells.js';
 import { loadMalleableApp } from '../src/frameworks/malleable/malleable-app.js';
 import type { MalleableStats, RescaleAck } from '../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../src/frameworks/malleable/sequential.js';
@@ -26,25 +29,36 @@ import { printTable } from './table.js';
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
 const NODES = 4;
 const TABLE2 = { grid: values.quick ? 512 : 1024, blocks: 8, iterations: 40, shrinkAt: 15, expandAt: 30 };
+/** Table II's jobs: each application's parameters and the iterations at which it shrinks and expands. */
+const TABLE2_JOBS: Array<{ app: string; key: string; params: GridParams | MdParams | HydroParams; shrinkAt: number; expandAt: number; size: string }> = [
+  { app: 'stencil', key: 'stencil2d', params: { grid: TABLE2.grid, blocks: TABLE2.blocks, iterations: TABLE2.iterations }, shrinkAt: TABLE2.shrinkAt, expandAt: TABLE2.expandAt, size: `grid ${TABLE2.grid}², ${TABLE2.blocks}² objects` },
+  { app: 'wave', key: 'wave2d', params: { grid: TABLE2.grid, blocks: TABLE2.blocks, iterations: TABLE2.iterations }, shrinkAt: TABLE2.shrinkAt, expandAt: TABLE2.expandAt, size: `grid ${TABLE2.grid}², ${TABLE2.blocks}² objects` },
+  // One MD step is three iterations: rescales at the start of steps 5 and 10 (of 15; quick: 3 and 6 of 9).
+  { app: 'leanmd', key: 'leanmd', params: { cells: [4, 4, 4], atomsPerSide: 3, steps: values.quick ? 9 : 15 }, shrinkAt: values.quick ? 9 : 15, expandAt: values.quick ? 18 : 30, size: '4³ cells of 27 atoms, 896 cell pairs (960 objects)' },
+  // One hydro step is two iterations.
+  { app: 'lulesh', key: 'lulesh', params: { elements: values.quick ? 65_536 : 262_144, blocks: 64, steps: 20 }, shrinkAt: 14, expandAt: 28, size: `${values.quick ? 65_536 : 262_144} elements in 64 blocks` },
+];
 /** On 2 cores, 2 node processes is what can run in parallel: Fig. 4 shrinks 2 → 1 and expands 1 → 2. */
 const FIG4 = { grid: values.quick ? 512 : 1536, blocks: 8, iterations: 90, shrinkAt: 30, expandAt: 60, nodes: 2 };
 const FIG5_GRIDS = values.quick ? [256, 512] : [256, 512, 1024, 2048];
 /** Seed Table II, Stencil2D and Wave2D rows (s), for comparison. */
 const SEED = {
+  leanmd: { shrink: { lb: 0.515, checkpoint: 0.039, reconnect: 2.102, restore: 0.003, total: 2.658 }, expand: { lb: 0.056, checkpoint: 0.016, reconnect: 7.079, restore: 0.003, total: 7.154 } },
+  lulesh: { shrink: { lb: 0.56, checkpoint: 0.531, reconnect: 2.533, restore: 0.432, total: 4.056 }, expand: { lb: 0.458, checkpoint: 0.52, reconnect: 7.083, restore: 0.436, total: 8.496 } },
   stencil2d: { shrink: { lb: 0.299, checkpoint: 0.05, reconnect: 2.501, restore: 0.054, total: 2.904 }, expand: { lb: 0.133, checkpoint: 0.036, reconnect: 7.076, restore: 0.038, total: 7.283 } },
   wave2d: { shrink: { lb: 1.219, checkpoint: 0.243, reconnect: 2.542, restore: 0.336, total: 4.34 }, expand: { lb: 1.046, checkpoint: 0.244, reconnect: 7.067, restore: 0.337, total: 8.695 } },
 };
 
-interface Run { params: GridParams; result: GridResult; stats: MalleableStats; exact: boolean; seconds: number }
+interface Run { params: unknown; result: unknown; stats: MalleableStats; exact: boolean; seconds: number }
 
-async function runJob(cluster: Cluster, app: string, params: GridParams, rescaleAt: Array<{ iteration: number; nodes: number }>, nodes = NODES): Promise<Run> {
+async function runJob(cluster: Cluster, app: string, params: unknown, rescaleAt: Array<{ iteration: number; nodes: number }>, nodes = NODES): Promise<Run> {
   const started = Date.now();
-  const job = await submitMalleable<GridResult>(cluster, MALLEABLE_APPS[app]!, params, { nodes, maxNodes: NODES, runtime: { rescaleAt, startWaitMs: 30_000 } });
+  const job = await submitMalleable(cluster, MALLEABLE_APPS[app]!, params, { nodes, maxNodes: NODES, runtime: { rescaleAt, startWaitMs: 30_000 } });
   const { result, stats } = await job.result();
   const seconds = (Date.now() - started) / 1000;
-  const reference = runSequential<GridResult>(await loadMalleableApp(MALLEABLE_APPS[app]!), params);
-  const exact = reference.checksum === result.checksum;
-  if (!exact) console.error(`${app} ${params.grid}: result DIFFERS from the sequential run`);
+  // The whole result (checksums over every value, and the reductions' history) bit for bit: JSON keeps a double's every bit.
+  const exact = JSON.stringify(runSequential(await loadMalleableApp(MALLEABLE_APPS[app]!), params)) === JSON.stringify(result);
+  if (!exact) console.error(`${app} ${JSON.stringify(params)}: result DIFFERS from the sequential run`);
   return { params, result, stats, exact, seconds };
 }
 
@@ -60,13 +74,12 @@ function sloc(file: string): number {
 
 async function main(): Promise<void> {
   await withNodeProcesses(NODES, async (cluster) => {
-    const table2: Record<string, { shrink: ReturnType<typeof phasesOf>; expand: ReturnType<typeof phasesOf>; exact: boolean; grid: number }> = {};
-    for (const app of ['stencil', 'wave']) {
-      const { grid, blocks, iterations, shrinkAt, expandAt } = TABLE2;
-      const run = await runJob(cluster, app, { grid, blocks, iterations }, [{ iteration: shrinkAt, nodes: 2 }, { iteration: expandAt, nodes: 4 }]);
+    const table2: Record<string, { shrink: ReturnType<typeof phasesOf>; expand: ReturnType<typeof phasesOf>; exact: boolean; grid?: number; size: string }> = {};
+    for (const { app, key, params, shrinkAt, expandAt, size } of TABLE2_JOBS) {
+      const run = await runJob(cluster, app, params, [{ iteration: shrinkAt, nodes: 2 }, { iteration: expandAt, nodes: 4 }]);
       const [shrink, expand] = run.stats.rescales;
       if (!shrink || !expand) throw new Error(`${app}: expected a shrink and an expand, the job reported ${JSON.stringify(run.stats.rescales)} (${run.stats.rollbacks} rollbacks)`);
-      table2[app === 'stencil' ? 'stencil2d' : 'wave2d'] = { shrink: phasesOf(shrink!), expand: phasesOf(expand!), exact: run.exact, grid };
+      table2[key] = { shrink: phasesOf(shrink!), expand: phasesOf(expand!), exact: run.exact, ...('grid' in params ? { grid: params.grid } : {}), size };
     }
     const fig4Run = await runJob(cluster, 'stencil', { grid: FIG4.grid, blocks: FIG4.blocks, iterations: FIG4.iterations }, [{ iteration: FIG4.shrinkAt, nodes: FIG4.nodes / 2 }, { iteration: FIG4.expandAt, nodes: FIG4.nodes }], FIG4.nodes);
     const fig4 = fig4Run.stats.iterationMs.map((ms, i) => ({ iteration: i, ms, nodes: fig4Run.stats.nodesPerIteration[i]! }));
@@ -81,6 +94,8 @@ async function main(): Promise<void> {
     const table3 = [
       { app: 'Stencil2D', sloc: sloc(`${apps}stencil2d.ts`), shared: sloc(`${apps}grid-blocks.ts`), malleabilityLines: 0 },
       { app: 'Wave2D', sloc: sloc(`${apps}wave2d.ts`), shared: sloc(`${apps}grid-blocks.ts`), malleabilityLines: 0 },
+      { app: 'LeanMD', sloc: sloc(`${apps}leanmd.ts`), shared: sloc(`${apps}md-cells.ts`), malleabilityLines: 0 },
+      { app: 'Lulesh', sloc: sloc(`${apps}lulesh.ts`), shared: sloc(`${apps}hydro-blocks.ts`), malleabilityLines: 0 },
     ];
     const results = {
       machine: machineInfo(),
@@ -100,7 +115,7 @@ async function main(): Promise<void> {
       mark: 'bar', encoding: { x: { field: 'grid', type: 'ordinal', sort: null }, y: { field: 'seconds', type: 'quantitative', stack: 'zero' }, color: { field: 'phase', type: 'nominal' } },
     });
     if (values.json) return void console.log(JSON.stringify(results));
-    console.log(`Table II (s), grid ${TABLE2.grid}², ${TABLE2.blocks}² objects, ${NODES} node processes; seed in parentheses`);
+    console.log(`Table II (s), ${NODES} node processes; ${TABLE2_JOBS.map((j) => `${j.key}: ${j.size}`).join('; ')}`);
     const rows: Array<Array<string | number>> = [['app', 'rescale', 'LB', 'checkpoint', 'reconnect', 'restore', 'total', 'seed total', 'exact']];
     for (const [app, r] of Object.entries(table2)) {
       for (const k of ['shrink', 'expand'] as const) rows.push([app, k === 'shrink' ? 'shrink 4→2' : 'expand 2→4', r[k].lb, r[k].checkpoint, r[k].reconnect, r[k].restore, r[k].total, SEED[app as keyof typeof SEED][k].total, String(r.exact)]);
@@ -110,7 +125,7 @@ async function main(): Promise<void> {
     console.log('\nFig. 5a: shrink 4→2 (s) against the grid side');
     printTable([['grid', 'state MiB', 'LB', 'checkpoint', 'reconnect', 'restore', 'total', 'exact'], ...fig5.map((r) => [r.grid, r.stateMiB, r.lb, r.checkpoint, r.reconnect, r.restore, r.total, String(r.exact)])]);
     console.log('\nTable III: application lines (the kernel and its decomposition) and lines about malleability');
-    printTable([['app', 'SLOC', 'shared grid code', 'malleability lines'], ...table3.map((r) => [r.app, r.sloc, r.shared, r.malleabilityLines])]);
+    printTable([['app', 'SLOC', 'shared kernel code', 'malleability lines'], ...table3.map((r) => [r.app, r.sloc, r.shared, r.malleabilityLines])]);
   });
 }
 

@@ -1,19 +1,21 @@
 /** RESULTS.md sections for seed 003 (malleable jobs): Table II, Fig. 4–5a, Table III, Table IV and Fig. 6–7, Fig. 8 and 10. */
 import { f, int, load, pct, table, when, type Json, type Section, type Target } from './format.js';
 
-const APPS: Array<[string, string]> = [['stencil2d', 'Stencil2D'], ['wave2d', 'Wave2D']];
+const APPS: Array<[string, string]> = [['stencil2d', 'Stencil2D'], ['wave2d', 'Wave2D'], ['leanmd', 'LeanMD'], ['lulesh', 'Lulesh']];
 const PHASES = ['lb', 'checkpoint', 'reconnect', 'restore', 'total'] as const;
 
 function rescale(r: Json, targets: Target[], out: string[]): void {
   const t2 = r.table2 as Json;
-  const worst = Math.max(...APPS.flatMap(([k]) => ['shrink', 'expand'].map((d) => t2[k][d].total as number)));
+  // Results measured before LeanMD and Lulesh were in the bench have only the grid applications.
+  const apps = APPS.filter(([k]) => t2[k] !== undefined);
+  const worst = Math.max(...apps.flatMap(([k]) => ['shrink', 'expand'].map((d) => t2[k][d].total as number)));
   targets.push({ what: 'shrink 4 → 2 and expand 2 → 4 of a running stencil, exact', target: '< 1 s each', value: `${f(worst)} s at worst; exact: ${r.allExact ? 'all' : '**not all**'}`, met: worst < 1 && r.allExact === true, note: `grid ${t2.stencil2d.grid}²; Charm++ 2.6–4 s and 7.1–8.7 s` });
   out.push('## Malleable jobs: rescaling a running job (seed 003 Table II, Fig. 4, Fig. 5a, Table III)', '');
   out.push('**Seed 003:** Charm++ jobs on 256 Stampede cores, grids of 12k²–96k²: shrink 2.9–4.3 s, expand 7.3–8.7 s (Table II), dominated by relaunching processes and reconnecting; iteration time doubles after a shrink to half the nodes (Fig. 4); rescale time grows with the problem size (Fig. 5a).', '');
   out.push(`**Here** (\`node --import tsx bench/malleable-rescale.ts\`, ${when(r)}): ${r.note}. Every run's result compared bit for bit with a sequential run (all exact: ${r.allExact ? 'yes' : 'no'}).`, '');
   const seed = r.seedTable2 as Json;
   out.push(table([['application', 'rescale', ...PHASES.map((p) => `${p} (s)`), 'seed total (s)'],
-    ...APPS.flatMap(([k, name]) => [['shrink', 'shrink 4 → 2'], ['expand', 'expand 2 → 4']].map(([d, label]) => [name, label!, ...PHASES.map((p) => f(t2[k][d!][p] as number, 3)), f(seed[k][d!].total as number, 3)]))]), '');
+    ...apps.flatMap(([k, name]) => [['shrink', 'shrink 4 → 2'], ['expand', 'expand 2 → 4']].map(([d, label]) => [name, label!, ...PHASES.map((p) => f(t2[k][d!][p] as number, 3)), f(seed[k][d!].total as number, 3)]))]), '');
   const m = r.fig4MedianMs as Json | undefined;
   if (m) out.push(`Fig. 4 (Stencil2D ${r.setup.fig4.grid}², shrink ${r.setup.fig4.nodes} → ${r.setup.fig4.nodes - 1} at iteration ${r.setup.fig4.shrinkAt}, expand back at ${r.setup.fig4.expandAt}): median iteration ${f(m.before as number, 0)} ms before, ${f(m.shrunk as number, 0)} ms shrunk, ${f(m.expanded as number, 0)} ms expanded again — on 2 cores the per-iteration synchronization between processes, not the stencil, dominates, so the seed's doubling cannot show. ![iteration time across a shrink and an expand](results/malleable-fig4.svg)`, '');
   const fig5 = r.fig5 as Json[] | undefined;

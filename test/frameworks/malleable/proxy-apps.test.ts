@@ -12,6 +12,7 @@ import lulesh from '../../../src/frameworks/malleable/apps/lulesh.js';
 import type { MdParams, MdResult } from '../../../src/frameworks/malleable/apps/md-cells.js';
 import type { HydroResult } from '../../../src/frameworks/malleable/apps/hydro-blocks.js';
 import { MALLEABLE_APPS } from '../../../src/frameworks/malleable/applications.js';
+import type { AnyMalleableApp } from '../../../src/frameworks/malleable/malleable-app.js';
 import type { MalleableOutcome } from '../../../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../../../src/frameworks/malleable/sequential.js';
 import { submitMalleable } from '../../../src/frameworks/malleable/submit.js';
@@ -69,7 +70,7 @@ describe('Lulesh-like hydrodynamics', () => {
 });
 
 describe('LeanMD and Lulesh on simulated nodes (random delivery order)', () => {
-  const cases = [
+  const cases: Array<{ app: AnyMalleableApp; params: unknown; objects: number }> = [
     { app: leanmd, params: md, objects: 27 + 378 },
     { app: lulesh, params: hydro, objects: 6 },
   ];
