@@ -3,6 +3,7 @@ import { isCoordError } from '../../coord/errors.js';
 import type { CoordClient } from '../../coord/types.js';
 import { FLEXIBILITIES, type Flexibility } from '../../frameworks/malleable/manager/managed-job.js';
 import { managerPaths, submitManagedJob } from '../../frameworks/malleable/manager/manager-store.js';
+import { MALLEABLE_KIND } from '../../frameworks/malleable/malleable-kind.js';
 import { POLICY_NAMES, type PolicyName } from '../../frameworks/malleable/manager/policies.js';
 import { ResourceManager } from '../../frameworks/malleable/manager/resource-manager.js';
 import { log } from '../../util/log.js';
@@ -15,6 +16,8 @@ import { warnOnce } from '../settings/deprecations.js';
 import { duration, kinds, oneOf } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
 import { stopSignal } from '../stop-signal.js';
+import { jsonArgument } from './iterate-input.js';
+import { malleableApplication, malleableInput } from './malleable-input.js';
 
 interface Common {
   zk: string;
@@ -26,6 +29,7 @@ interface SubmitFlags extends Common {
   flexibility: Flexibility;
   export: string;
   root: string;
+  input?: string;
   jobKind?: string;
   min: number;
   max?: number;
@@ -63,14 +67,15 @@ export function registerManagerCommands(program: SettingsCommand): void {
     });
 
   jsonOption(zkOptions(program.command('submit')
-    .argument('<module>', 'task module: a file (relative to the current directory) or a package specifier')
+    .argument('<module>', 'task module: a file (relative to the current directory) or a package specifier; with --job-kind malleable, a malleable application: stencil, wave, leanmd, lulesh or a module')
     .description('queue a job for the resource manager'), CLUSTER, 'jobs are queued on a cluster registered on ZooKeeper'))
     .setting('--flexibility <flexibility>', 'who sizes the job: rigid (its own size), moldable (the manager, once), malleable (the manager, at any time)', oneOf(FLEXIBILITIES))
     .requireSetting('flexibility', 'rigid, moldable or malleable')
     .deprecatedFlag('--kind <flexibility>', 'flexibility')
     .setting('--export <name>', 'the task type\'s export in the module', kinds.text, 'default')
     .setting('--root <json>', 'the root task\'s state as JSON', kinds.text, 'null')
-    .setting('--job-kind <module#export>', 'the job kind that runs it (default: the task pool)', kinds.text)
+    .setting('--input <json>', 'the job\'s input, as its kind takes it: a JSON value, or @FILE holding it (the task pool: data every task reads; malleable: {"params": {…}, "runtime": {…}})', kinds.text)
+    .setting('--job-kind <kind>', 'the job kind that runs it: malleable (a malleable application), or MODULE#EXPORT of one\'s own (default: the task pool)', kinds.text)
     .setting('--min <n>', 'fewest nodes the job runs on', kinds.positiveInt, '1')
     .setting('--max <n>', 'most nodes the job may have (default: no limit; rigid: its size)', kinds.positiveInt)
     .setting('--nodes <n>', 'requested size (a rigid job\'s size; default --min)', kinds.positiveInt)
@@ -80,8 +85,10 @@ Old flag: --kind (now --flexibility; it still works, with a note, for one releas
 
 Examples:
   tidepool submit examples/count.js --flexibility malleable --min 1 --max 2 --root '{"n":200000}' --zk 127.0.0.1:2181
-  tidepool submit examples/count.js --flexibility rigid --nodes 1 --root '{"n":200000}' --zk 127.0.0.1:2181 --json`)
-    .action((module: string, flags: SubmitFlags) => {
+  tidepool submit examples/count.js --flexibility rigid --nodes 1 --root '{"n":200000}' --zk 127.0.0.1:2181 --json
+  tidepool submit stencil --job-kind malleable --flexibility malleable --min 1 --max 2 --input '{"params":{"grid":256,"blocks":4,"iterations":200},"runtime":{"checkpointEvery":50}}' --zk 127.0.0.1:2181
+  tidepool submit examples/malleable/heat.js --job-kind malleable --flexibility moldable --max 2 --input '{"params":{"cells":2000,"segments":16,"loss":0.1,"tol":1e-9,"iterations":5000}}' --zk 127.0.0.1:2181 --json`)
+    .action(async (module: string, flags: SubmitFlags) => {
       const { flexibility, min, max, nodes } = flags;
       if (max !== undefined && max < min) throw new UsageError(`--max (${max}) is below --min (${min})`);
       if (nodes !== undefined && (nodes < min || (max !== undefined && nodes > max)) && flexibility !== 'rigid') throw new UsageError(`--nodes (${nodes}) must lie between --min and --max`);
@@ -91,14 +98,24 @@ Examples:
       } catch (err) {
         throw new UsageError(`--root: not JSON (${(err as Error).message})`);
       }
-      const ref = { module: moduleSpecifier(module, 'MODULE'), export: flags.export };
-      const kind = flags.jobKind === undefined ? undefined : moduleRef(flags.jobKind, '--job-kind');
+      const malleable = flags.jobKind === 'malleable';
+      const kind = flags.jobKind === undefined ? undefined : malleable ? MALLEABLE_KIND : moduleRef(flags.jobKind, '--job-kind');
+      let input = flags.input === undefined ? undefined : jsonArgument(flags.input, '--input');
+      let ref = { module: moduleSpecifier(module, 'MODULE'), export: flags.export };
+      if (malleable) {
+        // The application and its input are checked here, before anything is queued.
+        if (input === undefined) throw new UsageError('--input: a malleable job needs its input {"params": {…}, "runtime": {…}}');
+        const given = await malleableApplication(flags.export === 'default' ? module : `${module}#${flags.export}`, 'MODULE');
+        input = malleableInput(given, input, '--input');
+        ref = given.ref;
+      }
       return withZk(flags.zk, flags.timeout, async (client) => {
         let spec;
         try {
           spec = await submitManagedJob(client, {
             ref, root, flexibility, minNodes: min,
             ...(max !== undefined ? { maxNodes: max } : {}), ...(nodes !== undefined ? { nodes } : {}), ...(kind ? { kind } : {}),
+            ...(input !== undefined ? { input } : {}),
           });
         } catch (err) {
           throw new UsageError((err as Error).message);

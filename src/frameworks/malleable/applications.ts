@@ -11,3 +11,11 @@ export const MALLEABLE_APPS: Record<string, TaskRef> = {
   leanmd: ref('leanmd'),
   lulesh: ref('lulesh'),
 };
+
+/** The parameters each built-in application runs with when none are given (`tidepool malleable run`). */
+export const MALLEABLE_APP_DEFAULTS: Record<string, Record<string, unknown>> = {
+  stencil: { grid: 512, blocks: 8, iterations: 100 },
+  wave: { grid: 512, blocks: 8, iterations: 100 },
+  leanmd: { cells: [4, 4, 4], atomsPerSide: 3, steps: 20 },
+  lulesh: { elements: 65_536, blocks: 32, steps: 200 },
+};

@@ -89,7 +89,7 @@ class MalleableLeader {
     this.loads = new Array<number>(this.objects).fill(Infinity);
     this.scheduled = [...(input.runtime?.rescaleAt ?? [])];
     this.pauseAt = [...(input.runtime?.pauseAt ?? [])];
-    this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [], resizeRequests: [] };
+    this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [], resizeRequests: [], syncPoints: 0, balancings: 0 };
   }
 
   stop(): void {
@@ -245,6 +245,7 @@ class MalleableLeader {
 
   private async syncPoint(): Promise<void> {
     this.checkAlive();
+    this.stats.syncPoints++;
     const due = this.scheduled.findIndex((s) => s.iteration === this.iteration);
     if (due >= 0) {
       const [s] = this.scheduled.splice(due, 1);
@@ -276,7 +277,10 @@ class MalleableLeader {
       const target = [...this.map.nodes.filter((n) => !this.leaving.has(n)), ...joiners].sort();
       if (target.length > 0) return void (await this.reconfigure(target));
     }
-    if (opts.lbEvery && this.iteration % opts.lbEvery === 0) await this.migrate(this.map.nodes);
+    if (opts.lbEvery && this.iteration > 0 && this.iteration % opts.lbEvery === 0) {
+      await this.migrate(this.map.nodes);
+      this.stats.balancings++;
+    }
     if (opts.checkpointEvery && this.iteration % opts.checkpointEvery === 0 && this.manifest?.iteration !== this.iteration) await this.checkpoint();
   }
 

@@ -52,6 +52,9 @@ export interface MalleableStats {
   /** Wall time of each iteration at the leader (ms), and the nodes it ran on. */
   iterationMs: number[];
   nodesPerIteration: number[];
+  /** Sync points the current leader reached (before each span of `syncEvery` iterations), and periodic balancings (`lbEvery`) among them. */
+  syncPoints: number;
+  balancings: number;
   /** Resize requests of the application (an evolving job), in order: after which iteration, and the bounds. */
   resizeRequests: Array<{ iteration: number; min: number; max: number }>;
 }

@@ -48,6 +48,16 @@ describe('tidepool manager, submit, jobs --managed, scale (CLI)', () => {
     await refused(['submit', 'x.js', '--flexibility', 'malleable', '--root', '{oops', '--zk', 'zk://127.0.0.1:1'], /--root: not JSON/);
     await refused(['submit', './no-such-tasks.js', '--flexibility', 'rigid', '--zk', 'zk://127.0.0.1:1'],
       new RegExp(`^error: MODULE: no such file: ${process.cwd().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/no-such-tasks\\.js \\(a module path is relative to the current directory\\)$`, 'm'));
+    // --input: JSON (or @FILE) as the job kind takes it; a malleable job's is checked before anything is queued.
+    await refused(['submit', 'x.js', '--flexibility', 'rigid', '--input', '{oops', '--zk', 'zk://127.0.0.1:1'], /^error: --input: not JSON/m);
+    await refused(['submit', 'x.js', '--flexibility', 'rigid', '--input', '@no-such-input.json', '--zk', 'zk://127.0.0.1:1'], /^error: --input: cannot read .*no-such-input\.json: ENOENT$/m);
+    const malleable = ['--job-kind', 'malleable', '--flexibility', 'malleable', '--zk', 'zk://127.0.0.1:1'];
+    await refused(['submit', 'stencil', ...malleable], /^error: --input: a malleable job needs its input \{"params": \{…\}, "runtime": \{…\}\}$/m);
+    await refused(['submit', 'stencil', ...malleable, '--input', '{"grid":64}'], /^error: --input: a malleable job's input is \{"params": \{…the application's parameters…\}, "runtime": \{…optional runtime options…\}\}, got \{"grid":64\}$/m);
+    await refused(['submit', 'stencil', ...malleable, '--input', '{"params":{"grid":64,"blocks":100,"iterations":5}}'], /^error: --input params: stencil2d: "blocks" must be a whole number from 1 to grid \(64\), got 100$/m);
+    await refused(['submit', 'stencil', ...malleable, '--input', '{"params":{"grid":64,"blocks":4,"iterations":5},"runtime":{"syncEvery":0}}'], /^error: --input: runtime.syncEvery must be a whole number ≥ 1, got 0$/m);
+    await refused(['submit', 'stencil', ...malleable, '--input', '{"params":{},"extra":1}'], /^error: --input: a malleable job's input has "params" and "runtime", not "extra"$/m);
+    await refused(['submit', 'heat', ...malleable, '--input', '{"params":{}}'], /^error: MODULE: "heat" is not one of stencil, wave, leanmd, lulesh, and not a module with a malleable application/m);
     await refused(['manager', '--policy', 'lottery', '--zk', 'zk://127.0.0.1:1'], /--policy: "lottery" is not one of fcfs, moldable, equipartition/);
     await refused(['manager', '--tgap', 'long', '--zk', 'zk://127.0.0.1:1'], /--tgap: "long" is not a duration/);
     await refused(['scale', 'j-1', 'two', '--zk', 'zk://127.0.0.1:1'], /NODES: "two" is not a whole number ≥ 0/);

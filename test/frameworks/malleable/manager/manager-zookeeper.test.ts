@@ -4,13 +4,24 @@
  * asked to shrink and holds its acknowledgement; the manager is killed (SIGKILL) while the shrink is
  * pending; a new manager sends it again from the job's record, the waiting job is launched only after
  * the acknowledgement, `tidepool jobs --managed` and `tidepool scale` work (and their old names `queue` and
- * `rescale`), and both jobs count exactly.
+ * `rescale`), and both jobs count exactly. Malleable applications queued with `tidepool submit
+ * --job-kind malleable --input` (a built-in one inline, a user's module from @FILE) run with the
+ * parameters given, bit-identical to their sequential runs.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect } from '../../../../src/coord/connect.js';
+import { loadMalleableApp } from '../../../../src/frameworks/malleable/malleable-app.js';
+import type { MalleableOutcome } from '../../../../src/frameworks/malleable/runtime-options.js';
+import { runSequential } from '../../../../src/frameworks/malleable/sequential.js';
+import { awaitOutcome } from '../../../../src/runtime/job-control.js';
+import { withDeadline } from '../../../support/wait.js';
+import { plainStencil } from '../plain-grids.js';
 import { readManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { jobPaths } from '../../../../src/runtime/job-paths.js';
 import { runCommand } from '../../../support/cli.js';
@@ -93,6 +104,33 @@ describe('tidepool manager over ZooKeeper with node processes', () => {
     } finally {
       m1.child.kill('SIGTERM');
       await m1.exited;
+      await client.close();
+    }
+  });
+
+  it('runs malleable applications queued with submit --job-kind malleable --input (inline and @FILE)', T, async () => {
+    const client = await connect(pool.zk);
+    const zkArgs = ['--zk', pool.zk];
+    const manager = await startCli(['manager', ...zkArgs, '--policy', 'equipartition', '--tgap', '0s', '--json'], /"active":true/);
+    try {
+      const stencil = { params: { grid: 48, blocks: 4, iterations: 120 }, runtime: { checkpointEvery: 40 } };
+      const a = await cli(['submit', 'stencil', '--job-kind', 'malleable', '--flexibility', 'malleable', '--min', '1', '--max', '3', '--input', JSON.stringify(stencil), ...zkArgs, '--json']);
+      const heat = fileURLToPath(new URL('../../../../examples/malleable/heat.js', import.meta.url));
+      const params = { cells: 600, segments: 6, loss: 0.2, tol: 1e-10, iterations: 3000 };
+      const file = join(mkdtempSync(join(tmpdir(), 'tidepool-submit-')), 'heat.json');
+      writeFileSync(file, JSON.stringify({ params, runtime: { syncEvery: 4 } }));
+      const b = await cli(['submit', heat, '--job-kind', 'malleable', '--flexibility', 'moldable', '--max', '2', '--input', `@${file}`, ...zkArgs, '--json']);
+      const [outA, outB] = await withDeadline(Promise.all([awaitOutcome(client, a.job as string), awaitOutcome(client, b.job as string)]), 'both jobs to finish', 150_000);
+      assert.equal(outA.status, 'done', JSON.stringify(outA));
+      assert.equal((outA as { value: MalleableOutcome<{ checksum: string }> }).value.result.checksum, plainStencil(48, 120, 4).checksum, 'Stencil2D with the parameters given, bit-identical');
+      assert.equal(outB.status, 'done', JSON.stringify(outB));
+      const heatApp = await loadMalleableApp({ module: new URL('../../../../examples/malleable/heat.js', import.meta.url).href, export: 'default' });
+      const { result, stats } = (outB as { value: MalleableOutcome }).value;
+      assert.deepEqual(result, runSequential(heatApp, params), 'the user\'s module with the parameters from the file, bit-identical');
+      assert.ok(stats.iterations < params.iterations, `its convergence test ended it (${stats.iterations} iterations)`);
+    } finally {
+      manager.child.kill('SIGTERM');
+      await manager.exited;
       await client.close();
     }
   });
