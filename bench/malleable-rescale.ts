@@ -5,7 +5,9 @@
  * - Table II: shrink 4 → 2 and expand 2 → 4, time per phase (LB, checkpoint, reconnect, restore, total).
  * - Fig. 4: time per iteration across a shrink and an expand (Stencil2D).
  * - Fig. 5a: shrink 4 → 2 time per phase against the problem size (Stencil2D grid side).
- * - Table III: lines of each application, and lines about malleability in them.
+ * - Table III: the lines each application changes to be malleable: a line diff against a plain
+ *   sequential program over the same decomposition and kernels (bench/apps/plain/), which this bench
+ *   also runs (its result must equal the malleable job's, bit for bit; its time is reported).
  * Every run's result is checked bit for bit against a sequential run of the same application.
  *
  *   node --import tsx bench/malleable-rescale.ts [--quick] [--json]
@@ -21,6 +23,11 @@ import type { MalleableStats, RescaleAck } from '../src/frameworks/malleable/run
 import { runSequential } from '../src/frameworks/malleable/sequential.js';
 import { submitMalleable } from '../src/frameworks/malleable/submit.js';
 import type { Cluster } from '../src/runtime/cluster.js';
+import { leanmd } from './apps/plain/leanmd.js';
+import { lulesh } from './apps/plain/lulesh.js';
+import { stencil2d } from './apps/plain/stencil2d.js';
+import { wave2d } from './apps/plain/wave2d.js';
+import { lineDiff, sourceLines } from './line-diff.js';
 import { machineInfo, projectRoot, resultsFile, resultsSvg } from './machine.js';
 import { withNodeProcesses } from './malleable-cluster.js';
 import { writeSvg } from './plot.js';
@@ -41,6 +48,15 @@ const TABLE2_JOBS: Array<{ app: string; key: string; params: GridParams | MdPara
 /** On 2 cores, 2 node processes is what can run in parallel: Fig. 4 shrinks 2 → 1 and expands 1 → 2. */
 const FIG4 = { grid: values.quick ? 512 : 1536, blocks: 8, iterations: 90, shrinkAt: 30, expandAt: 60, nodes: 2 };
 const FIG5_GRIDS = values.quick ? [256, 512] : [256, 512, 1024, 2048];
+/** Each application: its name in the tables, its malleable source and kernels, and the plain program over the same decomposition. */
+const APPS: Record<string, { name: string; file: string; kernels: string[]; plain: (params: never) => unknown; plainFile: string }> = {
+  stencil: { name: 'Stencil2D', file: 'stencil2d.ts', kernels: ['grid-blocks.ts'], plain: stencil2d, plainFile: 'stencil2d.ts' },
+  wave: { name: 'Wave2D', file: 'wave2d.ts', kernels: ['grid-blocks.ts'], plain: wave2d, plainFile: 'wave2d.ts' },
+  leanmd: { name: 'LeanMD', file: 'leanmd.ts', kernels: ['md-cells.ts'], plain: leanmd, plainFile: 'leanmd.ts' },
+  lulesh: { name: 'Lulesh', file: 'lulesh.ts', kernels: ['hydro-blocks.ts'], plain: lulesh, plainFile: 'lulesh.ts' },
+};
+/** Seed Table III (SLOC of the original application, and modified to be malleable). */
+const SEED_TABLE3: Record<string, { original: number; modified: number }> = { stencil: { original: 207, modified: 31 }, leanmd: { original: 703, modified: 37 }, lulesh: { original: 4066, modified: 15 }, wave: { original: 363, modified: 37 } };
 /** Seed Table II, Stencil2D and Wave2D rows (s), for comparison. */
 const SEED = {
   leanmd: { shrink: { lb: 0.515, checkpoint: 0.039, reconnect: 2.102, restore: 0.003, total: 2.658 }, expand: { lb: 0.056, checkpoint: 0.016, reconnect: 7.079, restore: 0.003, total: 7.154 } },
@@ -64,22 +80,40 @@ async function runJob(cluster: Cluster, app: string, params: unknown, rescaleAt:
 
 const phasesOf = (r: RescaleAck) => ({ lb: r.phases.lb / 1000, checkpoint: r.phases.checkpoint / 1000, reconnect: r.phases.reconnect / 1000, restore: r.phases.restore / 1000, total: r.tRescaleMs / 1000 });
 
-/** Source lines (not blank, not only a comment) of a file. */
-function sloc(file: string): number {
-  return readFileSync(file, 'utf8').split('\n').filter((l) => {
-    const t = l.trim();
-    return t !== '' && !t.startsWith('//') && !t.startsWith('*') && !t.startsWith('/*');
-  }).length;
+const sloc = (file: string) => sourceLines(readFileSync(file, 'utf8'));
+
+/** Table III's row of an application: its lines, the plain program's, and what the malleable version changes (a line diff). */
+function programmerEffort(app: string) {
+  const { name, file, kernels, plainFile } = APPS[app]!;
+  const root = projectRoot();
+  const malleable = sloc(`${root}/src/frameworks/malleable/apps/${file}`);
+  const plain = sloc(`${root}/bench/apps/plain/${plainFile}`);
+  const { added, removed } = lineDiff(plain, malleable);
+  return {
+    app: name, plainSloc: plain.length, malleableSloc: malleable.length, kernelSloc: kernels.reduce((n, k) => n + sloc(`${root}/src/frameworks/malleable/apps/${k}`).length, 0),
+    changed: added.length, removed: removed.length, changedLines: added, seed: SEED_TABLE3[app],
+  };
+}
+
+/** The plain program on the same parameters, here in this process: its time, and whether its result is the malleable job's, bit for bit. */
+function runPlain(app: string, params: unknown, result: unknown): { seconds: number; exact: boolean } {
+  const started = performance.now();
+  const plain = APPS[app]!.plain(params as never);
+  const seconds = (performance.now() - started) / 1000;
+  const exact = JSON.stringify(plain) === JSON.stringify(result);
+  if (!exact) console.error(`${app}: the plain program's result DIFFERS from the malleable job's`);
+  return { seconds, exact };
 }
 
 async function main(): Promise<void> {
   await withNodeProcesses(NODES, async (cluster) => {
-    const table2: Record<string, { shrink: ReturnType<typeof phasesOf>; expand: ReturnType<typeof phasesOf>; exact: boolean; grid?: number; size: string }> = {};
+    const table2: Record<string, { shrink: ReturnType<typeof phasesOf>; expand: ReturnType<typeof phasesOf>; exact: boolean; grid?: number; size: string; seconds: number; plain: { seconds: number; exact: boolean } }> = {};
     for (const { app, key, params, shrinkAt, expandAt, size } of TABLE2_JOBS) {
       const run = await runJob(cluster, app, params, [{ iteration: shrinkAt, nodes: 2 }, { iteration: expandAt, nodes: 4 }]);
       const [shrink, expand] = run.stats.rescales;
       if (!shrink || !expand) throw new Error(`${app}: expected a shrink and an expand, the job reported ${JSON.stringify(run.stats.rescales)} (${run.stats.rollbacks} rollbacks)`);
-      table2[key] = { shrink: phasesOf(shrink!), expand: phasesOf(expand!), exact: run.exact, ...('grid' in params ? { grid: params.grid } : {}), size };
+      const plain = runPlain(app, params, run.result);
+      table2[key] = { shrink: phasesOf(shrink!), expand: phasesOf(expand!), exact: run.exact && plain.exact, ...('grid' in params ? { grid: params.grid } : {}), size, seconds: run.seconds, plain };
     }
     const fig4Run = await runJob(cluster, 'stencil', { grid: FIG4.grid, blocks: FIG4.blocks, iterations: FIG4.iterations }, [{ iteration: FIG4.shrinkAt, nodes: FIG4.nodes / 2 }, { iteration: FIG4.expandAt, nodes: FIG4.nodes }], FIG4.nodes);
     const fig4 = fig4Run.stats.iterationMs.map((ms, i) => ({ iteration: i, ms, nodes: fig4Run.stats.nodesPerIteration[i]! }));
@@ -89,14 +123,8 @@ async function main(): Promise<void> {
       const run = await runJob(cluster, 'stencil', { grid, blocks: 8, iterations: 12 }, [{ iteration: 6, nodes: 2 }]);
       fig5.push({ grid, stateMiB: (grid * grid * 8) / 2 ** 20, ...phasesOf(run.stats.rescales[0]!), exact: run.exact });
     }
-    // The sources' lines, whether this runs from them (tsx) or built (dist/bench).
-    const apps = `${projectRoot()}/src/frameworks/malleable/apps/`;
-    const table3 = [
-      { app: 'Stencil2D', sloc: sloc(`${apps}stencil2d.ts`), shared: sloc(`${apps}grid-blocks.ts`), malleabilityLines: 0 },
-      { app: 'Wave2D', sloc: sloc(`${apps}wave2d.ts`), shared: sloc(`${apps}grid-blocks.ts`), malleabilityLines: 0 },
-      { app: 'LeanMD', sloc: sloc(`${apps}leanmd.ts`), shared: sloc(`${apps}md-cells.ts`), malleabilityLines: 0 },
-      { app: 'Lulesh', sloc: sloc(`${apps}lulesh.ts`), shared: sloc(`${apps}hydro-blocks.ts`), malleabilityLines: 0 },
-    ];
+    // The sources' lines (read from the project root, whether this runs from the sources or built).
+    const table3 = Object.keys(APPS).map(programmerEffort);
     const results = {
       machine: machineInfo(),
       note: 'node processes on loopback over a 1-server ZooKeeper, on a 2-core machine; scaled sizes (the seed: 256 cores on Stampede)',
@@ -124,8 +152,9 @@ async function main(): Promise<void> {
     console.log(`\nFig. 4: median iteration time (ms) — 2 nodes ${fig4Phases.before}, 1 node ${fig4Phases.shrunk}, 2 nodes again ${fig4Phases.expanded}`);
     console.log('\nFig. 5a: shrink 4→2 (s) against the grid side');
     printTable([['grid', 'state MiB', 'LB', 'checkpoint', 'reconnect', 'restore', 'total', 'exact'], ...fig5.map((r) => [r.grid, r.stateMiB, r.lb, r.checkpoint, r.reconnect, r.restore, r.total, String(r.exact)])]);
-    console.log('\nTable III: application lines (the kernel and its decomposition) and lines about malleability');
-    printTable([['app', 'SLOC', 'shared kernel code', 'malleability lines'], ...table3.map((r) => [r.app, r.sloc, r.shared, r.malleabilityLines])]);
+    console.log('\nTable III: SLOC of the plain program and of the malleable application (kernels shared by both apart), and the lines the malleable one adds or changes (line diff); the seed\'s original and modified SLOC');
+    printTable([['app', 'plain SLOC', 'malleable SLOC', 'shared kernels', 'changed', 'removed', 'seed original', 'seed modified'], ...table3.map((r) => [r.app, r.plainSloc, r.malleableSloc, r.kernelSloc, r.changed, r.removed, r.seed?.original ?? '–', r.seed?.modified ?? '–'])]);
+    console.log(`\nThe plain programs (one process, one core) against the malleable jobs of Table II (4 → 2 → 4 node processes): ${Object.entries(table2).map(([k, r]) => `${k} ${r.plain.seconds.toFixed(2)} s plain, ${r.seconds.toFixed(2)} s malleable${r.plain.exact ? '' : ' (RESULT DIFFERS)'}`).join('; ')}`);
   });
 }
 

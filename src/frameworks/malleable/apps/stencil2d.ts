@@ -16,6 +16,18 @@ export const stencilInitial = (row: number, col: number): number => ((row * 131 
 /** The fixed value beyond each edge of the grid. */
 export const stencilBoundary = (side: Side): number => (side === Side.North ? 1 : 0);
 
+/** One Jacobi sweep of a padded block (ghosts filled): a new array, the fixed boundary ghosts kept. */
+export function relax(s: BlockShape, u: Float64Array): Float64Array {
+  const next = u.slice(); // keeps the fixed boundary ghosts; the interior is overwritten below
+  const w = s.cols + 2;
+  for (let r = 1; r <= s.rows; r++) {
+    for (let p = r * w + 1, end = r * w + s.cols; p <= end; p++) {
+      next[p] = (u[p]! + u[p - w]! + u[p + w]! + u[p - 1]! + u[p + 1]!) * 0.2;
+    }
+  }
+  return next;
+}
+
 export default defineMalleable<GridParams, StencilBlock, Halo, BlockSummary, GridResult>({
   name: 'stencil2d',
   validate: validateGrid,
@@ -30,13 +42,7 @@ export default defineMalleable<GridParams, StencilBlock, Halo, BlockSummary, Gri
   step({ index, params, state, inbox, send }) {
     const { shape: s, u } = state;
     fillGhosts(s, u, inbox);
-    const next = u.slice(); // keeps the fixed boundary ghosts; the interior is overwritten below
-    const w = s.cols + 2;
-    for (let r = 1; r <= s.rows; r++) {
-      for (let p = r * w + 1, end = r * w + s.cols; p <= end; p++) {
-        next[p] = (u[p]! + u[p - w]! + u[p + w]! + u[p - 1]! + u[p + 1]!) * 0.2;
-      }
-    }
+    const next = relax(s, u);
     sendEdges(params, index, s, next, send);
     return { shape: s, u: next };
   },

@@ -22,6 +22,17 @@ export function waveInitial(n: number): (row: number, col: number) => number {
   return (row, col) => Math.exp(-((row - mid) ** 2 + (col - mid) ** 2) / sigma2);
 }
 
+/** One time step of a padded block (ghosts of `u` filled): the next displacement overwrites `prev`. */
+export function advance(s: BlockShape, u: Float64Array, prev: Float64Array): void {
+  const w = s.cols + 2;
+  for (let r = 1; r <= s.rows; r++) {
+    for (let p = r * w + 1, end = r * w + s.cols; p <= end; p++) {
+      const c = u[p]!;
+      prev[p] = 2 * c - prev[p]! + WAVE_C2 * (u[p - w]! + u[p + w]! + u[p - 1]! + u[p + 1]! - 4 * c);
+    }
+  }
+}
+
 export default defineMalleable<GridParams, WaveBlock, Halo, BlockSummary, GridResult>({
   name: 'wave2d',
   validate: validateGrid,
@@ -36,13 +47,7 @@ export default defineMalleable<GridParams, WaveBlock, Halo, BlockSummary, GridRe
   step({ index, params, state, inbox, send }) {
     const { shape: s, u, prev } = state;
     fillGhosts(s, u, inbox);
-    const w = s.cols + 2;
-    for (let r = 1; r <= s.rows; r++) {
-      for (let p = r * w + 1, end = r * w + s.cols; p <= end; p++) {
-        const c = u[p]!;
-        prev[p] = 2 * c - prev[p]! + WAVE_C2 * (u[p - w]! + u[p + w]! + u[p - 1]! + u[p + 1]! - 4 * c);
-      }
-    }
+    advance(s, u, prev);
     sendEdges(params, index, s, prev, send);
     return { shape: s, u: prev, prev: u };
   },
