@@ -1,55 +1,159 @@
 /**
- * The workflow's journal in the shared directory: one append-only file per member, a line per
- * finished task (`D task node`) and per intermediate file saved to shared storage (`S file`). Task
- * state itself lives in memory on the members; the journal is what survives them: a dispatcher
- * reads it when it reconciles, and a resumed workflow skips the tasks it lists.
+ * The workflow's journal: what survives the members. Each run has a directory of its own under the
+ * shared directory's state directory (`<shared>/.tidepool/runs/<run>/journal/`), with one
+ * append-only file per member, a line per
+ *
+ *   D task node fingerprint recipe id    a task finished for the first time in this run
+ *   R task node fingerprint recipe id    it ran again to recreate lost intermediate files
+ *   F fingerprint size mtimeNs sha256 name   the task with that fingerprint wrote this file to the shared directory
+ *   S file                               an intermediate file saved to the shared directory when the run was stopped
+ *
+ * Within a run, a dispatcher reads its own run's lines by task number (a reconcile). Across runs only
+ * fingerprints count (`JournalHistory`): task numbers differ between workflows, and a completion
+ * applies to a task of another run only if it is the same computation. Names and ids are URI-encoded.
  */
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalState } from './dispatcher.js';
+import { formatStamp, parseStamp, type FileStamp } from './file-stamp.js';
+
+/** A completion to journal: the task, where it ran, and what identifies it across runs. */
+export interface Completion {
+  task: number;
+  node: string;
+  fingerprint: string;
+  recipe: string;
+  id: string;
+  /** Files it wrote to the shared directory (final outputs; intermediates too in the shared storage mode). */
+  wrote: { name: string; stamp: FileStamp }[];
+}
+
+export const journalDir = (runDir: string) => join(runDir, 'journal');
 
 export class Journal {
-  constructor(readonly dir: string, private readonly member: string, private readonly run: string) {
-    mkdirSync(dir, { recursive: true });
+  private readonly path: string;
+
+  constructor(runDir: string, member: string) {
+    mkdirSync(journalDir(runDir), { recursive: true });
+    this.path = join(journalDir(runDir), `${member.replace(/[^\w.-]/g, '_')}.log`);
   }
 
   /** Appended synchronously: a completion is durable before it is reported. `R` marks a re-run that recreated lost files. */
-  done(entries: [number, string][], recreated = false): void {
-    if (entries.length > 0) appendFileSync(join(this.dir, `${this.member}.log`), entries.map(([t, node]) => `${recreated ? 'R' : 'D'} ${t} ${node} ${this.run}\n`).join(''));
+  done(entries: Completion[], recreated = false): void {
+    if (entries.length === 0) return;
+    const kind = recreated ? 'R' : 'D';
+    let text = '';
+    for (const c of entries) {
+      for (const w of c.wrote) text += `F ${c.fingerprint} ${formatStamp(w.stamp)} ${encodeURIComponent(w.name)}\n`;
+      text += `${kind} ${c.task} ${c.node} ${c.fingerprint} ${c.recipe} ${encodeURIComponent(c.id)}\n`;
+    }
+    appendFileSync(this.path, text);
   }
 
-  saved(files: number[]): void {
-    if (files.length > 0) appendFileSync(join(this.dir, `${this.member}.log`), files.map((f) => `S ${f}\n`).join(''));
+  /** Intermediate files saved to the shared directory by a stopping run, with their producers' fingerprints and stamps. */
+  saved(files: { file: number; fingerprint: string; name: string; stamp: FileStamp }[]): void {
+    if (files.length === 0) return;
+    appendFileSync(this.path, files.map((s) => `F ${s.fingerprint} ${formatStamp(s.stamp)} ${encodeURIComponent(s.name)}\nS ${s.file}\n`).join(''));
   }
 
-  /**
-   * Everything every member (of this run and earlier ones) wrote; the last line about a task wins.
-   * A task finished by an earlier run is "done on" no live node: its files are gone unless saved.
-   */
-  static read(dir: string, run: string): JournalState {
-    return Journal.scan(dir, run).state;
+  /** This run's state by task number: where each finished task ran (the last line about a task wins), files saved. */
+  static read(runDir: string): JournalState {
+    return Journal.scan(runDir).state;
   }
 
-  /** The state, and how many times each task was completed (D) and re-run to recreate files (R). */
-  static scan(dir: string, run = ''): { state: JournalState; completions: Map<number, number>; recreations: number } {
+  /** This run's state, and how many times each task was completed (D) and re-run to recreate files (R). */
+  static scan(runDir: string): { state: JournalState; completions: Map<number, number>; recreations: number } {
     const state: JournalState = { done: new Map(), saved: new Set() };
     const completions = new Map<number, number>();
     let recreations = 0;
-    let names: string[];
-    try {
-      names = readdirSync(dir).filter((n) => n.endsWith('.log'));
-    } catch {
-      return { state, completions, recreations };
-    }
-    for (const name of names) {
-      for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
-        const [kind, a, b, from] = line.split(' ');
-        if ((kind === 'D' || kind === 'R') && a !== undefined && b !== undefined) state.done.set(Number(a), from === run ? b : `(run ${from})`);
-        else if (kind === 'S' && a !== undefined) state.saved.add(Number(a));
-        if (kind === 'D') completions.set(Number(a), (completions.get(Number(a)) ?? 0) + 1);
-        if (kind === 'R') recreations++;
+    for (const line of journalLines(journalDir(runDir))) {
+      const kind = line[0];
+      if (kind !== 'D' && kind !== 'R' && kind !== 'S') continue;
+      const [, a, b] = line.split(' ');
+      if (kind === 'S') {
+        if (a !== undefined) state.saved.add(Number(a));
+        continue;
       }
+      if (a === undefined || b === undefined) continue;
+      const t = Number(a);
+      state.done.set(t, b);
+      if (kind === 'D') completions.set(t, (completions.get(t) ?? 0) + 1);
+      else recreations++;
     }
     return { state, completions, recreations };
+  }
+}
+
+/** Every line of every member's file in a journal directory (none if it does not exist). */
+function* journalLines(dir: string): Generator<string> {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.log')).sort();
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const text = readFileSync(join(dir, name), 'utf8');
+    let from = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+      yield text.slice(from, nl);
+      from = nl + 1;
+    }
+  }
+}
+
+/** The run directories under a state directory, oldest first (run ids begin with their start time). */
+export function runDirs(stateDir: string): string[] {
+  try {
+    return readdirSync(join(stateDir, 'runs')).sort().map((r) => join(stateDir, 'runs', r));
+  } catch {
+    return [];
+  }
+}
+
+/** What every earlier run in a shared directory did, by fingerprint (the rerun planner's view of the journal). */
+export class JournalHistory {
+  /** Fingerprints with a completion (first or recreation) in some run. */
+  readonly completed = new Set<string>();
+  /** `fingerprint NUL name` → the stamp of the file its completion left (the latest run's). */
+  private readonly written = new Map<string, FileStamp>();
+
+  constructor(private readonly runs: string[]) {
+    for (const run of runs) {
+      for (const line of journalLines(journalDir(run))) {
+        const kind = line[0];
+        if (kind === 'D' || kind === 'R') {
+          const fp = line.split(' ', 4)[3];
+          if (fp !== undefined) this.completed.add(fp);
+        } else if (kind === 'F') {
+          const [, fp, size, mtime, sha, name] = line.split(' ');
+          const stamp = parseStamp(size, mtime, sha);
+          if (fp !== undefined && name !== undefined && stamp) this.written.set(`${fp}\u0000${decodeURIComponent(name)}`, stamp);
+        }
+      }
+    }
+  }
+
+  static load(stateDir: string): JournalHistory {
+    return new JournalHistory(runDirs(stateDir));
+  }
+
+  stampOf(fingerprint: string, name: string): FileStamp | undefined {
+    return this.written.get(`${fingerprint}\u0000${name}`);
+  }
+
+  /** The latest completion of each of these task ids (any fingerprint): its recipe and its run, to say what changed. */
+  lastCompletions(ids: Set<string>): Map<string, { recipe: string; run: string; fingerprint: string }> {
+    const out = new Map<string, { recipe: string; run: string; fingerprint: string }>();
+    for (const run of this.runs) {
+      for (const line of journalLines(journalDir(run))) {
+        if (line[0] !== 'D' && line[0] !== 'R') continue;
+        const [, , , fingerprint, recipe, id] = line.split(' ');
+        if (id === undefined) continue;
+        const decoded = decodeURIComponent(id);
+        if (ids.has(decoded)) out.set(decoded, { recipe: recipe!, run, fingerprint: fingerprint! });
+      }
+    }
+    return out;
   }
 }

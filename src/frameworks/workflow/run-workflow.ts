@@ -1,38 +1,56 @@
 /**
  * Running a workflow on a cluster from a program (and from `tidepool workflow run`): prepares the
- * shared directory (a replay writes the workflow's inputs at their recorded sizes × scale), submits
- * a job of the workflow kind and follows its progress through the control channel.
+ * shared directory (a replay writes the workflow's inputs at their recorded sizes × scale), plans
+ * the run against earlier runs in the same directory (only what changed runs; a complete workflow has
+ * nothing to do and submits nothing), records the run in a run directory, submits a job of the
+ * workflow kind and follows its progress through the control channel.
  */
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Cluster, JobHandle } from '../../runtime/cluster.js';
 import { requestJob } from '../../runtime/job-control.js';
 import type { KindRef } from '../../runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../runtime/task.js';
+import { stillComplete, workflowKey, writeComplete, type CompleteRecord } from './complete-record.js';
+import { sha256OfFile, type ChangeDetection, type FileStamp } from './file-stamp.js';
+import { JournalHistory } from './journal.js';
+import { prepareRun, type PreparedRun } from './prepare-run.js';
 import { replayBytes } from './replay-bytes.js';
-import { sharedPath } from './task-execution.js';
+import { createRunDir, stateDirOf } from './run-directory.js';
+import { sharedPath } from './shared-path.js';
 import type { WorkflowBuilder } from './workflow-builder.js';
 import type { MemberReport, WorkflowJobConfig, WorkflowResult } from './workflow-kind.js';
-import { workflowInputs, type Workflow } from './workflow.js';
+import { finalOutputs, workflowInputs, type Workflow } from './workflow.js';
 
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 /** Built in, so that every node runs its own copy of the kind (see load-kind.ts). */
 export const WORKFLOW_KIND: KindRef = { module: 'builtin:workflow', export: 'default' };
 export const WORKFLOW_TASK: TaskRef = { module: new URL(`./replay-task${EXT}`, import.meta.url).href, export: 'default' };
 
-export interface RunWorkflowOptions extends Omit<WorkflowJobConfig, 'source' | 'journal'> {
+export interface RunWorkflowOptions extends Omit<WorkflowJobConfig, 'source' | 'run'> {
   /** A workflow file (read by every member: give a path they can all reach) … */
   file?: string;
   /** … or a workflow built in code. */
   builder?: WorkflowBuilder;
-  /** Default: `<shared>/.journal/<workflow name>`. A run with the journal of a stopped one resumes it. */
-  journal?: string;
-  /** Forget the journal: run every task again. */
+  /** Where runs are recorded (default `<shared>/.tidepool`): the journal earlier runs are compared with. */
+  stateDir?: string;
+  /** Forget earlier runs: run every task again. */
   fresh?: boolean;
+  /** How a changed input or output is told apart: size and mtime (default), or content. */
+  detection?: ChangeDetection;
   nodes?: number;
+  /** A plan made already (planWorkflowRun) with the same options: used instead of planning again. */
+  prepared?: PreparedRun;
   /** Called about every `progressMs` with every member's figures. */
   onProgress?: (members: MemberReport[]) => void;
   progressMs?: number;
+}
+
+/** A submitted run: the job, its run directory (journal, logs, provenance) and its plan. */
+export interface WorkflowJob extends JobHandle {
+  dir: string;
+  prepared: PreparedRun;
 }
 
 /** Writes the workflow's inputs into the shared directory at their recorded sizes × scale (existing ones of the right size are kept). */
@@ -41,6 +59,7 @@ export async function prepareReplayInputs(workflow: Workflow, shared: string, sc
   let written = 0;
   for (const f of workflowInputs(workflow)) {
     const file = workflow.files[f]!;
+    if (file.marker) continue;
     const size = Math.round(file.size * scale);
     const existing = await stat(sharedPath(shared, file.name)).catch(() => undefined);
     if (existing?.size === size) continue;
@@ -50,25 +69,72 @@ export async function prepareReplayInputs(workflow: Workflow, shared: string, sc
   return written;
 }
 
-export async function submitWorkflow(cluster: Cluster, workflow: Workflow, opts: RunWorkflowOptions): Promise<JobHandle> {
+/** The key of a workflow's content and settings (complete-record.ts). */
+async function keyOf(opts: Pick<RunWorkflowOptions, 'file' | 'builder' | 'replay' | 'detection'>): Promise<string | undefined> {
+  const source = opts.file !== undefined ? await sha256OfFile(opts.file) : opts.builder ? createHash('sha256').update(JSON.stringify(opts.builder.toSource())).digest('hex') : undefined;
+  return source === undefined ? undefined : workflowKey(source, { detection: opts.detection ?? 'mtime', ...(opts.replay !== undefined ? { replay: opts.replay } : {}) });
+}
+
+/**
+ * Is this workflow complete in this shared directory, with its inputs and final outputs as the run
+ * that completed it left them? Decided from the file's bytes without loading it (`tidepool workflow
+ * run` asks before it parses a file).
+ */
+export async function alreadyComplete(opts: Pick<RunWorkflowOptions, 'file' | 'builder' | 'replay' | 'detection' | 'shared' | 'stateDir' | 'fresh'>): Promise<CompleteRecord | undefined> {
+  if (opts.fresh) return undefined;
+  const key = await keyOf(opts).catch(() => undefined);
+  if (key === undefined) return undefined;
+  return stillComplete(stateDirOf(resolve(opts.shared), opts.stateDir), key, resolve(opts.shared), opts.detection ?? 'mtime');
+}
+
+/** Prepares the shared directory (replay inputs) and plans the run against earlier ones; submits nothing. */
+export async function planWorkflowRun(workflow: Workflow, opts: RunWorkflowOptions): Promise<PreparedRun> {
   const shared = resolve(opts.shared);
   await mkdir(shared, { recursive: true });
   if (opts.replay !== undefined) await prepareReplayInputs(workflow, shared, opts.replay);
-  const { file, builder, nodes, journal, fresh, ...rest } = opts;
-  delete rest.onProgress;
-  delete rest.progressMs;
-  const config: WorkflowJobConfig = {
-    ...rest, shared,
-    source: file !== undefined ? { path: resolve(file) } : { code: builder!.toSource() },
-    journal: resolve(journal ?? `${shared}/.journal/${workflow.name.replace(/[^\w.-]/g, '_')}`),
-  };
-  if (fresh) await rm(config.journal, { recursive: true, force: true });
-  return cluster.submit(WORKFLOW_TASK, null, { kind: WORKFLOW_KIND, input: config, ...(nodes !== undefined ? { nodes } : {}) });
+  return prepareRun(workflow, {
+    shared, ...(opts.stateDir !== undefined ? { stateDir: opts.stateDir } : {}), ...(opts.replay !== undefined ? { replay: opts.replay } : {}),
+    ...(opts.detection !== undefined ? { detection: opts.detection } : {}), ...(opts.fresh ? { fresh: true } : {}),
+  });
 }
 
-/** Runs the workflow to its end; rejects with the failing task's error. */
+/** Records a planned run in a new run directory and submits its job (a plan with nothing to run ends at once). */
+export async function submitPlanned(cluster: Cluster, prepared: PreparedRun, opts: RunWorkflowOptions): Promise<WorkflowJob> {
+  const { workflow, plan, shared } = prepared;
+  const { file, builder, nodes, ...rest } = opts;
+  for (const k of ['onProgress', 'progressMs', 'stateDir', 'fresh', 'detection', 'prepared'] as const) delete rest[k];
+  const inputs: Record<string, FileStamp> = {};
+  for (const [f, s] of prepared.inputs) inputs[workflow.files[f]!.name] = s;
+  const dir = createRunDir(prepared.stateDir, {
+    workflow: workflow.name, format: workflow.format, source: file !== undefined ? resolve(file) : '<code>', shared, started: new Date().toISOString(),
+    tasks: workflow.tasks.length, toRun: plan.toRun, upToDate: plan.upToDate, inputs, ...(opts.replay !== undefined ? { replay: opts.replay } : {}),
+  }, { fingerprints: prepared.fingerprints, upToDate: plan.runs.map((r) => 1 - r), saved: plan.saved });
+  const config: WorkflowJobConfig = {
+    ...rest, shared, run: dir,
+    source: file !== undefined ? { path: resolve(file) } : { code: builder!.toSource() },
+  };
+  const job = await cluster.submit(WORKFLOW_TASK, null, { kind: WORKFLOW_KIND, input: config, ...(nodes !== undefined ? { nodes } : {}) });
+  return Object.assign(job, { dir, prepared });
+}
+
+/** Plans and submits a run (even one with nothing to do: its job then ends at once with no task run). */
+export async function submitWorkflow(cluster: Cluster, workflow: Workflow, opts: RunWorkflowOptions): Promise<WorkflowJob> {
+  return submitPlanned(cluster, await planWorkflowRun(workflow, opts), opts);
+}
+
+/**
+ * Runs the workflow to its end; rejects with the failing task's error. A workflow with nothing to
+ * do (complete, its inputs and outputs unchanged) resolves at once with `nothingToDo`.
+ */
 export async function runWorkflow(cluster: Cluster, workflow: Workflow, opts: RunWorkflowOptions): Promise<WorkflowResult> {
-  const job = await submitWorkflow(cluster, workflow, opts);
+  const done = opts.prepared ? undefined : await alreadyComplete(opts);
+  if (done) return { tasks: 0, members: [], upToDate: done.tasks, nothingToDo: true };
+  const prepared = opts.prepared ?? await planWorkflowRun(workflow, opts);
+  if (nothingToDo(prepared)) {
+    await recordComplete(prepared, opts, undefined);
+    return { tasks: 0, members: [], upToDate: workflow.tasks.length, nothingToDo: true };
+  }
+  const job = await submitPlanned(cluster, prepared, opts);
   let timer: NodeJS.Timeout | undefined;
   let ended = false;
   if (opts.onProgress) {
@@ -81,9 +147,36 @@ export async function runWorkflow(cluster: Cluster, workflow: Workflow, opts: Ru
     timer = setTimeout(() => void poll(), opts.progressMs ?? 1000);
   }
   try {
-    return await job.result<WorkflowResult>();
+    const result = await job.result<WorkflowResult>();
+    if (!result.stopped) await recordComplete(prepared, opts, job.dir);
+    return { ...result, upToDate: prepared.plan.upToDate, run: job.dir };
   } finally {
     ended = true;
     clearTimeout(timer);
   }
+}
+
+export const nothingToDo = (prepared: PreparedRun) => prepared.plan.toRun === 0 && prepared.plan.recreate.length === 0;
+
+/**
+ * Records the workflow as complete: its inputs as found, and its final outputs as the completions
+ * that wrote them journaled (this run's, or an earlier one's for tasks that were up to date).
+ */
+export async function recordComplete(prepared: PreparedRun, opts: RunWorkflowOptions, runDir: string | undefined): Promise<void> {
+  const key = await keyOf(opts);
+  if (key === undefined) return;
+  const { workflow } = prepared;
+  // This run's journal first; the whole history only for outputs of tasks that were up to date.
+  const mine = runDir === undefined ? undefined : new JournalHistory([runDir]);
+  let all: JournalHistory | undefined;
+  const outputs: [string, FileStamp][] = [];
+  for (const f of finalOutputs(workflow)) {
+    const file = workflow.files[f]!;
+    const fp = prepared.fingerprints[file.producer]!;
+    const stamp = mine?.stampOf(fp, file.name) ?? (all ??= JournalHistory.load(prepared.stateDir)).stampOf(fp, file.name);
+    if (!stamp) return; // not recorded (should not happen): no record, the next run plans in full
+    outputs.push([file.name, stamp]);
+  }
+  const inputs: [string, FileStamp][] = [...prepared.inputs].map(([f, s]) => [workflow.files[f]!.name, s]);
+  writeComplete(prepared.stateDir, key, { workflow: workflow.name, tasks: workflow.tasks.length, run: runDir ?? '', inputs, outputs });
 }

@@ -14,9 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TaskRef } from '../../runtime/task.js';
 import type { WorkerEvent, Workers } from '../../runtime/worker/worker-pool.js';
+import { sha256Of, statStamp, type FileStamp } from './file-stamp.js';
 import type { FileLocation } from './location-shard.js';
 import type { ReplayJob, WorkerJob } from './replay-task.js';
 import type { Workflow } from './workflow.js';
+import { sharedPath } from './shared-path.js';
 
 export type StorageMode = 'collocated' | 'isolated' | 'shared';
 
@@ -57,6 +59,12 @@ interface Waiting {
   started: (() => void) | undefined;
 }
 
+/** What a run of a task left: where its intermediate outputs are, and the files it wrote to the shared directory. */
+export interface TaskOutcome {
+  located: [number, FileLocation][];
+  wrote: { name: string; stamp: FileStamp }[];
+}
+
 /** Thrown when an input's holder is gone: the task waits for the file again instead of failing. */
 export class InputLost extends Error {
   /** The input that could not be had (its location is stale), if known. */
@@ -65,10 +73,7 @@ export class InputLost extends Error {
   }
 }
 
-/** A file name as a path in the shared directory (names may contain slashes). */
-export function sharedPath(shared: string, name: string): string {
-  return join(shared, name.replace(/%/g, '%25').replace(/\//g, '%2F'));
-}
+export { sharedPath };
 
 export class TaskExecution {
   readonly counters: ExecutionCounters = { bytesFromShared: 0, bytesToShared: 0, bytesPeer: 0, filesPeer: 0, transferMs: [] };
@@ -94,7 +99,7 @@ export class TaskExecution {
    * Runs the task; resolves with the locations of its intermediate outputs (final ones are in the
    * shared directory). `started` is told when the task goes to a thread (or its process starts), its inputs here.
    */
-  async run(task: number, inputs: [number, FileLocation | 'shared'][], started?: () => void): Promise<[number, FileLocation][]> {
+  async run(task: number, inputs: [number, FileLocation | 'shared'][], started?: () => void): Promise<TaskOutcome> {
     const spec = this.workflow.tasks[task]!;
     const wanted = inputs.filter(([f]) => !this.workflow.files[f]!.marker);
     const bytes = new Map<string, Uint8Array>();
@@ -110,20 +115,21 @@ export class TaskExecution {
       started?.();
       outputs = await this.runCommand(task, bytes, realOutputs.map((f) => this.workflow.files[f]!.name));
     } else throw new Error(`task ${spec.id} has neither a command nor a function: replay the workflow (--replay SCALE)`);
-    const out: [number, FileLocation][] = [];
+    const located: [number, FileLocation][] = [];
+    const wrote: TaskOutcome['wrote'] = [];
     for (const f of realOutputs) {
       const file = this.workflow.files[f]!;
       const content = outputs[file.name]!;
       if (file.consumers.length === 0 || this.settings.storage === 'shared') {
-        await this.writeShared(file.name, content);
-        if (file.consumers.length > 0) out.push([f, { node: SHARED_NODE }]);
-      } else if (this.settings.storage === 'isolated') out.push([f, await this.putRemote(f, content)]);
+        wrote.push({ name: file.name, stamp: await this.writeShared(file.name, content) });
+        if (file.consumers.length > 0) located.push([f, { node: SHARED_NODE }]);
+      } else if (this.settings.storage === 'isolated') located.push([f, await this.putRemote(f, content)]);
       else {
         this.local.set(f, content);
-        out.push([f, { node: this.settings.nodeId }]);
+        located.push([f, { node: this.settings.nodeId }]);
       }
     }
-    return out;
+    return { located, wrote };
   }
 
   private async obtain(f: number, loc: FileLocation | 'shared'): Promise<Uint8Array> {
@@ -148,9 +154,14 @@ export class TaskExecution {
     }
   }
 
-  async writeShared(name: string, content: Uint8Array): Promise<void> {
-    await writeFile(sharedPath(this.settings.shared, name), content);
+  /** Writes a file to the shared directory; returns its stamp (with the content's hash) for the journal. */
+  async writeShared(name: string, content: Uint8Array): Promise<FileStamp> {
+    const path = sharedPath(this.settings.shared, name);
+    await writeFile(path, content);
     this.counters.bytesToShared += content.length;
+    const stamp = statStamp(path);
+    if (!stamp) throw new Error(`${path} vanished right after it was written`);
+    return { ...stamp, sha256: sha256Of(content) };
   }
 
   /** Bytes of an intermediate file this node holds (to serve a fetch, or to save it when the workflow stops). */

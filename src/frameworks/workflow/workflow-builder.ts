@@ -199,6 +199,9 @@ export class WorkflowBuilder {
       tasks[t] = task;
     }
     this.addMarkers(tasks, files);
+    // Lines kept compactly (not the declarations, nor a loader's text) for errors found after loading.
+    const lines = new Int32Array(n);
+    for (let t = 0; t < n; t++) lines[t] = this.decls[t]!.line ?? 0;
     const graph = computeOrder(tasks, (cycle) => {
       const first = this.decls[cycle[0]!]!;
       return this.error(first.id, `dependency cycle: ${[...cycle, cycle[0]!].map((t) => tasks[t]!.id).join(' -> ')}`, first.line);
@@ -208,6 +211,10 @@ export class WorkflowBuilder {
       counts: { tasks: n, explicitEdges, fileEdges, edges, files: fileNames, totalRuntime: graph.totalRuntime, criticalPath: graph.criticalPath, depth: graph.depth },
       warnings: this.warnings,
       taskIndex: (id) => byId.get(id) ?? -1,
+      lineOf: (id) => {
+        const t = byId.get(id);
+        return t === undefined || lines[t] === 0 ? undefined : lines[t];
+      },
     };
   }
 

@@ -12,12 +12,14 @@ import { NO_METRICS } from '../../runtime/metrics/metrics-registry.js';
 import { TASK_WAIT } from './task-wait-histogram.js';
 import type { DispatchMode } from './dispatcher.js';
 import { chunksOf, checkChunk, FileAssembly } from './file-chunks.js';
-import { Journal } from './journal.js';
+import { recipeHash } from './fingerprint.js';
+import { Journal, type Completion } from './journal.js';
+import { readMemberPlan } from './run-directory.js';
 import type { FileLocation } from './location-shard.js';
 import { loadWorkflow } from './load-workflow.js';
 import { validateWorkflowMessage } from './protocol.js';
 import { Rendezvous } from './rendezvous.js';
-import { InputLost, TaskExecution, type ExecutionCounters, type StorageMode } from './task-execution.js';
+import { InputLost, TaskExecution, type ExecutionCounters, type StorageMode, type TaskOutcome } from './task-execution.js';
 import { WorkflowBuilder, type WorkflowSource } from './workflow-builder.js';
 import { WorkflowEngine, type EngineStats } from './workflow-engine.js';
 import type { Workflow } from './workflow.js';
@@ -27,8 +29,8 @@ export interface WorkflowJobConfig {
   source: { path: string } | { code: WorkflowSource };
   /** The shared directory: workflow inputs are read from it, final outputs written to it. */
   shared: string;
-  /** Where the journal lives (in the shared directory by default); a resumed run uses the same one. */
-  journal: string;
+  /** The run's directory (run-directory.ts): its plan, journal, task logs and provenance. */
+  run: string;
   replay?: number;
   storage?: StorageMode;
   mode?: DispatchMode;
@@ -50,6 +52,12 @@ export interface WorkflowResult {
   members: MemberReport[];
   /** The run was stopped (`stop` control request); running it again resumes it. */
   stopped?: boolean;
+  /** Tasks that were up to date when the run started (set by runWorkflow). */
+  upToDate?: number;
+  /** Everything was up to date: no job was run (set by runWorkflow). */
+  nothingToDo?: boolean;
+  /** The run directory (set by runWorkflow when a job ran). */
+  run?: string;
 }
 
 interface WorkflowMember extends MemberRole {
@@ -66,8 +74,24 @@ export async function workflowOf(source: WorkflowJobConfig['source']): Promise<W
 async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const cfg = ctx.spec.input as WorkflowJobConfig;
   const workflow = await workflowOf(cfg.source);
-  const journal = new Journal(cfg.journal, ctx.nodeId, ctx.spec.id);
-  const earlier = Journal.read(cfg.journal, ctx.spec.id);
+  const plan = readMemberPlan(cfg.run, workflow.tasks.length);
+  const journal = new Journal(cfg.run, ctx.nodeId);
+  /** This run's journal, with the tasks up to date before it started (done on no live node) and the files present then. */
+  const readJournal = () => {
+    const state = Journal.read(cfg.run);
+    plan.upToDate.forEach((u, t) => {
+      if (u === 1 && !state.done.has(t)) state.done.set(t, EARLIER_RUN);
+    });
+    for (const f of plan.saved) state.saved.add(f);
+    return state;
+  };
+  /** What each task that finished here wrote to the shared directory, until its completion is journaled. */
+  const wroteBy = new Map<number, TaskOutcome['wrote']>();
+  const completion = (task: number, node: string): Completion => {
+    const wrote = wroteBy.get(task) ?? [];
+    wroteBy.delete(task);
+    return { task, node, fingerprint: plan.fingerprints[task]!, recipe: recipeHash(workflow, workflow.tasks[task]!, cfg.replay), id: workflow.tasks[task]!.id, wrote };
+  };
   const trace: [number, number, number][] = [];
   /** The latest tasks' spans on this member, published for the dashboard's Gantt (bounded). */
   const spans = new EventRing(100);
@@ -143,22 +167,23 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
         if (ms !== undefined) taskWait.observe(ms / 1000);
       }).then(
         (out) => {
+          wroteBy.set(task, out.wrote);
           if (cfg.trace) trace.push([task, started, performance.timeOrigin + performance.now()]);
           spans.put({ id: workflow.tasks[task]!.id, lane: ctx.nodeId, label: workflow.tasks[task]!.category, at: Math.round(started), end: Math.round(performance.timeOrigin + performance.now()) });
-          engine.taskFinished(task, out);
+          engine.taskFinished(task, out.located);
         },
         (err: Error) => (err instanceof InputLost ? engine.inputLost(task, err.file) : engine.taskFailed(task, err.message)),
       );
     },
-    readJournal: () => Journal.read(cfg.journal, ctx.spec.id),
-    journal: (done, recreated) => journal.done(done, recreated),
+    readJournal,
+    journal: (done, recreated) => journal.done(done.map(([t, node]) => completion(t, node)), recreated),
     finish: (o) => finish?.(o),
     random: () => ctx.rng.next(),
     now: () => performance.now(),
     defer: (flush) => void setImmediate(flush),
     // Per thread: the running task, the next one queued behind it, and PREFETCH more whose inputs are on their way.
   }, {
-    slots: (2 + PREFETCH) * ctx.workers.size, saved: earlier.saved, ...pick(cfg),
+    slots: (2 + PREFETCH) * ctx.workers.size, saved: new Set(plan.saved), ...pick(cfg),
     ...(cfg.replay !== undefined ? { short: { seconds: (t: number) => Math.max(0, workflow.tasks[t]!.runtime) * cfg.replay!, budget: SHORT_BUDGET_SECONDS * ctx.workers.size, max: SHORT_MAX * ctx.workers.size } } : {}),
   });
   const ticker = setInterval(() => engine.tick(), 20);
@@ -167,13 +192,13 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const pauseAndSave = async () => {
     engine.pause();
     while (!engine.idle) await new Promise((r) => setTimeout(r, 20));
-    const done = Journal.read(cfg.journal, ctx.spec.id).done;
-    const saved: number[] = [];
+    const done = readJournal().done;
+    const saved: Parameters<Journal['saved']>[0] = [];
     for (const [f] of engine.worker.held()) {
       const bytes = exec.held(f);
-      if (!bytes || workflow.files[f]!.consumers.every((c) => done.has(c))) continue;
-      await exec.writeShared(workflow.files[f]!.name, bytes);
-      saved.push(f);
+      const file = workflow.files[f]!;
+      if (!bytes || file.consumers.every((c) => done.has(c))) continue;
+      saved.push({ file: f, fingerprint: plan.fingerprints[file.producer]!, name: file.name, stamp: await exec.writeShared(file.name, bytes) });
     }
     journal.saved(saved);
   };
@@ -336,6 +361,9 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     },
   };
 }
+
+/** Where a task that was up to date before the run started is "done": on no member (its intermediate files are gone unless saved). */
+const EARLIER_RUN = '(an earlier run)';
 
 /** How long the leader waits for the job's nodes to join before it dispatches to those that did. */
 const MEMBERS_WAIT_MS = 3_000;

@@ -42,8 +42,14 @@ export function progressLine(w: Workflow, members: MemberReport[]): string {
 
 export function summarizeRun(w: Workflow, result: WorkflowResult, seconds: number) {
   const t = totals(result.members);
-  const text = `${w.name}: ${t.completed} of ${w.counts.tasks} tasks done in ${seconds.toFixed(2)} s on ${result.members.length} nodes` +
+  const upToDate = result.upToDate ?? 0;
+  if (result.nothingToDo) {
+    return { tasks: w.counts.tasks, seconds, nodes: 0, ...t, upToDate, nothingToDo: true, text: `${w.name}: nothing to do: all ${w.counts.tasks} tasks are up to date` };
+  }
+  const ran = upToDate > 0 ? `${t.completed} of ${w.counts.tasks} tasks run (${upToDate} up to date)` : `${t.completed} of ${w.counts.tasks} tasks done`;
+  const text = `${w.name}: ${ran} in ${seconds.toFixed(2)} s on ${result.members.length} nodes` +
     ` (${t.retries} retries, ${t.recreated} re-run to recreate lost files, ${t.steals} stolen)\n` +
-    `bytes: ${mb(t.bytesFromShared)} from shared storage, ${mb(t.bytesToShared)} to shared storage, ${mb(t.bytesPeer)} peer to peer`;
-  return { tasks: w.counts.tasks, seconds, nodes: result.members.length, ...t, text };
+    `bytes: ${mb(t.bytesFromShared)} from shared storage, ${mb(t.bytesToShared)} to shared storage, ${mb(t.bytesPeer)} peer to peer` +
+    (result.run !== undefined ? `\nrun directory: ${result.run}` : '');
+  return { tasks: w.counts.tasks, seconds, nodes: result.members.length, ...t, upToDate, ...(result.run !== undefined ? { run: result.run } : {}), text };
 }

@@ -89,6 +89,8 @@ export interface Workflow {
   warnings: string[];
   /** Task number by id, or -1. */
   taskIndex(id: string): number;
+  /** The line of the source file where a task is declared, when the loader knows it (for errors found after loading). */
+  lineOf?(taskId: string): number | undefined;
 }
 
 /** Children of every task (the reverse of `parents`), built once when a scheduler needs them. */

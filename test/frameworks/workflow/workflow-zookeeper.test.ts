@@ -41,12 +41,18 @@ function assertOutputs(wf: Workflow, shared: string, scale = SCALE): void {
   }
 }
 
-function assertOnce(wf: Workflow, journal: string): { recreations: number } {
-  const scan = Journal.scan(journal);
-  assert.equal(scan.state.done.size, wf.tasks.length, 'every task finished');
-  for (const [t, n] of scan.completions) assert.equal(n, 1, `task ${wf.tasks[t]!.id} completed ${n} times`);
-  assert.equal(scan.completions.size, wf.tasks.length);
-  return { recreations: scan.recreations };
+/** Across the runs (run directories) of one workflow, every task completed exactly once. */
+function assertOnce(wf: Workflow, ...runs: string[]): { recreations: number } {
+  const completions = new Map<number, number>();
+  let recreations = 0;
+  for (const run of runs) {
+    const scan = Journal.scan(run);
+    for (const [t, n] of scan.completions) completions.set(t, (completions.get(t) ?? 0) + n);
+    recreations += scan.recreations;
+  }
+  for (const [t, n] of completions) assert.equal(n, 1, `task ${wf.tasks[t]!.id} completed ${n} times`);
+  assert.equal(completions.size, wf.tasks.length, 'every task finished');
+  return { recreations };
 }
 
 describe('workflows on node processes over ZooKeeper', () => {
@@ -79,7 +85,7 @@ describe('workflows on node processes over ZooKeeper', () => {
   const midReplay = async (cluster: Cluster, wf: Workflow, shared: string, done: number) => {
     await idle(cluster, 3);
     const job = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
-    const journal = `${shared}/.journal/${wf.name}`;
+    const journal = job.dir;
     await waitFor(() => Journal.scan(journal).completions.size >= done, `${done} tasks finished`, 120_000);
     const leader = await jobLeader(cluster.coordination, job.id);
     const members = (await cluster.nodes()).filter((n) => n.job === job.id).map((n) => n.id);
@@ -130,7 +136,7 @@ describe('workflows on node processes over ZooKeeper', () => {
     try {
       await idle(cluster, 3);
       const first = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
-      const journal = `${shared}/.journal/${wf.name}`;
+      const journal = first.dir;
       await waitFor(() => Journal.scan(journal).completions.size >= 30, '30 tasks finished', 120_000);
       assert.deepEqual(await requestJob(cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 }), { stopped: true });
       const stopped = await withDeadline(first.result<WorkflowResult>(), 'the stopped run', 60_000);
@@ -141,7 +147,8 @@ describe('workflows on node processes over ZooKeeper', () => {
       const second = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
       const resumed = await withDeadline(second.result<WorkflowResult>(), 'the resumed run', 180_000);
       assert.equal(resumed.tasks, wf.tasks.length - before, 'the resumed run completed only what was left');
-      assert.equal(assertOnce(wf, journal).recreations, 0, 'no finished task ran again: the files it needed were saved');
+      assert.equal(second.prepared.plan.upToDate, before, 'the tasks the stopped run finished are up to date');
+      assert.equal(assertOnce(wf, first.dir, second.dir).recreations, 0, 'no finished task ran again: the files it needed were saved');
       assertOutputs(wf, shared);
     } finally {
       await cluster.close();
