@@ -50,6 +50,16 @@ export async function unchanged(path: string, recorded: FileStamp, now: FileStam
   return (await sha256OfFile(path)) === recorded.sha256;
 }
 
+/** As `unchanged`, against several recorded stamps: the same write as one of them, or (by content) the same bytes as one. */
+export async function unchangedFromAny(path: string, recorded: FileStamp[], now: FileStamp, detection: ChangeDetection): Promise<boolean> {
+  if (recorded.some((r) => sameWrite(r, now))) return true;
+  if (detection === 'mtime') return false;
+  const same = recorded.filter((r) => r.sha256 !== undefined && r.size === now.size);
+  if (same.length === 0) return false;
+  const sha = await sha256OfFile(path);
+  return same.some((r) => r.sha256 === sha);
+}
+
 /** `size mtimeNs sha256|-`: a stamp in a journal line. */
 export function formatStamp(s: FileStamp): string {
   return `${s.size} ${s.mtimeNs} ${s.sha256 ?? '-'}`;

@@ -115,8 +115,8 @@ export function runDirs(stateDir: string): string[] {
 export class JournalHistory {
   /** Fingerprints with a completion (first or recreation) in some run. */
   readonly completed = new Set<string>();
-  /** `fingerprint NUL name` → the stamp of the file its completion left (the latest run's). */
-  private readonly written = new Map<string, FileStamp>();
+  /** `fingerprint NUL name` → the stamps of the file as completions of that fingerprint left it (one per write). */
+  private readonly written = new Map<string, FileStamp[]>();
 
   constructor(private readonly runs: string[]) {
     for (const run of runs) {
@@ -128,7 +128,11 @@ export class JournalHistory {
         } else if (kind === 'F') {
           const [, fp, size, mtime, sha, name] = line.split(' ');
           const stamp = parseStamp(size, mtime, sha);
-          if (fp !== undefined && name !== undefined && stamp) this.written.set(`${fp}\u0000${decodeURIComponent(name)}`, stamp);
+          if (fp === undefined || name === undefined || !stamp) continue;
+          const key = `${fp}\u0000${decodeURIComponent(name)}`;
+          const list = this.written.get(key);
+          if (list) list.push(stamp);
+          else this.written.set(key, [stamp]);
         }
       }
     }
@@ -138,8 +142,12 @@ export class JournalHistory {
     return new JournalHistory(runDirs(stateDir));
   }
 
-  stampOf(fingerprint: string, name: string): FileStamp | undefined {
-    return this.written.get(`${fingerprint}\u0000${name}`);
+  /**
+   * The stamps a file had when completions of this fingerprint wrote it (oldest first). The file is
+   * intact if it is as any of them left it: the same write, or (compared by content) the same bytes.
+   */
+  stampsOf(fingerprint: string, name: string): FileStamp[] {
+    return this.written.get(`${fingerprint}\u0000${name}`) ?? [];
   }
 
   /** The latest completion of each of these task ids (any fingerprint): its recipe and its run, to say what changed. */

@@ -7,7 +7,7 @@
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { computeFingerprints, recipeHash } from './fingerprint.js';
-import { sha256OfFile, statStamp, unchanged, type ChangeDetection, type FileStamp } from './file-stamp.js';
+import { sha256OfFile, statStamp, unchangedFromAny, type ChangeDetection, type FileStamp } from './file-stamp.js';
 import { JournalHistory, runDirs } from './journal.js';
 import { planRun, type RunPlan } from './rerun-plan.js';
 import { readRunInfo, stateDirOf } from './run-directory.js';
@@ -85,11 +85,11 @@ export async function prepareRun(workflow: Workflow, opts: PrepareOptions): Prom
     for (let f = 0; f < workflow.files.length; f++) {
       const file = workflow.files[f]!;
       if (file.producer < 0 || file.marker) continue;
-      const recorded = history.stampOf(fingerprints[file.producer]!, file.name);
-      if (!recorded) continue;
+      const recorded = history.stampsOf(fingerprints[file.producer]!, file.name);
+      if (recorded.length === 0) continue;
       const path = sharedPath(opts.shared, file.name);
       const now = statStamp(path);
-      if (now && (await unchanged(path, recorded, now, detection))) intact[f] = 1;
+      if (now && (await unchangedFromAny(path, recorded, now, detection))) intact[f] = 1;
     }
   }
   const plan = planRun(workflow, {

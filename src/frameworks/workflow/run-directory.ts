@@ -13,10 +13,10 @@ import type { FileStamp } from './file-stamp.js';
 
 export const stateDirOf = (shared: string, stateDir?: string) => resolve(stateDir ?? join(shared, '.tidepool'));
 
-/** `20261125-120304-1a2b3c`: UTC start time, then random digits (two runs started in the same second differ). */
+/** `20261125-120304.123-1a2b3c`: UTC start time to the millisecond, then random digits (two runs started together differ). */
 export function newRunId(now = new Date()): string {
   const iso = now.toISOString();
-  return `${iso.slice(0, 10).replace(/-/g, '')}-${iso.slice(11, 19).replace(/:/g, '')}-${randomBytes(3).toString('hex')}`;
+  return `${iso.slice(0, 10).replace(/-/g, '')}-${iso.slice(11, 23).replace(/:/g, '')}-${randomBytes(3).toString('hex')}`;
 }
 
 export interface RunInfo {

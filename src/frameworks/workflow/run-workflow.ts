@@ -173,7 +173,7 @@ export async function recordComplete(prepared: PreparedRun, opts: RunWorkflowOpt
   for (const f of finalOutputs(workflow)) {
     const file = workflow.files[f]!;
     const fp = prepared.fingerprints[file.producer]!;
-    const stamp = mine?.stampOf(fp, file.name) ?? (all ??= JournalHistory.load(prepared.stateDir)).stampOf(fp, file.name);
+    const stamp = mine?.stampsOf(fp, file.name).at(-1) ?? (all ??= JournalHistory.load(prepared.stateDir)).stampsOf(fp, file.name).at(-1);
     if (!stamp) return; // not recorded (should not happen): no record, the next run plans in full
     outputs.push([file.name, stamp]);
   }

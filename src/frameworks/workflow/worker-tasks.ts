@@ -208,6 +208,16 @@ export class WorkerTasks {
     return [...this.waitingFor.keys()];
   }
 
+  /** Up to `limit` tasks waiting here, each with the inputs whose location it still waits for. */
+  waits(limit: number): [number, number[]][] {
+    const out: [number, number[]][] = [];
+    for (const task of this.missing.keys()) {
+      if (out.length >= limit) break;
+      out.push([task, this.workflow.tasks[task]!.inputs.filter((f) => this.info(f).state === 'INVALID')]);
+    }
+    return out;
+  }
+
   /** Files held here (to announce again after the location service's shards moved). */
   held(): [number, FileLocation][] {
     const out: [number, FileLocation][] = [];

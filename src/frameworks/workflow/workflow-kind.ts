@@ -19,6 +19,7 @@ import type { FileLocation } from './location-shard.js';
 import { loadWorkflow } from './load-workflow.js';
 import { validateWorkflowMessage } from './protocol.js';
 import { Rendezvous } from './rendezvous.js';
+import { StallWatch } from './stall-watch.js';
 import { InputLost, TaskExecution, type ExecutionCounters, type StorageMode, type TaskOutcome } from './task-execution.js';
 import { WorkflowBuilder, type WorkflowSource } from './workflow-builder.js';
 import { WorkflowEngine, type EngineStats } from './workflow-engine.js';
@@ -39,11 +40,15 @@ export interface WorkflowJobConfig {
   stealing?: boolean;
   /** Record each task's start and end (for the Gantt, and for checking order in tests). */
   trace?: boolean;
+  /** How often (ms) the leader looks for a run that cannot progress; three idle looks in a row fail it (default 5000). */
+  stallLookMs?: number;
 }
 
 export interface MemberReport extends EngineStats, ExecutionCounters {
   node: string;
   trace: [number, number, number][];
+  /** A few tasks waiting here, in words (what they wait for). */
+  waits: string[];
 }
 
 export interface WorkflowResult {
@@ -211,8 +216,53 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   // Task counts read now: the engine's stats are refreshed by its next flush, which may come after this report.
   const myReport = (): MemberReport => ({
     node: ctx.nodeId, ...engine.stats, ready: engine.worker.readyCount, waiting: engine.worker.waitingCount, running: engine.worker.running.size, ...exec.counters, trace,
+    waits: waitsHere(),
   });
+  /** Only when nothing runs or is ready here (what a stuck run is asked): a few waiting tasks and what became of their inputs' producers. */
+  const waitsHere = (): string[] => {
+    if (engine.worker.running.size > 0 || engine.worker.readyCount > 0 || engine.worker.waitingCount === 0) return [];
+    const done = readJournal().done;
+    const describe = (f: number): string => {
+      const file = workflow.files[f]!;
+      if (file.producer < 0) return `workflow input ${file.name}`;
+      const producer = workflow.tasks[file.producer]!.id;
+      const state = plan.upToDate[file.producer] === 1 ? 'up to date from an earlier run' : done.has(file.producer) ? `done on ${done.get(file.producer)!}` : 'not done';
+      return file.marker ? `task ${producer} to finish (${state})` : `file ${file.name} (written by task ${producer}, ${state})`;
+    };
+    return engine.worker.waits(5).map(([t, files]) => `task ${workflow.tasks[t]!.id} waits for ${files.map(describe).join(', ')}`);
+  };
+  const watch = new StallWatch();
+  let watching: NodeJS.Timeout | undefined;
+  const stopWatching = () => {
+    clearInterval(watching);
+    watching = undefined;
+  };
   let leading = false;
+  /** Every member's figures (those that answer within 5 s). */
+  const report = async (): Promise<MemberReport[]> => {
+    const peers = ctx.peers();
+    const id = reportSeq++;
+    const all: MemberReport[] = [myReport()];
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 5_000);
+      reports.set(id, (r) => {
+        all.push(r);
+        if (all.length === peers.length + 1) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      if (peers.length === 0) {
+        clearTimeout(timer);
+        resolve();
+      }
+      for (const p of peers) send(p, { type: 'wf-report?', id });
+    });
+    reports.delete(id);
+    return all.sort((a, b) => (a.node < b.node ? -1 : 1));
+  };
+  /** The run is being stopped: idle members are expected, not stuck. */
+  let stopping = false;
 
   return {
     onMessage(from, body) {
@@ -293,12 +343,27 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     stop: () => {
       clearInterval(ticker);
       clearTimeout(waitingForMembers);
+      stopWatching();
     },
     load: () => ({ running: engine.stats.running, pooled: engine.stats.ready + engine.stats.waiting }),
     counters: () => ({ tasksDone: engine.stats.completed, steals: engine.stats.steals, figures: { 'tasks.ready': engine.stats.ready, 'tasks.running': engine.stats.running, 'tasks.waiting': engine.stats.waiting, 'tasks.done': engine.stats.finished, completed: engine.stats.completed, recreated: engine.stats.recreated, bytesFromShared: exec.counters.bytesFromShared, bytesToShared: exec.counters.bytesToShared, bytesPeer: exec.counters.bytesPeer }, events: { tasks: spans.list() } }) as never,
     lead(f) {
-      finish = f;
+      finish = (outcome) => {
+        stopWatching();
+        f(outcome);
+      };
       leading = true;
+      watch.reset();
+      let looking = false;
+      watching ??= setInterval(() => {
+        if (looking || !finish || stopping) return;
+        looking = true;
+        void report().then((reports) => {
+          looking = false;
+          const stuck = !stopping ? watch.observe(reports, ctx.peers().length + 1, workflow.tasks.length) : undefined;
+          if (stuck) finish?.({ ok: false, error: stuck });
+        });
+      }, cfg.stallLookMs ?? STALL_LOOK_MS);
       // The first view waits (a little) for the nodes the job asked for: tasks dispatched to a first
       // member alone would reach the others only by stealing. A leader taking over (it saw a view) does not wait.
       if (engine.currentView || ctx.peers().length + 1 >= ctx.spec.nodes) return startLeading();
@@ -306,6 +371,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     },
     /** Leader: every member pauses and saves; resolves when all have (or have left). */
     async stopAll() {
+      stopping = true;
       const waiting = new Set(ctx.peers());
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 120_000);
@@ -333,32 +399,11 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     unlead() {
       leading = false;
       finish = undefined;
+      stopWatching();
       clearTimeout(waitingForMembers);
       waitingForMembers = undefined;
     },
-    /** Every member's figures (those that answer within 5 s). */
-    async report() {
-      const peers = ctx.peers();
-      const id = reportSeq++;
-      const all: MemberReport[] = [myReport()];
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 5_000);
-        reports.set(id, (r) => {
-          all.push(r);
-          if (all.length === peers.length + 1) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        if (peers.length === 0) {
-          clearTimeout(timer);
-          resolve();
-        }
-        for (const p of peers) send(p, { type: 'wf-report?', id });
-      });
-      reports.delete(id);
-      return all.sort((a, b) => (a.node < b.node ? -1 : 1));
-    },
+    report,
   };
 }
 
@@ -367,6 +412,9 @@ const EARLIER_RUN = '(an earlier run)';
 
 /** How long the leader waits for the job's nodes to join before it dispatches to those that did. */
 const MEMBERS_WAIT_MS = 3_000;
+
+/** How often the leader looks for a run that cannot make progress (three idle, unchanged looks fail it). */
+const STALL_LOOK_MS = 5_000;
 
 /** Replays: per thread, tasks are taken beyond the slots while their recorded work is under this (at most SHORT_MAX). */
 const SHORT_BUDGET_SECONDS = 0.005;
