@@ -11,7 +11,7 @@ import { sha256OfFile, statStamp, unchangedFromAny, type ChangeDetection, type F
 import { JournalHistory, runDirs } from './journal.js';
 import { planRun, type RunPlan } from './rerun-plan.js';
 import { readRunInfo, stateDirOf } from './run-directory.js';
-import { sharedPath } from './shared-path.js';
+import { sharedName, sharedPath } from './shared-path.js';
 import { WorkflowError } from './workflow-error.js';
 import type { Workflow } from './workflow.js';
 
@@ -85,9 +85,9 @@ export async function prepareRun(workflow: Workflow, opts: PrepareOptions): Prom
     for (let f = 0; f < workflow.files.length; f++) {
       const file = workflow.files[f]!;
       if (file.producer < 0 || file.marker) continue;
-      const recorded = history.stampsOf(fingerprints[file.producer]!, file.name);
+      const recorded = history.stampsOf(fingerprints[file.producer]!, sharedName(file));
       if (recorded.length === 0) continue;
-      const path = sharedPath(opts.shared, file.name);
+      const path = sharedPath(opts.shared, sharedName(file));
       const now = statStamp(path);
       if (now && (await unchangedFromAny(path, recorded, now, detection))) intact[f] = 1;
     }

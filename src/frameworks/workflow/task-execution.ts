@@ -18,7 +18,7 @@ import { sha256Of, statStamp, type FileStamp } from './file-stamp.js';
 import type { FileLocation } from './location-shard.js';
 import type { ReplayJob, WorkerJob } from './replay-task.js';
 import type { Workflow } from './workflow.js';
-import { sharedPath } from './shared-path.js';
+import { sharedName, sharedPath } from './shared-path.js';
 
 export type StorageMode = 'collocated' | 'isolated' | 'shared';
 
@@ -121,7 +121,7 @@ export class TaskExecution {
       const file = this.workflow.files[f]!;
       const content = outputs[file.name]!;
       if (file.consumers.length === 0 || this.settings.storage === 'shared') {
-        wrote.push({ name: file.name, stamp: await this.writeShared(file.name, content) });
+        wrote.push({ name: sharedName(file), stamp: await this.writeShared(sharedName(file), content) });
         if (file.consumers.length > 0) located.push([f, { node: SHARED_NODE }]);
       } else if (this.settings.storage === 'isolated') located.push([f, await this.putRemote(f, content)]);
       else {
@@ -135,8 +135,8 @@ export class TaskExecution {
   private async obtain(f: number, loc: FileLocation | 'shared'): Promise<Uint8Array> {
     const file = this.workflow.files[f]!;
     if (loc === 'shared' || loc.node === SHARED_NODE) {
-      const content = await readFile(sharedPath(this.settings.shared, file.name)).catch((err: NodeJS.ErrnoException) => {
-        throw new Error(`input ${file.name} is not in the shared directory ${this.settings.shared} (${err.code ?? err.message})`);
+      const content = await readFile(sharedPath(this.settings.shared, sharedName(file))).catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`input ${sharedName(file)} is not in the shared directory ${this.settings.shared} (${err.code ?? err.message})`);
       });
       this.counters.bytesFromShared += content.length;
       return content;

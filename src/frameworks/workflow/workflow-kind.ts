@@ -19,6 +19,7 @@ import type { FileLocation } from './location-shard.js';
 import { loadWorkflow } from './load-workflow.js';
 import { validateWorkflowMessage } from './protocol.js';
 import { Rendezvous } from './rendezvous.js';
+import { sharedName } from './shared-path.js';
 import { StallWatch } from './stall-watch.js';
 import { InputLost, TaskExecution, type ExecutionCounters, type StorageMode, type TaskOutcome } from './task-execution.js';
 import { WorkflowBuilder, type WorkflowSource } from './workflow-builder.js';
@@ -203,7 +204,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       const bytes = exec.held(f);
       const file = workflow.files[f]!;
       if (!bytes || file.consumers.every((c) => done.has(c))) continue;
-      saved.push({ file: f, fingerprint: plan.fingerprints[file.producer]!, name: file.name, stamp: await exec.writeShared(file.name, bytes) });
+      saved.push({ file: f, fingerprint: plan.fingerprints[file.producer]!, name: sharedName(file), stamp: await exec.writeShared(sharedName(file), bytes) });
     }
     journal.saved(saved);
   };

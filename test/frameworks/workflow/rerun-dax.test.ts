@@ -14,7 +14,11 @@ import { after, before, describe, it } from 'node:test';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { plannedTasks } from '../../../src/frameworks/workflow/prepare-run.js';
 import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
-import { planWorkflowRun, runWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
+import { Journal } from '../../../src/frameworks/workflow/journal.js';
+import { planWorkflowRun, runWorkflow, submitWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
+import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
+import { requestJob } from '../../../src/runtime/job-control.js';
+import { waitFor, withDeadline } from '../../support/wait.js';
 import { sharedPath } from '../../../src/frameworks/workflow/shared-path.js';
 import { childrenOf, finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
 import { Cluster } from '../../../src/runtime/cluster.js';
@@ -23,10 +27,10 @@ const DAX = (name: string) => new URL(`../../data/workflows/pegasus-dax-2.1/${na
 const SCALE = 0.002;
 const T = { timeout: 240_000 };
 
-function assertOutputs(wf: Workflow, shared: string): void {
+function assertOutputs(wf: Workflow, shared: string, scale = SCALE): void {
   for (const f of finalOutputs(wf)) {
     const file = wf.files[f]!;
-    assert.deepEqual(new Uint8Array(readFileSync(sharedPath(shared, file.name))), replayBytes(file.key, Math.round(file.size * SCALE)), `${wf.source}: ${file.name}`);
+    assert.deepEqual(new Uint8Array(readFileSync(sharedPath(shared, file.name))), replayBytes(file.key, Math.round(file.size * scale)), `${wf.source}: ${file.name}`);
   }
 }
 
@@ -114,5 +118,23 @@ describe('reruns of the Pegasus DAX 2.1 examples (all named "test")', () => {
     const changed = await runWorkflow(cluster, wf, { ...opts, prepared: afterChange });
     assert.equal(changed.tasks, expected.length);
     assert.equal((await runWorkflow(cluster, wf, opts)).nothingToDo, true);
+  });
+
+  it('Montage_25 stopped mid-run resumes: the intermediate copies of fit.txt (one per writer) are saved apart, nothing finished runs again', T, async () => {
+    const shared = fresh();
+    const file = DAX('Montage_25');
+    const wf = await loadWorkflow(file);
+    const scale = 0.05;
+    const first = await submitWorkflow(cluster, wf, { file, shared, replay: scale, nodes: 2 });
+    await waitFor(() => Journal.scan(first.dir).completions.size >= 8, '8 tasks finished', 120_000);
+    assert.deepEqual(await requestJob(cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 }), { stopped: true });
+    assert.equal((await withDeadline(first.result<WorkflowResult>(), 'the stopped run', 60_000)).stopped, true);
+    const before = Journal.scan(first.dir).completions.size;
+    assert.ok(before < wf.tasks.length, 'stopped before the end');
+    const resumed = await runWorkflow(cluster, wf, { file, shared, replay: scale, nodes: 2 });
+    assert.equal(resumed.upToDate, before, 'what the stopped run finished is up to date');
+    assert.equal(resumed.tasks, wf.tasks.length - before, 'the rest ran');
+    assert.equal(resumed.members.reduce((n, m) => n + m.recreated, 0), 0, 'no finished task ran again: every file still needed was saved, each copy apart');
+    assertOutputs(wf, shared, scale);
   });
 });
