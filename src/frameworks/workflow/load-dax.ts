@@ -7,6 +7,7 @@
  */
 import type { SaxesTag } from 'saxes';
 import { saxes } from './workflow-dependencies.js';
+import { applyProfile } from './pegasus-profiles.js';
 import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
 import type { Workflow } from './workflow.js';
 import { WorkflowError } from './workflow-error.js';
@@ -19,7 +20,8 @@ export function loadDax(text: string, file: string): Workflow {
   let jobCount: string | undefined;
   let job: (TaskDecl & { inputs: FileUse[]; outputs: FileUse[] }) | undefined;
   let argument: string[] | undefined;
-  let profileRuntime = false;
+  /** The job profile being read (pegasus runtime/cores/memory, globus maxwalltime, condor request_cpus/request_memory) and its text. */
+  let profile: { ns: string; key: string; text: string } | undefined;
   let child: string | undefined;
   const negative: string[] = [];
   let negativeRuntimes = 0;
@@ -58,7 +60,7 @@ export function loadDax(text: string, file: string): Workflow {
     }
     if (name === 'argument' && job) return void (argument = []);
     if (name === 'file' && argument) return void argument.push(attr(tag, 'name') ?? attr(tag, 'file') ?? '');
-    if (name === 'profile' && job) return void (profileRuntime = attr(tag, 'namespace') === 'pegasus' && attr(tag, 'key') === 'runtime');
+    if (name === 'profile' && job) return void (profile = { ns: attr(tag, 'namespace') ?? '', key: attr(tag, 'key') ?? '', text: '' });
     if (name === 'uses' && job) {
       const lfn = attr(tag, 'file') ?? attr(tag, 'name') ?? fail(`job ${job.id}: <uses> without a file name`);
       const link = attr(tag, 'link');
@@ -86,11 +88,7 @@ export function loadDax(text: string, file: string): Workflow {
   });
   parser.on('text', (text) => {
     if (argument) argument.push(text);
-    else if (profileRuntime && job) {
-      const seconds = Number(text.trim());
-      if (!(Number.isFinite(seconds) && seconds >= 0)) fail(`job ${job.id}: runtime profile "${text.trim()}" is not a non-negative number`);
-      job.runtime = seconds;
-    }
+    else if (profile) profile.text += text;
   });
   parser.on('closetag', (tag) => {
     const name = tag.name.replace(/^.*:/, '');
@@ -99,7 +97,11 @@ export function loadDax(text: string, file: string): Workflow {
     if (name === 'argument' && job && argument) {
       job.command = { program: job.name!, args: argument.join('').split(/\s+/).filter((s) => s !== '') };
       argument = undefined;
-    } else if (name === 'profile') profileRuntime = false;
+    } else if (name === 'profile' && profile && job) {
+      const applied = applyProfile(job, profile.ns, profile.key, profile.text.trim());
+      if (applied) fail(`job ${job.id}: ${applied}`);
+      profile = undefined;
+    }
     else if (JOB_ELEMENTS.has(name) && job) {
       builder!.task(job);
       job = undefined;

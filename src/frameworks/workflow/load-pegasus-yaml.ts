@@ -6,7 +6,8 @@
  * positions of every job.
  */
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
-import { WorkflowBuilder, type FileUse } from './workflow-builder.js';
+import { applyProfile } from './pegasus-profiles.js';
+import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
 import type { Workflow } from './workflow.js';
 import { WorkflowError } from './workflow-error.js';
 
@@ -16,7 +17,7 @@ interface YamlJob {
   name?: unknown;
   arguments?: unknown[];
   uses?: { lfn?: unknown; type?: unknown; size?: unknown }[];
-  profiles?: { pegasus?: { runtime?: unknown } };
+  profiles?: Record<string, Record<string, unknown> | undefined>;
 }
 
 export function loadPegasusYaml(text: string, file: string): Workflow {
@@ -52,15 +53,18 @@ export function loadPegasusYaml(text: string, file: string): Workflow {
       else if (use.type === 'output' || use.type === 'checkpoint') outputs.push(entry);
       else throw new WorkflowError(file, line, `task ${id}: file ${use.lfn}: type must be input, output or checkpoint, got ${JSON.stringify(use.type)}`);
     }
-    const runtimeValue = job.profiles?.pegasus?.runtime;
-    const runtime = runtimeValue === undefined ? undefined : Number(runtimeValue);
-    if (runtime !== undefined && !(Number.isFinite(runtime) && runtime >= 0)) throw new WorkflowError(file, line, `task ${id}: pegasus runtime profile is not a non-negative number`);
     const program = typeof job.name === 'string' ? job.name : id;
-    builder.task({
+    const decl: TaskDecl = {
       id, name: program, category: program, inputs, outputs, line: line ?? 0,
       command: { program, args: (job.arguments ?? []).map((a) => (typeof a === 'object' && a !== null && 'lfn' in a ? String((a as { lfn: unknown }).lfn) : String(a))) },
-      ...(runtime !== undefined ? { runtime } : {}),
-    });
+    };
+    for (const [ns, values] of Object.entries(job.profiles ?? {})) {
+      for (const [key, value] of Object.entries(values ?? {})) {
+        const wrong = applyProfile(decl, ns, key, String(value));
+        if (wrong) throw new WorkflowError(file, line, `task ${id}: ${wrong}`);
+      }
+    }
+    builder.task(decl);
   });
   for (const dep of data.jobDependencies ?? []) {
     if (typeof dep?.id !== 'string') throw new WorkflowError(file, undefined, 'a jobDependencies entry has no string "id"');

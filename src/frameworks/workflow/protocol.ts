@@ -29,7 +29,11 @@ export type WorkflowMessage =
   | { type: 'wf-count'; epoch: number; partitions: [number, number][] }
   | { type: 'wf-failed'; task: number; error: string }
   | { type: 'wf-steal'; want: number }
-  | { type: 'wf-stolen'; tasks: StolenTask[] };
+  | { type: 'wf-stolen'; tasks: StolenTask[] }
+  /** Tasks handed to this member unasked: a retry moved off the member it failed on, or a task too big for its member. */
+  | { type: 'wf-push'; tasks: StolenTask[] }
+  /** What this member offers command tasks: cores and memory (MiB). */
+  | { type: 'wf-capacity'; cores: number; memoryMb: number };
 
 const isInts = (v: unknown) => Array.isArray(v) && v.every((x) => Number.isInteger(x) && (x as number) >= 0);
 const isLocation = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as FileLocation).node === 'string';
@@ -56,7 +60,9 @@ export function validateWorkflowMessage(body: LayerBody): string | undefined {
     case 'wf-count': return ok(typeof body.epoch === 'number' && Array.isArray(body.partitions), 'needs epoch and partitions');
     case 'wf-failed': return ok(Number.isInteger(body.task) && typeof body.error === 'string', 'needs task and error');
     case 'wf-steal': return ok(Number.isInteger(body.want), 'needs want');
-    case 'wf-stolen': return ok(Array.isArray(body.tasks) && (body.tasks as StolenTask[]).every((s) => Number.isInteger(s.task) && Array.isArray(s.inputs)), 'needs stolen tasks');
+    case 'wf-stolen':
+    case 'wf-push': return ok(Array.isArray(body.tasks) && (body.tasks as StolenTask[]).every((s) => Number.isInteger(s.task) && Array.isArray(s.inputs) && (s.attempts === undefined || Number.isInteger(s.attempts)) && (s.failedOn === undefined || (Array.isArray(s.failedOn) && s.failedOn.every((n) => typeof n === 'string')))), 'needs tasks');
+    case 'wf-capacity': return ok(Number.isInteger(body.cores) && typeof body.memoryMb === 'number', 'needs cores and memoryMb');
     default: return `unknown workflow message "${body.type}"`;
   }
 }

@@ -8,13 +8,14 @@
  * are counted. Intermediate files never go through the coordination service: the location service
  * already says which member holds a file, so a fetch is layer messages to that member and back.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TaskRef } from '../../runtime/task.js';
 import type { WorkerEvent, Workers } from '../../runtime/worker/worker-pool.js';
+import { logName, runAttempt } from './command-run.js';
 import { sha256Of, statStamp, type FileStamp } from './file-stamp.js';
+import { logsDir } from './run-directory.js';
 import type { FileLocation } from './location-shard.js';
 import type { ReplayJob, WorkerJob } from './replay-task.js';
 import type { Workflow } from './workflow.js';
@@ -32,6 +33,22 @@ export interface ExecutionSettings {
   /** Replay every task at this scale (runtimes and sizes); undefined runs commands and functions. */
   replay?: number;
   storage: StorageMode;
+  /** The run's directory: command tasks' stdout and stderr go to its `logs/`. */
+  run?: string;
+  /** Bytes kept of each of a command's stdout and stderr (default 1 MiB). */
+  logBytes?: number;
+  /** Seconds a command task may run unless it says otherwise. */
+  taskTimeout?: number;
+}
+
+/** Bytes kept of each of a command task's stdout and stderr in its log files. */
+export const LOG_BYTES = 1 << 20;
+
+/** A command that exited with an error (or was killed): its exit code, for the record of the attempt. */
+export class CommandFailed extends Error {
+  constructor(message: string, readonly exitCode: number | null) {
+    super(message);
+  }
 }
 
 export interface ExecutionCounters {
@@ -41,6 +58,8 @@ export interface ExecutionCounters {
   filesPeer: number;
   /** Milliseconds per peer-to-peer fetch (samples). */
   transferMs: number[];
+  /** Bytes command tasks wrote to stdout and stderr. */
+  logBytes: number;
 }
 
 /**
@@ -76,7 +95,7 @@ export class InputLost extends Error {
 export { sharedPath };
 
 export class TaskExecution {
-  readonly counters: ExecutionCounters = { bytesFromShared: 0, bytesToShared: 0, bytesPeer: 0, filesPeer: 0, transferMs: [] };
+  readonly counters: ExecutionCounters = { bytesFromShared: 0, bytesToShared: 0, bytesPeer: 0, filesPeer: 0, transferMs: [], logBytes: 0 };
   private readonly local = new Map<number, Uint8Array>();
   /** Thread task → the jobs it carries (one, or a bundle of short replays). */
   private readonly onSlot = new Map<string, Waiting[]>();
@@ -99,7 +118,7 @@ export class TaskExecution {
    * Runs the task; resolves with the locations of its intermediate outputs (final ones are in the
    * shared directory). `started` is told when the task goes to a thread (or its process starts), its inputs here.
    */
-  async run(task: number, inputs: [number, FileLocation | 'shared'][], started?: () => void): Promise<TaskOutcome> {
+  async run(task: number, inputs: [number, FileLocation | 'shared'][], started?: () => void, attempt = 1): Promise<TaskOutcome> {
     const spec = this.workflow.tasks[task]!;
     const wanted = inputs.filter(([f]) => !this.workflow.files[f]!.marker);
     const bytes = new Map<string, Uint8Array>();
@@ -113,7 +132,7 @@ export class TaskExecution {
       outputs = await this.onWorker({ kind: 'function', module: spec.fn.module, export: spec.fn.export, id: spec.id, args: spec.args ?? [], inputs: Object.fromEntries(bytes), outputs: realOutputs.map((f) => this.workflow.files[f]!.name) }, started);
     } else if (spec.command) {
       started?.();
-      outputs = await this.runCommand(task, bytes, realOutputs.map((f) => this.workflow.files[f]!.name));
+      outputs = await this.runCommand(task, bytes, realOutputs.map((f) => this.workflow.files[f]!.name), attempt);
     } else throw new Error(`task ${spec.id} has neither a command nor a function: replay the workflow (--replay SCALE)`);
     const located: [number, FileLocation][] = [];
     const wrote: TaskOutcome['wrote'] = [];
@@ -231,7 +250,7 @@ export class TaskExecution {
     } else for (const w of waiting) w.reject(new Error(event.type === 'failed' ? event.error.split('\n')[0]! : 'cancelled'));
   }
 
-  private async runCommand(task: number, inputs: Map<string, Uint8Array>, outputs: string[]): Promise<Record<string, Uint8Array>> {
+  private async runCommand(task: number, inputs: Map<string, Uint8Array>, outputs: string[], attempt: number): Promise<Record<string, Uint8Array>> {
     const spec = this.workflow.tasks[task]!;
     const dir = join(tmpdir(), 'tidepool-workflow', this.settings.jobId, this.settings.nodeId, `${task}`);
     await mkdir(dir, { recursive: true });
@@ -241,13 +260,21 @@ export class TaskExecution {
         await writeFile(join(dir, name), content);
       }
       const { program, args } = spec.command!;
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn(program, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-        let stderr = '';
-        child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
-        child.on('error', (err) => reject(new Error(`${program}: ${err.message}`)));
-        child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${program} exited with ${signal ?? code}: ${stderr.trim()}`))));
+      const { run } = this.settings;
+      const timeout = spec.timeoutSeconds ?? this.settings.taskTimeout;
+      const env: Record<string, string> = { ...process.env as Record<string, string>, TIDEPOOL_TASK: spec.id, TIDEPOOL_ATTEMPT: String(attempt), TIDEPOOL_NODE: this.settings.nodeId };
+      if (run !== undefined) env.TIDEPOOL_RUN = run;
+      const outcome = await runAttempt({
+        program, args, cwd: dir, env,
+        ...(run !== undefined ? { logs: { dir: logsDir(run), name: logName(spec.id), attempt, capBytes: this.settings.logBytes ?? LOG_BYTES } } : {}),
+        ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}),
       });
+      this.counters.logBytes += outcome.bytesOut + outcome.bytesErr;
+      if (outcome.timedOut || outcome.exitCode !== 0) {
+        const how = outcome.timedOut ? `ran past its ${timeout} s timeout and was killed` : outcome.exitCode !== null ? `exited with code ${outcome.exitCode}` : `was killed by ${outcome.signal}`;
+        const tail = outcome.stderrTail === '' ? '' : `; the end of its stderr (${outcome.stderrFile}): ${outcome.stderrTail}`;
+        throw new CommandFailed(`${program} ${how}${tail}`, outcome.exitCode);
+      }
       const out: Record<string, Uint8Array> = {};
       for (const name of outputs) {
         out[name] = await readFile(join(dir, name)).catch(() => {

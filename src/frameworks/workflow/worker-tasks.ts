@@ -23,6 +23,9 @@ export interface StolenTask {
   inputs: [number, FileLocation | null][];
   /** It ran before: it runs again only to recreate its lost outputs (counts as no completion). */
   recreate?: boolean;
+  /** Attempts made so far, and the members they failed on (a retry moved to another member). */
+  attempts?: number;
+  failedOn?: string[];
 }
 
 export class WorkerTasks {
@@ -115,6 +118,26 @@ export class WorkerTasks {
     // Other tasks may be READY on the strength of this location: they wait again too (started without
     // a location, a task would fail on an input it cannot name).
     return this.invalidate([file]);
+  }
+
+  /** The READY task `take` would return next, left in the queue. */
+  peek(): number | undefined {
+    while (this.readyHead < this.ready.length && this.ready[this.readyHead]! < 0) this.readyHead++;
+    return this.ready[this.readyHead];
+  }
+
+  /** Takes a READY task out of the queue without running it here (it goes to another member). Returns what is known of its inputs. */
+  remove(task: number): StolenTask | undefined {
+    if (!this.queued.has(task)) return undefined;
+    const i = this.ready.indexOf(task, this.readyHead);
+    this.ready[i] = -1;
+    this.queued.delete(task);
+    return this.describe(task);
+  }
+
+  /** A task and what this worker knows of its inputs' locations, to hand it to another member. */
+  describe(task: number): StolenTask {
+    return { task, inputs: this.workflow.tasks[task]!.inputs.map((file) => [file, this.info(file).location ?? null]) };
   }
 
   /** The next READY task, in the order they became READY. */
@@ -244,12 +267,12 @@ export class WorkerTasks {
    * Gives up to `max` READY tasks to `thief`, those with the most input bytes already at the thief
    * first (then the most recently READY: the oldest stay, to run here next). Keeps at least `keep`.
    */
-  steal(thief: string, max: number, keep = 1): StolenTask[] {
+  steal(thief: string, max: number, keep = 1, fits: (task: number) => boolean = () => true): StolenTask[] {
     const candidates: { index: number; task: number; score: number }[] = [];
     const scanFrom = Math.max(this.readyHead + keep, this.ready.length - 4096);
     for (let i = this.ready.length - 1; i >= scanFrom; i--) {
       const task = this.ready[i]!;
-      if (task < 0) continue;
+      if (task < 0 || !fits(task)) continue;
       let score = 0;
       for (const file of this.workflow.tasks[task]!.inputs) {
         const f = this.info(file);
@@ -261,7 +284,7 @@ export class WorkerTasks {
     return candidates.slice(0, max).map(({ index, task }) => {
       this.ready[index] = -1;
       this.queued.delete(task);
-      return { task, inputs: this.workflow.tasks[task]!.inputs.map((file) => [file, this.info(file).location ?? null]) };
+      return this.describe(task);
     });
   }
 

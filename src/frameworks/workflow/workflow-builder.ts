@@ -26,9 +26,16 @@ export interface TaskDecl {
   command?: CommandSpec;
   fn?: FunctionRef;
   args?: string[];
+  /** Cores and memory (MiB) a command task needs while it runs; a timeout in seconds. */
+  cores?: number;
+  memoryMb?: number;
+  timeoutSeconds?: number;
   /** Line in the source file, when the loader knows it. */
   line?: number;
 }
+
+/** What a task declared in code may say besides its id and what it runs. */
+export type TaskOptions = Pick<TaskDecl, 'inputs' | 'outputs' | 'runtime' | 'parents' | 'cores' | 'memoryMb' | 'timeoutSeconds'>;
 
 /** Explicit parents by task number, in compressed rows: the task's own list, then `dependsOn` edges. */
 interface ExplicitParents {
@@ -82,13 +89,13 @@ export class WorkflowBuilder {
   }
 
   /** A task running a real executable: `argv[0]` is the program. */
-  command(id: string, argv: string[], io: { inputs?: (string | FileUse)[]; outputs?: (string | FileUse)[]; runtime?: number; parents?: string[] } = {}): this {
+  command(id: string, argv: string[], io: TaskOptions = {}): this {
     if (argv.length === 0) throw this.error(id, 'a command task needs a program');
     return this.task({ id, command: { program: argv[0]!, args: argv.slice(1) }, ...io });
   }
 
   /** A task running an exported JavaScript function (see WorkflowFunction). */
-  fn(id: string, ref: FunctionRef, io: { inputs?: (string | FileUse)[]; outputs?: (string | FileUse)[]; args?: string[]; runtime?: number; parents?: string[] } = {}): this {
+  fn(id: string, ref: FunctionRef, io: TaskOptions & { args?: string[] } = {}): this {
     return this.task({ id, fn: ref, ...io });
   }
 
@@ -97,6 +104,9 @@ export class WorkflowBuilder {
     if (decl.runtime !== undefined && !Number.isFinite(decl.runtime)) {
       throw this.error(decl.id, `runtime must be a number of seconds, got ${String(decl.runtime)}`, decl.line);
     }
+    if (decl.cores !== undefined && !(Number.isInteger(decl.cores) && decl.cores >= 1)) throw this.error(decl.id, `cores must be a whole number of at least 1, got ${String(decl.cores)}`, decl.line);
+    if (decl.memoryMb !== undefined && !(Number.isFinite(decl.memoryMb) && decl.memoryMb >= 0)) throw this.error(decl.id, `memory must be a non-negative number of MiB, got ${String(decl.memoryMb)}`, decl.line);
+    if (decl.timeoutSeconds !== undefined && !(Number.isFinite(decl.timeoutSeconds) && decl.timeoutSeconds > 0)) throw this.error(decl.id, `timeout must be a positive number of seconds, got ${String(decl.timeoutSeconds)}`, decl.line);
     const names = (uses: (string | FileUse)[] | undefined, into: Map<string, number>): string[] =>
       uses === undefined ? [] : uses.every((u) => typeof u === 'string') ? (uses as string[]) : uses.map((u) => {
         if (typeof u === 'string') return u;
@@ -196,6 +206,9 @@ export class WorkflowBuilder {
       if (d.command) task.command = d.command;
       if (d.fn) task.fn = d.fn;
       if (d.args) task.args = d.args;
+      if (d.cores !== undefined) task.cores = d.cores;
+      if (d.memoryMb !== undefined) task.memoryMb = d.memoryMb;
+      if (d.timeoutSeconds !== undefined) task.timeoutSeconds = d.timeoutSeconds;
       tasks[t] = task;
     }
     this.addMarkers(tasks, files);

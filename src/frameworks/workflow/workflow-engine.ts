@@ -16,8 +16,8 @@ import { WorkerTasks, type StolenTask } from './worker-tasks.js';
 
 export interface EngineIO {
   send(to: string, body: LayerBody): void;
-  /** Run `task` (fetch its remote inputs, execute, store outputs), then call taskFinished / taskFailed / inputLost. */
-  run(task: number, inputs: [number, FileLocation | 'shared'][], recreate: boolean): void;
+  /** Run `task` (fetch its remote inputs, execute, store outputs), then call taskFinished / taskFailed / inputLost. `attempt` counts from 1. */
+  run(task: number, inputs: [number, FileLocation | 'shared'][], recreate: boolean, attempt: number): void;
   readJournal(): JournalState;
   /** Make these completions durable before they are reported (`recreated`: a re-run that recreated lost files). */
   journal(done: [number, string][], recreated: boolean): void;
@@ -48,7 +48,18 @@ export interface EngineOptions {
    * threads in bundles instead of one message each. Undefined: `slots` only (commands, functions).
    */
   short?: { seconds: (task: number) => number; budget: number; max: number };
+  /** What this member offers tasks that say what they need (command tasks): cores and memory (MiB). */
+  capacity?: Capacity;
+  /** What a task needs while it runs, or undefined for tasks that take a slot only (replays, functions). */
+  needs?: (task: number) => Capacity | undefined;
 }
+
+export interface Capacity {
+  cores: number;
+  memoryMb: number;
+}
+
+const fits = (need: Capacity, room: Capacity) => need.cores <= room.cores && need.memoryMb <= room.memoryMb;
 
 export interface EngineStats {
   ready: number; waiting: number; running: number; finished: number; retries: number;
@@ -100,8 +111,17 @@ export class WorkflowEngine {
   private readonly arrivedAt = new Map<number, number>();
   private finished = false;
   private paused = false;
+  /** Cores and memory taken by the tasks running here that said what they need. */
+  private readonly used: Capacity = { cores: 0, memoryMb: 0 };
+  private readonly claimed = new Map<number, Capacity>();
+  /** What each other member offers (told with wf-capacity on every view). */
+  private readonly peerCapacity = new Map<string, Capacity>();
+  /** Tasks too big for this member, waiting to learn of a member they fit. */
+  private readonly parked = new Set<number>();
+  /** Members each task failed on (a retry goes elsewhere). */
+  private readonly failedOn = new Map<number, string[]>();
   readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0, queryMs: [], updateMs: [], waitMs: [] };
-  private readonly opts: Required<Omit<EngineOptions, 'saved' | 'short'>>;
+  private readonly opts: Required<Omit<EngineOptions, 'saved' | 'short' | 'capacity' | 'needs'>> & Pick<EngineOptions, 'capacity' | 'needs'>;
   private readonly short: EngineOptions['short'];
 
   constructor(readonly workflow: Workflow, readonly self: string, private readonly io: EngineIO, options: EngineOptions = {}) {
@@ -163,7 +183,7 @@ export class WorkflowEngine {
       case 'wf-done': return this.doneHere(from, m.tasks);
       case 'wf-held?':
         this.acceptFrom = Math.max(this.acceptFrom, m.epoch);
-        return this.post(from, { type: 'wf-held', epoch: m.epoch, tasks: [...this.worker.holding(), ...this.given.keys()] });
+        return this.post(from, { type: 'wf-held', epoch: m.epoch, tasks: [...this.worker.holding(), ...this.given.keys(), ...this.parked] });
       case 'wf-held':
         if (this.dispatcher.heldBy(from, m.epoch, m.tasks)) this.reconcile();
         return;
@@ -174,18 +194,39 @@ export class WorkflowEngine {
       case 'wf-failed':
         if (this.leaderCounts && !this.finished) {
           this.finished = true;
-          this.io.finish({ ok: false, error: `task ${this.workflow.tasks[m.task]!.id} failed ${this.opts.maxAttempts} times: ${m.error}` });
+          this.io.finish({ ok: false, error: `task ${this.workflow.tasks[m.task]!.id} ${m.error}` });
         }
         return;
+      case 'wf-capacity':
+        this.peerCapacity.set(from, { cores: m.cores, memoryMb: m.memoryMb });
+        return this.unpark();
+      case 'wf-push':
+        this.arrived(m.tasks.map((s) => s.task));
+        for (const s of m.tasks) this.took(s);
+        this.queryAll(this.worker.adopt(m.tasks as StolenTask[]));
+        return this.post(from, { type: 'wf-got', tasks: m.tasks.map((s) => s.task) });
       case 'wf-steal': {
         // Half of what is READY here (at least what was asked): a thief that got one task would be back a task later.
-        const stolen = this.worker.steal(from, Math.max(m.want, Math.floor(this.worker.readyCount / 2)), this.opts.slots);
+        const room = this.peerCapacity.get(from);
+        const fitsThief = (t: number) => {
+          const need = this.opts.needs?.(t);
+          return need === undefined || (room !== undefined && fits(need, room));
+        };
+        const stolen = this.worker.steal(from, Math.max(m.want, Math.floor(this.worker.readyCount / 2)), this.opts.slots, fitsThief);
         this.stats.steals += stolen.length;
         // Until the thief says it has them, they count as held here (a reconcile must not dispatch them again).
         for (const s of stolen) {
           this.arrivedAt.delete(s.task);
           this.given.set(s.task, from);
           if (this.recreating.delete(s.task)) s.recreate = true;
+          // Failed attempts go with the task: its retries stay counted, and avoid the members it failed on.
+          const failedOn = this.failedOn.get(s.task);
+          if (failedOn) {
+            s.attempts = this.attempts.get(s.task) ?? 0;
+            s.failedOn = failedOn;
+            this.attempts.delete(s.task);
+            this.failedOn.delete(s.task);
+          }
         }
         return this.post(from, { type: 'wf-stolen', tasks: stolen });
       }
@@ -193,7 +234,7 @@ export class WorkflowEngine {
         this.stealOut = false;
         this.stealBackoff = m.tasks.length === 0;
         this.stats.stolenIn += m.tasks.length;
-        for (const s of m.tasks) if (s.recreate) this.recreating.add(s.task);
+        for (const s of m.tasks) this.took(s);
         this.arrived(m.tasks.map((s) => s.task));
         this.queryAll(this.worker.adopt(m.tasks as StolenTask[]));
         if (m.tasks.length > 0) this.post(from, { type: 'wf-got', tasks: m.tasks.map((s) => s.task) });
@@ -215,7 +256,11 @@ export class WorkflowEngine {
     if (view.leader !== this.self) this.leaderCounts = undefined;
     for (const node of gone) {
       this.shard.nodeLeft(node);
+      this.peerCapacity.delete(node);
       this.queryAll(this.worker.nodeLeft(node));
+    }
+    if (this.opts.capacity) {
+      for (const m of view.members) if (m !== this.self) this.post(m, { type: 'wf-capacity', ...this.opts.capacity });
     }
     // Entries of the location service that belong to another shard now move there; holders and
     // waiters announce themselves again (both are idempotent), which rebuilds what a dead shard held.
@@ -266,6 +311,7 @@ export class WorkflowEngine {
 
   /** The task ran; its outputs are at these locations (final outputs are in the shared directory and need none; markers are added here). */
   taskFinished(task: number, outputs: [number, FileLocation][]): void {
+    this.release(task);
     this.worker.finished(task);
     const markers = this.workflow.tasks[task]!.outputs.filter((f) => this.workflow.files[f]!.marker);
     for (const [f, location] of [...outputs, ...markers.map((f): [number, FileLocation] => [f, { node: MARKER_NODE }])]) {
@@ -281,21 +327,88 @@ export class WorkflowEngine {
     this.flush();
   }
 
+  /**
+   * An attempt failed. The retry goes to another member it has not failed on (one it fits), if there is
+   * one, else it runs here again; after `maxAttempts` the workflow fails naming the members and the last error.
+   */
   taskFailed(task: number, error: string): void {
+    this.release(task);
     const attempts = (this.attempts.get(task) ?? 0) + 1;
     this.attempts.set(task, attempts);
+    const on = [...(this.failedOn.get(task) ?? []), this.self];
+    this.failedOn.set(task, on);
+    this.worker.finished(task);
     if (attempts < this.opts.maxAttempts) {
       this.stats.retries++;
-      this.queryAll(this.worker.requeue(task));
-    } else {
-      this.worker.finished(task);
-      this.post(this.view!.leader, { type: 'wf-failed', task, error });
-    }
+      const elsewhere = this.capablePeers(task).filter((p) => !on.includes(p));
+      if (elsewhere.length > 0) this.push(task, elsewhere[Math.floor(this.io.random() * elsewhere.length)]!, this.worker.describe(task));
+      else this.queryAll(this.worker.assign(task));
+    } else this.post(this.view!.leader, { type: 'wf-failed', task, error: `failed ${attempts} times (on ${on.join(', ')}): ${error}` });
     this.flush();
+  }
+
+  /** A task handed over by another member (stolen or pushed): what it carries of its past. */
+  private took(s: StolenTask): void {
+    if (s.recreate) this.recreating.add(s.task);
+    if (s.attempts !== undefined && s.attempts > 0) this.attempts.set(s.task, s.attempts);
+    if (s.failedOn !== undefined && s.failedOn.length > 0) this.failedOn.set(s.task, s.failedOn);
+  }
+
+  /** Gives a task this member will not run to another member (kept as given here until it confirms). */
+  private push(task: number, to: string, described: StolenTask): void {
+    this.arrivedAt.delete(task);
+    this.given.set(task, to);
+    const recreate = this.recreating.delete(task);
+    const moved: StolenTask = { ...described, ...(recreate ? { recreate } : {}), attempts: this.attempts.get(task) ?? 0, failedOn: this.failedOn.get(task) ?? [] };
+    this.attempts.delete(task);
+    this.failedOn.delete(task);
+    this.post(to, { type: 'wf-push', tasks: [moved] });
+  }
+
+  /** Other members of the view a task fits (every member, for a task that says nothing of what it needs). */
+  private capablePeers(task: number): string[] {
+    const need = this.opts.needs?.(task);
+    const peers = this.view?.members.filter((m) => m !== this.self) ?? [];
+    return need === undefined ? peers : peers.filter((p) => {
+      const room = this.peerCapacity.get(p);
+      return room !== undefined && fits(need, room);
+    });
+  }
+
+  private release(task: number): void {
+    const need = this.claimed.get(task);
+    if (!need) return;
+    this.claimed.delete(task);
+    this.used.cores -= need.cores;
+    this.used.memoryMb -= need.memoryMb;
+  }
+
+  /**
+   * A task too big for this member: to a member it fits, or parked until one is known; when every
+   * member has said what it offers and none is big enough, the workflow fails naming the task.
+   */
+  private tooBig(task: number, need: Capacity): void {
+    const peers = this.view?.members.filter((m) => m !== this.self) ?? [];
+    const capable = this.capablePeers(task);
+    const described = this.worker.remove(task) ?? this.worker.describe(task);
+    this.parked.delete(task);
+    if (capable.length > 0) return this.push(task, capable[Math.floor(this.io.random() * capable.length)]!, described);
+    if (this.view && peers.every((p) => this.peerCapacity.has(p))) {
+      const offers = [[this.self, this.opts.capacity!] as const, ...peers.map((p) => [p, this.peerCapacity.get(p)!] as const)].map(([m, c]) => `${m}: ${c.cores} cores, ${c.memoryMb} MiB`).join('; ');
+      this.post(this.view.leader, { type: 'wf-failed', task, error: `needs ${need.cores} ${need.cores === 1 ? 'core' : 'cores'} and ${need.memoryMb} MiB, more than any member offers (${offers})` });
+      return;
+    }
+    this.parked.add(task);
+  }
+
+  /** Parked tasks go where they fit, now that more is known. */
+  private unpark(): void {
+    for (const t of [...this.parked]) this.tooBig(t, this.opts.needs!(t)!);
   }
 
   /** An input could not be fetched (its holder left, or no longer has it): ask where it is again, and wait for it. */
   inputLost(task: number, file?: number): void {
+    this.release(task);
     if (file !== undefined) this.queryAll(this.worker.forget(file));
     this.queryAll(this.worker.requeue(task));
     this.flush();
@@ -325,14 +438,29 @@ export class WorkflowEngine {
         work ??= this.shortWork();
         if (work >= this.short.budget) break;
       }
-      const t = this.worker.take();
-      if (t === undefined) break;
+      const next = this.worker.peek();
+      if (next === undefined) break;
+      const need = this.opts.needs?.(next);
+      if (need) {
+        if (!fits(need, this.opts.capacity ?? { cores: 0, memoryMb: 0 })) {
+          this.tooBig(next, need);
+          continue;
+        }
+        // First READY, first run: a task waiting for cores to free keeps the ones behind it waiting too.
+        if (!fits(need, { cores: this.opts.capacity!.cores - this.used.cores, memoryMb: this.opts.capacity!.memoryMb - this.used.memoryMb })) break;
+      }
+      const t = this.worker.take()!;
+      if (need) {
+        this.claimed.set(t, need);
+        this.used.cores += need.cores;
+        this.used.memoryMb += need.memoryMb;
+      }
       if (work !== undefined) work += this.short!.seconds(t);
       const inputs = this.workflow.tasks[t]!.inputs.map((f): [number, FileLocation | 'shared'] => {
         const state = this.worker.fileState(f);
         return [f, state === 'SHARED' ? 'shared' : this.worker.location(f)!];
       });
-      this.io.run(t, inputs, this.recreating.has(t));
+      this.io.run(t, inputs, this.recreating.has(t), (this.attempts.get(t) ?? 0) + 1);
     }
     const peers = this.view?.members.filter((m) => m !== this.self) ?? [];
     if (this.opts.stealing && !this.stealOut && !this.stealBackoff && peers.length > 0 && this.worker.running.size < this.opts.slots && this.worker.readyCount === 0) {

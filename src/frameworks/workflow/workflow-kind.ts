@@ -5,6 +5,7 @@
  * leader is the submitter. Task state lives in memory on the members; the journal in the shared
  * directory is what a reconcile or a resumed run reads.
  */
+import { totalmem } from 'node:os';
 import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
 import { EventRing } from '../../runtime/kinds/kind-events.js';
 import { log as rootLog } from '../../util/log.js';
@@ -43,6 +44,12 @@ export interface WorkflowJobConfig {
   trace?: boolean;
   /** How often (ms) the leader looks for a run that cannot progress; three idle looks in a row fail it (default 5000). */
   stallLookMs?: number;
+  /** Seconds a command task may run unless it says otherwise (no limit by default). */
+  taskTimeout?: number;
+  /** Bytes kept of each of a command task's stdout and stderr in `<run>/logs/` (default 1 MiB). */
+  logBytes?: number;
+  /** Memory (MiB) each member offers command tasks (default: the machine's). Cores offered: the member's worker threads. */
+  nodeMemoryMb?: number;
 }
 
 export interface MemberReport extends EngineStats, ExecutionCounters {
@@ -115,7 +122,10 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   let reportSeq = 0;
   const send = (to: string, body: LayerBody) => void ctx.send(to, body).catch((err: unknown) => log.debug('workflow', `to ${to}: ${(err as Error).message}`));
 
-  const exec = new TaskExecution(workflow, { jobId: ctx.spec.id, nodeId: ctx.nodeId, shared: cfg.shared, storage: cfg.storage ?? 'collocated', ...(cfg.replay !== undefined ? { replay: cfg.replay } : {}) },
+  const exec = new TaskExecution(workflow, {
+    jobId: ctx.spec.id, nodeId: ctx.nodeId, shared: cfg.shared, storage: cfg.storage ?? 'collocated', run: cfg.run,
+    ...(cfg.replay !== undefined ? { replay: cfg.replay } : {}), ...(cfg.logBytes !== undefined ? { logBytes: cfg.logBytes } : {}), ...(cfg.taskTimeout !== undefined ? { taskTimeout: cfg.taskTimeout } : {}),
+  },
     ctx.workers, ctx.spec.ref, (file, bytes) => {
       const peers = ctx.peers();
       if (peers.length === 0) {
@@ -165,13 +175,13 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   };
   const engine: WorkflowEngine = new WorkflowEngine(workflow, ctx.nodeId, {
     send,
-    run: (task, inputs) => {
+    run: (task, inputs, _recreate, attempt) => {
       let started = 0;
       exec.run(task, inputs, () => {
         started = performance.timeOrigin + performance.now();
         const ms = engine.waited(task);
         if (ms !== undefined) taskWait.observe(ms / 1000);
-      }).then(
+      }, attempt).then(
         (out) => {
           wroteBy.set(task, out.wrote);
           if (cfg.trace) trace.push([task, started, performance.timeOrigin + performance.now()]);
@@ -190,6 +200,12 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     // Per thread: the running task, the next one queued behind it, and PREFETCH more whose inputs are on their way.
   }, {
     slots: (2 + PREFETCH) * ctx.workers.size, saved: new Set(plan.saved), ...pick(cfg),
+    // Command tasks run as processes: each takes the cores and memory it says it needs (1 core by default) of what this member offers.
+    capacity: { cores: ctx.workers.size, memoryMb: cfg.nodeMemoryMb ?? Math.floor(totalmem() / 2 ** 20) },
+    needs: (t) => {
+      const task = workflow.tasks[t]!;
+      return cfg.replay === undefined && task.command && !task.fn ? { cores: task.cores ?? 1, memoryMb: task.memoryMb ?? 0 } : undefined;
+    },
     ...(cfg.replay !== undefined ? { short: { seconds: (t: number) => Math.max(0, workflow.tasks[t]!.runtime) * cfg.replay!, budget: SHORT_BUDGET_SECONDS * ctx.workers.size, max: SHORT_MAX * ctx.workers.size } } : {}),
   });
   const ticker = setInterval(() => engine.tick(), 20);

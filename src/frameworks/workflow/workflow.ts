@@ -39,6 +39,11 @@ export interface WorkflowTask {
   fn?: FunctionRef;
   /** Arguments of a function task (given to it as `task.args`). */
   args?: string[];
+  /** Cores and memory (MiB) a command task needs while it runs (default 1 core, no memory counted). */
+  cores?: number;
+  memoryMb?: number;
+  /** A command task running longer is killed (its process group) and the attempt fails. */
+  timeoutSeconds?: number;
 }
 
 export interface WorkflowFile {

@@ -107,6 +107,6 @@ describe('workflows on an embedded cluster', () => {
 
   it('a command that fails every time fails the workflow, naming the task', T, async () => {
     const builder = new WorkflowBuilder('broken').command('boom', ['sh', '-c', 'echo nope >&2; exit 3'], { outputs: ['x'] });
-    await assert.rejects(runWorkflow(cluster, builder.build(), { builder, shared: fresh(), nodes: 2, maxAttempts: 2 }), /task boom failed 2 times: sh exited with 3: nope/);
+    await assert.rejects(runWorkflow(cluster, builder.build(), { builder, shared: fresh(), nodes: 2, maxAttempts: 2 }), /task boom failed 2 times \(on \S+, \S+\): sh exited with code 3; the end of its stderr \(logs\/boom\.err\): nope$/);
   });
 });
