@@ -29,7 +29,10 @@ export function recipeOf(workflow: Workflow, task: WorkflowTask, replay: number 
   let what: string;
   if (replay !== undefined) what = `replay\u0000${replay}\u0000${Math.max(0, task.runtime)}`;
   else if (task.fn) what = `fn\u0000${task.fn.module}\u0000${task.fn.export}\u0000${(task.args ?? []).join('\u0001')}`;
-  else if (task.command) what = `cmd\u0000${task.command.program}\u0000${task.command.args.join('\u0001')}`;
+  else if (task.command) {
+    const c = task.command;
+    what = `cmd\u0000${c.program}\u0000${c.args.join('\u0001')}\u0000<${c.stdin ?? ''}\u0000>${c.stdout ?? ''}\u00002>${c.stderr ?? ''}`;
+  }
   else what = 'none';
   return `${what}\u0000in\u0000${names(task.inputs).join('\u0001')}\u0000out\u0000${outputs.join('\u0001')}`;
 }

@@ -1,15 +1,18 @@
 /**
  * Pegasus DAX XML, schema 2.1 and 3.x, read as a stream of elements (never a DOM): `<job>` with
- * `<argument>`, `<uses file|name link size>` and a runtime (attribute, or a pegasus `runtime`
- * profile), `<child ref><parent ref/></child>` edges. `<uses>` inside `<transformation>` or
- * `<executable>` declares what a program needs installed, not job I/O, and is skipped. The
- * `jobCount` attribute is only compared with the jobs counted (it is often wrong).
+ * `<argument>` (its `<file>` references become the file names), `<uses file|name link size>`,
+ * `<stdin|stdout|stderr>` redirects, profiles (pegasus-profiles.ts), `<child ref><parent ref/></child>`
+ * edges; the embedded catalogs: `<executable>` entries with their `<pfn url site>` (the transformation
+ * catalog) and top-level `<file>` entries with theirs (the replica catalog). `<uses>` inside
+ * `<transformation>` or `<executable>` declares what a program needs installed, not job I/O, and is
+ * skipped. The `jobCount` attribute is only compared with the jobs counted (it is often wrong).
  */
 import type { SaxesTag } from 'saxes';
 import { saxes } from './workflow-dependencies.js';
 import { applyProfile } from './pegasus-profiles.js';
 import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
-import type { Workflow } from './workflow.js';
+import { emptyCatalogs, type TransformationEntry } from './pegasus-catalogs.js';
+import type { CommandSpec, Workflow } from './workflow.js';
 import { WorkflowError } from './workflow-error.js';
 
 const JOB_ELEMENTS = new Set(['job', 'dag', 'dax']);
@@ -26,6 +29,12 @@ export function loadDax(text: string, file: string): Workflow {
   const negative: string[] = [];
   let negativeRuntimes = 0;
   let depthInDeclaration = 0; // inside <transformation>/<executable>
+  const catalogs = emptyCatalogs();
+  /** The `<executable>` being read (a transformation catalog entry), the top-level `<file>` (a replica catalog entry). */
+  let executable: TransformationEntry | undefined;
+  let replica: string | undefined;
+  let args: string[] | undefined;
+  let redirects: Pick<CommandSpec, 'stdin' | 'stdout' | 'stderr'> = {};
   const parser = new (saxes().SaxesParser)({ position: true });
   const fail = (detail: string): never => {
     throw new WorkflowError(file, parser.line, detail);
@@ -44,8 +53,20 @@ export function loadDax(text: string, file: string): Workflow {
       return;
     }
     if (!builder) fail(`<${name}> before <adag>: not a Pegasus DAX file`);
+    if (name === 'executable' && !job) {
+      const exe = attr(tag, 'name') ?? fail('<executable> without a name');
+      executable = { name: exe, sites: new Map(), from: `${file}:${parser.line}`, ...(attr(tag, 'namespace') ? { namespace: attr(tag, 'namespace')! } : {}), ...(attr(tag, 'version') ? { version: attr(tag, 'version')! } : {}) };
+    }
     if (name === 'transformation' || name === 'executable') return void depthInDeclaration++;
+    if (name === 'pfn' && (executable || replica !== undefined)) {
+      const url = attr(tag, 'url') ?? fail('<pfn> without a url');
+      const site = attr(tag, 'site') ?? 'local';
+      if (executable) executable.sites.set(site, url);
+      else catalogs.replicas.set(replica!, (catalogs.replicas.get(replica!) ?? new Map<string, string>()).set(site, url));
+      return;
+    }
     if (depthInDeclaration > 0) return;
+    if (name === 'file' && !job && !argument) return void (replica = attr(tag, 'name') ?? attr(tag, 'file') ?? fail('<file> without a name'));
     if (JOB_ELEMENTS.has(name)) {
       const id = attr(tag, 'id') ?? fail(`<${name}> without an id`);
       if (job) fail(`job ${id} declared inside job ${job.id}`);
@@ -55,7 +76,18 @@ export function loadDax(text: string, file: string): Workflow {
       if (seconds !== undefined && seconds < 0) negativeRuntimes++; // kept as recorded (the graph facts use it); a replay runs it as 0
       const program = attr(tag, 'name') ?? attr(tag, 'file') ?? name;
       lines.set(id, parser.line);
-      job = { id, name: program, category: program, inputs: [], outputs: [], line: parser.line, ...(seconds !== undefined ? { runtime: seconds } : {}) };
+      const namespace = attr(tag, 'namespace');
+      const version = attr(tag, 'version');
+      job = {
+        id, name: program, category: program, inputs: [], outputs: [], line: parser.line, ...(seconds !== undefined ? { runtime: seconds } : {}),
+        transformation: { name: program, ...(namespace ? { namespace } : {}), ...(version ? { version } : {}) },
+      };
+      args = undefined;
+      redirects = {};
+      return;
+    }
+    if ((name === 'stdin' || name === 'stdout' || name === 'stderr') && job) {
+      redirects[name] = attr(tag, 'name') ?? attr(tag, 'file') ?? fail(`job ${job.id}: <${name}> without a file name`);
       return;
     }
     if (name === 'argument' && job) return void (argument = []);
@@ -92,10 +124,15 @@ export function loadDax(text: string, file: string): Workflow {
   });
   parser.on('closetag', (tag) => {
     const name = tag.name.replace(/^.*:/, '');
+    if (name === 'executable' && executable && depthInDeclaration === 1) {
+      catalogs.transformations.push(executable);
+      executable = undefined;
+    }
     if (name === 'transformation' || name === 'executable') return void depthInDeclaration--;
     if (depthInDeclaration > 0) return;
-    if (name === 'argument' && job && argument) {
-      job.command = { program: job.name!, args: argument.join('').split(/\s+/).filter((s) => s !== '') };
+    if (name === 'file' && replica !== undefined && !argument) replica = undefined;
+    else if (name === 'argument' && job && argument) {
+      args = argument.join('').split(/\s+/).filter((s) => s !== '');
       argument = undefined;
     } else if (name === 'profile' && profile && job) {
       const applied = applyProfile(job, profile.ns, profile.key, profile.text.trim());
@@ -103,6 +140,8 @@ export function loadDax(text: string, file: string): Workflow {
       profile = undefined;
     }
     else if (JOB_ELEMENTS.has(name) && job) {
+      // Every job is a command: its transformation (the job's name, or what the catalog says) with its arguments.
+      job.command = { program: job.name!, args: args ?? [], ...redirects };
       builder!.task(job);
       job = undefined;
     } else if (name === 'child') child = undefined;
@@ -110,6 +149,7 @@ export function loadDax(text: string, file: string): Workflow {
   parser.write(text).close();
   if (!builder) throw new WorkflowError(file, 1, 'no <adag> element: not a Pegasus DAX file');
   const workflow = builder.build();
+  if (catalogs.transformations.length > 0 || catalogs.replicas.size > 0) workflow.catalogs = catalogs;
   if (negativeRuntimes > 0) workflow.warnings.push(`${negativeRuntimes} negative runtime(s) kept as recorded; a replay runs them as 0 s`);
   if (negative.length > 0) workflow.warnings.push(`${negative.length} negative file size(s) read as unknown (0), at line(s) ${negative.slice(0, 5).join(', ')}${negative.length > 5 ? ', …' : ''}`);
   if (jobCount !== undefined && Number(jobCount) !== workflow.counts.tasks) {

@@ -1,11 +1,14 @@
 /**
- * Pegasus 5 YAML workflows: `jobs[]` (`id`, `name`, `arguments`, `uses[]` with `lfn`, `type:
- * input|output|checkpoint` and an optional `size`, a runtime in `profiles.pegasus.runtime`) and
- * `jobDependencies[]` (`id`, `children`). The `requires` of transformations in the catalog are what a
- * program needs installed, not job I/O, and are not read. Lines come from the YAML parser's own
+ * Pegasus 5 YAML workflows: `jobs[]` (`id`, `name`, `namespace`, `version`, `arguments` — `{lfn}`
+ * entries become file names —, `uses[]` with `lfn`, `type: input|output|checkpoint` and an optional
+ * `size`, `stdin`/`stdout`/`stderr` redirects, profiles as pegasus-profiles.ts reads them) and
+ * `jobDependencies[]` (`id`, `children`), with the embedded `transformationCatalog`, `replicaCatalog`
+ * and `siteCatalog` (pegasus-catalogs.ts). The `requires` of transformations in the catalog are what
+ * a program needs installed, not job I/O, and are not read. Lines come from the YAML parser's own
  * positions of every job.
  */
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { catalogsFromYaml } from './pegasus-catalogs.js';
 import { applyProfile } from './pegasus-profiles.js';
 import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
 import type { Workflow } from './workflow.js';
@@ -18,6 +21,11 @@ interface YamlJob {
   arguments?: unknown[];
   uses?: { lfn?: unknown; type?: unknown; size?: unknown }[];
   profiles?: Record<string, Record<string, unknown> | undefined>;
+  namespace?: unknown;
+  version?: unknown;
+  stdin?: unknown;
+  stdout?: unknown;
+  stderr?: unknown;
 }
 
 export function loadPegasusYaml(text: string, file: string): Workflow {
@@ -54,9 +62,19 @@ export function loadPegasusYaml(text: string, file: string): Workflow {
       else throw new WorkflowError(file, line, `task ${id}: file ${use.lfn}: type must be input, output or checkpoint, got ${JSON.stringify(use.type)}`);
     }
     const program = typeof job.name === 'string' ? job.name : id;
+    const redirects: Record<string, string> = {};
+    for (const key of ['stdin', 'stdout', 'stderr'] as const) {
+      const value = job[key];
+      if (value === undefined || value === null) continue;
+      if (typeof value !== 'string') throw new WorkflowError(file, line, `task ${id}: ${key} must be a file name`);
+      redirects[key] = value;
+    }
+    const namespace = typeof job.namespace === 'string' ? job.namespace : undefined;
+    const version = typeof job.version === 'string' || typeof job.version === 'number' ? String(job.version) : undefined;
     const decl: TaskDecl = {
       id, name: program, category: program, inputs, outputs, line: line ?? 0,
-      command: { program, args: (job.arguments ?? []).map((a) => (typeof a === 'object' && a !== null && 'lfn' in a ? String((a as { lfn: unknown }).lfn) : String(a))) },
+      command: { program, args: (job.arguments ?? []).map((a) => (typeof a === 'object' && a !== null && 'lfn' in a ? String((a as { lfn: unknown }).lfn) : String(a))), ...redirects },
+      transformation: { name: program, ...(namespace ? { namespace } : {}), ...(version ? { version } : {}) },
     };
     for (const [ns, values] of Object.entries(job.profiles ?? {})) {
       for (const [key, value] of Object.entries(values ?? {})) {
@@ -70,5 +88,8 @@ export function loadPegasusYaml(text: string, file: string): Workflow {
     if (typeof dep?.id !== 'string') throw new WorkflowError(file, undefined, 'a jobDependencies entry has no string "id"');
     for (const child of dep.children ?? []) builder.dependsOn(String(child), dep.id);
   }
-  return builder.build();
+  const workflow = builder.build();
+  const catalogs = catalogsFromYaml(doc, counter, file);
+  if (catalogs.transformations.length > 0 || catalogs.replicas.size > 0 || catalogs.sites.size > 0) workflow.catalogs = catalogs;
+  return workflow;
 }

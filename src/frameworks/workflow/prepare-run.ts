@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { computeFingerprints, recipeHash } from './fingerprint.js';
 import { sha256OfFile, statStamp, unchangedFromAny, type ChangeDetection, type FileStamp } from './file-stamp.js';
 import { JournalHistory, runDirs } from './journal.js';
+import type { SiteEntry } from './pegasus-catalogs.js';
 import { planRun, type RunPlan } from './rerun-plan.js';
 import { readRunInfo, stateDirOf } from './run-directory.js';
 import { sharedName, sharedPath } from './shared-path.js';
@@ -38,6 +39,8 @@ export interface PreparedRun {
   inputs: Map<number, FileStamp>;
   /** What changed, in words, for tasks whose fingerprint no run completed. */
   changes: Map<number, string>;
+  /** The run's site's directories, from the site catalog (a real run). */
+  site?: SiteEntry;
 }
 
 /** Stamps every workflow input; refuses, naming the reading task (and its line), if one is missing. */
@@ -48,7 +51,7 @@ export async function stampInputs(workflow: Workflow, shared: string, stateDir: 
   for (let f = 0; f < workflow.files.length; f++) {
     const file = workflow.files[f]!;
     if (file.producer >= 0 || file.marker) continue;
-    const path = sharedPath(shared, file.name);
+    const path = file.location ?? sharedPath(shared, file.name);
     const stamp = statStamp(path);
     if (!stamp) {
       missing.push(f);
@@ -61,7 +64,8 @@ export async function stampInputs(workflow: Workflow, shared: string, stateDir: 
     const first = workflow.files[missing[0]!]!;
     const reader = workflow.tasks[first.consumers[0]!]!;
     const more = missing.length > 1 ? ` (and ${missing.length - 1} more: ${missing.slice(1, 4).map((f) => workflow.files[f]!.name).join(', ')}${missing.length > 4 ? ', …' : ''})` : '';
-    throw new WorkflowError(workflow.source, workflow.lineOf?.(reader.id), `task ${reader.id}: input ${first.name} is not in the shared directory ${shared}${more}`);
+    const where = first.location !== undefined ? `not at ${first.location}, where the replica catalog puts it` : `not in the shared directory ${shared}`;
+    throw new WorkflowError(workflow.source, workflow.lineOf?.(reader.id), `task ${reader.id}: input ${first.name} is ${where}${more}`);
   }
   cache?.flush();
   return stamps;

@@ -12,11 +12,13 @@ import type { Cluster, JobHandle } from '../../runtime/cluster.js';
 import { requestJob } from '../../runtime/job-control.js';
 import type { KindRef } from '../../runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../runtime/task.js';
+import { applyCatalogs, checkPrograms } from './catalog-resolution.js';
 import { stillComplete, workflowKey, writeComplete, type CompleteRecord } from './complete-record.js';
 import { sha256OfFile, type ChangeDetection, type FileStamp } from './file-stamp.js';
 import { JournalHistory } from './journal.js';
 import { prepareRun, type PreparedRun } from './prepare-run.js';
 import { replayBytes } from './replay-bytes.js';
+import type { SiteEntry } from './pegasus-catalogs.js';
 import { createRunDir, stateDirOf } from './run-directory.js';
 import { sharedPath } from './shared-path.js';
 import type { WorkflowBuilder } from './workflow-builder.js';
@@ -69,10 +71,14 @@ export async function prepareReplayInputs(workflow: Workflow, shared: string, sc
   return written;
 }
 
-/** The key of a workflow's content and settings (complete-record.ts). */
-async function keyOf(opts: Pick<RunWorkflowOptions, 'file' | 'builder' | 'replay' | 'detection'>): Promise<string | undefined> {
+/** The key of a workflow's content and settings (complete-record.ts): the catalog files' contents and the site count too. */
+async function keyOf(opts: Pick<RunWorkflowOptions, 'file' | 'builder' | 'replay' | 'detection' | 'catalogs'>): Promise<string | undefined> {
   const source = opts.file !== undefined ? await sha256OfFile(opts.file) : opts.builder ? createHash('sha256').update(JSON.stringify(opts.builder.toSource())).digest('hex') : undefined;
-  return source === undefined ? undefined : workflowKey(source, { detection: opts.detection ?? 'mtime', ...(opts.replay !== undefined ? { replay: opts.replay } : {}) });
+  if (source === undefined) return undefined;
+  const c = opts.catalogs ?? {};
+  const files = [...(c.tc ?? []), ...(c.rc ?? []), ...(c.sc ?? [])];
+  const extra = opts.replay !== undefined ? '' : `${c.site ?? 'local'}\u0000${(await Promise.all(files.map((f) => sha256OfFile(f)))).join('\u0000')}`;
+  return workflowKey(source, { detection: opts.detection ?? 'mtime', extra, ...(opts.replay !== undefined ? { replay: opts.replay } : {}) });
 }
 
 /**
@@ -80,22 +86,33 @@ async function keyOf(opts: Pick<RunWorkflowOptions, 'file' | 'builder' | 'replay
  * that completed it left them? Decided from the file's bytes without loading it (`tidepool workflow
  * run` asks before it parses a file).
  */
-export async function alreadyComplete(opts: Pick<RunWorkflowOptions, 'file' | 'builder' | 'replay' | 'detection' | 'shared' | 'stateDir' | 'fresh'>): Promise<CompleteRecord | undefined> {
+export async function alreadyComplete(opts: Pick<RunWorkflowOptions, 'file' | 'builder' | 'replay' | 'detection' | 'shared' | 'stateDir' | 'fresh' | 'catalogs'>): Promise<CompleteRecord | undefined> {
   if (opts.fresh) return undefined;
   const key = await keyOf(opts).catch(() => undefined);
   if (key === undefined) return undefined;
   return stillComplete(stateDirOf(resolve(opts.shared), opts.stateDir), key, resolve(opts.shared), opts.detection ?? 'mtime');
 }
 
-/** Prepares the shared directory (replay inputs) and plans the run against earlier ones; submits nothing. */
+/**
+ * Prepares the shared directory (replay inputs) and plans the run against earlier ones; submits
+ * nothing. A real (not replayed) run first applies the catalogs and finds every program: a missing
+ * executable or input is refused here, before anything runs.
+ */
 export async function planWorkflowRun(workflow: Workflow, opts: RunWorkflowOptions): Promise<PreparedRun> {
   const shared = resolve(opts.shared);
   await mkdir(shared, { recursive: true });
+  let site: SiteEntry | undefined;
   if (opts.replay !== undefined) await prepareReplayInputs(workflow, shared, opts.replay);
-  return prepareRun(workflow, {
+  else {
+    const resolved = applyCatalogs(workflow, opts.catalogs ?? {});
+    checkPrograms(workflow, resolved);
+    site = resolved.directories;
+  }
+  const prepared = await prepareRun(workflow, {
     shared, ...(opts.stateDir !== undefined ? { stateDir: opts.stateDir } : {}), ...(opts.replay !== undefined ? { replay: opts.replay } : {}),
     ...(opts.detection !== undefined ? { detection: opts.detection } : {}), ...(opts.fresh ? { fresh: true } : {}),
   });
+  return site ? { ...prepared, site } : prepared;
 }
 
 /** Records a planned run in a new run directory and submits its job (a plan with nothing to run ends at once). */
@@ -109,8 +126,9 @@ export async function submitPlanned(cluster: Cluster, prepared: PreparedRun, opt
     workflow: workflow.name, format: workflow.format, source: file !== undefined ? resolve(file) : '<code>', shared, started: new Date().toISOString(),
     tasks: workflow.tasks.length, toRun: plan.toRun, upToDate: plan.upToDate, inputs, ...(opts.replay !== undefined ? { replay: opts.replay } : {}),
   }, { fingerprints: prepared.fingerprints, upToDate: plan.runs.map((r) => 1 - r), saved: plan.saved });
+  const scratch = opts.scratch ?? prepared.site?.localScratch;
   const config: WorkflowJobConfig = {
-    ...rest, shared, run: dir,
+    ...rest, shared, run: dir, ...(scratch !== undefined ? { scratch } : {}),
     source: file !== undefined ? { path: resolve(file) } : { code: builder!.toSource() },
   };
   const job = await cluster.submit(WORKFLOW_TASK, null, { kind: WORKFLOW_KIND, input: config, ...(nodes !== undefined ? { nodes } : {}) });

@@ -39,6 +39,8 @@ export interface ExecutionSettings {
   logBytes?: number;
   /** Seconds a command task may run unless it says otherwise. */
   taskTimeout?: number;
+  /** Where command tasks' working directories are made (the site's local scratch; default the system's temporary directory). */
+  scratch?: string;
 }
 
 /** Bytes kept of each of a command task's stdout and stderr in its log files. */
@@ -154,8 +156,9 @@ export class TaskExecution {
   private async obtain(f: number, loc: FileLocation | 'shared'): Promise<Uint8Array> {
     const file = this.workflow.files[f]!;
     if (loc === 'shared' || loc.node === SHARED_NODE) {
-      const content = await readFile(sharedPath(this.settings.shared, sharedName(file))).catch((err: NodeJS.ErrnoException) => {
-        throw new Error(`input ${sharedName(file)} is not in the shared directory ${this.settings.shared} (${err.code ?? err.message})`);
+      const path = file.location ?? sharedPath(this.settings.shared, sharedName(file));
+      const content = await readFile(path).catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`input ${sharedName(file)} is not at ${path} (${err.code ?? err.message})`);
       });
       this.counters.bytesFromShared += content.length;
       return content;
@@ -252,14 +255,14 @@ export class TaskExecution {
 
   private async runCommand(task: number, inputs: Map<string, Uint8Array>, outputs: string[], attempt: number): Promise<Record<string, Uint8Array>> {
     const spec = this.workflow.tasks[task]!;
-    const dir = join(tmpdir(), 'tidepool-workflow', this.settings.jobId, this.settings.nodeId, `${task}`);
+    const dir = join(this.settings.scratch ?? tmpdir(), 'tidepool-workflow', this.settings.jobId, this.settings.nodeId, `${task}`);
     await mkdir(dir, { recursive: true });
     try {
       for (const [name, content] of inputs) {
         await mkdir(join(dir, name, '..'), { recursive: true });
         await writeFile(join(dir, name), content);
       }
-      const { program, args } = spec.command!;
+      const { program, args, stdin, stdout, stderr } = spec.command!;
       const { run } = this.settings;
       const timeout = spec.timeoutSeconds ?? this.settings.taskTimeout;
       const env: Record<string, string> = { ...process.env as Record<string, string>, TIDEPOOL_TASK: spec.id, TIDEPOOL_ATTEMPT: String(attempt), TIDEPOOL_NODE: this.settings.nodeId };
@@ -268,6 +271,7 @@ export class TaskExecution {
         program, args, cwd: dir, env,
         ...(run !== undefined ? { logs: { dir: logsDir(run), name: logName(spec.id), attempt, capBytes: this.settings.logBytes ?? LOG_BYTES } } : {}),
         ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}),
+        ...(stdin !== undefined ? { stdin } : {}), ...(stdout !== undefined ? { stdout } : {}), ...(stderr !== undefined ? { stderr } : {}),
       });
       this.counters.logBytes += outcome.bytesOut + outcome.bytesErr;
       if (outcome.timedOut || outcome.exitCode !== 0) {

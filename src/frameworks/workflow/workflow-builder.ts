@@ -5,7 +5,7 @@
  * the offending task and its line, and computes the counts and the critical path.
  */
 import { computeOrder } from './workflow-graph.js';
-import type { CommandSpec, FunctionRef, Workflow, WorkflowFile, WorkflowTask } from './workflow.js';
+import type { CommandSpec, FunctionRef, TransformationRef, Workflow, WorkflowFile, WorkflowTask } from './workflow.js';
 import { WorkflowError, type SourceInfo } from './workflow-error.js';
 
 export interface FileUse {
@@ -26,6 +26,7 @@ export interface TaskDecl {
   command?: CommandSpec;
   fn?: FunctionRef;
   args?: string[];
+  transformation?: TransformationRef;
   /** Cores and memory (MiB) a command task needs while it runs; a timeout in seconds. */
   cores?: number;
   memoryMb?: number;
@@ -89,9 +90,11 @@ export class WorkflowBuilder {
   }
 
   /** A task running a real executable: `argv[0]` is the program. */
-  command(id: string, argv: string[], io: TaskOptions = {}): this {
+  command(id: string, argv: string[], io: TaskOptions & Pick<CommandSpec, 'stdin' | 'stdout' | 'stderr'> = {}): this {
     if (argv.length === 0) throw this.error(id, 'a command task needs a program');
-    return this.task({ id, command: { program: argv[0]!, args: argv.slice(1) }, ...io });
+    const { stdin, stdout, stderr, ...rest } = io;
+    const redirects = { ...(stdin !== undefined ? { stdin } : {}), ...(stdout !== undefined ? { stdout } : {}), ...(stderr !== undefined ? { stderr } : {}) };
+    return this.task({ id, command: { program: argv[0]!, args: argv.slice(1), ...redirects }, ...rest });
   }
 
   /** A task running an exported JavaScript function (see WorkflowFunction). */
@@ -101,6 +104,14 @@ export class WorkflowBuilder {
 
   task(decl: TaskDecl): this {
     if (typeof decl.id !== 'string' || decl.id === '') throw this.error(undefined, 'a task needs a non-empty string id', decl.line);
+    // A redirect's file is the task's input (stdin) or output (stdout, stderr), declared or not.
+    const c = decl.command;
+    if (c && (c.stdin !== undefined || c.stdout !== undefined || c.stderr !== undefined)) {
+      const named = (uses: (string | FileUse)[] | undefined, name: string) => (uses ?? []).some((u) => (typeof u === 'string' ? u : u.name) === name);
+      if (c.stdin !== undefined && !named(decl.inputs, c.stdin)) decl = { ...decl, inputs: [...(decl.inputs ?? []), c.stdin] };
+      for (const out of [c.stdout, c.stderr]) if (out !== undefined && !named(decl.outputs, out)) decl = { ...decl, outputs: [...(decl.outputs ?? []), out] };
+      if (c.stdout !== undefined && c.stdout === c.stderr) throw this.error(decl.id, `stdout and stderr both go to ${c.stdout}`, decl.line);
+    }
     if (decl.runtime !== undefined && !Number.isFinite(decl.runtime)) {
       throw this.error(decl.id, `runtime must be a number of seconds, got ${String(decl.runtime)}`, decl.line);
     }
@@ -209,6 +220,7 @@ export class WorkflowBuilder {
       if (d.cores !== undefined) task.cores = d.cores;
       if (d.memoryMb !== undefined) task.memoryMb = d.memoryMb;
       if (d.timeoutSeconds !== undefined) task.timeoutSeconds = d.timeoutSeconds;
+      if (d.transformation) task.transformation = d.transformation;
       tasks[t] = task;
     }
     this.addMarkers(tasks, files);

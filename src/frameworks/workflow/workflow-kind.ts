@@ -13,6 +13,7 @@ import { NO_METRICS } from '../../runtime/metrics/metrics-registry.js';
 import { TASK_WAIT } from './task-wait-histogram.js';
 import type { DispatchMode } from './dispatcher.js';
 import { chunksOf, checkChunk, FileAssembly } from './file-chunks.js';
+import { applyCatalogs, type CatalogFiles } from './catalog-resolution.js';
 import { recipeHash } from './fingerprint.js';
 import { Journal, type Completion } from './journal.js';
 import { readMemberPlan } from './run-directory.js';
@@ -50,6 +51,10 @@ export interface WorkflowJobConfig {
   logBytes?: number;
   /** Memory (MiB) each member offers command tasks (default: the machine's). Cores offered: the member's worker threads. */
   nodeMemoryMb?: number;
+  /** Catalog files and the site (Pegasus): applied by every member as by the submitter (not in a replay). */
+  catalogs?: CatalogFiles;
+  /** Where command tasks' working directories are made (the site's local scratch). */
+  scratch?: string;
 }
 
 export interface MemberReport extends EngineStats, ExecutionCounters {
@@ -87,6 +92,7 @@ export async function workflowOf(source: WorkflowJobConfig['source']): Promise<W
 async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const cfg = ctx.spec.input as WorkflowJobConfig;
   const workflow = await workflowOf(cfg.source);
+  if (cfg.replay === undefined) applyCatalogs(workflow, cfg.catalogs ?? {});
   const plan = readMemberPlan(cfg.run, workflow.tasks.length);
   const journal = new Journal(cfg.run, ctx.nodeId);
   /** This run's journal, with the tasks up to date before it started (done on no live node) and the files present then. */
@@ -125,6 +131,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const exec = new TaskExecution(workflow, {
     jobId: ctx.spec.id, nodeId: ctx.nodeId, shared: cfg.shared, storage: cfg.storage ?? 'collocated', run: cfg.run,
     ...(cfg.replay !== undefined ? { replay: cfg.replay } : {}), ...(cfg.logBytes !== undefined ? { logBytes: cfg.logBytes } : {}), ...(cfg.taskTimeout !== undefined ? { taskTimeout: cfg.taskTimeout } : {}),
+    ...(cfg.scratch !== undefined ? { scratch: cfg.scratch } : {}),
   },
     ctx.workers, ctx.spec.ref, (file, bytes) => {
       const peers = ctx.peers();

@@ -1,3 +1,5 @@
+import type { Catalogs } from './pegasus-catalogs.js';
+
 /**
  * A compiled workflow: tasks and files numbered densely (a million tasks are arrays, not objects
  * keyed by string), each task's dependencies the union of the explicit edges of its file and the
@@ -8,6 +10,17 @@
 export interface CommandSpec {
   program: string;
   args: string[];
+  /** Redirects (Pegasus `<stdin>`, `<stdout>`, `<stderr>`): files of the task read as stdin, written from stdout and stderr. */
+  stdin?: string;
+  stdout?: string;
+  stderr?: string;
+}
+
+/** The logical transformation a Pegasus job names (resolved to an executable through the transformation catalog). */
+export interface TransformationRef {
+  name: string;
+  namespace?: string;
+  version?: string;
 }
 
 /** A JavaScript function task, loaded by module reference on whichever node runs it (weak migration). */
@@ -44,6 +57,8 @@ export interface WorkflowTask {
   memoryMb?: number;
   /** A command task running longer is killed (its process group) and the attempt fails. */
   timeoutSeconds?: number;
+  /** The transformation a Pegasus job names (its command's program until a catalog says otherwise). */
+  transformation?: TransformationRef;
 }
 
 export interface WorkflowFile {
@@ -62,6 +77,8 @@ export interface WorkflowFile {
    * readiness stays data-driven (the children wait for it as for any input). Never written anywhere.
    */
   marker?: boolean;
+  /** A workflow input the replica catalog places outside the shared directory: its absolute path. */
+  location?: string;
 }
 
 export interface WorkflowCounts {
@@ -96,6 +113,8 @@ export interface Workflow {
   taskIndex(id: string): number;
   /** The line of the source file where a task is declared, when the loader knows it (for errors found after loading). */
   lineOf?(taskId: string): number | undefined;
+  /** Catalogs the workflow file embeds (Pegasus DAX 3 executables and files, YAML catalogs). */
+  catalogs?: Catalogs;
 }
 
 /** Children of every task (the reverse of `parents`), built once when a scheduler needs them. */
