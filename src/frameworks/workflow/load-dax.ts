@@ -11,7 +11,8 @@ import type { SaxesTag } from 'saxes';
 import { saxes } from './workflow-dependencies.js';
 import { applyProfile } from './pegasus-profiles.js';
 import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
-import { emptyCatalogs, type TransformationEntry } from './pegasus-catalogs.js';
+import { dirname, resolve } from 'node:path';
+import { emptyCatalogs, pfnFrom, type TransformationEntry } from './pegasus-catalogs.js';
 import type { CommandSpec, Workflow } from './workflow.js';
 import { WorkflowError } from './workflow-error.js';
 
@@ -61,8 +62,8 @@ export function loadDax(text: string, file: string): Workflow {
     if (name === 'pfn' && (executable || replica !== undefined)) {
       const url = attr(tag, 'url') ?? fail('<pfn> without a url');
       const site = attr(tag, 'site') ?? 'local';
-      if (executable) executable.sites.set(site, url);
-      else catalogs.replicas.set(replica!, (catalogs.replicas.get(replica!) ?? new Map<string, string>()).set(site, url));
+      if (executable) executable.sites.set(site, pfnFrom(url, dirname(resolve(file))));
+      else catalogs.replicas.set(replica!, (catalogs.replicas.get(replica!) ?? new Map<string, string>()).set(site, pfnFrom(url, dirname(resolve(file)))));
       return;
     }
     if (depthInDeclaration > 0) return;

@@ -9,6 +9,7 @@
  * the replica catalog (`lfn pfn site="local"`), and DAX 3's `<executable>` and `<file>` entries.
  */
 import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { WorkflowError } from './workflow-error.js';
@@ -40,8 +41,17 @@ export const emptyCatalogs = (): Catalogs => ({ transformations: [], replicas: n
 /** `file:///a/b` or `/a/b` → `/a/b`; anything else (a remote URL) is refused by the caller. */
 export function localPath(pfn: string): string | undefined {
   if (pfn.startsWith('file://')) return fileURLToPath(pfn);
-  if (pfn.startsWith('/')) return pfn;
+  if (isAbsolute(pfn)) return pfn;
   return undefined;
+}
+
+/**
+ * A pfn as written in a catalog: a URL or an absolute path as is; a relative path (beyond Pegasus,
+ * which wants absolute ones) from the directory of the file that holds it, so that a workflow and its
+ * catalogs can move together.
+ */
+export function pfnFrom(pfn: string, baseDir: string): string {
+  return /^[a-z][a-z0-9+.-]*:/i.test(pfn) || isAbsolute(pfn) ? pfn : resolve(baseDir, pfn);
 }
 
 /** Adds `more` to `into`; an entry `into` has already (the workflow's own, read first) is kept. */
@@ -64,6 +74,7 @@ const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? St
 /** Reads the YAML catalog sections of a document (a workflow, or a catalog file). */
 export function catalogsFromYaml(doc: Document, counter: LineCounter, file: string): Catalogs {
   const out = emptyCatalogs();
+  const base = dirname(resolve(file));
   const lineOf = (path: (string | number)[]) => {
     const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
     return node?.range ? counter.linePos(node.range[0]).line : undefined;
@@ -87,7 +98,7 @@ export function catalogsFromYaml(doc: Document, counter: LineCounter, file: stri
         const site = str(s?.name);
         const pfn = str(s?.pfn);
         if (site === undefined || pfn === undefined) throw new WorkflowError(file, lineOf([...at, 'sites', j]) ?? line, `transformation ${name}: a site needs a name and a pfn`);
-        sites.set(site, pfn);
+        sites.set(site, pfnFrom(pfn, base));
       });
       out.transformations.push({ name, ...optional('namespace', str(t.namespace)), ...optional('version', str(t.version)), sites, from: `${file}:${line ?? '?'}` });
     });
@@ -103,7 +114,7 @@ export function catalogsFromYaml(doc: Document, counter: LineCounter, file: stri
       for (const p of Array.isArray(r.pfns) ? (r.pfns as Json[]) : []) {
         const pfn = str(p?.pfn);
         if (pfn === undefined) throw new WorkflowError(file, line, `replica ${lfn}: a pfn entry has no pfn`);
-        sites.set(str(p.site) ?? 'local', pfn);
+        sites.set(str(p.site) ?? 'local', pfnFrom(pfn, base));
       }
       out.replicas.set(lfn, sites);
     });
@@ -118,8 +129,8 @@ export function catalogsFromYaml(doc: Document, counter: LineCounter, file: stri
       for (const d of Array.isArray(s.directories) ? (s.directories as Json[]) : []) {
         const path = str(d?.path);
         if (path === undefined) continue;
-        if (d.type === 'sharedScratch') entry.sharedScratch = path;
-        if (d.type === 'localScratch') entry.localScratch = path;
+        if (d.type === 'sharedScratch') entry.sharedScratch = resolve(base, path);
+        if (d.type === 'localScratch') entry.localScratch = resolve(base, path);
       }
       out.sites.set(name, entry);
     }
@@ -192,7 +203,7 @@ function textTransformations(text: string, file: string): Catalogs {
       expect('{');
       for (let key = next('a key or "}"'); key.t !== '}'; key = next('a key or "}"')) {
         const value = next(`a value for ${key.t}`);
-        if (key.t === 'pfn') sites.set(site, value.t);
+        if (key.t === 'pfn') sites.set(site, pfnFrom(value.t, dirname(resolve(file))));
         if (key.t === 'profile') {
           next('a profile key');
           next('a profile value');
@@ -214,7 +225,7 @@ function fileReplicas(text: string, file: string): Catalogs {
     if (!m) throw new WorkflowError(file, i + 1, `a replica line is "LFN PFN site=\\"SITE\\"", got "${line}"`);
     const site = /site\s*=\s*"?([^"\s]+)"?/.exec(m[3]!)?.[1] ?? 'local';
     const sites = out.replicas.get(m[1]!) ?? new Map<string, string>();
-    sites.set(site, m[2]!);
+    sites.set(site, pfnFrom(m[2]!, dirname(resolve(file))));
     out.replicas.set(m[1]!, sites);
   });
   return out;

@@ -1,0 +1,3 @@
+#!/bin/sh
+# stdin → stdout, lower-cased.
+tr 'A-Z' 'a-z'
