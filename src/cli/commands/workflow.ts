@@ -4,6 +4,7 @@ import { loadWorkflow } from '../../frameworks/workflow/load-workflow.js';
 import { readCatalogFile } from '../../frameworks/workflow/pegasus-catalogs.js';
 import { plannedTasks, stampInputs } from '../../frameworks/workflow/prepare-run.js';
 import { stateDirOf } from '../../frameworks/workflow/run-directory.js';
+import { findRunDir, runStatistics, runStatus, statisticsText, statusText } from '../../frameworks/workflow/run-statistics.js';
 import { alreadyComplete, nothingToDo, planWorkflowRun, recordComplete, runWorkflow } from '../../frameworks/workflow/run-workflow.js';
 import type { MemberReport, WorkflowJobConfig } from '../../frameworks/workflow/workflow-kind.js';
 import { describeWorkflow, progressLine, summarizeRun } from '../../frameworks/workflow/workflow-report.js';
@@ -84,7 +85,15 @@ function sharedFromSiteFiles(files: CatalogFiles): string | undefined {
   return undefined;
 }
 
-/** `tidepool workflow run|validate|info FILE`: Pegasus and WfCommons workflows (after AME: Zhang, Katz, Ripeanu, Wilde, Foster). */
+function findRun(given: string): string {
+  try {
+    return findRunDir(given);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** `tidepool workflow run|validate|info FILE`, `status|statistics RUN`: Pegasus and WfCommons workflows (after AME: Zhang, Katz, Ripeanu, Wilde, Foster). */
 export function registerWorkflowCommands(program: SettingsCommand): void {
   const wf = program.command('workflow').description('run, check and describe Pegasus (DAX 2.1/3.x, YAML 5) and WfCommons (1.4/1.5) workflows (after AME, "An Anyscale Many-Task Computing Engine", Zhang, Katz, Ripeanu, Wilde, Foster)');
 
@@ -121,6 +130,24 @@ export function registerWorkflowCommands(program: SettingsCommand): void {
       const info = describeWorkflow(await load(file));
       if (flags.json) process.stdout.write(`${JSON.stringify({ file, ...info })}\n`);
       else process.stdout.write(`${info.text}\n`);
+    });
+
+  jsonOption(wf.command('status')
+    .argument('<run>', 'a run directory (printed at the end of workflow run), or a shared directory (its latest run)')
+    .description('a running or finished run, from its directory: done, up to date, running, left, failed attempts (as pegasus-status)'))
+    .addHelpText('after', `\nExamples:\n  tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --shared run\n  tidepool workflow status run\n  tidepool workflow status run --json`)
+    .action((given: string, flags: { json?: boolean }) => {
+      const status = runStatus(findRun(given));
+      process.stdout.write(flags.json ? `${JSON.stringify(status)}\n` : `${statusText(status)}\n`);
+    });
+
+  jsonOption(wf.command('statistics')
+    .argument('<run>', 'a run directory (printed at the end of workflow run), or a shared directory (its latest run)')
+    .description('what a run did, from its provenance records (one per task attempt): per transformation counts and runtimes, wall time, cumulative time, bytes, per node (as pegasus-statistics)'))
+    .addHelpText('after', `\nExamples:\n  tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --shared run\n  tidepool workflow statistics run\n  tidepool workflow statistics run --json`)
+    .action((given: string, flags: { json?: boolean }) => {
+      const stats = runStatistics(findRun(given));
+      process.stdout.write(flags.json ? `${JSON.stringify(stats)}\n` : `${statisticsText(stats)}\n`);
     });
 
   const run = catalogOptions(wf.command('run')

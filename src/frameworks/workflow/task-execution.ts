@@ -84,6 +84,18 @@ interface Waiting {
 export interface TaskOutcome {
   located: [number, FileLocation][];
   wrote: { name: string; stamp: FileStamp }[];
+  /** Bytes read, by where they came from, and written (every output). */
+  io: TaskBytes;
+}
+
+export interface TaskBytes {
+  /** From the shared directory (or where the replica catalog put an input). */
+  shared: number;
+  /** Fetched from the member holding the file. */
+  peer: number;
+  /** Held here already. */
+  local: number;
+  out: number;
 }
 
 /** Thrown when an input's holder is gone: the task waits for the file again instead of failing. */
@@ -124,7 +136,12 @@ export class TaskExecution {
     const spec = this.workflow.tasks[task]!;
     const wanted = inputs.filter(([f]) => !this.workflow.files[f]!.marker);
     const bytes = new Map<string, Uint8Array>();
-    await Promise.all(wanted.map(async ([f, loc]) => bytes.set(this.workflow.files[f]!.name, await this.obtain(f, loc))));
+    const io: TaskBytes = { shared: 0, peer: 0, local: 0, out: 0 };
+    await Promise.all(wanted.map(async ([f, loc]) => {
+      const [content, from] = await this.obtain(f, loc);
+      io[from] += content.length;
+      bytes.set(this.workflow.files[f]!.name, content);
+    }));
     let outputs: Record<string, Uint8Array>;
     const realOutputs = spec.outputs.filter((f) => !this.workflow.files[f]!.marker);
     if (this.settings.replay !== undefined) {
@@ -141,6 +158,7 @@ export class TaskExecution {
     for (const f of realOutputs) {
       const file = this.workflow.files[f]!;
       const content = outputs[file.name]!;
+      io.out += content.length;
       if (file.consumers.length === 0 || this.settings.storage === 'shared') {
         wrote.push({ name: sharedName(file), stamp: await this.writeShared(sharedName(file), content) });
         if (file.consumers.length > 0) located.push([f, { node: SHARED_NODE }]);
@@ -150,10 +168,10 @@ export class TaskExecution {
         located.push([f, { node: this.settings.nodeId }]);
       }
     }
-    return { located, wrote };
+    return { located, wrote, io };
   }
 
-  private async obtain(f: number, loc: FileLocation | 'shared'): Promise<Uint8Array> {
+  private async obtain(f: number, loc: FileLocation | 'shared'): Promise<[Uint8Array, 'shared' | 'peer' | 'local']> {
     const file = this.workflow.files[f]!;
     if (loc === 'shared' || loc.node === SHARED_NODE) {
       const path = file.location ?? sharedPath(this.settings.shared, sharedName(file));
@@ -161,16 +179,16 @@ export class TaskExecution {
         throw new Error(`input ${sharedName(file)} is not at ${path} (${err.code ?? err.message})`);
       });
       this.counters.bytesFromShared += content.length;
-      return content;
+      return [content, 'shared'];
     }
-    if (loc.node === this.settings.nodeId && this.local.has(f)) return this.local.get(f)!;
+    if (loc.node === this.settings.nodeId && this.local.has(f)) return [this.local.get(f)!, 'local'];
     try {
       const t0 = performance.now();
       const content = await this.fetchFrom(loc.node, f);
       if (this.counters.transferMs.length < 10_000) this.counters.transferMs.push(performance.now() - t0);
       this.counters.bytesPeer += content.length;
       this.counters.filesPeer++;
-      return content;
+      return [content, 'peer'];
     } catch (err) {
       throw new InputLost(`fetching ${file.name} from ${loc.node} failed: ${(err as Error).message}`, f);
     }

@@ -5,7 +5,7 @@
  * leader is the submitter. Task state lives in memory on the members; the journal in the shared
  * directory is what a reconcile or a resumed run reads.
  */
-import { totalmem } from 'node:os';
+import { hostname, totalmem } from 'node:os';
 import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
 import { EventRing } from '../../runtime/kinds/kind-events.js';
 import { log as rootLog } from '../../util/log.js';
@@ -23,7 +23,8 @@ import { validateWorkflowMessage } from './protocol.js';
 import { Rendezvous } from './rendezvous.js';
 import { sharedName } from './shared-path.js';
 import { StallWatch } from './stall-watch.js';
-import { InputLost, TaskExecution, type ExecutionCounters, type StorageMode, type TaskOutcome } from './task-execution.js';
+import { ProvenanceWriter, writeOutcome, type AttemptStatus, type RunOutcome } from './provenance.js';
+import { CommandFailed, InputLost, TaskExecution, type ExecutionCounters, type StorageMode, type TaskOutcome } from './task-execution.js';
 import { WorkflowBuilder, type WorkflowSource } from './workflow-builder.js';
 import { WorkflowEngine, type EngineStats } from './workflow-engine.js';
 import type { Workflow } from './workflow.js';
@@ -94,6 +95,8 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const workflow = await workflowOf(cfg.source);
   if (cfg.replay === undefined) applyCatalogs(workflow, cfg.catalogs ?? {});
   const plan = readMemberPlan(cfg.run, workflow.tasks.length);
+  const provenance = new ProvenanceWriter(cfg.run, ctx.nodeId);
+  const host = hostname();
   const journal = new Journal(cfg.run, ctx.nodeId);
   /** This run's journal, with the tasks up to date before it started (done on no live node) and the files present then. */
   const readJournal = () => {
@@ -182,20 +185,37 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   };
   const engine: WorkflowEngine = new WorkflowEngine(workflow, ctx.nodeId, {
     send,
-    run: (task, inputs, _recreate, attempt) => {
+    run: (task, inputs, recreate, attempt) => {
       let started = 0;
+      const spec = workflow.tasks[task]!;
+      const record = (status: AttemptStatus, io: TaskOutcome['io'] | undefined, err?: Error) => {
+        const end = performance.timeOrigin + performance.now();
+        const start = started === 0 ? end : started;
+        provenance.ended({
+          task: spec.id, transformation: spec.category, attempt, ...(recreate ? { recreate } : {}), host, node: ctx.nodeId,
+          start: new Date(start).toISOString(), end: new Date(end).toISOString(), duration: (end - start) / 1000, status,
+          ...(spec.command && cfg.replay === undefined && !spec.fn ? { exitCode: err instanceof CommandFailed ? err.exitCode : err ? null : 0 } : {}),
+          ...(err ? { error: err.message } : {}),
+          bytesIn: { shared: io?.shared ?? 0, peer: io?.peer ?? 0, local: io?.local ?? 0 }, bytesOut: io?.out ?? 0,
+        });
+      };
       exec.run(task, inputs, () => {
         started = performance.timeOrigin + performance.now();
+        provenance.started(spec.id, attempt, started, recreate);
         const ms = engine.waited(task);
         if (ms !== undefined) taskWait.observe(ms / 1000);
       }, attempt).then(
         (out) => {
+          record('ok', out.io);
           wroteBy.set(task, out.wrote);
           if (cfg.trace) trace.push([task, started, performance.timeOrigin + performance.now()]);
           spans.put({ id: workflow.tasks[task]!.id, lane: ctx.nodeId, label: workflow.tasks[task]!.category, at: Math.round(started), end: Math.round(performance.timeOrigin + performance.now()) });
           engine.taskFinished(task, out.located);
         },
-        (err: Error) => (err instanceof InputLost ? engine.inputLost(task, err.file) : engine.taskFailed(task, err.message)),
+        (err: Error) => {
+          record(err instanceof InputLost ? 'input-lost' : 'failed', undefined, err);
+          return err instanceof InputLost ? engine.inputLost(task, err.file) : engine.taskFailed(task, err.message);
+        },
       );
     },
     readJournal,
@@ -266,6 +286,8 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const report = async (): Promise<MemberReport[]> => {
     const peers = ctx.peers();
     const id = reportSeq++;
+    // Provenance written before figures are reported: a run that ends on a report has its records on disk.
+    await provenance.flushed();
     const all: MemberReport[] = [myReport()];
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 5_000);
@@ -340,7 +362,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
         case 'wf-paused':
           return pausedFrom?.(from);
         case 'wf-report?':
-          return send(from, { type: 'wf-report', id: body.id as number, report: myReport() as never });
+          return void provenance.flushed().then(() => send(from, { type: 'wf-report', id: body.id as number, report: myReport() as never }));
         case 'wf-report':
           return reports.get(body.id as number)?.(body.report as unknown as MemberReport);
         default:
@@ -464,11 +486,18 @@ export default defineJobKind({
   member,
   leader(ctx) {
     const own = ctx.member as WorkflowMember;
+    const runDir = (ctx.spec.input as WorkflowJobConfig).run;
+    /** The run's end, in its directory (for `workflow status` and `statistics`); a record, never a reason to fail. */
+    const recordOutcome = (outcome: RunOutcome) => writeOutcome(runDir, outcome).catch(() => undefined);
     own.lead((outcome) => {
       void (async () => {
-        if (!outcome.ok) return ctx.finish({ status: 'failed', error: outcome.error, finishedAt: Date.now() });
+        if (!outcome.ok) {
+          await recordOutcome({ status: 'failed', ended: new Date().toISOString(), error: outcome.error, completed: (await own.report()).reduce((n, m) => n + m.completed, 0) });
+          return ctx.finish({ status: 'failed', error: outcome.error, finishedAt: Date.now() });
+        }
         const members = await own.report();
         const value: WorkflowResult = { tasks: members.reduce((n, m) => n + m.completed, 0), members };
+        await recordOutcome({ status: 'done', ended: new Date().toISOString(), completed: value.tasks });
         return ctx.finish({ status: 'done', value, finishedAt: Date.now(), completions: value.tasks });
       })();
     });
@@ -480,6 +509,7 @@ export default defineJobKind({
         await own.stopAll();
         const members = await own.report();
         const value: WorkflowResult = { tasks: members.reduce((n, m) => n + m.completed, 0), members, stopped: true };
+        await recordOutcome({ status: 'stopped', ended: new Date().toISOString(), completed: value.tasks });
         await ctx.finish({ status: 'done', value, finishedAt: Date.now(), completions: value.tasks });
         return { stopped: true };
       },
