@@ -141,7 +141,7 @@ describe('tidepool CLI', () => {
     it('an unreachable cluster fails within the timeout, naming the address, on every command that talks to ZooKeeper', { timeout: 120_000 }, async () => {
       const secret = secretFile();
       const oneShot = [['coord', 'ls', '/'], ['coord', 'get', '/x'], ['status'], ['jobs'], ['scale', 'j', '1'], ['cancel', 'j'], ['control', 'j', 'status'], ['drain', 'n'], ['result', 'j'],
-        ['submit', 'x-package', '--flexibility', 'rigid'], ['solve', 'nqueens', '4', '--zk'], ['workflow', 'run', fileURLToPath(new URL('../data/workflows/pegasus-dax-2.1/Montage_25.xml', import.meta.url)), '--zk'], ['malleable', 'run', 'wave', '--zk']];
+        ['submit', 'x-package', '--flexibility', 'rigid'], ['solve', 'nqueens', '4', '--zk'], ['workflow', 'run', fileURLToPath(new URL('../data/workflows/pegasus-dax-2.1/Montage_25.xml', import.meta.url)), '--replay', '0.01', '--shared', mkdtempSync(join(tmpdir(), 'tp-wf-')), '--zk'], ['malleable', 'run', 'wave', '--zk']];
       const lasting = [['node', '--secret-file', secret], ['monitor'], ['manager'], ['serve', '--insecure', '--token-file', secret, '--secret-file', secret, '--port', '0', '--zk']];
       for (const args of [...oneShot, ...lasting]) {
         const zkGiven = args.at(-1) === '--zk';
