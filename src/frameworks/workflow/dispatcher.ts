@@ -26,7 +26,9 @@ export interface Reconciled {
 }
 
 export class Dispatcher {
-  readonly done: Uint8Array;
+  /** Per task (grown with the workflow: `tasks` of it are in use). */
+  private done: Uint8Array;
+  private tasks: number;
   private readonly doneOn: (string | undefined)[];
   private readonly counts: Int32Array;
   private owned: number[] = [];
@@ -43,8 +45,9 @@ export class Dispatcher {
     private readonly mode: DispatchMode,
     private readonly self: string,
   ) {
-    this.done = new Uint8Array(workflow.tasks.length);
-    this.doneOn = new Array(workflow.tasks.length);
+    this.tasks = workflow.tasks.length;
+    this.done = new Uint8Array(this.tasks);
+    this.doneOn = new Array(this.tasks);
     this.counts = new Int32Array(partitions);
   }
 
@@ -105,7 +108,7 @@ export class Dispatcher {
     };
     const needed = this.stillNeeded(journal, alive);
     for (const p of this.owned) {
-      for (let t = p; t < this.done.length; t += this.partitions) {
+      for (let t = p; t < this.tasks; t += this.partitions) {
         if (this.held.has(t)) continue;
         if (!this.done[t]) {
           to(assign, t);
@@ -140,6 +143,38 @@ export class Dispatcher {
       }
     }
     return need;
+  }
+
+  /** Tasks were added to the workflow (now `tasks` long). */
+  grow(tasks: number): void {
+    if (tasks > this.done.length) {
+      const done = new Uint8Array(Math.max(tasks, 2 * this.done.length));
+      done.set(this.done);
+      this.done = done;
+    }
+    this.tasks = tasks;
+  }
+
+  /**
+   * Tasks added from `from` on, outside a reconcile: those of partitions this member owns go to the
+   * members of the view, round-robin as in a reconcile (during one, the reconcile dispatches them).
+   */
+  dispatchAdded(from: number): Map<string, number[]> {
+    const assign = new Map<string, number[]>();
+    if (!this.view || this.reconciling()) return assign;
+    for (let t = from; t < this.tasks; t++) {
+      if (this.done[t] || !this.owned.includes(this.partitionOf(t))) continue;
+      const worker = this.view.members[t % this.view.members.length]!;
+      let list = assign.get(worker);
+      if (!list) assign.set(worker, (list = []));
+      list.push(t);
+      this.dispatched++;
+    }
+    return assign;
+  }
+
+  isDone(task: number): boolean {
+    return this.done[task] === 1;
   }
 
   /** A worker finished `task` on `node`: true the first time (a recreation counts nothing). */

@@ -45,15 +45,18 @@ export function recipeHash(workflow: Workflow, task: WorkflowTask, replay: numbe
 /** Every task's fingerprint (32 hex digits), computed parents first. */
 export function computeFingerprints(workflow: Workflow, how: FingerprintInputs): string[] {
   const fps: string[] = new Array(workflow.tasks.length);
-  for (const t of workflow.order) {
-    const task = workflow.tasks[t]!;
-    const hash = createHash('sha256').update(recipeOf(workflow, task, how.replay));
-    if (how.programStamp) hash.update(`\u0000prog\u0000${how.programStamp(t)}`);
-    for (const f of task.inputs) {
-      const file = workflow.files[f]!;
-      hash.update(file.producer < 0 ? `\u0000i\u0000${file.name}\u0000${how.inputStamp(f)}` : `\u0000p\u0000${file.marker ? '' : file.name}\u0000${fps[file.producer]!}`);
-    }
-    fps[t] = hash.digest('hex').slice(0, 32);
-  }
+  for (const t of workflow.order) fps[t] = fingerprintOf(workflow, t, fps, how);
   return fps;
+}
+
+/** One task's fingerprint, its producers' being in `fps` already (tasks added at run time are fingerprinted one by one). */
+export function fingerprintOf(workflow: Workflow, t: number, fps: readonly string[], how: FingerprintInputs): string {
+  const task = workflow.tasks[t]!;
+  const hash = createHash('sha256').update(recipeOf(workflow, task, how.replay));
+  if (how.programStamp) hash.update(`\u0000prog\u0000${how.programStamp(t)}`);
+  for (const f of task.inputs) {
+    const file = workflow.files[f]!;
+    hash.update(file.producer < 0 ? `\u0000i\u0000${file.name}\u0000${how.inputStamp(f)}` : `\u0000p\u0000${file.marker ? '' : file.name}\u0000${fps[file.producer]!}`);
+  }
+  return hash.digest('hex').slice(0, 32);
 }

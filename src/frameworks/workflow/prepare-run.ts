@@ -6,7 +6,8 @@
  */
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { computeFingerprints, recipeHash } from './fingerprint.js';
+import { computeFingerprints, fingerprintOf, recipeHash, type FingerprintInputs } from './fingerprint.js';
+import { expansionsByFingerprint, type ExpansionRecord } from './expansion-log.js';
 import { sha256OfFile, statStamp, unchangedFromAny, type ChangeDetection, type FileStamp } from './file-stamp.js';
 import { JournalHistory, runDirs } from './journal.js';
 import type { SiteEntry } from './pegasus-catalogs.js';
@@ -14,7 +15,9 @@ import { planRun, type RunPlan } from './rerun-plan.js';
 import { readRunInfo, stateDirOf } from './run-directory.js';
 import { sharedName, sharedPath } from './shared-path.js';
 import { WorkflowError } from './workflow-error.js';
-import type { Workflow } from './workflow.js';
+import { copyWorkflow, type Workflow } from './workflow.js';
+import type { TaskDecl } from './workflow-builder.js';
+import { applyAddition, checkAddition } from './workflow-growth.js';
 
 export interface PrepareOptions {
   shared: string;
@@ -41,6 +44,8 @@ export interface PreparedRun {
   changes: Map<number, string>;
   /** The run's site's directories, from the site catalog (a real run). */
   site?: SiteEntry;
+  /** Tasks added at run time by earlier runs' tasks that are still the same computation, added again before the plan (the run's first additions). */
+  expansions: ExpansionRecord[];
 }
 
 /** Stamps every workflow input; refuses, naming the reading task (and its line), if one is missing. */
@@ -71,18 +76,22 @@ export async function stampInputs(workflow: Workflow, shared: string, stateDir: 
   return stamps;
 }
 
-export async function prepareRun(workflow: Workflow, opts: PrepareOptions): Promise<PreparedRun> {
+export async function prepareRun(loaded: Workflow, opts: PrepareOptions): Promise<PreparedRun> {
+  let workflow = loaded;
   const stateDir = stateDirOf(opts.shared, opts.stateDir);
   const detection = opts.detection ?? 'mtime';
   const inputs = await stampInputs(workflow, opts.shared, stateDir, detection);
-  const fingerprints = computeFingerprints(workflow, {
+  const how: FingerprintInputs = {
     inputStamp: (f) => {
       const s = inputs.get(f)!;
       return detection === 'content' ? s.sha256! : `${s.size}:${s.mtimeNs}`;
     },
     ...(opts.replay !== undefined ? { replay: opts.replay } : {}),
-  });
+  };
+  const fingerprints = computeFingerprints(workflow, how);
   const history = opts.fresh ? undefined : JournalHistory.load(stateDir);
+  const { grown, expansions, addAgain } = history ? addRecorded(workflow, fingerprints, how, history, runDirs(stateDir)) : { grown: workflow, expansions: [], addAgain: new Set<string>() };
+  workflow = grown;
   // A written file is intact when its producer's completion recorded it and it is still as recorded.
   const intact = new Uint8Array(workflow.files.length);
   if (history) {
@@ -98,13 +107,45 @@ export async function prepareRun(workflow: Workflow, opts: PrepareOptions): Prom
   }
   const plan = planRun(workflow, {
     fingerprints,
-    completed: (fp) => history?.completed.has(fp) ?? false,
+    completed: (fp) => (history?.completed.has(fp) ?? false) && !addAgain.has(fp),
     intact: (f) => intact[f] === 1,
     ...(opts.fresh ? { fresh: true } : {}),
   });
-  const prepared: PreparedRun = { workflow, shared: opts.shared, stateDir, detection, fingerprints, plan, inputs, changes: new Map(), ...(opts.replay !== undefined ? { replay: opts.replay } : {}) };
+  const prepared: PreparedRun = { workflow, shared: opts.shared, stateDir, detection, fingerprints, plan, inputs, changes: new Map(), expansions, ...(opts.replay !== undefined ? { replay: opts.replay } : {}) };
   if (history) explainChanges(prepared, history);
   return prepared;
+}
+
+/**
+ * Tasks added at run time by an earlier run are added again before planning when the task that added
+ * them completed with the same fingerprint (the same computation adds the same tasks), so that they
+ * are planned like the others: up to date, or run. Walked in task order, added tasks included (they
+ * may have added tasks too). The workflow is copied before the first addition (the caller's stays as
+ * it was). Additions that no longer apply make their adding task run again (`addAgain`).
+ */
+function addRecorded(workflow: Workflow, fingerprints: string[], how: FingerprintInputs, history: JournalHistory, runs: string[]): { grown: Workflow; expansions: ExpansionRecord[]; addAgain: Set<string> } {
+  const recorded = expansionsByFingerprint(runs);
+  const expansions: ExpansionRecord[] = [];
+  const addAgain = new Set<string>();
+  if (recorded.size === 0) return { grown: workflow, expansions, addAgain };
+  let grown = workflow;
+  for (let t = 0; t < grown.tasks.length; t++) {
+    const fp = fingerprints[t]!;
+    const rec = recorded.get(fp);
+    if (!rec || !history.completed.has(fp)) continue;
+    if (grown === workflow) grown = copyWorkflow(workflow);
+    let decls: TaskDecl[];
+    try {
+      decls = checkAddition(grown, t, rec.tasks);
+    } catch {
+      addAgain.add(fp);
+      continue;
+    }
+    const from = grown.tasks.length;
+    for (const u of applyAddition(grown, t, decls)) fingerprints[u] = fingerprintOf(grown, u, fingerprints, how);
+    expansions.push({ seq: expansions.length, by: grown.tasks[t]!.id, byFingerprint: fp, tasks: decls, fingerprints: fingerprints.slice(from), before: true });
+  }
+  return { grown, expansions, addAgain };
 }
 
 /** What a run would do, task by task (tasks that run, then recreations), as `--dry-run` prints it. */

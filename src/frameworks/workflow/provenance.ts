@@ -3,11 +3,12 @@
  * per task attempt to `<run>/provenance/<member>.jsonl` when the attempt ends (the task, its
  * transformation, the attempt number, host and node, start and end, exit code, bytes read by source —
  * shared directory, peer, held here — and written), and a line per attempt started to
- * `<member>.started` (what `workflow status` counts as running). Lines are gathered per turn of the
- * event loop and appended together. The leader writes `<run>/outcome.json` when the run ends.
+ * `<member>.started` (what `workflow status` counts as running), and `<member>.paused` when it stops
+ * starting tasks because the run is being stopped. Lines are gathered per turn of the event loop and
+ * appended together. The leader writes `<run>/outcome.json` when the run ends.
  */
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { provenanceDir } from './run-directory.js';
 
@@ -80,6 +81,16 @@ export class ProvenanceWriter {
     });
   }
 
+  /** This member stopped starting tasks (the run is being stopped): `<member>.paused`, what `workflow status` shows as stopping. */
+  paused(at = new Date()): void {
+    try {
+      mkdirSync(join(this.base, '..'), { recursive: true });
+      writeFileSync(`${this.base}.paused`, `${at.toISOString()}\n`);
+    } catch {
+      // a record, not a reason to fail the stop
+    }
+  }
+
   /** Resolves when everything given so far is written. */
   async flushed(): Promise<void> {
     while (this.scheduled) await new Promise((r) => setImmediate(r));
@@ -100,17 +111,18 @@ export function readOutcome(runDir: string): RunOutcome | undefined {
 }
 
 /** Every attempt record of a run, and the attempts started (task and attempt) that have no record yet. */
-export function readProvenance(runDir: string): { records: AttemptRecord[]; running: { task: string; attempt: number; since: number; node: string }[] } {
+export function readProvenance(runDir: string): { records: AttemptRecord[]; running: { task: string; attempt: number; since: number; node: string }[]; paused: string[] } {
   const dir = provenanceDir(runDir);
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return { records: [], running: [] };
+    return { records: [], running: [], paused: [] };
   }
   const records: AttemptRecord[] = [];
   const started = new Map<string, { task: string; attempt: number; since: number; node: string }>();
   for (const name of names.sort()) {
+    if (!name.endsWith('.jsonl') && !name.endsWith('.started')) continue;
     const text = readFileSync(join(dir, name), 'utf8');
     for (const line of text.split('\n')) {
       if (line === '') continue;
@@ -129,5 +141,6 @@ export function readProvenance(runDir: string): { records: AttemptRecord[]; runn
     }
   }
   for (const r of records) started.delete(`${r.task}\u0000${r.attempt}\u0000${r.recreate === true}\u0000${r.node.replace(/[^\w.-]/g, '_')}`);
-  return { records, running: [...started.values()] };
+  const paused = names.filter((n) => n.endsWith('.paused')).map((n) => n.slice(0, -'.paused'.length));
+  return { records, running: [...started.values()], paused };
 }

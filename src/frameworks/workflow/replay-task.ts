@@ -1,12 +1,13 @@
 /**
  * The task type a workflow's worker threads run (the job spec's `ref`): a replayed task computes for
  * its recorded runtime × scale and writes each output at its recorded size × scale (as WfCommons'
- * WfBench does); a function task calls the application's exported function with its inputs' bytes.
+ * WfBench does); a function task calls the application's exported function with its inputs' bytes
+ * (and collects the tasks it adds).
  * Command tasks run as child processes from the node's main thread instead (task-execution.ts).
  */
 import { defineTask } from '../../runtime/task.js';
 import { replayBytes } from './replay-bytes.js';
-import type { WorkflowFunction } from './workflow.js';
+import type { AddedTask, WorkflowFunction } from './workflow.js';
 
 export interface ReplayJob { kind: 'replay'; seconds: number; outputs: { key: string; name: string; size: number }[] }
 
@@ -31,7 +32,13 @@ function replay(job: ReplayJob): Record<string, Uint8Array> {
   return out;
 }
 
-export default defineTask<WorkerJob, Record<string, Uint8Array> | Record<string, Uint8Array>[] | null>({
+/** What a function job returns: its outputs by name, and the tasks it added (if any). */
+export interface FunctionResult {
+  files: Record<string, Uint8Array>;
+  added?: AddedTask[];
+}
+
+export default defineTask<WorkerJob, Record<string, Uint8Array> | Record<string, Uint8Array>[] | FunctionResult | null>({
   name: 'workflow-task',
   async run(job, ctx) {
     if (job.kind === 'replay') return ctx.emit(replay(job));
@@ -39,14 +46,21 @@ export default defineTask<WorkerJob, Record<string, Uint8Array> | Record<string,
     const mod = (await import(job.module)) as Record<string, unknown>;
     const fn = mod[job.export] as WorkflowFunction | undefined;
     if (typeof fn !== 'function') throw new Error(`${job.module} has no exported function "${job.export}"`);
-    const produced = await fn(job.inputs, { id: job.id, args: job.args });
-    const out: Record<string, Uint8Array> = {};
+    const added: AddedTask[] = [];
+    const produced = await fn(job.inputs, {
+      id: job.id, args: job.args,
+      addTasks: (tasks) => {
+        if (!Array.isArray(tasks)) throw new TypeError(`task ${job.id}: addTasks takes a list of tasks`);
+        added.push(...tasks);
+      },
+    });
+    const files: Record<string, Uint8Array> = {};
     for (const name of job.outputs) {
       const value = produced?.[name];
       if (value === undefined) throw new Error(`task ${job.id} did not return its output "${name}"`);
-      out[name] = typeof value === 'string' ? new TextEncoder().encode(value) : value;
+      files[name] = typeof value === 'string' ? new TextEncoder().encode(value) : value;
     }
-    ctx.emit(out);
+    ctx.emit(added.length > 0 ? { files, added } : { files });
   },
   result: { initial: () => null, combine: (_a, b) => b },
 });

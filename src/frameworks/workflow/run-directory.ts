@@ -30,6 +30,8 @@ export interface RunInfo {
   toRun: number;
   upToDate: number;
   replay?: number;
+  /** How changed inputs were told apart (content: their stamps hold a SHA-256). */
+  detection?: 'mtime' | 'content';
   /** Stamps of the workflow inputs as this run found them (to say later which one changed). */
   inputs: Record<string, FileStamp>;
 }

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { Journal, runDirs } from './journal.js';
 import { readOutcome, readProvenance, type AttemptRecord, type RunOutcome } from './provenance.js';
 import { readRunInfo, type RunInfo } from './run-directory.js';
+import { ExpansionLog } from './expansion-log.js';
 
 /** RUN as given: a run directory, a state directory (its latest run) or a shared directory (the latest run of its `.tidepool`). */
 export function findRunDir(given: string): string {
@@ -25,8 +26,10 @@ export interface RunStatus {
   run: string;
   info: RunInfo;
   outcome?: RunOutcome;
-  /** `done`, `failed`, `stopped`, or `running` (no outcome yet: running, or ended without one). */
-  state: RunOutcome['status'] | 'running';
+  /** `done`, `failed`, `stopped`; `stopping` (members paused); or `running` (no outcome yet: running, or ended without one). */
+  state: RunOutcome['status'] | 'running' | 'stopping';
+  /** Tasks added while the run went (by tasks adding tasks), besides the workflow's own (`info.tasks`, with those added before it started). */
+  added: number;
   done: number;
   upToDate: number;
   left: number;
@@ -39,8 +42,9 @@ export interface RunStatus {
 export function runStatus(runDir: string, now = Date.now()): RunStatus {
   const info = readRunInfo(runDir);
   const outcome = readOutcome(runDir);
-  const { records, running } = readProvenance(runDir);
+  const { records, running, paused } = readProvenance(runDir);
   const done = Journal.scan(runDir).completions.size;
+  const added = addedDuring(runDir);
   let last = statSync(join(runDir, 'run.json')).mtimeMs;
   for (const sub of ['journal', 'provenance']) {
     try {
@@ -50,8 +54,8 @@ export function runStatus(runDir: string, now = Date.now()): RunStatus {
     }
   }
   return {
-    run: runDir, info, ...(outcome ? { outcome } : {}), state: outcome?.status ?? 'running',
-    done, upToDate: info.upToDate, left: Math.max(0, info.toRun - done),
+    run: runDir, info, ...(outcome ? { outcome } : {}), state: outcome?.status ?? (paused.length > 0 ? 'stopping' : 'running'),
+    added, done, upToDate: info.upToDate, left: Math.max(0, info.toRun + added - done),
     running: outcome ? [] : running.map((r) => ({ task: r.task, attempt: r.attempt, node: r.node, seconds: (now - r.since) / 1000 })),
     failedAttempts: records.filter((r) => r.status === 'failed').map((r) => ({ task: r.task, attempt: r.attempt, node: r.node, error: r.error ?? '' })),
     idleSeconds: (now - last) / 1000,
@@ -62,9 +66,9 @@ export function statusText(s: RunStatus): string {
   const i = s.info;
   const lines = [
     `run ${s.run}`,
-    `${i.workflow} (${i.format}, ${i.tasks} tasks): ${s.state}${s.outcome?.error ? `: ${s.outcome.error}` : ''}`,
+    `${i.workflow} (${i.format}, ${i.tasks} tasks${s.added > 0 ? ` + ${s.added} added while it ran` : ''}): ${s.state}${s.outcome?.error ? `: ${s.outcome.error}` : ''}`,
     `started ${i.started}${s.outcome ? `, ended ${s.outcome.ended}` : `, last activity ${s.idleSeconds.toFixed(0)} s ago`}`,
-    `tasks: ${s.done + s.upToDate} of ${i.tasks} done (${s.upToDate} up to date when it started, ${s.done} run), ${s.running.length} running, ${s.left} left; ${s.failedAttempts.length} failed attempts`,
+    `tasks: ${s.done + s.upToDate} of ${i.tasks + s.added} done (${s.upToDate} up to date when it started, ${s.done} run), ${s.running.length} running, ${s.left} left; ${s.failedAttempts.length} failed attempts`,
     ...s.running.map((r) => `  running: ${r.task} (attempt ${r.attempt}) on ${r.node} for ${r.seconds.toFixed(1)} s`),
     ...s.failedAttempts.slice(-10).map((f) => `  failed: ${f.task} (attempt ${f.attempt}) on ${f.node}: ${f.error.split('\n')[0]}`),
   ];
@@ -87,6 +91,7 @@ export interface RunStatistics {
   run: string;
   workflow: string;
   format: string;
+  /** The workflow's tasks, with those added at run time. */
   tasks: number;
   upToDate: number;
   /** Tasks with a successful attempt in this run (recreations apart), tasks whose last attempt failed. */
@@ -108,6 +113,7 @@ export interface RunStatistics {
 
 export function runStatistics(runDir: string): RunStatistics {
   const info = readRunInfo(runDir);
+  const added = addedDuring(runDir);
   const { records } = readProvenance(runDir);
   const byTask = new Map<string, AttemptRecord[]>();
   for (const r of records) {
@@ -157,8 +163,8 @@ export function runStatistics(runDir: string): RunStatistics {
     if (s.min === Infinity) s.min = 0;
   }
   return {
-    run: runDir, workflow: info.workflow, format: info.format, tasks: info.tasks, upToDate: info.upToDate,
-    succeeded, failed, incomplete: Math.max(0, info.toRun - succeeded - failed),
+    run: runDir, workflow: info.workflow, format: info.format, tasks: info.tasks + added, upToDate: info.upToDate,
+    succeeded, failed, incomplete: Math.max(0, info.toRun + added - succeeded - failed),
     attempts: records.length, retries: records.filter((r) => !r.recreate && r.status !== 'ok').length, recreations: records.filter((r) => r.recreate && r.status === 'ok').length,
     wallTime: records.length > 0 ? (last - first) / 1000 : 0, cumulativeTime, cumulativeSucceededTime, bytes,
     transformations: [...stages.values()].sort((a, b) => (a.transformation < b.transformation ? -1 : 1)),
@@ -197,4 +203,9 @@ export function statisticsText(s: RunStatistics): string {
     'Per node:',
     ...table([['Node', 'Host', 'Attempts', 'Seconds'], ...s.hosts.map((h) => [h.node, h.host, h.attempts, secs(h.seconds)])]),
   ].join('\n');
+}
+
+/** Tasks added while the run went (its additions, apart from those made before it started). */
+function addedDuring(runDir: string): number {
+  return new ExpansionLog(runDir).readNew().filter((r) => !r.before).reduce((n, r) => n + r.tasks.length, 0);
 }

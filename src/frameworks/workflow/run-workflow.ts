@@ -23,7 +23,9 @@ import { createRunDir, stateDirOf } from './run-directory.js';
 import { sharedPath } from './shared-path.js';
 import type { WorkflowBuilder } from './workflow-builder.js';
 import type { MemberReport, WorkflowJobConfig, WorkflowResult } from './workflow-kind.js';
-import { finalOutputs, workflowInputs, type Workflow } from './workflow.js';
+import { copyWorkflow, finalOutputs, workflowInputs, type Workflow } from './workflow.js';
+import { ExpansionLog } from './expansion-log.js';
+import { applyAddition } from './workflow-growth.js';
 
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 /** Built in, so that every node runs its own copy of the kind (see load-kind.ts). */
@@ -124,8 +126,11 @@ export async function submitPlanned(cluster: Cluster, prepared: PreparedRun, opt
   for (const [f, s] of prepared.inputs) inputs[workflow.files[f]!.name] = s;
   const dir = createRunDir(prepared.stateDir, {
     workflow: workflow.name, format: workflow.format, source: file !== undefined ? resolve(file) : '<code>', shared, started: new Date().toISOString(),
-    tasks: workflow.tasks.length, toRun: plan.toRun, upToDate: plan.upToDate, inputs, ...(opts.replay !== undefined ? { replay: opts.replay } : {}),
+    tasks: workflow.tasks.length, toRun: plan.toRun, upToDate: plan.upToDate, inputs, detection: prepared.detection, ...(opts.replay !== undefined ? { replay: opts.replay } : {}),
   }, { fingerprints: prepared.fingerprints, upToDate: plan.runs.map((r) => 1 - r), saved: plan.saved });
+  // Additions applied before the plan are the run's first: every member applies them before it reads the plan.
+  const log = new ExpansionLog(dir);
+  for (const rec of prepared.expansions) log.append(rec);
   const scratch = opts.scratch ?? prepared.site?.localScratch;
   const config: WorkflowJobConfig = {
     ...rest, shared, run: dir, ...(scratch !== undefined ? { scratch } : {}),
@@ -183,18 +188,31 @@ export const nothingToDo = (prepared: PreparedRun) => prepared.plan.toRun === 0 
 export async function recordComplete(prepared: PreparedRun, opts: RunWorkflowOptions, runDir: string | undefined): Promise<void> {
   const key = await keyOf(opts);
   if (key === undefined) return;
-  const { workflow } = prepared;
+  const { workflow, fingerprints } = runDir === undefined ? prepared : withRunAdditions(prepared, runDir);
   // This run's journal first; the whole history only for outputs of tasks that were up to date.
   const mine = runDir === undefined ? undefined : new JournalHistory([runDir]);
   let all: JournalHistory | undefined;
   const outputs: [string, FileStamp][] = [];
   for (const f of finalOutputs(workflow)) {
     const file = workflow.files[f]!;
-    const fp = prepared.fingerprints[file.producer]!;
+    const fp = fingerprints[file.producer]!;
     const stamp = mine?.stampsOf(fp, file.name).at(-1) ?? (all ??= JournalHistory.load(prepared.stateDir)).stampsOf(fp, file.name).at(-1);
     if (!stamp) return; // not recorded (should not happen): no record, the next run plans in full
     outputs.push([file.name, stamp]);
   }
   const inputs: [string, FileStamp][] = [...prepared.inputs].map(([f, s]) => [workflow.files[f]!.name, s]);
   writeComplete(prepared.stateDir, key, { workflow: workflow.name, tasks: workflow.tasks.length, run: runDir ?? '', inputs, outputs });
+}
+
+/** The planned workflow with the tasks added while the run went (from its expansion log), on a copy. */
+function withRunAdditions(prepared: PreparedRun, runDir: string): { workflow: Workflow; fingerprints: string[] } {
+  const added = new ExpansionLog(runDir).readNew().filter((r) => !r.before);
+  if (added.length === 0) return prepared;
+  const workflow = copyWorkflow(prepared.workflow);
+  const fingerprints = [...prepared.fingerprints];
+  for (const rec of added) {
+    applyAddition(workflow, workflow.taskIndex(rec.by), rec.tasks);
+    fingerprints.push(...rec.fingerprints);
+  }
+  return { workflow, fingerprints };
 }

@@ -17,7 +17,7 @@ import { logName, runAttempt } from './command-run.js';
 import { sha256Of, statStamp, type FileStamp } from './file-stamp.js';
 import { logsDir } from './run-directory.js';
 import type { FileLocation } from './location-shard.js';
-import type { ReplayJob, WorkerJob } from './replay-task.js';
+import type { FunctionResult, ReplayJob, WorkerJob } from './replay-task.js';
 import type { Workflow } from './workflow.js';
 import { sharedName, sharedPath } from './shared-path.js';
 
@@ -86,6 +86,8 @@ export interface TaskOutcome {
   wrote: { name: string; stamp: FileStamp }[];
   /** Bytes read, by where they came from, and written (every output). */
   io: TaskBytes;
+  /** Tasks it adds to the workflow (unchecked: workflow-growth.ts checks them). */
+  added?: unknown[];
 }
 
 export interface TaskBytes {
@@ -143,15 +145,18 @@ export class TaskExecution {
       bytes.set(this.workflow.files[f]!.name, content);
     }));
     let outputs: Record<string, Uint8Array>;
+    let added: unknown[] | undefined;
     const realOutputs = spec.outputs.filter((f) => !this.workflow.files[f]!.marker);
     if (this.settings.replay !== undefined) {
       const scale = this.settings.replay;
       outputs = await this.onWorker({ kind: 'replay', seconds: Math.max(0, spec.runtime) * scale, outputs: realOutputs.map((f) => ({ key: this.workflow.files[f]!.key, name: this.workflow.files[f]!.name, size: Math.round(this.workflow.files[f]!.size * scale) })) }, started);
     } else if (spec.fn) {
-      outputs = await this.onWorker({ kind: 'function', module: spec.fn.module, export: spec.fn.export, id: spec.id, args: spec.args ?? [], inputs: Object.fromEntries(bytes), outputs: realOutputs.map((f) => this.workflow.files[f]!.name) }, started);
+      const result = await this.onWorker({ kind: 'function', module: spec.fn.module, export: spec.fn.export, id: spec.id, args: spec.args ?? [], inputs: Object.fromEntries(bytes), outputs: realOutputs.map((f) => this.workflow.files[f]!.name) }, started) as unknown as FunctionResult;
+      outputs = result.files;
+      added = result.added;
     } else if (spec.command) {
       started?.();
-      outputs = await this.runCommand(task, bytes, realOutputs.map((f) => this.workflow.files[f]!.name), attempt);
+      ({ outputs, added } = await this.runCommand(task, bytes, realOutputs.map((f) => this.workflow.files[f]!.name), attempt));
     } else throw new Error(`task ${spec.id} has neither a command nor a function: replay the workflow (--replay SCALE)`);
     const located: [number, FileLocation][] = [];
     const wrote: TaskOutcome['wrote'] = [];
@@ -161,14 +166,15 @@ export class TaskExecution {
       io.out += content.length;
       if (file.consumers.length === 0 || this.settings.storage === 'shared') {
         wrote.push({ name: sharedName(file), stamp: await this.writeShared(sharedName(file), content) });
-        if (file.consumers.length > 0) located.push([f, { node: SHARED_NODE }]);
+        // Known to the location service even with no reader yet: a task added at run time may read it (replays add none).
+        if (file.consumers.length > 0 || this.settings.replay === undefined) located.push([f, { node: SHARED_NODE }]);
       } else if (this.settings.storage === 'isolated') located.push([f, await this.putRemote(f, content)]);
       else {
         this.local.set(f, content);
         located.push([f, { node: this.settings.nodeId }]);
       }
     }
-    return { located, wrote, io };
+    return { located, wrote, io, ...(added !== undefined && added.length > 0 ? { added } : {}) };
   }
 
   private async obtain(f: number, loc: FileLocation | 'shared'): Promise<[Uint8Array, 'shared' | 'peer' | 'local']> {
@@ -271,7 +277,7 @@ export class TaskExecution {
     } else for (const w of waiting) w.reject(new Error(event.type === 'failed' ? event.error.split('\n')[0]! : 'cancelled'));
   }
 
-  private async runCommand(task: number, inputs: Map<string, Uint8Array>, outputs: string[], attempt: number): Promise<Record<string, Uint8Array>> {
+  private async runCommand(task: number, inputs: Map<string, Uint8Array>, outputs: string[], attempt: number): Promise<{ outputs: Record<string, Uint8Array>; added?: unknown[] }> {
     const spec = this.workflow.tasks[task]!;
     const dir = join(this.settings.scratch ?? tmpdir(), 'tidepool-workflow', this.settings.jobId, this.settings.nodeId, `${task}`);
     await mkdir(dir, { recursive: true });
@@ -283,7 +289,7 @@ export class TaskExecution {
       const { program, args, stdin, stdout, stderr } = spec.command!;
       const { run } = this.settings;
       const timeout = spec.timeoutSeconds ?? this.settings.taskTimeout;
-      const env: Record<string, string> = { ...process.env as Record<string, string>, TIDEPOOL_TASK: spec.id, TIDEPOOL_ATTEMPT: String(attempt), TIDEPOOL_NODE: this.settings.nodeId };
+      const env: Record<string, string> = { ...process.env as Record<string, string>, TIDEPOOL_TASK: spec.id, TIDEPOOL_ATTEMPT: String(attempt), TIDEPOOL_NODE: this.settings.nodeId, TIDEPOOL_ADD_TASKS: join(dir, ADD_TASKS_FILE) };
       if (run !== undefined) env.TIDEPOOL_RUN = run;
       const outcome = await runAttempt({
         program, args, cwd: dir, env,
@@ -303,9 +309,30 @@ export class TaskExecution {
           throw new Error(`${program} did not write its output ${name}`);
         });
       }
-      return out;
+      return { outputs: out, ...(await addedByCommand(program, join(dir, ADD_TASKS_FILE))) };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
+}
+
+/** Where a command task writes the tasks it adds (a JSON list; its path is in `TIDEPOOL_ADD_TASKS`). */
+const ADD_TASKS_FILE = '.tidepool-add-tasks.json';
+
+/** The tasks a command wrote to its `TIDEPOOL_ADD_TASKS` file, if it wrote one; a file that is not a JSON list fails the attempt. */
+async function addedByCommand(program: string, path: string): Promise<{ added?: unknown[] }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return {};
+  }
+  let added: unknown;
+  try {
+    added = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${program} wrote tasks to add ($TIDEPOOL_ADD_TASKS) that are not JSON: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(added)) throw new Error(`${program} wrote tasks to add ($TIDEPOOL_ADD_TASKS) that are not a JSON list`);
+  return { added };
 }

@@ -241,10 +241,14 @@ export class WorkerTasks {
     return out;
   }
 
-  /** Files held here (to announce again after the location service's shards moved). */
+  /**
+   * Files held here, and files this member wrote to the shared directory and completion markers of its
+   * tasks (located at `*`): what it announces again after the location service's shards moved (a
+   * shard that died took its entries with it).
+   */
   held(): [number, FileLocation][] {
     const out: [number, FileLocation][] = [];
-    for (const [file, f] of this.files) if (f.state === 'LOCAL' && f.location!.node === this.self) out.push([file, f.location!]);
+    for (const [file, f] of this.files) if (f.state === 'LOCAL' && (f.location!.node === this.self || f.location!.node === '*')) out.push([file, f.location!]);
     return out;
   }
 

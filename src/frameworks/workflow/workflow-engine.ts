@@ -110,6 +110,8 @@ export class WorkflowEngine {
   /** When each task not yet started here arrived (kept only with a clock, `EngineIO.now`). */
   private readonly arrivedAt = new Map<number, number>();
   private finished = false;
+  /** The epoch of the last view this member announced as leader. */
+  private announced = 0;
   private paused = false;
   /** Cores and memory taken by the tasks running here that said what they need. */
   private readonly used: Capacity = { cores: 0, memoryMb: 0 };
@@ -123,13 +125,15 @@ export class WorkflowEngine {
   readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0, queryMs: [], updateMs: [], waitMs: [] };
   private readonly opts: Required<Omit<EngineOptions, 'saved' | 'short' | 'capacity' | 'needs'>> & Pick<EngineOptions, 'capacity' | 'needs'>;
   private readonly short: EngineOptions['short'];
+  /** Files in the shared directory before the run (and final outputs of such tasks that added tasks read). */
+  private readonly saved: Set<number>;
 
   constructor(readonly workflow: Workflow, readonly self: string, private readonly io: EngineIO, options: EngineOptions = {}) {
     this.opts = { mode: 'decentralized', partitions: 256, slots: 1, maxAttempts: 3, stealing: true, ...options };
     this.short = options.short;
     this.latency = new LatencyProbes(self, io.now?.bind(io), this.stats);
-    const saved = options.saved ?? new Set<number>();
-    this.worker = new WorkerTasks(workflow, self, (f) => workflow.files[f]!.producer < 0 || saved.has(f));
+    this.saved = options.saved ?? new Set<number>();
+    this.worker = new WorkerTasks(workflow, self, (f) => workflow.files[f]!.producer < 0 || this.saved.has(f));
     this.dispatcher = new Dispatcher(workflow, this.opts.partitions, this.opts.mode, self);
   }
 
@@ -139,7 +143,10 @@ export class WorkflowEngine {
 
   /** Leader: announce a view of these members (this one included). */
   lead(members: string[]): void {
-    const epoch = Math.max(Date.now(), (this.view?.epoch ?? 0) + 1);
+    // After the last view this leader announced too: two views in one millisecond (a member that left right after the first)
+    // must not share an epoch, or the second (without it) is ignored and the reconcile waits for it for ever.
+    const epoch = Math.max(Date.now(), (this.view?.epoch ?? 0) + 1, this.announced + 1);
+    this.announced = epoch;
     const view: View = { epoch, members: [...new Set([...members, this.self])].sort(), leader: this.self };
     this.leaderCounts = new Int32Array(this.opts.partitions);
     for (const m of view.members) this.post(m, { type: 'wf-view', view });
@@ -411,6 +418,22 @@ export class WorkflowEngine {
     this.release(task);
     if (file !== undefined) this.queryAll(this.worker.forget(file));
     this.queryAll(this.worker.requeue(task));
+    this.flush();
+  }
+
+  /**
+   * Tasks were added to the workflow from task `from` on (workflow-growth.ts, applied by every member in
+   * the same order): the dispatcher counts them, and those of partitions this member owns are dispatched.
+   * Files in `shared` (final outputs of tasks done before this run, now read by an added task) are in the shared directory.
+   */
+  grew(from: number, shared: number[] = []): void {
+    this.dispatcher.grow(this.workflow.tasks.length);
+    for (const f of shared) this.saved.add(f);
+    if (this.view) {
+      const epoch = this.view.epoch;
+      for (const [worker, tasks] of this.dispatcher.dispatchAdded(from)) this.post(worker, { type: 'wf-assign', epoch, tasks });
+      this.stats.dispatched = this.dispatcher.dispatched;
+    }
     this.flush();
   }
 

@@ -14,9 +14,10 @@ import { TASK_WAIT } from './task-wait-histogram.js';
 import type { DispatchMode } from './dispatcher.js';
 import { chunksOf, checkChunk, FileAssembly } from './file-chunks.js';
 import { applyCatalogs, type CatalogFiles } from './catalog-resolution.js';
-import { recipeHash } from './fingerprint.js';
+import { fingerprintOf, recipeHash, type FingerprintInputs } from './fingerprint.js';
+import { ExpansionLog, expansionsPath, type ExpansionRecord } from './expansion-log.js';
 import { Journal, type Completion } from './journal.js';
-import { readMemberPlan } from './run-directory.js';
+import { readMemberPlan, readRunInfo } from './run-directory.js';
 import type { FileLocation } from './location-shard.js';
 import { loadWorkflow } from './load-workflow.js';
 import { validateWorkflowMessage } from './protocol.js';
@@ -25,7 +26,8 @@ import { sharedName } from './shared-path.js';
 import { StallWatch } from './stall-watch.js';
 import { ProvenanceWriter, writeOutcome, type AttemptStatus, type RunOutcome } from './provenance.js';
 import { CommandFailed, InputLost, TaskExecution, type ExecutionCounters, type StorageMode, type TaskOutcome } from './task-execution.js';
-import { WorkflowBuilder, type WorkflowSource } from './workflow-builder.js';
+import { WorkflowBuilder, type TaskDecl, type WorkflowSource } from './workflow-builder.js';
+import { AdditionError, applyAddition, checkAddition, fileNumber } from './workflow-growth.js';
 import { WorkflowEngine, type EngineStats } from './workflow-engine.js';
 import type { Workflow } from './workflow.js';
 
@@ -94,7 +96,51 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const cfg = ctx.spec.input as WorkflowJobConfig;
   const workflow = await workflowOf(cfg.source);
   if (cfg.replay === undefined) applyCatalogs(workflow, cfg.catalogs ?? {});
+  // Tasks added at run time (workflow-growth.ts): every member applies the run's additions in the order
+  // of its expansion log; those of tasks up to date from an earlier run were applied before the plan was made.
+  const expansions = new ExpansionLog(cfg.run);
+  const early = expansions.readNew();
+  for (const rec of early.filter((r) => r.before)) applyAddition(workflow, workflow.taskIndex(rec.by), rec.tasks);
   const plan = readMemberPlan(cfg.run, workflow.tasks.length);
+  const runInfo = readRunInfo(cfg.run);
+  /** Adding tasks whose additions this member has applied. */
+  const expandedBy = new Set(early.filter((r) => r.before).map((r) => r.by));
+  /** Final outputs of tasks done before this run that added tasks read (they are in the shared directory). */
+  const sharedNow = new Set<number>();
+  /** How an added task is fingerprinted: as the submitter did the others, with the inputs' stamps it recorded. */
+  const fingerprintHow: FingerprintInputs = {
+    inputStamp: (f) => {
+      const s = runInfo.inputs[workflow.files[f]!.name];
+      return s === undefined ? 'unknown' : runInfo.detection === 'content' ? s.sha256 ?? 'unknown' : `${s.size}:${s.mtimeNs}`;
+    },
+    ...(cfg.replay !== undefined ? { replay: cfg.replay } : {}),
+  };
+  /** Applies one addition (its fingerprints as recorded, or computed here by the leader). Returns the first new task and the final outputs now read. */
+  const grow = (by: number, decls: TaskDecl[], fingerprints?: string[]): { from: number; shared: number[] } => {
+    const shared: number[] = [];
+    for (const d of decls) {
+      for (const name of d.inputs as string[]) {
+        const f = fileNumber(workflow, name);
+        const file = f === undefined ? undefined : workflow.files[f]!;
+        if (file && file.producer >= 0 && file.consumers.length === 0 && plan.upToDate[file.producer] === 1 && !sharedNow.has(f!)) {
+          shared.push(f!);
+          sharedNow.add(f!);
+        }
+      }
+    }
+    const from = workflow.tasks.length;
+    const order = applyAddition(workflow, by, decls);
+    if (fingerprints) plan.fingerprints.push(...fingerprints);
+    else for (const t of order) plan.fingerprints[t] = fingerprintOf(workflow, t, plan.fingerprints, fingerprintHow);
+    expandedBy.add(workflow.tasks[by]!.id);
+    return { from, shared };
+  };
+  const byId = (rec: ExpansionRecord): number => {
+    const by = workflow.taskIndex(rec.by);
+    if (by < 0) throw new Error(`${expansionsPath(cfg.run)}: addition ${rec.seq} by task ${rec.by}, which this member does not know`);
+    return by;
+  };
+  for (const rec of early.filter((r) => !r.before)) grow(byId(rec), rec.tasks, rec.fingerprints);
   const provenance = new ProvenanceWriter(cfg.run, ctx.nodeId);
   const host = hostname();
   const journal = new Journal(cfg.run, ctx.nodeId);
@@ -105,6 +151,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       if (u === 1 && !state.done.has(t)) state.done.set(t, EARLIER_RUN);
     });
     for (const f of plan.saved) state.saved.add(f);
+    for (const f of sharedNow) state.saved.add(f);
     return state;
   };
   /** What each task that finished here wrote to the shared directory, until its completion is journaled. */
@@ -129,7 +176,8 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const incoming = new Map<string, FileAssembly>();
   const reports = new Map<number, (r: MemberReport) => void>();
   let reportSeq = 0;
-  const send = (to: string, body: LayerBody) => void ctx.send(to, body).catch((err: unknown) => log.debug('workflow', `to ${to}: ${(err as Error).message}`));
+  // Every message says how many additions its sender applied: a receiver behind reads them first (the numbers it names may be new).
+  const send = (to: string, body: LayerBody) => void ctx.send(to, expansions.count > 0 ? { ...body, g: expansions.count } : body).catch((err: unknown) => log.debug('workflow', `to ${to}: ${(err as Error).message}`));
 
   const exec = new TaskExecution(workflow, {
     jobId: ctx.spec.id, nodeId: ctx.nodeId, shared: cfg.shared, storage: cfg.storage ?? 'collocated', run: cfg.run,
@@ -207,10 +255,19 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       }, attempt).then(
         (out) => {
           record('ok', out.io);
-          wroteBy.set(task, out.wrote);
-          if (cfg.trace) trace.push([task, started, performance.timeOrigin + performance.now()]);
-          spans.put({ id: workflow.tasks[task]!.id, lane: ctx.nodeId, label: workflow.tasks[task]!.category, at: Math.round(started), end: Math.round(performance.timeOrigin + performance.now()) });
-          engine.taskFinished(task, out.located);
+          const ended = performance.timeOrigin + performance.now();
+          const finished = () => {
+            wroteBy.set(task, out.wrote);
+            if (cfg.trace) trace.push([task, started, ended]);
+            spans.put({ id: spec.id, lane: ctx.nodeId, label: spec.category, at: Math.round(started), end: Math.round(ended) });
+            engine.taskFinished(task, out.located);
+          };
+          // A task that adds tasks finishes once every member can know them: the leader records its additions first.
+          if (out.added === undefined || expandedBy.has(spec.id)) return finished();
+          const size = JSON.stringify(out.added).length;
+          if (size > MAX_ADDITION_BYTES) return engine.taskFailed(task, `the tasks it adds take ${size} bytes as JSON, more than ${MAX_ADDITION_BYTES} (add them from several tasks)`);
+          adding.set(task, { added: out.added, finished, asked: 0 });
+          askToAdd(task);
         },
         (err: Error) => {
           record(err instanceof InputLost ? 'input-lost' : 'failed', undefined, err);
@@ -226,7 +283,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     defer: (flush) => void setImmediate(flush),
     // Per thread: the running task, the next one queued behind it, and PREFETCH more whose inputs are on their way.
   }, {
-    slots: (2 + PREFETCH) * ctx.workers.size, saved: new Set(plan.saved), ...pick(cfg),
+    slots: (2 + PREFETCH) * ctx.workers.size, saved: new Set([...plan.saved, ...sharedNow]), ...pick(cfg),
     // Command tasks run as processes: each takes the cores and memory it says it needs (1 core by default) of what this member offers.
     capacity: { cores: ctx.workers.size, memoryMb: cfg.nodeMemoryMb ?? Math.floor(totalmem() / 2 ** 20) },
     needs: (t) => {
@@ -235,11 +292,81 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     },
     ...(cfg.replay !== undefined ? { short: { seconds: (t: number) => Math.max(0, workflow.tasks[t]!.runtime) * cfg.replay!, budget: SHORT_BUDGET_SECONDS * ctx.workers.size, max: SHORT_MAX * ctx.workers.size } } : {}),
   });
-  const ticker = setInterval(() => engine.tick(), 20);
+  /** Tasks of this member that succeeded and add tasks, until the leader has recorded their additions. */
+  const adding = new Map<number, { added: unknown[]; finished: () => void; asked: number }>();
+  const askToAdd = (task: number) => {
+    const a = adding.get(task)!;
+    a.asked = Date.now();
+    const leader = engine.currentView?.leader;
+    if (leader === undefined) return; // asked again by the ticker once there is a leader
+    const body: LayerBody = { type: 'wf-add?', task, id: workflow.tasks[task]!.id, tasks: a.added as never };
+    if (leader === ctx.nodeId) onAdd(body);
+    else send(leader, body);
+  };
+  /** Additions applied here: those of tasks waiting for theirs finish now. */
+  const settled = () => {
+    for (const [task, a] of adding) {
+      if (!expandedBy.has(workflow.tasks[task]!.id)) continue;
+      adding.delete(task);
+      a.finished();
+    }
+  };
+  /** Applies the additions the leader recorded since the last look. */
+  const catchUp = () => {
+    for (const rec of expansions.readNew()) {
+      const { from, shared } = grow(byId(rec), rec.tasks, rec.fingerprints);
+      engine.grew(from, shared);
+    }
+    settled();
+  };
+  /** Leader: a task asks to add tasks. Checked, fingerprinted, recorded in the run's log, then every member is told. */
+  const onAdd = (body: LayerBody) => {
+    if (!leading) return; // the adding member asks the leader it knows again
+    catchUp();
+    const id = body.id as string;
+    if (expandedBy.has(id)) return void broadcastGrew();
+    const by = workflow.taskIndex(id);
+    let decls: TaskDecl[];
+    try {
+      if (by !== body.task) throw new AdditionError(`task ${id} asked to add tasks as task number ${body.task as number}, which is ${by < 0 ? 'no task' : `task ${workflow.tasks[by]!.id}`} here`);
+      decls = checkAddition(workflow, by, body.tasks);
+    } catch (err) {
+      return finish?.({ ok: false, error: (err as Error).message });
+    }
+    const seq = expansions.count;
+    const { from, shared } = grow(by, decls);
+    expansions.append({ seq, by: id, byFingerprint: plan.fingerprints[by]!, tasks: decls, fingerprints: plan.fingerprints.slice(from) });
+    const back = expansions.readNew();
+    if (back.length !== 1 || back[0]!.by !== id) {
+      return finish?.({ ok: false, error: `${expansionsPath(cfg.run)}: addition ${seq} by task ${id} was not read back as written (another leader wrote at the same time?): run the workflow again to resume` });
+    }
+    engine.grew(from, shared);
+    broadcastGrew();
+    settled();
+  };
+  const broadcastGrew = () => {
+    for (const p of ctx.peers()) send(p, { type: 'wf-grew' });
+  };
+  /** Messages from members that applied more additions than are in the log here yet (a shared file system that lags): handled once they are. */
+  const behind: [string, LayerBody][] = [];
+  const ticker = setInterval(() => {
+    engine.tick();
+    if (behind.length > 0) {
+      catchUp();
+      const ready = behind.filter(([, b]) => (b.g as number) <= expansions.count);
+      if (ready.length > 0) {
+        behind.splice(0, behind.length, ...behind.filter(([, b]) => (b.g as number) > expansions.count));
+        for (const [from, b] of ready) onMessage(from, b);
+      }
+    }
+    const now = Date.now();
+    for (const [task, a] of adding) if (now - a.asked > ASK_AGAIN_MS) askToAdd(task);
+  }, 20);
   let pausedFrom: ((node: string) => void) | undefined;
   /** Stopping: run nothing new, let running tasks end, save the intermediate files unfinished tasks still need. */
   const pauseAndSave = async () => {
     engine.pause();
+    provenance.paused();
     while (!engine.idle) await new Promise((r) => setTimeout(r, 20));
     const done = readJournal().done;
     const saved: Parameters<Journal['saved']>[0] = [];
@@ -310,65 +437,76 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
   /** The run is being stopped: idle members are expected, not stuck. */
   let stopping = false;
 
-  return {
-    onMessage(from, body) {
-      switch (body.type) {
-        case 'wf-put': {
-          const key = `${from} ${body.id as number}`;
-          const file = incoming.get(key) ?? new FileAssembly();
-          let bytes: Uint8Array | undefined;
-          try {
-            bytes = file.add(body as never);
-          } catch (err) {
-            incoming.delete(key);
-            return log.warn('workflow', `file ${body.file as number} from ${from} refused: ${(err as Error).message}`);
-          }
-          if (!bytes) return void incoming.set(key, file);
+  const onMessage = (from: string, body: LayerBody): void => {
+    const g = body.g;
+    if (typeof g === 'number' && g > expansions.count) {
+      catchUp();
+      if (g > expansions.count) return void behind.push([from, body]);
+    }
+    switch (body.type) {
+      case 'wf-add?':
+        return onAdd(body);
+      case 'wf-grew':
+        return; // the additions it announces were read above
+      case 'wf-put': {
+        const key = `${from} ${body.id as number}`;
+        const file = incoming.get(key) ?? new FileAssembly();
+        let bytes: Uint8Array | undefined;
+        try {
+          bytes = file.add(body as never);
+        } catch (err) {
           incoming.delete(key);
-          exec.keep(body.file as number, bytes);
-          return send(from, { type: 'wf-put-ok', id: body.id as number, location: { node: ctx.nodeId } });
+          return log.warn('workflow', `file ${body.file as number} from ${from} refused: ${(err as Error).message}`);
         }
-        case 'wf-put-ok':
-          puts.get(body.id as number)?.resolve(body.location as FileLocation);
-          puts.delete(body.id as number);
-          return;
-        case 'wf-fetch': {
-          const bytes = exec.held(body.file as number);
-          if (!bytes) return send(from, { type: 'wf-file', id: body.id as number, missing: true });
-          for (const chunk of chunksOf(bytes)) send(from, { type: 'wf-file', id: body.id as number, ...chunk });
-          return;
-        }
-        case 'wf-file': {
-          const f = fetches.get(body.id as number);
-          if (!f) return;
-          if (body.missing) {
-            fetches.delete(body.id as number);
-            return f.reject(new InputLost('the holder no longer has it'));
-          }
-          let bytes: Uint8Array | undefined;
-          try {
-            bytes = f.file.add(body as never);
-          } catch (err) {
-            fetches.delete(body.id as number);
-            return f.reject(new Error(`fetching file ${body.id as number} from ${from}: ${(err as Error).message}`));
-          }
-          if (!bytes) return;
-          fetches.delete(body.id as number);
-          return f.resolve(bytes);
-        }
-        case 'wf-pause':
-          void pauseAndSave().then(() => send(from, { type: 'wf-paused' }));
-          return;
-        case 'wf-paused':
-          return pausedFrom?.(from);
-        case 'wf-report?':
-          return void provenance.flushed().then(() => send(from, { type: 'wf-report', id: body.id as number, report: myReport() as never }));
-        case 'wf-report':
-          return reports.get(body.id as number)?.(body.report as unknown as MemberReport);
-        default:
-          return engine.onMessage(from, body);
+        if (!bytes) return void incoming.set(key, file);
+        incoming.delete(key);
+        exec.keep(body.file as number, bytes);
+        return send(from, { type: 'wf-put-ok', id: body.id as number, location: { node: ctx.nodeId } });
       }
-    },
+      case 'wf-put-ok':
+        puts.get(body.id as number)?.resolve(body.location as FileLocation);
+        puts.delete(body.id as number);
+        return;
+      case 'wf-fetch': {
+        const bytes = exec.held(body.file as number);
+        if (!bytes) return send(from, { type: 'wf-file', id: body.id as number, missing: true });
+        for (const chunk of chunksOf(bytes)) send(from, { type: 'wf-file', id: body.id as number, ...chunk });
+        return;
+      }
+      case 'wf-file': {
+        const f = fetches.get(body.id as number);
+        if (!f) return;
+        if (body.missing) {
+          fetches.delete(body.id as number);
+          return f.reject(new InputLost('the holder no longer has it'));
+        }
+        let bytes: Uint8Array | undefined;
+        try {
+          bytes = f.file.add(body as never);
+        } catch (err) {
+          fetches.delete(body.id as number);
+          return f.reject(new Error(`fetching file ${body.id as number} from ${from}: ${(err as Error).message}`));
+        }
+        if (!bytes) return;
+        fetches.delete(body.id as number);
+        return f.resolve(bytes);
+      }
+      case 'wf-pause':
+        void pauseAndSave().then(() => send(from, { type: 'wf-paused' }));
+        return;
+      case 'wf-paused':
+        return pausedFrom?.(from);
+      case 'wf-report?':
+        return void provenance.flushed().then(() => send(from, { type: 'wf-report', id: body.id as number, report: myReport() as never }));
+      case 'wf-report':
+        return reports.get(body.id as number)?.(body.report as unknown as MemberReport);
+      default:
+        return engine.onMessage(from, body);
+    }
+  };
+
+  return {
+    onMessage,
     onWorker: (event) => exec.onWorkerEvent(event),
     peersJoined() {
       if (!leading) return;
@@ -456,6 +594,12 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
 /** Where a task that was up to date before the run started is "done": on no member (its intermediate files are gone unless saved). */
 const EARLIER_RUN = '(an earlier run)';
 
+/** A task's additions travel to the leader in one message: at most this much JSON. */
+const MAX_ADDITION_BYTES = 4 * 2 ** 20;
+
+/** A member asks the leader to record a task's additions again after this long without them (a leader that changed, a lost message). */
+const ASK_AGAIN_MS = 2_000;
+
 /** How long the leader waits for the job's nodes to join before it dispatches to those that did. */
 const MEMBERS_WAIT_MS = 3_000;
 
@@ -525,6 +669,8 @@ export default defineJobKind({
       case 'wf-fetch': return Number.isInteger(body.id) && Number.isInteger(body.file) ? undefined : 'wf-fetch needs id and file';
       case 'wf-file': return !Number.isInteger(body.id) ? 'wf-file needs id' : body.missing === true ? undefined : chunkError('wf-file', body);
       case 'wf-report': return Number.isInteger(body.id) && typeof body.report === 'object' ? undefined : 'wf-report needs id and report';
+      case 'wf-add?': return Number.isInteger(body.task) && typeof body.id === 'string' && Array.isArray(body.tasks) ? undefined : 'wf-add? needs task, id and tasks';
+      case 'wf-grew': return undefined;
       default: return validateWorkflowMessage(body);
     }
   },

@@ -29,11 +29,36 @@ export interface FunctionRef {
   export: string;
 }
 
+/** What a task may add to the running workflow (workflow-growth.ts): a function task or a command task, its files by name, parents by id. */
+export interface AddedTask {
+  id: string;
+  /** A function (its module defaults to the adding task's module), or a command (argv, or a spec with redirects). */
+  fn?: FunctionRef | { module?: string; export: string };
+  command?: string[] | CommandSpec;
+  args?: string[];
+  inputs?: string[];
+  outputs?: string[];
+  /** Tasks added with this one, or the adding task itself. */
+  parents?: string[];
+  category?: string;
+  runtime?: number;
+  cores?: number;
+  memoryMb?: number;
+  timeoutSeconds?: number;
+}
+
 /**
  * What a function task's export receives and returns: the bytes of its inputs by name, and the
- * bytes of its outputs by name (every declared output must be returned).
+ * bytes of its outputs by name (every declared output must be returned). `task.addTasks` adds tasks
+ * to the running workflow when this attempt succeeds (workflow-growth.ts).
  */
-export type WorkflowFunction = (inputs: Record<string, Uint8Array>, task: { id: string; args: string[] }) => Promise<Record<string, Uint8Array | string>> | Record<string, Uint8Array | string>;
+export type WorkflowFunction = (inputs: Record<string, Uint8Array>, task: FunctionTaskContext) => Promise<Record<string, Uint8Array | string>> | Record<string, Uint8Array | string>;
+
+export interface FunctionTaskContext {
+  id: string;
+  args: string[];
+  addTasks(tasks: AddedTask[]): void;
+}
 
 export interface WorkflowTask {
   /** Unique id within the workflow. */
@@ -142,4 +167,15 @@ export function workflowInputs(workflow: Workflow): number[] {
     if (f.producer < 0) out.push(i);
   });
   return out;
+}
+
+/** A copy that can grow (workflow-growth.ts) without changing the original: tasks, files and their lists copied. */
+export function copyWorkflow(workflow: Workflow): Workflow {
+  return {
+    ...workflow,
+    tasks: workflow.tasks.map((t) => ({ ...t, inputs: [...t.inputs], outputs: [...t.outputs], parents: [...t.parents] })),
+    files: workflow.files.map((f) => ({ ...f, consumers: [...f.consumers] })),
+    order: workflow.order.slice(),
+    counts: { ...workflow.counts },
+  };
 }

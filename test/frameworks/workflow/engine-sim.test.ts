@@ -8,6 +8,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
+import type { AddedTask } from '../../../src/frameworks/workflow/workflow.js';
+import { WorkflowEngine } from '../../../src/frameworks/workflow/workflow-engine.js';
 import { SimCluster } from './sim-cluster.js';
 
 const DIR = fileURLToPath(new URL('../../data/workflows/', import.meta.url));
@@ -120,6 +122,80 @@ describe('workflow engine in simulated time', () => {
     assert.equal(mostTaken(0), 16, 'no-op tasks: up to max at once');
     assert.equal(mostTaken(0.0015), 4, '1.5 ms tasks: the 2 slots (3 ms), one more (4.5 ms < 5 ms), and the one that crosses the budget');
     assert.equal(mostTaken(0.01), 2, '10 ms tasks: the slots only');
+  });
+
+  /**
+   * pre-0..7, then gen (reads their files) which adds 60 tasks d-I (each reads a pre file and gen's g.txt) and
+   * gather (reads every d file); gather adds final (reads gather's file). 71 tasks in all once grown.
+   */
+  function growing(): { wf: ReturnType<WorkflowBuilder['build']>; additions: (t: number) => AddedTask[] | undefined } {
+    const b = new WorkflowBuilder('grow');
+    for (let i = 0; i < 8; i++) b.task({ id: `pre-${i}`, runtime: 1, outputs: [`p-${i}.txt`] });
+    b.task({ id: 'gen', runtime: 1, inputs: Array.from({ length: 8 }, (_, i) => `p-${i}.txt`), outputs: ['g.txt'] });
+    const wf = b.build();
+    const additions = (t: number): AddedTask[] | undefined => {
+      const id = wf.tasks[t]!.id;
+      if (id === 'gen') {
+        return [
+          ...Array.from({ length: 60 }, (_, i): AddedTask => ({ id: `d-${i}`, command: ['true'], runtime: 1 + (i % 3), inputs: [`p-${i % 8}.txt`, 'g.txt'], outputs: [`d-${i}.txt`] })),
+          { id: 'gather', command: ['true'], runtime: 1, inputs: Array.from({ length: 60 }, (_, i) => `d-${i}.txt`), outputs: ['all.txt'] },
+        ];
+      }
+      return id === 'gather' ? [{ id: 'final', command: ['true'], runtime: 1, inputs: ['all.txt'], outputs: ['final.txt'] }] : undefined;
+    };
+    return { wf, additions };
+  }
+
+  for (const mode of ['decentralized', 'centralized'] as const) {
+    it(`tasks added at run time (${mode}): each runs once, after its inputs, stolen and dispatched like the others`, () => {
+      const { wf, additions } = growing();
+      const sim = new SimCluster(wf, { nodes: 4, slots: 2, scale: 0.01, seed: 3, mode, additions });
+      sim.start();
+      sim.runUntil();
+      assert.deepEqual(sim.outcome, { ok: true });
+      assert.equal(wf.tasks.length, 71, 'gen added 61 tasks and gather one');
+      assert.deepEqual(sim.checkOrder(), []);
+      completedOnce(sim);
+      const ranOn = new Set(sim.starts.filter((s) => wf.tasks[s.task]!.id.startsWith('d-')).map((s) => s.node));
+      assert.equal(ranOn.size, 4, 'the added tasks ran on every member');
+    });
+  }
+
+  for (const when of ['as gen finishes', 'midway through the added tasks'] as const) {
+    it(`a member killed ${when}: every added task completes once, lost files recreated`, () => {
+      const { wf, additions } = growing();
+      const sim = new SimCluster(wf, { nodes: 4, slots: 2, scale: 0.01, seed: 7, additions });
+      sim.start();
+      const gen = wf.taskIndex('gen');
+      sim.runUntil(Infinity, (s) => (when === 'as gen finishes' ? s.finishes.has(gen) : [...s.finishes.keys()].filter((t) => wf.tasks[t]!.id.startsWith('d-')).length >= 20));
+      // The victim is the member that ran gen: g.txt, which every added task reads, is lost with it.
+      const victim = sim.starts.find((s) => s.task === gen)!.node;
+      sim.kill(victim);
+      sim.runUntil();
+      assert.deepEqual(sim.outcome, { ok: true });
+      assert.equal(wf.tasks.length, 71);
+      assert.deepEqual(sim.checkOrder(), []);
+      const firsts = new Map<number, number>();
+      for (const [t] of sim.journalLines) firsts.set(t, (firsts.get(t) ?? 0) + 1);
+      assert.equal(firsts.size, 71, 'every task, added ones included, completed');
+      completedOnce(sim);
+      assert.ok([...sim.engines.values()].reduce((n, e) => n + e.stats.recreated, 0) > 0, 'gen ran again to recreate g.txt');
+    });
+  }
+
+  it('two views announced in one turn (a member left right after the first): the second is adopted, not ignored as the same epoch', () => {
+    const wf = new WorkflowBuilder('w').task({ id: 'a', outputs: ['a.txt'] }).build();
+    const deferred: (() => void)[] = [];
+    const sent: string[] = [];
+    const engine = new WorkflowEngine(wf, 'n0', {
+      send: (to, body) => void sent.push(`${to} ${body.type}`), run: () => undefined, readJournal: () => ({ done: new Map(), saved: new Set() }),
+      journal: () => undefined, finish: () => undefined, random: () => 0.5, defer: (flush) => void deferred.push(flush),
+    });
+    engine.lead(['n0', 'n1', 'n2']);
+    engine.lead(['n0', 'n1']); // same millisecond, before the first view was flushed to this member itself
+    while (deferred.length > 0) deferred.shift()!();
+    assert.deepEqual(engine.currentView?.members, ['n0', 'n1'], 'the later view, without the member that left');
+    assert.ok(!sent.includes('n2 wf-held?') || sent.lastIndexOf('n1 wf-held?') > sent.lastIndexOf('n2 wf-held?'), 'the reconcile asks the members of the later view');
   });
 
   it('members joining mid-run take work by stealing', async () => {

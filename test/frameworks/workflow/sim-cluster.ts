@@ -8,7 +8,8 @@ import type { LayerBody } from '../../../src/runtime/kinds/job-kind.js';
 import { Rng } from '../../../src/util/rng.js';
 import type { JournalState } from '../../../src/frameworks/workflow/dispatcher.js';
 import type { FileLocation } from '../../../src/frameworks/workflow/location-shard.js';
-import type { Workflow } from '../../../src/frameworks/workflow/workflow.js';
+import type { AddedTask, Workflow } from '../../../src/frameworks/workflow/workflow.js';
+import { applyAddition, checkAddition } from '../../../src/frameworks/workflow/workflow-growth.js';
 import { WorkflowEngine, type EngineOptions } from '../../../src/frameworks/workflow/workflow-engine.js';
 
 interface Event { at: number; seq: number; node: string; fn: () => void }
@@ -23,6 +24,8 @@ export interface SimOptions extends EngineOptions {
   failures?: Map<number, number>;
   /** Give the engines the simulated clock (in milliseconds), so that they sample latencies. */
   clock?: boolean;
+  /** Tasks a task adds when it finishes (applied to the workflow every member shares, then each engine told). */
+  additions?: (task: number) => AddedTask[] | undefined;
 }
 
 export class SimCluster {
@@ -42,6 +45,7 @@ export class SimCluster {
   private readonly rng: Rng;
   private readonly lastDelivery = new Map<string, number>();
   private readonly attemptsSeen = new Map<number, number>();
+  private readonly added = new Set<number>();
   messages = 0;
 
   constructor(readonly workflow: Workflow, private readonly opts: SimOptions) {
@@ -119,6 +123,14 @@ export class SimCluster {
     this.at(Math.max(0, spec.runtime) * (this.opts.scale ?? 1), node, () => {
       const engine = this.engines.get(node)!;
       if (attempt <= failUpTo) return engine.taskFailed(task, `injected failure ${attempt}`);
+      const added = this.added.has(task) ? undefined : this.opts.additions?.(task);
+      if (added) {
+        // Applied once (a task run again adds nothing), and known to every member before the task's completion is reported.
+        this.added.add(task);
+        const from = this.workflow.tasks.length;
+        applyAddition(this.workflow, task, checkAddition(this.workflow, task, added));
+        for (const id of this.alive) this.engines.get(id)!.grew(from);
+      }
       for (const f of spec.outputs) {
         if (this.workflow.files[f]!.consumers.length === 0) this.shared.add(f);
         else this.stores.get(node)!.add(f);
