@@ -6,7 +6,7 @@
 export { loadWorkflow, parseWorkflow } from './load-workflow.js';
 export { WorkflowBuilder, type TaskDecl, type FileUse, type WorkflowSource } from './workflow-builder.js';
 export { WorkflowError } from './workflow-error.js';
-export { finalOutputs, workflowInputs, childrenOf, type Workflow, type WorkflowTask, type WorkflowFile, type WorkflowCounts, type CommandSpec, type FunctionRef, type WorkflowFunction } from './workflow.js';
+export { finalOutputs, workflowInputs, childrenOf, type Workflow, type WorkflowTask, type WorkflowFile, type WorkflowCounts, type CommandSpec, type FunctionRef, type WorkflowFunction, type FunctionTaskContext, type AddedTask } from './workflow.js';
 export { runWorkflow, submitWorkflow, prepareReplayInputs, type RunWorkflowOptions } from './run-workflow.js';
 export type { WorkflowJobConfig, WorkflowResult, MemberReport } from './workflow-kind.js';
 export type { EngineStats } from './workflow-engine.js';
