@@ -93,6 +93,18 @@ function findRun(given: string): string {
   }
 }
 
+/** `tidepool workflow NAME RUN`: a report read from a run's directory alone, printed as text or JSON. */
+function runReport<T>(wf: SettingsCommand, name: string, description: string, read: (runDir: string) => T, text: (report: T) => string): void {
+  jsonOption(wf.command(name)
+    .argument('<run>', 'a run directory (printed at the end of workflow run), or a shared directory (its latest run)')
+    .description(description))
+    .addHelpText('after', `\nExamples:\n  tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --shared run\n  tidepool workflow ${name} run\n  tidepool workflow ${name} run --json`)
+    .action((given: string, flags: { json?: boolean }) => {
+      const report = read(findRun(given));
+      process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : `${text(report)}\n`);
+    });
+}
+
 /** `tidepool workflow run|validate|info FILE`, `status|statistics RUN`: Pegasus and WfCommons workflows (after AME: Zhang, Katz, Ripeanu, Wilde, Foster). */
 export function registerWorkflowCommands(program: SettingsCommand): void {
   const wf = program.command('workflow').description('run, check and describe Pegasus (DAX 2.1/3.x, YAML 5) and WfCommons (1.4/1.5) workflows (after AME, "An Anyscale Many-Task Computing Engine", Zhang, Katz, Ripeanu, Wilde, Foster)');
@@ -132,23 +144,8 @@ export function registerWorkflowCommands(program: SettingsCommand): void {
       else process.stdout.write(`${info.text}\n`);
     });
 
-  jsonOption(wf.command('status')
-    .argument('<run>', 'a run directory (printed at the end of workflow run), or a shared directory (its latest run)')
-    .description('a running or finished run, from its directory: done, up to date, running, left, failed attempts (as pegasus-status)'))
-    .addHelpText('after', `\nExamples:\n  tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --shared run\n  tidepool workflow status run\n  tidepool workflow status run --json`)
-    .action((given: string, flags: { json?: boolean }) => {
-      const status = runStatus(findRun(given));
-      process.stdout.write(flags.json ? `${JSON.stringify(status)}\n` : `${statusText(status)}\n`);
-    });
-
-  jsonOption(wf.command('statistics')
-    .argument('<run>', 'a run directory (printed at the end of workflow run), or a shared directory (its latest run)')
-    .description('what a run did, from its provenance records (one per task attempt): per transformation counts and runtimes, wall time, cumulative time, bytes, per node (as pegasus-statistics)'))
-    .addHelpText('after', `\nExamples:\n  tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --shared run\n  tidepool workflow statistics run\n  tidepool workflow statistics run --json`)
-    .action((given: string, flags: { json?: boolean }) => {
-      const stats = runStatistics(findRun(given));
-      process.stdout.write(flags.json ? `${JSON.stringify(stats)}\n` : `${statisticsText(stats)}\n`);
-    });
+  runReport(wf, 'status', 'a running or finished run, from its directory: done, up to date, running, left, failed attempts (as pegasus-status)', runStatus, statusText);
+  runReport(wf, 'statistics', 'what a run did, from its provenance records (one per task attempt): per transformation counts and runtimes, wall time, cumulative time, bytes, per node (as pegasus-statistics)', runStatistics, statisticsText);
 
   const run = catalogOptions(wf.command('run')
     .argument('<file>', 'workflow file (every node must be able to read it)')

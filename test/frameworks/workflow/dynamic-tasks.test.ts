@@ -9,10 +9,9 @@
  * refused with the reason; a command task adding tasks through `$TIDEPOOL_ADD_TASKS`.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Journal } from '../../../src/frameworks/workflow/journal.js';
 import { plannedTasks } from '../../../src/frameworks/workflow/prepare-run.js';
 import { readProvenance } from '../../../src/frameworks/workflow/provenance.js';
@@ -21,8 +20,8 @@ import { runStatistics, runStatus } from '../../../src/frameworks/workflow/run-s
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
 import { requestJob } from '../../../src/runtime/job-control.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
+import { embeddedFixture } from './embedded-fixture.js';
 
 const T = { timeout: 240_000 };
 const APP = new URL('./apps/grow.ts', import.meta.url).href;
@@ -45,13 +44,8 @@ const listOf = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).
 const sumOfSquares = (n: number) => (n * (n + 1) * (2 * n + 1)) / 6;
 
 describe('tasks added at run time', () => {
-  let cluster: Cluster;
-  const dirs: string[] = [];
-  const fresh = () => {
-    const d = mkdtempSync(join(tmpdir(), 'wf-grow-'));
-    dirs.push(d);
-    return d;
-  };
+  const fixture = embeddedFixture({ nodes: 2, workers: 1, prefix: 'wf-grow-' });
+  const { fresh } = fixture;
   /** `split` reading list.txt of `n` numbers in a fresh shared directory; its log beside it. */
   const splitting = (n: number, gate?: string) => {
     const shared = fresh();
@@ -60,17 +54,10 @@ describe('tasks added at run time', () => {
     const builder = new WorkflowBuilder('grow').fn('split', { module: APP, export: 'split' }, { args: [log, ...(gate !== undefined ? [gate] : [])], inputs: ['list.txt'], outputs: ['count.txt'] });
     return { shared, log, builder, opts: { builder, shared, nodes: 2 } };
   };
-  before(async () => {
-    cluster = await Cluster.embedded({ nodes: 2, workers: 1 });
-  });
-  after(async () => {
-    await cluster.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
 
   it('a task adds 30 tasks and a gathering one, which adds another: each runs once, on both members; status and statistics count them', T, async () => {
     const { shared, log, builder, opts } = splitting(30);
-    const result = await runWorkflow(cluster, builder.build(), opts);
+    const result = await runWorkflow(fixture.cluster, builder.build(), opts);
     assert.equal(result.tasks, 33, 'split, 30 squares, sum, report');
     assert.equal(readFileSync(join(shared, 'report.txt'), 'utf8'), `sum ${sumOfSquares(30)} of 30 squares\n`);
     assert.deepEqual(new Map([...ranCounts(log)].sort()), new Map(['split', ...squaresOf(30), 'sum', 'report'].map((id) => [id, 1] as [string, number]).sort()));
@@ -89,8 +76,8 @@ describe('tasks added at run time', () => {
   it('reruns: nothing to do; a deleted output of an added task runs it alone; a changed input runs the adder and what it adds now', T, async () => {
     const { shared, log, builder, opts } = splitting(6);
     const wf = builder.build();
-    await runWorkflow(cluster, wf, opts);
-    assert.equal((await runWorkflow(cluster, wf, opts)).nothingToDo, true);
+    await runWorkflow(fixture.cluster, wf, opts);
+    assert.equal((await runWorkflow(fixture.cluster, wf, opts)).nothingToDo, true);
     const ranSince = (() => {
       let seen = readFileSync(log, 'utf8').length;
       return () => {
@@ -103,27 +90,27 @@ describe('tasks added at run time', () => {
     unlinkSync(join(shared, 'report.txt'));
     const plan = await planWorkflowRun(wf, opts);
     assert.deepEqual(plannedTasks(plan), [{ id: 'report', reason: 'output report.txt is missing' }], 'the additions of split and sum are applied again before the plan');
-    const again = await runWorkflow(cluster, wf, { ...opts, prepared: plan });
+    const again = await runWorkflow(fixture.cluster, wf, { ...opts, prepared: plan });
     assert.equal(again.tasks, 1);
     assert.equal(again.upToDate, 8, 'split, 6 squares and sum');
     assert.deepEqual(ranSince(), ['report']);
     assert.equal(readFileSync(join(shared, 'report.txt'), 'utf8'), `sum ${sumOfSquares(6)} of 6 squares\n`);
-    assert.equal((await runWorkflow(cluster, wf, opts)).nothingToDo, true);
+    assert.equal((await runWorkflow(fixture.cluster, wf, opts)).nothingToDo, true);
     writeFileSync(join(shared, 'list.txt'), listOf(4));
-    const changed = await runWorkflow(cluster, wf, opts);
+    const changed = await runWorkflow(fixture.cluster, wf, opts);
     assert.equal(changed.tasks, 7, 'split, 4 squares, sum, report');
     assert.deepEqual(ranSince(), ['report', 'split', ...squaresOf(4), 'sum'].sort());
     assert.equal(readFileSync(join(shared, 'report.txt'), 'utf8'), `sum ${sumOfSquares(4)} of 4 squares\n`);
-    assert.equal((await runWorkflow(cluster, wf, opts)).nothingToDo, true);
+    assert.equal((await runWorkflow(fixture.cluster, wf, opts)).nothingToDo, true);
   });
 
   it('a run stopped while added tasks wait resumes: what finished (added tasks included) is up to date, the rest runs, nothing twice', T, async () => {
     const gate = join(fresh(), 'open');
     const { shared, log, builder, opts } = splitting(40, gate);
     const wf = builder.build();
-    const first = await submitWorkflow(cluster, wf, opts);
+    const first = await submitWorkflow(fixture.cluster, wf, opts);
     await waitFor(() => readProvenance(first.dir).running.some((r) => r.task.startsWith('square-')), 'an added task to start', 60_000);
-    const stopping = requestJob(cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 });
+    const stopping = requestJob(fixture.cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 });
     await waitFor(() => readProvenance(first.dir).paused.length === 2, 'both members to stop starting tasks', 60_000);
     writeFileSync(gate, ''); // the squares already started end; no other starts
     assert.deepEqual(await stopping, { stopped: true });
@@ -131,7 +118,7 @@ describe('tasks added at run time', () => {
     const finished = Journal.scan(first.dir).completions.size;
     assert.ok(finished >= 2 && finished < 43, `stopped with split and some squares finished (${finished})`);
     assert.equal(runStatus(first.dir).state, 'stopped');
-    const resumed = await runWorkflow(cluster, wf, opts);
+    const resumed = await runWorkflow(fixture.cluster, wf, opts);
     assert.equal(resumed.upToDate, finished, 'what the stopped run finished is up to date, the squares it added too');
     assert.equal(resumed.tasks, 43 - finished, 'the rest ran');
     assert.equal(resumed.members.reduce((n, m) => n + m.recreated, 0), 0, 'the finished squares\' files were saved: none ran again');
@@ -150,7 +137,7 @@ describe('tasks added at run time', () => {
     for (const [added, expected] of cases) {
       const shared = fresh();
       const builder = new WorkflowBuilder('refused').fn('told', { module: APP, export: 'addAsTold' }, { args: ['', JSON.stringify(added)], outputs: ['told.txt'] });
-      await assert.rejects(runWorkflow(cluster, builder.build(), { builder, shared, nodes: 2 }), expected);
+      await assert.rejects(runWorkflow(fixture.cluster, builder.build(), { builder, shared, nodes: 2 }), expected);
     }
   });
 
@@ -158,38 +145,28 @@ describe('tasks added at run time', () => {
     const shared = fresh();
     const added = JSON.stringify([{ id: 'twice', command: ['sh', '-c', 'cat seed.txt seed.txt > twice.txt'], inputs: ['seed.txt'], outputs: ['twice.txt'] }]);
     const builder = new WorkflowBuilder('adds-by-file').command('seed', ['sh', '-c', `echo grain > seed.txt; printf '%s' '${added}' > "$TIDEPOOL_ADD_TASKS"`], { outputs: ['seed.txt'] });
-    const result = await runWorkflow(cluster, builder.build(), { builder, shared, nodes: 2 });
+    const result = await runWorkflow(fixture.cluster, builder.build(), { builder, shared, nodes: 2 });
     assert.equal(result.tasks, 2);
     assert.equal(readFileSync(join(shared, 'twice.txt'), 'utf8'), 'grain\ngrain\n');
   });
 });
 
 describe('tasks added at run time, a member lost', () => {
-  let cluster: Cluster;
-  const dirs: string[] = [];
-  before(async () => {
-    cluster = await Cluster.embedded({ nodes: 3, workers: 1 });
-  });
-  after(async () => {
-    await cluster.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const fixture = embeddedFixture({ nodes: 3, workers: 1, prefix: 'wf-grow-' });
 
   it('the member running an added task crashes with files of others: it runs elsewhere, they run again to recreate them, every task completes once', T, async () => {
-    const shared = mkdtempSync(join(tmpdir(), 'wf-grow-'));
-    const scratch = mkdtempSync(join(tmpdir(), 'wf-grow-'));
-    dirs.push(shared, scratch);
+    const [shared, scratch] = [fixture.fresh(), fixture.fresh()];
     writeFileSync(join(shared, 'list.txt'), listOf(40));
     const gate = join(scratch, 'open');
     const log = join(scratch, 'ran.log');
     const builder = new WorkflowBuilder('grow').fn('split', { module: APP, export: 'split' }, { args: [log, '', gate], inputs: ['list.txt'], outputs: ['count.txt'] });
-    const job = await submitWorkflow(cluster, builder.build(), { builder, shared, nodes: 3 });
+    const job = await submitWorkflow(fixture.cluster, builder.build(), { builder, shared, nodes: 3 });
     // Every square finishes (its file stays on the member that ran it); sum, which reads them all, waits at its gate
     // while the member running it crashes: sum runs elsewhere, and the squares whose files went with the member run again.
     await waitFor(() => readProvenance(job.dir).running.some((r) => r.task === 'sum'), 'sum to start', 60_000);
     const victim = readProvenance(job.dir).running.find((r) => r.task === 'sum')!.node;
     assert.ok(readProvenance(job.dir).records.some((r) => r.task.startsWith('square-') && r.node === victim), 'the member running sum holds squares\' files');
-    await cluster.crashNode(victim);
+    await fixture.cluster.crashNode(victim);
     writeFileSync(gate, '');
     await withDeadline(job.result<WorkflowResult>(), 'the run after the crash', 180_000);
     assert.equal(readFileSync(join(shared, 'report.txt'), 'utf8'), `sum ${sumOfSquares(40)} of 40 squares\n`);

@@ -6,36 +6,24 @@
  * task named) and finished. Built CLI: `npm run build` first.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { readProvenance, type AttemptRecord } from '../../../src/frameworks/workflow/provenance.js';
 import { runWorkflow, submitWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
 import { runStatistics, runStatus, type RunStatistics, type RunStatus } from '../../../src/frameworks/workflow/run-statistics.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
 import { tidepool } from '../../support/cli.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
+import { embeddedFixture } from './embedded-fixture.js';
 
 const T = { timeout: 180_000 };
 
 describe('provenance, statistics and status of a run', () => {
-  let cluster: Cluster;
-  const dirs: string[] = [];
-  const fresh = () => {
-    const d = mkdtempSync(join(tmpdir(), 'wf-prov-'));
-    dirs.push(d);
-    return d;
-  };
-  before(async () => {
-    cluster = await Cluster.embedded({ nodes: 2, workers: 1 });
-  });
-  after(async () => {
-    await cluster.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const fixture = embeddedFixture({ nodes: 2, workers: 1, prefix: 'wf-prov-' });
+  const { fresh } = fixture;
 
   it('a record per attempt: host, node, times, exit codes, bytes by source; statistics and status agree with them', T, async () => {
     const shared = fresh();
@@ -44,7 +32,7 @@ describe('provenance, statistics and status of a run', () => {
     const builder = new WorkflowBuilder('prov')
       .command('make', ['sh', '-c', 'cat in.txt in.txt > mid.txt'], { inputs: ['in.txt'], outputs: ['mid.txt'] })
       .command('flaky', ['sh', '-c', `if [ ! -e ${flag} ]; then touch ${flag}; echo no >&2; exit 3; fi; cat mid.txt > out.txt; printf x >> out.txt`], { inputs: ['mid.txt'], outputs: ['out.txt'] });
-    const result = await runWorkflow(cluster, builder.build(), { builder, shared, nodes: 2 });
+    const result = await runWorkflow(fixture.cluster, builder.build(), { builder, shared, nodes: 2 });
     assert.equal(result.tasks, 2);
     const { records } = readProvenance(result.run!);
     const by = (task: string) => records.filter((r) => r.task === task).sort((a, b) => a.attempt - b.attempt);
@@ -91,7 +79,7 @@ describe('provenance, statistics and status of a run', () => {
     const builder = new WorkflowBuilder('going')
       .command('first', ['sh', '-c', 'echo 1 > one.txt'], { outputs: ['one.txt'] })
       .command('waiting', ['sh', '-c', `while [ ! -e ${gate} ]; do sleep 0.05; done; cat one.txt > two.txt`], { inputs: ['one.txt'], outputs: ['two.txt'] });
-    const job = await submitWorkflow(cluster, builder.build(), { builder, shared, nodes: 2 });
+    const job = await submitWorkflow(fixture.cluster, builder.build(), { builder, shared, nodes: 2 });
     await waitFor(() => runStatus(job.dir).running.some((r) => r.task === 'waiting'), 'the waiting task to be seen running', 60_000);
     // The first task's completion is journalled (synchronously) before the waiting task can start.
     const going = runStatus(job.dir);

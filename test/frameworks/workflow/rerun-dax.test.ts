@@ -7,10 +7,8 @@
  * and everything below them; the plan (`--dry-run`) names the same tasks and why.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { readFileSync, unlinkSync, utimesSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { plannedTasks } from '../../../src/frameworks/workflow/prepare-run.js';
 import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
@@ -21,7 +19,7 @@ import { requestJob } from '../../../src/runtime/job-control.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { sharedPath } from '../../../src/frameworks/workflow/shared-path.js';
 import { childrenOf, finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { embeddedFixture } from './embedded-fixture.js';
 
 const DAX = (name: string) => new URL(`../../data/workflows/pegasus-dax-2.1/${name}.xml`, import.meta.url).pathname;
 const SCALE = 0.002;
@@ -48,20 +46,8 @@ function andBelow(wf: Workflow, starts: number[]): string[] {
 }
 
 describe('reruns of the Pegasus DAX 2.1 examples (all named "test")', () => {
-  let cluster: Cluster;
-  const dirs: string[] = [];
-  const fresh = () => {
-    const d = mkdtempSync(join(tmpdir(), 'wf-dax-'));
-    dirs.push(d);
-    return d;
-  };
-  before(async () => {
-    cluster = await Cluster.embedded({ nodes: 2, workers: 1 });
-  });
-  after(async () => {
-    await cluster.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const fixture = embeddedFixture({ nodes: 2, workers: 1, prefix: 'wf-dax-' });
+  const { fresh } = fixture;
 
   it('four workflows of one name in one shared directory are independent; each then has nothing to do', T, async () => {
     const shared = fresh();
@@ -69,13 +55,13 @@ describe('reruns of the Pegasus DAX 2.1 examples (all named "test")', () => {
     const workflows = await Promise.all(names.map((n) => loadWorkflow(DAX(n))));
     assert.deepEqual(new Set(workflows.map((w) => w.name)), new Set(['test']));
     for (const [i, wf] of workflows.entries()) {
-      const result = await runWorkflow(cluster, wf, { file: DAX(names[i]!), shared, replay: SCALE, nodes: 2 });
+      const result = await runWorkflow(fixture.cluster, wf, { file: DAX(names[i]!), shared, replay: SCALE, nodes: 2 });
       assert.equal(result.upToDate, 0, `${names[i]}: no task taken as done from another workflow named test`);
       assert.equal(result.tasks, wf.tasks.length, `${names[i]}: every task ran`);
       assertOutputs(wf, shared);
     }
     for (const [i, wf] of workflows.entries()) {
-      const again = await runWorkflow(cluster, wf, { file: DAX(names[i]!), shared, replay: SCALE, nodes: 2 });
+      const again = await runWorkflow(fixture.cluster, wf, { file: DAX(names[i]!), shared, replay: SCALE, nodes: 2 });
       assert.equal(again.nothingToDo, true, `${names[i]} again: nothing to do`);
       // Planned in full too (not only recognised from the file's bytes): every task up to date.
       const plan = await planWorkflowRun(wf, { shared, replay: SCALE });
@@ -89,14 +75,14 @@ describe('reruns of the Pegasus DAX 2.1 examples (all named "test")', () => {
     const file = DAX('Montage_25');
     const wf = await loadWorkflow(file);
     const opts = { file, shared, replay: SCALE, nodes: 2, storage: 'shared' as const };
-    assert.equal((await runWorkflow(cluster, wf, opts)).tasks, wf.tasks.length);
+    assert.equal((await runWorkflow(fixture.cluster, wf, opts)).tasks, wf.tasks.length);
 
     const [final] = finalOutputs(wf);
     const image = wf.files[final!]!;
     unlinkSync(sharedPath(shared, image.name));
     const afterDelete = await planWorkflowRun(wf, opts);
     assert.deepEqual(plannedTasks(afterDelete), [{ id: wf.tasks[image.producer]!.id, reason: `output ${image.name} is missing` }]);
-    const rerun = await runWorkflow(cluster, wf, { ...opts, prepared: afterDelete });
+    const rerun = await runWorkflow(fixture.cluster, wf, { ...opts, prepared: afterDelete });
     assert.equal(rerun.tasks, 1);
     assert.equal(rerun.upToDate, wf.tasks.length - 1);
     assertOutputs(wf, shared);
@@ -115,9 +101,9 @@ describe('reruns of the Pegasus DAX 2.1 examples (all named "test")', () => {
       const t = wf.taskIndex(p.id);
       assert.equal(p.reason, wf.files[input]!.consumers.includes(t) ? `input ${wf.files[input]!.name} changed` : p.reason.startsWith('upstream task ') ? p.reason : `(${p.reason})`, p.id);
     }
-    const changed = await runWorkflow(cluster, wf, { ...opts, prepared: afterChange });
+    const changed = await runWorkflow(fixture.cluster, wf, { ...opts, prepared: afterChange });
     assert.equal(changed.tasks, expected.length);
-    assert.equal((await runWorkflow(cluster, wf, opts)).nothingToDo, true);
+    assert.equal((await runWorkflow(fixture.cluster, wf, opts)).nothingToDo, true);
   });
 
   it('Montage_25 stopped mid-run resumes: the intermediate copies of fit.txt (one per writer) are saved apart, nothing finished runs again', T, async () => {
@@ -125,13 +111,13 @@ describe('reruns of the Pegasus DAX 2.1 examples (all named "test")', () => {
     const file = DAX('Montage_25');
     const wf = await loadWorkflow(file);
     const scale = 0.05;
-    const first = await submitWorkflow(cluster, wf, { file, shared, replay: scale, nodes: 2 });
+    const first = await submitWorkflow(fixture.cluster, wf, { file, shared, replay: scale, nodes: 2 });
     await waitFor(() => Journal.scan(first.dir).completions.size >= 8, '8 tasks finished', 120_000);
-    assert.deepEqual(await requestJob(cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 }), { stopped: true });
+    assert.deepEqual(await requestJob(fixture.cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 }), { stopped: true });
     assert.equal((await withDeadline(first.result<WorkflowResult>(), 'the stopped run', 60_000)).stopped, true);
     const before = Journal.scan(first.dir).completions.size;
     assert.ok(before < wf.tasks.length, 'stopped before the end');
-    const resumed = await runWorkflow(cluster, wf, { file, shared, replay: scale, nodes: 2 });
+    const resumed = await runWorkflow(fixture.cluster, wf, { file, shared, replay: scale, nodes: 2 });
     assert.equal(resumed.upToDate, before, 'what the stopped run finished is up to date');
     assert.equal(resumed.tasks, wf.tasks.length - before, 'the rest ran');
     assert.equal(resumed.members.reduce((n, m) => n + m.recreated, 0), 0, 'no finished task ran again: every file still needed was saved, each copy apart');

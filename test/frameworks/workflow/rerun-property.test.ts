@@ -13,18 +13,17 @@
  * tasks logged, and the stamps of the files they left), not by the fingerprints and journal under test.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { plannedTasks } from '../../../src/frameworks/workflow/prepare-run.js';
 import { planWorkflowRun, runWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
 import { Rng } from '../../../src/util/rng.js';
 import { testSeeds } from '../../support/seeds.js';
 import { mixContent } from './apps/mix.js';
+import { embeddedFixture } from './embedded-fixture.js';
 
 const MIX = { module: new URL('./apps/mix.ts', import.meta.url).href, export: 'mix' };
 const INPUTS = ['in0', 'in1', 'in2'];
@@ -171,25 +170,15 @@ function applyEdit(edit: Edit, spec: Spec, rng: Rng, shared: string, storage: St
 }
 
 describe('reruns on an embedded cluster: exactly the affected tasks, outputs as a fresh run', () => {
-  let cluster: Cluster;
-  const dirs: string[] = [];
-  before(async () => {
-    cluster = await Cluster.embedded({ nodes: 2, workers: 1 });
-  });
-  after(async () => {
-    await cluster.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const fixture = embeddedFixture({ nodes: 2, workers: 1, prefix: 'wf-rerun-' });
 
   for (const seed of testSeeds([101, 202, 303, 404, 505, 606, 707, 808, 909, 1010])) {
     const storage: Storage = seed % 2 === 0 ? 'shared' : 'collocated';
     const detection: Detection = seed % 5 === 0 ? 'content' : 'mtime';
     it(`seed ${seed}: ${storage} storage, changes by ${detection}: every edit in turn`, T, async () => {
       const rng = new Rng(seed);
-      const shared = mkdtempSync(join(tmpdir(), 'wf-rerun-'));
-      dirs.push(shared);
-      const log = join(mkdtempSync(join(tmpdir(), 'wf-rerun-log-')), 'ran.log');
-      dirs.push(join(log, '..'));
+      const shared = fixture.fresh();
+      const log = join(fixture.fresh(), 'ran.log');
       for (const n of INPUTS) writeFileSync(join(shared, n), `${n} of seed ${seed}\n`);
       const observed: Observed = { done: new Set(), written: new Map() };
       let spec = randomSpec(rng, 'test');
@@ -208,7 +197,7 @@ describe('reruns on an embedded cluster: exactly the affected tasks, outputs as 
         assert.deepEqual(new Set(planned.filter((p) => !p.recreate).map((p) => p.id)), expected.runs, `tasks planned to run ${what}`);
         assert.deepEqual(new Set(planned.filter((p) => p.recreate).map((p) => p.id)), expected.recreate, `tasks planned to recreate files ${what}`);
         writeFileSync(log, '');
-        const result = await runWorkflow(cluster, wf, { ...opts, prepared });
+        const result = await runWorkflow(fixture.cluster, wf, { ...opts, prepared });
         const ran = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
         assert.deepEqual([...ran].sort(), [...expected.runs, ...expected.recreate].sort(), `tasks that ran ${what}, each once`);
         assert.equal(result.nothingToDo === true, ran.length === 0, `nothing to do exactly when nothing ran ${what}`);
@@ -221,7 +210,7 @@ describe('reruns on an embedded cluster: exactly the affected tasks, outputs as 
           for (const o of t.outputs) if (expected.writesShared(o)) observed.written.set(`${ident}\u0000${o}`, stampNow(join(shared, o))!);
         }
         writeFileSync(log, '');
-        const again = await runWorkflow(cluster, wf, opts);
+        const again = await runWorkflow(fixture.cluster, wf, opts);
         assert.equal(again.nothingToDo, true, `a complete workflow has nothing to do ${what}`);
         assert.equal(readFileSync(log, 'utf8'), '', `nothing ran on the run after ${what}`);
       }

@@ -7,12 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Cluster } from '../../../src/runtime/cluster.js';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
 import { runWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
@@ -21,31 +19,20 @@ import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-build
 import { finalOutputs } from '../../../src/frameworks/workflow/workflow.js';
 import { BIG_BYTES, bigContent } from './apps/big-file.js';
 import { checkOrder } from './check-order.js';
+import { embeddedFixture } from './embedded-fixture.js';
 
 const DIR = fileURLToPath(new URL('../../data/workflows/', import.meta.url));
 const T = { timeout: 120_000 };
 
 describe('workflows on an embedded cluster', () => {
-  let cluster: Cluster;
-  const dirs: string[] = [];
-  const fresh = () => {
-    const d = mkdtempSync(join(tmpdir(), 'wf-'));
-    dirs.push(d);
-    return d;
-  };
-  before(async () => {
-    cluster = await Cluster.embedded({ nodes: 3, workers: 1 });
-  });
-  after(async () => {
-    await cluster.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const fixture = embeddedFixture({ nodes: 3, workers: 1, prefix: 'wf-' });
+  const { fresh } = fixture;
 
   it('replays Montage_25: dependencies respected, final outputs bit-identical to the replayed content', T, async () => {
     const file = DIR + 'pegasus-dax-2.1/Montage_25.xml';
     const wf = await loadWorkflow(file);
     const shared = fresh();
-    const result = await runWorkflow(cluster, wf, { file, shared, replay: 0.002, nodes: 3, trace: true });
+    const result = await runWorkflow(fixture.cluster, wf, { file, shared, replay: 0.002, nodes: 3, trace: true });
     assert.equal(result.tasks, wf.tasks.length, 'each task completed once');
     checkOrder(wf, result);
     for (const f of finalOutputs(wf)) {
@@ -60,7 +47,7 @@ describe('workflows on an embedded cluster', () => {
     const file = DIR + 'wfformat-v1.5/pegasus/montage/montage-chameleon-2mass-005d-001.json';
     const wf = await loadWorkflow(file);
     const toShared = async (storage: 'collocated' | 'shared' | 'isolated') => {
-      const r = await runWorkflow(cluster, wf, { file, shared: fresh(), replay: 0.001, nodes: 3, storage });
+      const r = await runWorkflow(fixture.cluster, wf, { file, shared: fresh(), replay: 0.001, nodes: 3, storage });
       assert.equal(r.tasks, wf.tasks.length);
       return r.members.reduce((n, m) => n + m.bytesToShared, 0);
     };
@@ -84,7 +71,7 @@ describe('workflows on an embedded cluster', () => {
       .command('report', ['sh', '-c', 'cat count.txt unique.txt > report.txt'], { inputs: ['count.txt', 'unique.txt'], outputs: ['report.txt'] })
       .fn('shout', { module: new URL('./apps/shout.ts', import.meta.url).href, export: 'shout' }, { inputs: ['unique.txt'], outputs: ['shout.txt'] });
     const wf = builder.build();
-    const result = await runWorkflow(cluster, wf, { builder, shared, nodes: 3 });
+    const result = await runWorkflow(fixture.cluster, wf, { builder, shared, nodes: 3 });
     assert.equal(result.tasks, 5);
     assert.equal(readFileSync(join(shared, 'report.txt'), 'utf8'), '4\napple\nfig\nkiwi\npear\n');
     assert.equal(readFileSync(join(shared, 'shout.txt'), 'utf8'), 'APPLE\nFIG\nKIWI\nPEAR\n');
@@ -97,7 +84,7 @@ describe('workflows on an embedded cluster', () => {
     const builder = new WorkflowBuilder('big')
       .fn('make', { module: app, export: 'makeBig' }, { outputs: ['big.bin'] })
       .fn('digest', { module: app, export: 'digestBig' }, { inputs: ['big.bin'], outputs: ['digest.txt'] });
-    const result = await runWorkflow(cluster, builder.build(), { builder, shared, nodes: 3, stealing: false });
+    const result = await runWorkflow(fixture.cluster, builder.build(), { builder, shared, nodes: 3, stealing: false });
     assert.equal(result.tasks, 2);
     const expected = createHash('sha256').update(bigContent()).digest('hex');
     assert.equal(readFileSync(join(shared, 'digest.txt'), 'utf8'), `${BIG_BYTES} ${expected}\n`);
@@ -107,6 +94,6 @@ describe('workflows on an embedded cluster', () => {
 
   it('a command that fails every time fails the workflow, naming the task', T, async () => {
     const builder = new WorkflowBuilder('broken').command('boom', ['sh', '-c', 'echo nope >&2; exit 3'], { outputs: ['x'] });
-    await assert.rejects(runWorkflow(cluster, builder.build(), { builder, shared: fresh(), nodes: 2, maxAttempts: 2 }), /task boom failed 2 times \(on \S+, \S+\): sh exited with code 3; the end of its stderr \(logs\/boom\.err\): nope$/);
+    await assert.rejects(runWorkflow(fixture.cluster, builder.build(), { builder, shared: fresh(), nodes: 2, maxAttempts: 2 }), /task boom failed 2 times \(on \S+, \S+\): sh exited with code 3; the end of its stderr \(logs\/boom\.err\): nope$/);
   });
 });
