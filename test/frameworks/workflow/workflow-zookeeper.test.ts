@@ -3,7 +3,8 @@
  * before its inputs exist, a member killed with SIGKILL mid-replay (its tasks dispatched again, lost
  * intermediate files recreated by re-running their producers, a new node joining), a member drained
  * mid-replay (a graceful leave), a workflow stopped and resumed from its journal without re-running a
- * finished task, a flaky real command retried, and `tidepool workflow run --zk` with its progress
+ * finished task, a flaky real command retried, a command task adding tasks (every member applies them), and
+ * `tidepool workflow run --zk` with its progress
  * lines. Outputs are checked byte for byte and every task is completed exactly once (the journal in
  * the shared directory counts completions). The CLI test runs the built command (`npm run build`).
  */
@@ -169,6 +170,29 @@ describe('workflows on node processes over ZooKeeper', () => {
       assert.equal(result.tasks, 2);
       assert.equal(result.members.reduce((n, m) => n + m.retries, 0), 1);
       assert.equal(readFileSync(join(shared, 'sum.txt'), 'utf8'), '15\n');
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a command task adds tasks on node processes ($TIDEPOOL_ADD_TASKS): every member applies them, each runs once', T, async () => {
+    const shared = fresh();
+    // seed writes 12 numbers and adds a task per number (each squares one) and a sum of the squares.
+    const added = [
+      ...Array.from({ length: 12 }, (_, i) => ({ id: `sq-${i}`, command: ['sh', '-c', `n=$(sed -n ${i + 1}p numbers.txt); echo $((n * n)) > sq-${i}.txt`], inputs: ['numbers.txt'], outputs: [`sq-${i}.txt`] })),
+      { id: 'total', command: ['sh', '-c', 'cat sq-*.txt | paste -sd+ | bc > total.txt'], inputs: Array.from({ length: 12 }, (_, i) => `sq-${i}.txt`), outputs: ['total.txt'] },
+    ];
+    const builder = new WorkflowBuilder('adds')
+      .command('seed', ['sh', '-c', `seq 1 12 > numbers.txt; printf '%s' '${JSON.stringify(added)}' > "$TIDEPOOL_ADD_TASKS"`], { outputs: ['numbers.txt'] });
+    const cluster = await Cluster.connect(zk.connectionString);
+    try {
+      await idle(cluster, 2);
+      const job = await submitWorkflow(cluster, builder.build(), { builder, shared, nodes: 2 });
+      const result = await withDeadline(job.result<WorkflowResult>(), 'the workflow', 120_000);
+      assert.equal(result.tasks, 14);
+      assert.equal(readFileSync(join(shared, 'total.txt'), 'utf8'), '650\n', '1² + … + 12²');
+      assert.deepEqual([...Journal.scan(job.dir).completions.values()].filter((n) => n !== 1), []);
+      assert.equal(result.members.filter((m) => m.completed > 0).length, 2, 'both node processes ran tasks');
     } finally {
       await cluster.close();
     }
