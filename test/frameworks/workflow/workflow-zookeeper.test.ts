@@ -3,10 +3,9 @@
  * before its inputs exist, a member killed with SIGKILL mid-replay (its tasks dispatched again, lost
  * intermediate files recreated by re-running their producers, a new node joining), a member drained
  * mid-replay (a graceful leave), a workflow stopped and resumed from its journal without re-running a
- * finished task, a flaky real command retried, a command task adding tasks (every member applies them), and
- * `tidepool workflow run --zk` with its progress
- * lines. Outputs are checked byte for byte and every task is completed exactly once (the journal in
- * the shared directory counts completions). The CLI test runs the built command (`npm run build`).
+ * finished task, a flaky real command retried, a command task adding tasks (every member applies
+ * them), and `tidepool workflow run --zk` with its progress lines. Outputs are checked byte for byte
+ * and every task is completed exactly once (the journal in the shared directory counts completions). The CLI test runs the built command (`npm run build`).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
