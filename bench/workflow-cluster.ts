@@ -34,6 +34,13 @@ export async function startBenchCluster(count: number) {
   };
   return {
     tmp,
+    cluster,
+    /** `work`, or an error naming the node process that exited meanwhile, with the end of its stderr (a bench never waits on a dead node). */
+    whileNodesLive<T>(work: Promise<T>): Promise<T> {
+      return Promise.race([work, ...nodes.map((n) => n.exited.then((code) => {
+        throw new Error(`node process ${n.id} exited (${code}) during the run; the end of its stderr:\n${n.stderr().slice(-2000)}`);
+      }))]);
+    },
     /** ZooKeeper requests per second while the cluster is idle (sessions, node statistics): the floor under a run's count. */
     async zkIdleRate(seconds = 5): Promise<number> {
       await idle();

@@ -1,4 +1,4 @@
-/** RESULTS.md sections for seed 004 (AME many-task workflows): Fig. 6–14, Tables 1–2, peers, loading. */
+/** RESULTS.md sections for seed 004 (AME many-task workflows): Fig. 6–14, Tables 1–2, peers, loading, reruns. */
 import { f, int, load, table, when, type Json, type Section, type Target } from './format.js';
 
 function dispatch(w: Json, targets: Target[], out: string[]): void {
@@ -62,5 +62,19 @@ export function workflowSections(): Section {
     targets.push({ what: `loading a ${int(big.tasks as number)}-task workflow file`, target: `≤ ${big.targetSeconds} s`, value: `${f(big.loadSeconds as number, 1)} s (${f(big.cpuSeconds as number, 1)} CPU s)`, met: (big.loadSeconds as number) <= (big.targetSeconds as number), note: `${big.megabytes} MB, ${int(big.edges as number)} edges` });
     out.push(`Loading (\`npx tsx bench/workflow-load.ts\`, ${when(big)}): ${int(big.tasks as number)} tasks, ${int(big.edges as number)} edges, ${int(big.files as number)} files (${big.megabytes} MB of WfFormat JSON) in ${f(big.loadSeconds as number, 1)} s wall, ${f(big.cpuSeconds as number, 1)} s CPU. ${big.note}.`, '');
   }
+  const rerun = load('workflow-rerun');
+  if (rerun) rerunSection(rerun, targets, out);
   return { targets, lines: out };
+}
+
+/** Issue 28's rerun targets: an unchanged workflow decides "nothing to do", a touched input starts its readers, both within 5 s. */
+function rerunSection(r: Json, targets: Target[], out: string[]): void {
+  const u = r.unchanged as Json;
+  const t = r.touched as Json;
+  const scale = (r.tasks as number) >= 1_000_000 ? '' : ` (at ${int(r.tasks as number)} tasks; the target is for 1,000,000)`;
+  targets.push({ what: 'rerun of an unchanged workflow: nothing to do', target: '≤ 5 s at 1,000,000 tasks', value: `${f(u.completeRecordSeconds as number, 2)} s${scale}`, met: (r.tasks as number) >= 1_000_000 ? (u.completeRecordSeconds as number) <= 5 : null, note: `the full plan decides the same in ${f(u.fullPlanSeconds as number, 1)} s` });
+  targets.push({ what: 'one input touched: the first affected task starts', target: '≤ 5 s at 1,000,000 tasks', value: `${f(t.firstStartSeconds as number, 1)} s${scale}`, met: (r.tasks as number) >= 1_000_000 ? (t.firstStartSeconds as number) <= 5 : null, note: `load ${f(t.loadSeconds as number, 1)} s, plan ${f(t.planSeconds as number, 1)} s, then the job starts and every member loads the file` });
+  out.push(`Reruns (\`npx tsx bench/workflow-rerun.ts --tasks ${r.tasks}\`, ${when(r)}): ${int(r.tasks as number)} no-op tasks in 10 levels, first run ${f(r.firstRunSeconds as number, 1)} s; ${r.note}.`, '');
+  out.push(table([['unchanged: nothing to do (s)', 'unchanged: full plan (s)', 'touched: load (s)', 'then plan (s)', 'first affected task starts (s)', 'rerun (s)', 'tasks run', 'recreated'],
+    [f(u.completeRecordSeconds as number, 2), f(u.fullPlanSeconds as number, 2), f(t.loadSeconds as number, 2), f(t.planSeconds as number, 2), f(t.firstStartSeconds as number, 2), f(t.wallSeconds as number, 1), int(t.ran as number), int(t.recreate as number)]]), '');
 }
