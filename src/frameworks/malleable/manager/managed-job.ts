@@ -17,6 +17,10 @@ export interface ManagedJob extends JobState {
   lastChangeAt?: number;
   /** A launch or rescale of this job is under way (sent, or waiting for nodes): plan nothing new for it. */
   busy?: boolean;
+  /** The job's T_rescale as measured so far (its own, else the pool's), ms; undefined before any rescale. */
+  tRescaleMs?: number;
+  /** An operator fixed the job's size (its min and max are that size) until released: no T_gap, no cost test. */
+  pinned?: boolean;
 }
 
 export interface ManagedView extends ClusterView {

@@ -1,6 +1,7 @@
 import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
 import { decideJobs, type JobDecision } from './job-decisions.js';
 import type { Flexibility, ManagedJob, ManagedView } from './managed-job.js';
+import { jobGapMs, RescaleCosts, type RescaleCostOptions } from './rescale-cost.js';
 import { SplitPhaseExecutor } from './split-phase-executor.js';
 
 /** A job in the manager's queue, as stored with its spec. */
@@ -15,6 +16,8 @@ export interface QueuedJob {
   finished: boolean;
   /** The job has had nodes before (so it is not gated by its minimum again). */
   started?: boolean;
+  /** An operator's size holds (minNodes = maxNodes = it) until the operator releases it. */
+  pinned?: boolean;
 }
 
 /**
@@ -25,6 +28,8 @@ export interface QueuedJob {
  */
 export class ManagerCore {
   readonly executor: SplitPhaseExecutor;
+  /** The jobs' measured T_rescale: what the policy weighs a rescale against. */
+  readonly costs = new RescaleCosts();
   private readonly launched = new Set<string>();
 
   constructor(private readonly policy: SchedulingPolicy<ManagedView>, private readonly clock: () => number, holding: Iterable<readonly [string, string]> = []) {
@@ -40,10 +45,12 @@ export class ManagerCore {
       nodes: nodes.map((id) => ({ id, assignment: sched.get(id) ?? '' })),
       jobs: jobs.map((j): ManagedJob => {
         const last = this.executor.lastChangeAt(j.id);
+        const tRescale = this.costs.estimate(j.id);
         return {
           id: j.id, createdAt: j.createdAt, minNodes: j.minNodes, maxNodes: j.maxNodes, desired: j.nodes, finished: j.finished,
           started: j.started === true || this.launched.has(j.id), flexibility: j.flexibility,
           ...(last !== undefined ? { lastChangeAt: last } : {}), busy: this.executor.isBusy(j.id),
+          ...(tRescale !== undefined ? { tRescaleMs: tRescale } : {}), ...(j.pinned === true ? { pinned: true } : {}),
         };
       }),
     };
@@ -71,11 +78,32 @@ export class ManagerCore {
     return this.track(this.executor.execute(shrinks));
   }
 
+  /** A job reported how long a rescale took (its acknowledgement): the policy weighs the next ones by it. */
+  rescaleMeasured(job: string, tRescaleMs: number): void {
+    this.costs.record(job, tRescaleMs);
+  }
+
+  /**
+   * When the next job's T_gap (adapted to its measured cost) runs out after `now`, so a scheduling
+   * event can be raised then; undefined when none will.
+   */
+  nextGapEnd(jobs: readonly QueuedJob[], opts: RescaleCostOptions): number | undefined {
+    const now = this.clock();
+    let next = Infinity;
+    for (const j of jobs) {
+      if (j.finished) continue;
+      const end = (this.executor.lastChangeAt(j.id) ?? -Infinity) + jobGapMs(opts, this.costs.estimate(j.id));
+      if (end > now && end < next) next = end;
+    }
+    return next === Infinity ? undefined : next;
+  }
+
   shrinkAcknowledged(job: string, nodes: readonly string[]): JobDecision[] {
     return this.track(this.executor.shrinkAcknowledged(job, nodes));
   }
 
   jobFinished(job: string): JobDecision[] {
+    this.costs.forget(job);
     return this.track(this.executor.jobFinished(job));
   }
 

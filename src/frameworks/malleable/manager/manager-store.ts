@@ -34,8 +34,13 @@ export interface ManagedRecord {
   flexibility: Flexibility;
   channel: RescaleChannel;
   pending?: { nodes: string[]; removed: string[]; sentAt: number };
-  /** An operator's `tidepool rescale JOB N`, until the manager has acted on it. */
+  /** An operator's `tidepool scale JOB N`, until the manager has taken it (it becomes `pin`). */
   rescaleTo?: number;
+  /**
+   * The size an operator fixed (`tidepool scale JOB N`): the job's range is [pin, pin] (within its own
+   * range) for every decision until the operator releases it (`tidepool scale JOB --release`).
+   */
+  pin?: number;
   /** An evolving job's own request (`ctx.requestResize(min, max)`), until the manager has acted on it. */
   resize?: { min: number; max: number };
   /** The node range the job asked for last; it replaces the submitted [minNodes, maxNodes] for every policy. */
@@ -74,6 +79,8 @@ export async function submitManagedJob(client: CoordClient, opts: ManagedSubmitO
 }
 
 export interface ManagedJobInfo extends QueuedJob {
+  /** The job's own node range (submitted, or its latest `requestResize`); minNodes/maxNodes are the pin when pinned. */
+  range: { min: number; max: number };
   record: ManagedRecord;
   version: number;
   outcome: JobOutcome['status'] | null;
@@ -89,12 +96,14 @@ export async function readManagedJob(client: CoordClient, jobId: string, root?: 
   if (spec.managedBy !== MANAGER_NAME) return null;
   const record = parseRecord(recordRead.data, jobId);
   const outcome = resultRead ? decode<JobOutcome>(resultRead.data).status : null;
-  const minNodes = record.bounds?.min ?? spec.minNodes ?? 1;
-  const maxNodes = record.bounds?.max ?? spec.maxNodes ?? Infinity;
+  const own = { min: record.bounds?.min ?? spec.minNodes ?? 1, max: record.bounds?.max ?? spec.maxNodes ?? Infinity };
+  const pin = record.pin !== undefined ? Math.min(Math.max(record.pin, own.min), own.max) : undefined;
+  const minNodes = pin ?? own.min;
+  const maxNodes = pin ?? own.max;
   return {
     id: jobId, createdAt: spec.createdAt, flexibility: record.flexibility, nodes: Math.min(Math.max(spec.nodes, minNodes), maxNodes), minNodes,
-    maxNodes, finished: outcome !== null, started: record.events.some((e) => e.type === 'launch'),
-    record, version: recordRead.stat.version, outcome, module: spec.ref.module,
+    maxNodes, finished: outcome !== null, started: record.events.some((e) => e.type === 'launch'), ...(pin !== undefined ? { pinned: true } : {}),
+    range: own, record, version: recordRead.stat.version, outcome, module: spec.ref.module,
   };
 }
 
@@ -137,6 +146,21 @@ export async function requestRescale(client: CoordClient, jobId: string, nodes: 
 }
 
 /**
+ * Releases an operator's size (`tidepool scale JOB --release`): the policy sizes the job again from
+ * its next pass, by T_gap and the rescale's cost as for any job. Returns the size that was pinned
+ * (undefined: none was, and nothing changes).
+ */
+export async function releasePin(client: CoordClient, jobId: string, root?: string): Promise<number | undefined> {
+  let was: number | undefined;
+  await updateRecord(client, jobId, (r) => {
+    was = r.pin ?? r.rescaleTo;
+    delete r.pin;
+    delete r.rescaleTo;
+  }, root);
+  return was;
+}
+
+/**
  * An evolving job asks the manager for between `min` and `max` nodes from now on (taken at its next
  * pass, like an operator's request; see ResourceManager).
  */
@@ -156,6 +180,7 @@ function parseRecord(data: Uint8Array, jobId: string): ManagedRecord {
   return {
     flexibility: r.flexibility, channel: r.channel === 'control' ? 'control' : 'drain', events: Array.isArray(r.events) ? r.events : [],
     ...(r.pending ? { pending: r.pending } : {}), ...(r.rescaleTo !== undefined ? { rescaleTo: r.rescaleTo } : {}),
+    ...(Number.isInteger(r.pin) && (r.pin as number) >= 1 ? { pin: r.pin } : {}),
     ...(isRange(r.resize) ? { resize: r.resize } : {}), ...(isRange(r.bounds) ? { bounds: r.bounds } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import { fcfsPolicy } from '../../../runtime/scheduler/fcfs-policy.js';
 import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
-import { equipartitionPolicy } from './equipartition-policy.js';
+import { equipartitionPolicy, type EquipartitionOptions } from './equipartition-policy.js';
 import { rigidSize, type ManagedView } from './managed-job.js';
 
 export type PolicyName = 'fcfs' | 'moldable' | 'equipartition';
@@ -22,12 +22,12 @@ export function rigidFcfsPolicy(): SchedulingPolicy<ManagedView> {
   };
 }
 
-/** The manager's policies by name; `tGapMs` is used by equipartition only. */
-export function managerPolicy(name: PolicyName, opts: { tGapMs?: number } = {}): SchedulingPolicy<ManagedView> {
+/** The manager's policies by name; T_gap and the cost test are equipartition's, backfill is moldable's and equipartition's. */
+export function managerPolicy(name: PolicyName, opts: Partial<EquipartitionOptions> = {}): SchedulingPolicy<ManagedView> {
   switch (name) {
     case 'fcfs': return rigidFcfsPolicy();
-    case 'moldable': return equipartitionPolicy({ tGapMs: Infinity });
-    case 'equipartition': return equipartitionPolicy({ tGapMs: opts.tGapMs ?? 0 });
+    case 'moldable': return equipartitionPolicy({ ...opts, tGapMs: Infinity });
+    case 'equipartition': return equipartitionPolicy({ ...opts, tGapMs: opts.tGapMs ?? 0 });
   }
 }
 

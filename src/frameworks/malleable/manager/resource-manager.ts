@@ -21,15 +21,22 @@ export interface ResourceManagerOptions {
   id: string;
   root?: string;
   policy: PolicyName;
-  /** Equipartition's T_gap, ms. */
+  /** Equipartition's T_gap, ms: the least time between two rescales of a job (it grows with the job's measured T_rescale). */
   tGapMs?: number;
+  /** k: a rescale is proposed only when its expected gain over the next T_gap exceeds k × T_rescale (default 2). */
+  costFactor?: number;
+  /** The largest share of a job's time spent rescaling: T_gap grows to T_rescale / this (default 0.1). */
+  maxOverhead?: number;
+  /** Start queued jobs whose minimum fits now behind one that does not (default false; see equipartitionPolicy). */
+  backfill?: boolean;
   /** How long a job may take to acknowledge a rescale before it counts as refused, ms (default 10 min). */
   rescaleTimeoutMs?: number;
 }
 
-type Events = { event: ExecutorEvent & { tRescaleMs?: number }; elected: void };
+type Events = { event: ExecutorEvent & { tRescaleMs?: number }; elected: void; pass: void };
 
-interface Ack { job: string; nodes: string[]; tRescaleMs: number }
+/** A shrink's outcome; `measured`: the job acknowledged it (a refused or timed-out one says nothing of its cost). */
+interface Ack { job: string; nodes: string[]; tRescaleMs: number; measured: boolean }
 
 /**
  * The resource manager as a service over the pool of node processes (seed §IV): one elected
@@ -138,6 +145,7 @@ export class ResourceManager {
         this.dirty = false;
         try {
           await this.pass();
+          this.events.emit('pass', undefined);
         } catch (err) {
           if (isCoordError(err, 'SESSION_EXPIRED', 'CLOSED')) this.deactivate();
           else if (!isRetryable(err)) log.error('manager', 'scheduling pass failed', err);
@@ -183,9 +191,9 @@ export class ResourceManager {
       const job = (await readOrNull(this.client, joinPath(this.paths.assignments, id)))?.data.toString('utf8') ?? '';
       if (managed.has(job)) holding.push([id, job]);
     }
-    const policy = managerPolicy(this.opts.policy, this.opts.tGapMs !== undefined ? { tGapMs: this.opts.tGapMs } : {});
-    const core = new ManagerCore(policy, Date.now, holding);
+    const core = new ManagerCore(managerPolicy(this.opts.policy, this.policyOptions()), Date.now, holding);
     for (const job of this.jobs.filter((j) => managed.has(j.id))) {
+      for (const e of job.record.events) if (e.tRescaleMs !== undefined && e.type !== 'launch') core.rescaleMeasured(job.id, e.tRescaleMs);
       const last = job.record.events.at(-1);
       if (last) core.executor.restoreChange(job.id, last.at);
       const pending = job.record.pending;
@@ -195,10 +203,16 @@ export class ResourceManager {
     return core;
   }
 
+  private policyOptions() {
+    const { tGapMs, costFactor, maxOverhead, backfill } = this.opts;
+    return { ...(tGapMs !== undefined ? { tGapMs } : {}), ...(costFactor !== undefined ? { costFactor } : {}), ...(maxOverhead !== undefined ? { maxOverhead } : {}), ...(backfill !== undefined ? { backfill } : {}) };
+  }
+
   private async acknowledged(core: ManagerCore, ack: Ack): Promise<void> {
     const job = this.jobs.find((j) => j.id === ack.job);
     const pending = core.executor.inFlight().get(ack.job);
     if (!pending) return;
+    if (ack.measured) core.rescaleMeasured(ack.job, ack.tRescaleMs);
     const actions = core.shrinkAcknowledged(ack.job, ack.nodes);
     if (job?.record.channel === 'control') {
       const released = pending.decision.removed.filter((n) => !ack.nodes.includes(n));
@@ -214,12 +228,22 @@ export class ResourceManager {
     await this.perform(core.vacate(warned, this.jobs), new Set(warned));
   }
 
-  /** `tidepool rescale JOB N`: an operator's size for a running job, done as the policy's decisions are. */
+  /**
+   * `tidepool scale JOB N`: an operator's size for a running job. It is carried out now (T_gap and
+   * cost or not, as many nodes as are free for an expand) and then sticks: the record's `pin` makes
+   * the job's range [N, N] for the policy until the operator releases it (releasePin).
+   */
   private async operatorRescales(core: ManagerCore, live: string[]): Promise<void> {
     for (const job of this.jobs.filter((j) => j.record.rescaleTo !== undefined && !j.finished)) {
       if (core.executor.isBusy(job.id)) continue;
-      const want = Math.min(Math.max(job.record.rescaleTo!, job.minNodes), job.maxNodes);
-      await updateRecord(this.client, job.id, (r) => void delete r.rescaleTo, this.opts.root);
+      const want = Math.min(Math.max(job.record.rescaleTo!, job.range.min), job.range.max);
+      const record = await updateRecord(this.client, job.id, (r) => {
+        r.pin = r.rescaleTo!;
+        delete r.rescaleTo;
+      }, this.opts.root);
+      log.info('manager', `job ${job.id}: the operator fixed its size at ${record.pin} node(s) until released`);
+      job.pinned = true;
+      job.minNodes = job.maxNodes = job.nodes = want;
       await this.resize(core, job.id, want, live);
     }
   }
@@ -240,7 +264,7 @@ export class ResourceManager {
         delete r.resize;
         if (malleable) r.bounds = { min, max };
       }, this.opts.root);
-      if (!malleable) continue;
+      if (!malleable || job.pinned) continue; // a pinned job keeps the operator's size (clamped to the new range from the next pass)
       job.minNodes = min;
       job.maxNodes = max;
       const held = [...core.executor.schedMap().values()].filter((j) => j === job.id).length;
@@ -283,7 +307,11 @@ export class ResourceManager {
         const core = this.core;
         core?.executor.requestSent(a.job);
         void this.request(a.job, 'rescale', { nodes: a.nodes }).then(async (ack) => {
-          if (ack && a.type === 'expand') await this.record(a.job, { at: Date.now(), type: 'expand', nodes: ack.nodes.length, tRescaleMs: ack.tRescaleMs ?? Date.now() - started }, false);
+          if (ack && a.type === 'expand') {
+            const tRescaleMs = ack.tRescaleMs ?? Date.now() - started;
+            if (this.core === core) core?.rescaleMeasured(a.job, tRescaleMs);
+            await this.record(a.job, { at: Date.now(), type: 'expand', nodes: ack.nodes.length, tRescaleMs }, false);
+          }
           core?.executor.requestAcknowledged(a.job);
           this.trigger();
         });
@@ -298,7 +326,7 @@ export class ResourceManager {
     void ask.then((ack) => {
       // A refused or timed-out rescale frees nothing: the job keeps what it holds, and is planned again.
       const held = ack?.nodes ?? [...(this.core?.executor.actualMap() ?? [])].filter(([, j]) => j === a.job).map(([n]) => n);
-      this.acks.push({ job: a.job, nodes: held, tRescaleMs: ack?.tRescaleMs ?? Date.now() - started });
+      this.acks.push({ job: a.job, nodes: held, tRescaleMs: ack?.tRescaleMs ?? Date.now() - started, measured: ack !== undefined });
       this.trigger();
     });
   }
@@ -313,7 +341,7 @@ export class ResourceManager {
       this.drainWatches.get(`${a.job}/${node}`)?.close();
       this.drainWatches.delete(`${a.job}/${node}`);
       if (left.size === a.removed.length) {
-        this.acks.push({ job: a.job, nodes: a.nodes, tRescaleMs: Date.now() - started });
+        this.acks.push({ job: a.job, nodes: a.nodes, tRescaleMs: Date.now() - started, measured: true });
         this.trigger();
       }
     };
@@ -350,14 +378,12 @@ export class ResourceManager {
     this.events.emit('event', e);
   }
 
-  /** Schedules a pass when the next job's T_gap runs out (it may be rescaled then). */
+  /** Schedules a pass when the next job's T_gap (adapted to its measured T_rescale) runs out: it may be rescaled then. */
   private armGapTimer(core: ManagerCore): void {
     clearTimeout(this.gapTimer);
-    const gap = this.opts.policy === 'equipartition' ? (this.opts.tGapMs ?? 0) : Infinity;
-    if (gap === Infinity) return;
-    const now = Date.now();
-    const next = Math.min(...this.jobs.filter((j) => !j.finished).map((j) => (core.executor.lastChangeAt(j.id) ?? -Infinity) + gap).filter((t) => t > now));
-    if (next !== Infinity) this.gapTimer = setTimeout(() => this.trigger(), next - now + 1);
+    if (this.opts.policy !== 'equipartition') return;
+    const next = core.nextGapEnd(this.jobs, { ...this.policyOptions(), tGapMs: this.opts.tGapMs ?? 0 });
+    if (next !== undefined) this.gapTimer = setTimeout(() => this.trigger(), next - Date.now() + 1);
   }
 }
 
