@@ -1,7 +1,7 @@
 import type { CoordClient } from '../../coord/types.js';
 import { watchData } from '../../coord/watch.js';
 import { ClusterReader } from '../../dashboard/cluster-reader.js';
-import { listManagedJobs, managerPaths, readManagedJob, requestRescale, type ManagedJobInfo } from '../../frameworks/malleable/manager/manager-store.js';
+import { listManagedJobs, managerPaths, readManagedJob, releasePin, requestRescale, type ManagedJobInfo } from '../../frameworks/malleable/manager/manager-store.js';
 import { decode } from '../../runtime/codec.js';
 import { cancelJob, drainNode, listJobs, listNodes, requestJob, scaleJob } from '../../runtime/job-control.js';
 import { jobPaths } from '../../runtime/job-paths.js';
@@ -78,21 +78,33 @@ Examples:
   }));
 
   const scale = common(program.command('scale')
-    .argument('<job>', 'job id').argument('<nodes>', 'node count')
-    .description('set the number of nodes of a job: idle nodes join, surplus nodes drain; a job of the resource manager is rescaled by the manager (malleable jobs only, within their node range)'))
+    .argument('<job>', 'job id').argument('[nodes]', 'node count (leave out with --release)')
+    .description('set the number of nodes of a job: idle nodes join, surplus nodes drain; a job of the resource manager is rescaled by the manager (malleable jobs only, within their node range) and kept at that size until released'))
     .setting('--wait <duration>', 'for a job of the resource manager: how long to wait until the manager takes the request (it stays queued after)', kinds.duration, '60s')
+    .option('--release', 'a job of the resource manager: give its size back to the manager\'s policy')
     .addHelpText('after', `
-Under equipartition the resource manager may change a managed job's size again once T_gap has passed.
+A managed job's size sticks: the manager keeps it at NODES (within its node range) until
+\`tidepool scale JOB --release\`; T_gap and the cost of a rescale do not undo it. The manager still
+moves it off a node with a failure warning (tidepool warn), and brings it back to NODES as nodes
+come free. Released, the policy sizes it again from its next pass (after T_gap).
 Old name: tidepool rescale (it still works, with a note, for one release).
 
-Example:
-  tidepool scale JOB 2 --zk 127.0.0.1:2181`);
+Examples:
+  tidepool scale JOB 2 --zk 127.0.0.1:2181
+  tidepool scale JOB --release --zk 127.0.0.1:2181 --json`);
   scale.deprecatedName('rescale');
-  scale.action((job: string, count: string, opts: Common & { wait: number }) => {
-    const n = argument(count, 'NODES', kinds.count);
+  scale.action((job: string, count: string | undefined, opts: Common & { wait: number; release?: boolean }) => {
+    if (opts.release === true && count !== undefined) throw new UsageError('give NODES or --release, not both');
+    if (opts.release !== true && count === undefined) throw new UsageError('NODES is required (or --release, for a job of the resource manager)');
+    const n = count === undefined ? 0 : argument(count, 'NODES', kinds.count);
     const waitMs = legacyWait(scale, opts);
     return withZk(opts.zk, opts.timeout, async (client) => {
       const managed = await readManagedJob(client, job);
+      if (opts.release === true) {
+        const was = managed ? await releasePin(client, job) : undefined; // only a job of the resource manager keeps a size until released
+        if (opts.json) return printJson({ job, released: was ?? null });
+        return void process.stdout.write(was === undefined ? `job ${job} had no size of the operator's; nothing to release\n` : `job ${job}: size ${was} released; the manager's policy sizes it again\n`);
+      }
       if (managed) return rescaleManaged(client, managed, n, waitMs, opts.json === true);
       if (scale.invokedAs === 'rescale') throw new UsageError(`no managed job ${job} in the cluster`);
       if (!(await client.exists(jobPaths(job).spec))) throw new UsageError(`no job ${job} in the cluster`);
@@ -179,8 +191,8 @@ async function rescaleManaged(client: CoordClient, info: ManagedJobInfo, n: numb
   await requestRescale(client, job, n);
   await taken(client, job, waitMs);
   const nodes = (await listNodes(client)).filter((x) => x.assignment === job).map((x) => x.id);
-  if (json) return printJson({ job, requested: n, nodes });
-  process.stdout.write(`job ${job}: rescale to ${n} taken by the manager; ${nodes.length} node(s) now\n`);
+  if (json) return printJson({ job, requested: n, nodes, pinned: true });
+  process.stdout.write(`job ${job}: rescale to ${n} taken by the manager (kept until \`tidepool scale ${job} --release\`); ${nodes.length} node(s) now\n`);
 }
 
 /** Resolves once the manager has taken the job's rescale request (the record no longer holds it). */

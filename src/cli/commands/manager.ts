@@ -1,11 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { isCoordError } from '../../coord/errors.js';
 import type { CoordClient } from '../../coord/types.js';
 import { FLEXIBILITIES, type Flexibility } from '../../frameworks/malleable/manager/managed-job.js';
 import { managerPaths, submitManagedJob } from '../../frameworks/malleable/manager/manager-store.js';
 import { MALLEABLE_KIND } from '../../frameworks/malleable/malleable-kind.js';
 import { POLICY_NAMES, type PolicyName } from '../../frameworks/malleable/manager/policies.js';
-import { ResourceManager } from '../../frameworks/malleable/manager/resource-manager.js';
+import { followFailureFeed } from '../../frameworks/malleable/manager/failure-feed.js';
+import { DEFAULT_COST_FACTOR, DEFAULT_MAX_OVERHEAD } from '../../frameworks/malleable/manager/rescale-cost.js';
+import { clearWarning, ResourceManager, warnNode } from '../../frameworks/malleable/manager/resource-manager.js';
+import { listNodes } from '../../runtime/job-control.js';
 import { log } from '../../util/log.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { connectZk, withZk } from '../connection.js';
@@ -13,7 +20,8 @@ import { UsageError } from '../errors.js';
 import { moduleRef, moduleSpecifier } from '../module-specifier.js';
 import { printLine } from '../output.js';
 import { warnOnce } from '../settings/deprecations.js';
-import { duration, kinds, oneOf } from '../settings/kinds.js';
+import { parseDuration } from '../settings/durations.js';
+import { duration, kinds, oneOf, type ValueKind } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
 import { stopSignal } from '../stop-signal.js';
 import { jsonArgument } from './iterate-input.js';
@@ -38,20 +46,47 @@ interface SubmitFlags extends Common {
 
 const CLUSTER = 'the cluster\'s ZooKeeper ensemble';
 
+/** A share of a job's time, above 0 and at most 1. */
+const SHARE: ValueKind = { schema: { type: 'number', exclusiveMinimum: 0, maximum: 1 }, what: 'a number above 0, at most 1' };
+
+interface ManagerFlags extends Common {
+  policy: PolicyName;
+  tgap: number;
+  costFactor: number;
+  rescaleOverhead: number;
+  backfill?: boolean;
+  failureFeed?: string;
+  id?: string;
+}
+
 /** `tidepool manager|submit`: the resource manager for rigid, moldable and malleable jobs (docs/malleable.md); its jobs are listed by `jobs --managed` and rescaled by `scale`. */
 export function registerManagerCommands(program: SettingsCommand): void {
   jsonOption(zkOptions(program.command('manager')
     .description('run the resource manager: place managed jobs on the pool of nodes by a policy, rescaling malleable jobs split-phase (after "Towards Realizing the Potential of Malleable Jobs", Gupta, Acun, Sarood, Kalé)'),
   CLUSTER, 'the manager places jobs on a cluster registered on ZooKeeper'), 'print one JSON line per event')
     .setting('--policy <name>', 'scheduling policy', oneOf(POLICY_NAMES), 'equipartition')
-    .setting('--tgap <duration>', 'equipartition: minimum time between two rescales of a job (T_gap)', duration('s'), '40s')
+    .setting('--tgap <duration>', 'equipartition: least time between two rescales of a job (T_gap); it grows to T_rescale / --rescale-overhead for a job whose rescales are slow', duration('s'), '40s')
+    .setting('--cost-factor <k>', 'equipartition: propose a rescale only when what it gains over the next T_gap exceeds k × what it costs (|Δnodes| × T_gap > k × nodes × T_rescale; 0: always)', kinds.factor, String(DEFAULT_COST_FACTOR))
+    .setting('--rescale-overhead <share>', 'equipartition: the largest share of a job\'s time spent rescaling (T_gap ≥ measured T_rescale / share)', SHARE, String(DEFAULT_MAX_OVERHEAD))
+    .option('--backfill', 'start queued jobs whose minimum fits now behind one that does not, when they cannot delay it (equipartition, moldable)')
+    .setting('--failure-feed <file>', 'predicted failures, one JSON line each ({"node": ID, "at": TIME} or {"node": ID, "clear": true}), from FILE, a named pipe or - (stdin): each warns or clears a node as `tidepool warn`/`clear` do', kinds.text)
     .setting('--id <id>', 'candidate id in the managers\' election (default: a fresh one)', kinds.text)
-    .addHelpText('after', '\nRuns until SIGINT/SIGTERM; several managers may run, one acts (elected).\n\nExample:\n  tidepool manager --zk 127.0.0.1:2181 --policy equipartition --tgap 100s --json')
-    .action(async (flags: Common & { policy: PolicyName; tgap: number; id?: string }) => {
+    .addHelpText('after', `
+Runs until SIGINT/SIGTERM; several managers may run, one acts (elected). A malformed line of the failure
+feed is refused with its file:line and skipped; the manager keeps running.
+
+Examples:
+  tidepool manager --zk 127.0.0.1:2181 --policy equipartition --tgap 100s --json
+  tidepool manager --zk 127.0.0.1:2181 --tgap 10s --cost-factor 4 --backfill --failure-feed - --json`)
+    .action(async (flags: ManagerFlags) => {
       // Listening for SIGTERM before anything is announced: a signal right after the first line must stop us cleanly.
       const stopping = stopSignal();
+      const feed = flags.failureFeed === undefined ? undefined : await openFeed(flags.failureFeed);
       const client = await connectZk(flags.zk, flags.timeout);
-      const manager = new ResourceManager(client, { id: flags.id ?? `manager-${randomBytes(4).toString('hex')}`, policy: flags.policy, tGapMs: flags.tgap });
+      const manager = new ResourceManager(client, {
+        id: flags.id ?? `manager-${randomBytes(4).toString('hex')}`, policy: flags.policy, tGapMs: flags.tgap,
+        costFactor: flags.costFactor, maxOverhead: flags.rescaleOverhead, backfill: flags.backfill === true,
+      });
       manager.on('elected', () => printLine(flags.json, { active: true }, 'manager active'));
       manager.on('event', (e) => printLine(flags.json, e, `${new Date(e.at).toISOString()} ${e.type} ${e.job} → ${e.nodes.length} node(s)${e.tRescaleMs !== undefined ? ` (T_rescale ${e.tRescaleMs} ms)` : ''}`));
       client.onState((s) => {
@@ -60,7 +95,18 @@ export function registerManagerCommands(program: SettingsCommand): void {
         process.exit(3);
       });
       await manager.start();
-      printLine(flags.json, { ready: true, policy: flags.policy, tGapMs: flags.tgap, zk: flags.zk }, `manager ready (${flags.policy}${flags.policy === 'equipartition' ? `, T_gap ${flags.tgap / 1000} s` : ''}) on ${flags.zk}`);
+      printLine(flags.json, { ready: true, policy: flags.policy, tGapMs: flags.tgap, costFactor: flags.costFactor, rescaleOverhead: flags.rescaleOverhead, backfill: flags.backfill === true, zk: flags.zk },
+        `manager ready (${flags.policy}${flags.policy === 'equipartition' ? `, T_gap ${flags.tgap / 1000} s, cost factor ${flags.costFactor}` : ''}${flags.backfill ? ', backfill' : ''}) on ${flags.zk}`);
+      if (feed) {
+        void followFailureFeed(feed.input, feed.name, async (p) => {
+          if (p.type === 'clear') await clearWarning(client, p.node);
+          else await warnNode(client, p.node, undefined, p.at);
+          printLine(flags.json, { feed: feed.name, ...p }, `${feed.name}: ${p.type} ${p.node}${p.type === 'warn' && p.at !== undefined ? ` (failure predicted at ${new Date(p.at).toISOString()})` : ''}`);
+        }, (err) => log.error('manager', err.message)).then(
+          () => log.info('manager', `failure feed ${feed.name} ended`),
+          (err: unknown) => log.error('manager', `failure feed ${feed.name} stopped`, err),
+        );
+      }
       log.info('manager', `${await stopping}: stopping`);
       await manager.stop();
       await client.close();
@@ -124,6 +170,57 @@ Examples:
         printLine(flags.json, { job: spec.id, flexibility, minNodes: spec.minNodes, maxNodes: spec.maxNodes ?? null, nodes: spec.nodes }, `job ${spec.id} queued (${flexibility})`);
       });
     });
+
+  jsonOption(zkOptions(program.command('warn')
+    .argument('<node>', 'node id (as tidepool status lists it)')
+    .description('predict a failure of a node: the resource manager moves every malleable job off it at once and gives it to no job until `tidepool clear NODE` (proactive fault tolerance)'), CLUSTER, 'the warning is kept on the cluster\'s ZooKeeper'))
+    .setting('--at <time>', 'when the failure is predicted: an ISO 8601 time (2026-11-28T02:00:00Z) or a duration from now (10m); recorded with the warning', kinds.text)
+    .addHelpText('after', `
+The manager acts on the warning at once, whatever the predicted time. A job that is not malleable
+cannot leave the node and is left to crash recovery. A stream of predictions: tidepool manager --failure-feed.
+
+Examples:
+  tidepool warn NODE --zk 127.0.0.1:2181 --at 10m
+  tidepool warn NODE --zk 127.0.0.1:2181 --at 2026-11-28T02:00:00Z --json
+  tidepool clear NODE --zk 127.0.0.1:2181`)
+    .action((node: string, flags: Common & { at?: string }) => {
+      const at = flags.at === undefined ? undefined : predictedTime(flags.at);
+      return withZk(flags.zk, flags.timeout, async (client) => {
+        if (!(await listNodes(client)).some((n) => n.id === node)) throw new UsageError(`no node ${node} in the cluster (tidepool status lists them)`);
+        await warnNode(client, node, undefined, at);
+        if (!(await managerRunning(client))) warnOnce(`no resource manager is running on ${flags.zk}: nothing leaves ${node} until one starts (tidepool manager --zk ${flags.zk})`);
+        printLine(flags.json, { node, warned: true, at: at === undefined ? null : new Date(at).toISOString() }, `node ${node} warned${at !== undefined ? ` (failure predicted at ${new Date(at).toISOString()})` : ''}: the manager moves its jobs off it`);
+      });
+    });
+
+  jsonOption(zkOptions(program.command('clear')
+    .argument('<node>', 'node id')
+    .description('clear a node\'s failure warning: the resource manager may give it to jobs again'), CLUSTER, 'the warning is kept on the cluster\'s ZooKeeper'))
+    .addHelpText('after', '\nExample:\n  tidepool clear NODE --zk 127.0.0.1:2181 --json')
+    .action((node: string, flags: Common) => withZk(flags.zk, flags.timeout, async (client) => {
+      const cleared = await clearWarning(client, node);
+      printLine(flags.json, { node, cleared }, cleared ? `node ${node}: warning cleared` : `node ${node} had no warning`);
+    }));
+}
+
+/** `--at`: an ISO 8601 time, or a duration from now; ms since the epoch. */
+function predictedTime(text: string): number {
+  const fromNow = parseDuration(text);
+  if (fromNow !== undefined) return Date.now() + fromNow;
+  const at = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : NaN;
+  if (!Number.isFinite(at)) throw new UsageError(`--at: "${text}" is neither an ISO 8601 time (2026-11-28T02:00:00Z) nor a duration from now (10m)`);
+  return at;
+}
+
+/** The failure feed's input: stdin for `-`, else the file (or named pipe), checked before the manager starts. */
+async function openFeed(given: string): Promise<{ input: Readable; name: string }> {
+  if (given === '-') return { input: process.stdin, name: 'stdin' };
+  const path = resolve(given);
+  const info = await stat(path).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(`--failure-feed: cannot read ${path}: ${err.code ?? err.message}`);
+  });
+  if (info.isDirectory()) throw new UsageError(`--failure-feed: ${path} is a directory`);
+  return { input: createReadStream(path), name: given };
 }
 
 /** Whether any `tidepool manager` takes part in the managers' election (the elected one acts). */

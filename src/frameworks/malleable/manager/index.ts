@@ -6,8 +6,9 @@
  */
 export { FLEXIBILITIES, type Flexibility, type ManagedJob } from './managed-job.js';
 export { POLICY_NAMES, type PolicyName } from './policies.js';
-export { ResourceManager, warnNode, clearWarning, type ResourceManagerOptions } from './resource-manager.js';
+export { ResourceManager, warnNode, clearWarning, listWarnings, type NodeWarning, type ResourceManagerOptions } from './resource-manager.js';
+export { parseFailureLine, followFailureFeed, FailureFeedError, type FailurePrediction } from './failure-feed.js';
 export {
-  submitManagedJob, listManagedJobs, readManagedJob, requestRescale, requestResize,
+  submitManagedJob, listManagedJobs, readManagedJob, requestRescale, releasePin, requestResize,
   type ManagedSubmitOptions, type ManagedJobInfo, type ManagedRecord, type RescaleEvent,
 } from './manager-store.js';

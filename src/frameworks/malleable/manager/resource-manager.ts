@@ -392,21 +392,49 @@ export function warningsPath(root?: string): string {
   return joinPath(managerPaths(root).root, 'manager-warnings');
 }
 
-/** A failure is predicted on `node`: the manager vacates it and gives it to no job until `clearWarning`. */
-export async function warnNode(client: CoordClient, node: string, root?: string): Promise<void> {
+/** What a warning records: when the failure is predicted (ms since the epoch; null: soon, not said when) and when it was given. */
+export interface NodeWarning { node: string; at: number | null; warnedAt: number }
+
+/**
+ * A failure is predicted on `node` (at `at`, ms since the epoch, when the predictor says): the
+ * manager vacates it at once and gives it to no job until `clearWarning`. Warning a warned node
+ * again updates the predicted time.
+ */
+export async function warnNode(client: CoordClient, node: string, root?: string, at?: number): Promise<void> {
   await mkdirp(client, warningsPath(root));
+  const data = Buffer.from(JSON.stringify({ at: at ?? null, warnedAt: Date.now() }));
   try {
-    await client.create(joinPath(warningsPath(root), node));
+    await client.create(joinPath(warningsPath(root), node), data);
   } catch (err) {
     if (!isCoordError(err, 'NODE_EXISTS')) throw err;
+    await client.setData(joinPath(warningsPath(root), node), data);
   }
 }
 
-/** The node is healthy again: the manager may give it to jobs (a malleable job expands onto it). */
-export async function clearWarning(client: CoordClient, node: string, root?: string): Promise<void> {
+/** The nodes with a failure warning now, with their predicted times. */
+export async function listWarnings(client: CoordClient, root?: string): Promise<NodeWarning[]> {
+  const out: NodeWarning[] = [];
+  for (const node of (await childrenOrNone(client, warningsPath(root))).sort()) {
+    const read = await readOrNull(client, joinPath(warningsPath(root), node));
+    if (!read) continue;
+    let parsed: { at?: unknown; warnedAt?: unknown } = {};
+    try {
+      parsed = JSON.parse(read.data.toString('utf8') || '{}') as typeof parsed;
+    } catch {
+      // an older warning without data
+    }
+    out.push({ node, at: typeof parsed.at === 'number' ? parsed.at : null, warnedAt: typeof parsed.warnedAt === 'number' ? parsed.warnedAt : read.stat.ctime });
+  }
+  return out;
+}
+
+/** The node is healthy again: the manager may give it to jobs (a malleable job expands onto it). Returns whether it was warned. */
+export async function clearWarning(client: CoordClient, node: string, root?: string): Promise<boolean> {
   try {
     await client.delete(joinPath(warningsPath(root), node));
+    return true;
   } catch (err) {
     if (!isCoordError(err, 'NO_NODE')) throw err;
+    return false;
   }
 }

@@ -23,9 +23,9 @@ async function tidepool(args: string[]): Promise<{ code: number; stdout: string;
   }
 }
 
-describe('tidepool manager, submit, jobs --managed, scale (CLI)', () => {
+describe('tidepool manager, submit, jobs --managed, scale, warn, clear (CLI)', () => {
   it('every command has --help with --json and an example', async () => {
-    for (const cmd of ['manager', 'submit', 'jobs', 'scale', 'queue', 'rescale']) {
+    for (const cmd of ['manager', 'submit', 'jobs', 'scale', 'queue', 'rescale', 'warn', 'clear']) {
       const r = await tidepool([cmd, '--help']);
       assert.equal(r.code, 0, `${cmd} --help`);
       assert.match(r.stdout, /--json/, `${cmd} --help lists --json`);
@@ -62,6 +62,13 @@ describe('tidepool manager, submit, jobs --managed, scale (CLI)', () => {
     await refused(['manager', '--tgap', 'long', '--zk', 'zk://127.0.0.1:1'], /--tgap: "long" is not a duration/);
     await refused(['scale', 'j-1', 'two', '--zk', 'zk://127.0.0.1:1'], /NODES: "two" is not a whole number ≥ 0/);
     await refused(['rescale', 'j-1', 'two', '--zk', 'zk://127.0.0.1:1'], /NODES: "two" is not a whole number ≥ 0/);
+    await refused(['manager', '--cost-factor', '-1', '--zk', 'zk://127.0.0.1:1'], /--cost-factor: "-1" is not a number ≥ 0/);
+    await refused(['manager', '--rescale-overhead', '0', '--zk', 'zk://127.0.0.1:1'], /--rescale-overhead: "0" is not a number above 0, at most 1/);
+    await refused(['manager', '--failure-feed', 'no-such-feed.jsonl', '--zk', 'zk://127.0.0.1:1'], /^error: --failure-feed: cannot read .*no-such-feed\.jsonl: ENOENT$/m);
+    await refused(['scale', 'j-1', '2', '--release', '--zk', 'zk://127.0.0.1:1'], /^error: give NODES or --release, not both$/m);
+    await refused(['scale', 'j-1', '--zk', 'zk://127.0.0.1:1'], /^error: NODES is required \(or --release, for a job of the resource manager\)$/m);
+    await refused(['warn', 'n1', '--at', 'soon', '--zk', 'zk://127.0.0.1:1'], /^error: --at: "soon" is neither an ISO 8601 time \(2026-11-28T02:00:00Z\) nor a duration from now \(10m\)$/m);
+    await refused(['warn', '--zk', 'zk://127.0.0.1:1'], /missing required argument 'node'/);
     await refused(['jobs', '--managed'], /--zk is required/);
     await refused(['queue'], /--zk is required/);
   });
