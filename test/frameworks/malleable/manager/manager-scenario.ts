@@ -5,12 +5,16 @@
  * vacates a node; every job's count is exact.
  */
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { CoordClient } from '../../../../src/coord/types.js';
 import { submitManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { listNodes, awaitOutcome } from '../../../../src/runtime/job-control.js';
 import { jobPaths } from '../../../../src/runtime/job-paths.js';
 import type { KindRef } from '../../../../src/runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../../../src/runtime/task.js';
+import { childEnv } from '../../../support/child-env.js';
+import { runCommand } from '../../../support/cli.js';
 import { openGate } from '../../../support/gate.js';
 import { waitFor, withDeadline } from '../../../support/wait.js';
 import { rootState } from '../../../runtime/apps/compositions.js';
@@ -53,3 +57,34 @@ export async function finishExactly(client: CoordClient, jobs: Array<{ id: strin
 }
 
 export { waitFor };
+
+const RUN = fileURLToPath(new URL('../../../../src/cli/run.ts', import.meta.url));
+
+/**
+ * `tidepool ARGS` from the sources as a process; resolves once it printed a line matching `ready`.
+ * `stdin: 'pipe'` leaves its standard input open for the test to write (a failure feed `-`).
+ */
+export function startCli(args: string[], ready: RegExp, opts: { stdin?: 'pipe' | 'ignore' } = {}): Promise<{ child: ChildProcess; out: () => string; exited: Promise<unknown> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', RUN, ...args], { stdio: [opts.stdin ?? 'ignore', 'pipe', 'pipe'], env: childEnv({ TIDEPOOL_LOG: 'warn' }) });
+  let out = '';
+  const exited = new Promise((r) => child.on('exit', r));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`tidepool ${args[0]} not ready: ${out}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        resolve({ child, out: () => out, exited });
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`tidepool ${args[0]} exited (${code}): ${out}`)));
+  });
+}
+
+/** `tidepool ARGS --json` from the sources: must exit 0; its last line, parsed. */
+export async function cli(args: string[]): Promise<Record<string, unknown>> {
+  const run = await runCommand(process.execPath, ['--import', 'tsx', RUN, ...args], { timeoutMs: 90_000 });
+  assert.equal(run.code, 0, `tidepool ${args.join(' ')}: ${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+}

@@ -9,7 +9,6 @@
  * parameters given, bit-identical to their sequential runs.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -24,39 +23,11 @@ import { withDeadline } from '../../../support/wait.js';
 import { plainStencil } from '../plain-grids.js';
 import { readManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { jobPaths } from '../../../../src/runtime/job-paths.js';
-import { runCommand } from '../../../support/cli.js';
 import { useZkNodePool } from '../../../support/zk-node-pool.js';
 import { rootState } from '../../../runtime/apps/compositions.js';
-import { finishExactly, HELD, membersOf, nodesOf, RESCALABLE, rescaleLog, waitFor } from './manager-scenario.js';
-import { childEnv } from '../../../support/child-env.js';
+import { cli, finishExactly, HELD, membersOf, nodesOf, RESCALABLE, rescaleLog, startCli, waitFor } from './manager-scenario.js';
 
-const RUN = fileURLToPath(new URL('../../../../src/cli/run.ts', import.meta.url));
 const T = { timeout: 240_000 };
-
-/** `tidepool ARGS` from the sources; resolves with the process once it printed a line matching `ready`. */
-function startCli(args: string[], ready: RegExp): Promise<{ child: ChildProcess; out: () => string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ TIDEPOOL_LOG: 'warn' }) });
-  let out = '';
-  const exited = new Promise((r) => child.on('exit', r));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`tidepool ${args[0]} not ready: ${out}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (ready.test(out)) {
-        clearTimeout(timer);
-        resolve({ child, out: () => out, exited });
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => reject(new Error(`tidepool ${args[0]} exited (${code}): ${out}`)));
-  });
-}
-
-const cli = async (args: string[]) => {
-  const run = await runCommand(process.execPath, ['--import', 'tsx', RUN, ...args], { timeoutMs: 90_000 });
-  assert.equal(run.code, 0, `tidepool ${args.join(' ')}: ${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-};
 
 describe('tidepool manager over ZooKeeper with node processes', () => {
   const pool = useZkNodePool(3);
