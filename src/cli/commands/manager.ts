@@ -108,6 +108,7 @@ Examples:
         );
       }
       log.info('manager', `${await stopping}: stopping`);
+      feed?.input.destroy(); // an open stdin or pipe would keep the process alive
       await manager.stop();
       await client.close();
     });
