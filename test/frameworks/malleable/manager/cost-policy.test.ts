@@ -9,19 +9,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { equipartitionPolicy, type EquipartitionOptions } from '../../../../src/frameworks/malleable/manager/equipartition-policy.js';
 import type { ManagedJob, ManagedView } from '../../../../src/frameworks/malleable/manager/managed-job.js';
+import { ids, job, view } from './policy-views.js';
 import { ManagerCore, type QueuedJob } from '../../../../src/frameworks/malleable/manager/manager-core.js';
 import { jobGapMs, RescaleCosts, worthRescaling } from '../../../../src/frameworks/malleable/manager/rescale-cost.js';
-
-const ids = (n: number) => Array.from({ length: n }, (_, i) => `n${String(i).padStart(2, '0')}`);
-
-function job(id: string, createdAt: number, extra: Partial<ManagedJob> = {}): ManagedJob {
-  return { id, createdAt, minNodes: 4, maxNodes: 16, desired: 4, finished: false, started: false, flexibility: 'malleable', ...extra };
-}
-
-function view(now: number, holders: Record<string, string[]>, jobs: ManagedJob[], size = 16): ManagedView {
-  const owner = new Map(Object.entries(holders).flatMap(([j, ns]) => ns.map((n) => [n, j] as const)));
-  return { now, nodes: ids(size).map((id) => ({ id, assignment: owner.get(id) ?? '', assignedAt: 0 })), jobs };
-}
 
 const COSTLY = 8700; // ms: Charm++'s worst T_rescale in the seed's Table II
 const OPTS: EquipartitionOptions = { tGapMs: 40_000, costFactor: 2, maxOverhead: 0.1 };

@@ -1,22 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decideJobs } from '../../../../src/frameworks/malleable/manager/job-decisions.js';
-import type { ManagedJob, ManagedView } from '../../../../src/frameworks/malleable/manager/managed-job.js';
+import type { ManagedView } from '../../../../src/frameworks/malleable/manager/managed-job.js';
+import { ids, job, view } from './policy-views.js';
 import { equipartitionPolicy } from '../../../../src/frameworks/malleable/manager/equipartition-policy.js';
 import { managerPolicy } from '../../../../src/frameworks/malleable/manager/policies.js';
 
-/** Pools and jobs written by hand; every expected schedule below is worked out in its comment. */
-const ids = (n: number) => Array.from({ length: n }, (_, i) => `n${String(i).padStart(2, '0')}`);
-
-function job(id: string, createdAt: number, extra: Partial<ManagedJob> = {}): ManagedJob {
-  return { id, createdAt, minNodes: 4, maxNodes: 16, desired: 4, finished: false, started: false, flexibility: 'malleable', ...extra };
-}
-
-function view(now: number, holders: Record<string, string[]>, jobs: ManagedJob[], size = 16): ManagedView {
-  const owner = new Map(Object.entries(holders).flatMap(([j, ns]) => ns.map((n) => [n, j] as const)));
-  return { now, nodes: ids(size).map((id) => ({ id, assignment: owner.get(id) ?? '', assignedAt: 0 })), jobs };
-}
-
+/** Every expected schedule below is worked out by hand in its comment. */
 const targets = (v: ManagedView, tGapMs: number) => Object.fromEntries(equipartitionPolicy({ tGapMs }).targets(v));
 
 describe('equipartition with minimum nodes FCFS and T_gap', () => {
