@@ -219,7 +219,7 @@ describe('every --help example and README command runs as printed', () => {
 
   it('finds the examples: every command with work or a cluster to act on has some, and README has its blocks', () => {
     const sources = new Set(examples.map((e) => e.source));
-    for (const cmd of ['demo', 'solve', 'iterate', 'node', 'monitor', 'status', 'jobs', 'scale', 'cancel', 'control', 'drain', 'result', 'manager', 'submit', 'serve', 'coord', 'coord ls', 'coord get', 'malleable run', 'workflow run', 'workflow validate', 'workflow info', 'workflow status', 'workflow statistics']) {
+    for (const cmd of ['demo', 'solve', 'iterate', 'node', 'monitor', 'status', 'jobs', 'scale', 'cancel', 'control', 'drain', 'result', 'manager', 'submit', 'warn', 'clear', 'serve', 'coord', 'coord ls', 'coord get', 'malleable run', 'workflow run', 'workflow validate', 'workflow info', 'workflow status', 'workflow statistics']) {
       assert.ok(sources.has(`tidepool ${cmd} --help`), `tidepool ${cmd} --help has examples`);
     }
     assert.ok(examples.filter((e) => e.source.startsWith('README.md')).length >= 5, 'README\'s commands');
