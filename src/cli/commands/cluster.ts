@@ -170,15 +170,16 @@ async function printManaged(client: CoordClient, json: boolean, asQueue: boolean
   const jobs = (await listManagedJobs(client)).map((j) => managedSummary(j, nodes.filter((n) => n.assignment === j.id).map((n) => n.id), asQueue));
   if (json) return printJson({ jobs });
   if (jobs.length === 0) return void process.stdout.write('no managed jobs\n');
-  table([['JOB', 'FLEXIBILITY', 'STATE', 'NODES', 'MIN', 'MAX', 'RESCALES', 'PENDING'], ...jobs.map((j) => [
-    j.id, j.flexibility, j.state, String(j.nodes.length), String(j.minNodes), j.maxNodes === null ? '-' : String(j.maxNodes), String(j.rescales), j.pending ? `shrink to ${j.pending.nodes.length}` : '-',
+  table([['JOB', 'FLEXIBILITY', 'STATE', 'NODES', 'MIN', 'MAX', 'PINNED', 'RESCALES', 'PENDING'], ...jobs.map((j) => [
+    j.id, j.flexibility, j.state, String(j.nodes.length), String(j.minNodes), j.maxNodes === null ? '-' : String(j.maxNodes), j.pinned === null ? '-' : String(j.pinned), String(j.rescales), j.pending ? `shrink to ${j.pending.nodes.length}` : '-',
   ])]);
 }
 
 function managedSummary(j: ManagedJobInfo, nodes: string[], asQueue: boolean) {
   const state = j.outcome ?? (nodes.length > 0 || j.started ? 'running' : 'waiting');
   return {
-    id: j.id, flexibility: j.flexibility, ...(asQueue ? { kind: j.flexibility } : {}), state, nodes, minNodes: j.minNodes, maxNodes: j.maxNodes === Infinity ? null : j.maxNodes,
+    id: j.id, flexibility: j.flexibility, ...(asQueue ? { kind: j.flexibility } : {}), state, nodes, minNodes: j.range.min, maxNodes: j.range.max === Infinity ? null : j.range.max,
+    pinned: j.record.pin ?? null,
     rescales: j.record.events.filter((e) => e.type !== 'launch').length, pending: j.record.pending ?? null, events: j.record.events, module: j.module,
   };
 }

@@ -71,6 +71,10 @@ describe('tidepool manager over ZooKeeper with node processes', () => {
 
       const r = await cli(['scale', bId, '1', ...zkArgs, '--json']);
       assert.equal(r.requested, 1);
+      // The operator's size sticks until released: jobs --managed shows it; scale --release gives it back to the policy.
+      const listed = await cli(['jobs', '--managed', ...zkArgs, '--json']) as { jobs: Array<{ id: string; pinned: number | null; minNodes: number; maxNodes: number | null }> };
+      assert.deepEqual(listed.jobs.map((j) => [j.id, j.pinned, j.minNodes, j.maxNodes]), [[aId, null, 1, 3], [bId, 1, 1, 3]]);
+      assert.deepEqual(await cli(['scale', bId, '--release', ...zkArgs, '--json']), { job: bId, released: 1 });
       await finishExactly(client, [{ id: aId, n: 20 }, { id: bId, n: 19 }], 150_000);
     } finally {
       m1.child.kill('SIGTERM');
