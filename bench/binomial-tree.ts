@@ -15,12 +15,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { Cluster } from '../src/runtime/cluster.js';
-import { settledTallies } from '../src/runtime/job-tallies.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
+import { settledTallies } from '../src/runtime/job/tallies.js';
 import { secretFile, startNodeProcess } from '../test/support/node-process.js';
 import { waitFor } from '../test/support/wait.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
-import type { TaskRef } from '../src/runtime/task.js';
+import type { TaskRef } from '../src/runtime/worker/task.js';
 import { countSequentially, rootTask, TREES, type TreeCount, type TreeShape } from '../examples/tasks/binomial-tree.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';

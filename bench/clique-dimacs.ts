@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startNodeProcess, stopNodeProcesses, type NodeProcess } from '../src/runtime/node-processes.js';
+import { startNodeProcess, stopNodeProcesses, type NodeProcess } from '../src/runtime/client/node-processes.js';
 import { secretFile } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { curatedPath, DATA_OPTION } from './curated-data.js';

@@ -30,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { BlobTransferService } from '../src/data/blob-transfer.js';
 import { hashOf } from '../src/data/content-hash.js';
 import { ObjectStore } from '../src/data/object-store.js';
-import { Cluster } from '../src/runtime/cluster.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
 import { channelCredentials } from '../src/transport/channel-credentials.js';
 import { TcpTransport } from '../src/transport/tcp-transport.js';
 import { secretFile, startNodeProcess } from '../test/support/node-process.js';

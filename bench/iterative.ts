@@ -35,8 +35,8 @@ import { ITERATIVE_APPLICATIONS } from '../src/frameworks/iterative/apps/applica
 import type { NodeFigures } from '../src/frameworks/iterative/figures.js';
 import type { BalanceStrategy } from '../src/frameworks/iterative/iterative-types.js';
 import { submitIterative } from '../src/frameworks/iterative/run-iterative.js';
-import { Cluster } from '../src/runtime/cluster.js';
-import { requestJob } from '../src/runtime/job-control.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
+import { requestJob } from '../src/runtime/client/job-control.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';

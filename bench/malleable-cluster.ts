@@ -1,5 +1,5 @@
 /** Node processes on loopback over a 1-server ZooKeeper, for the malleable benchmarks. */
-import { Cluster } from '../src/runtime/cluster.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 

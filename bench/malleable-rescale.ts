@@ -22,7 +22,7 @@ import { loadMalleableApp } from '../src/frameworks/malleable/malleable-app.js';
 import type { MalleableStats, RescaleAck } from '../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../src/frameworks/malleable/sequential.js';
 import { submitMalleable } from '../src/frameworks/malleable/submit.js';
-import type { Cluster } from '../src/runtime/cluster.js';
+import type { Cluster } from '../src/runtime/client/cluster.js';
 import { leanmd } from './apps/plain/leanmd.js';
 import { lulesh } from './apps/plain/lulesh.js';
 import { stencil2d } from './apps/plain/stencil2d.js';

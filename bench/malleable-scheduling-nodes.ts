@@ -26,8 +26,8 @@ import type { PolicyName } from '../src/frameworks/malleable/manager/policies.js
 import { ResourceManager } from '../src/frameworks/malleable/manager/resource-manager.js';
 import type { MalleableOutcome } from '../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../src/frameworks/malleable/sequential.js';
-import type { Cluster } from '../src/runtime/cluster.js';
-import { awaitOutcome, listNodes } from '../src/runtime/job-control.js';
+import type { Cluster } from '../src/runtime/client/cluster.js';
+import { awaitOutcome, listNodes } from '../src/runtime/client/job-control.js';
 import { Rng } from '../src/util/rng.js';
 import { waitFor } from '../test/support/wait.js';
 import { machineInfo, resultsFile } from './machine.js';

@@ -11,8 +11,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Cluster, type ClusterEvent } from '../src/runtime/cluster.js';
-import type { TaskRef } from '../src/runtime/task.js';
+import { Cluster, type ClusterEvent } from '../src/runtime/client/cluster.js';
+import type { TaskRef } from '../src/runtime/worker/task.js';
 import { countSequentially, rootState } from '../test/runtime/apps/compositions.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';

@@ -35,7 +35,7 @@ import { tspProblem } from '../src/frameworks/search/tsp/tsp.js';
 import { randomEuclideanInstance, type TspInstance } from '../src/frameworks/search/tsp/tsplib.js';
 import { APPLICATIONS, type Application } from '../src/frameworks/search/applications.js';
 import { solveOnCluster } from '../src/frameworks/search/solve.js';
-import { Cluster } from '../src/runtime/cluster.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
 import { secretFile } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { curatedPath, DATA_OPTION } from './curated-data.js';

@@ -13,7 +13,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { Cluster } from '../src/runtime/cluster.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
 import { Distribution, startService } from '../src/frameworks/service/index.js';
 import { mandelbrot } from '../examples/service/programs.js';
 import { selfSignedCert } from '../test/frameworks/service/tls.js';

@@ -33,7 +33,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { Cluster } from '../src/runtime/cluster.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
 import { Distribution, startService, type BatchCosts } from '../src/frameworks/service/index.js';
 import { Capture } from '../src/frameworks/service/capture.js';
 import { VmSandbox } from '../src/frameworks/service/vm-sandbox.js';

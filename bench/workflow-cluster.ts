@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { runWorkflow, type RunWorkflowOptions } from '../src/frameworks/workflow/run-workflow.js';
 import type { MemberReport, WorkflowResult } from '../src/frameworks/workflow/workflow-kind.js';
 import type { Workflow } from '../src/frameworks/workflow/workflow.js';
-import { Cluster } from '../src/runtime/cluster.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
 import { secretFile, startNodeProcess } from '../test/support/node-process.js';
 import { fourLetterWord, startEnsemble } from '../test/support/zk-ensemble.js';
 

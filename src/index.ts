@@ -18,17 +18,17 @@
  */
 
 // Tasks: what runs in parallel.
-export { defineTask } from './runtime/task.js';
-export type { TaskContext, TaskDefinition, TaskType, TaskRef, ResultReducer, VarRules, SpawnOptions } from './runtime/task.js';
+export { defineTask } from './runtime/worker/task.js';
+export type { TaskContext, TaskDefinition, TaskType, TaskRef, ResultReducer, VarRules, SpawnOptions } from './runtime/worker/task.js';
 
 // Clusters and jobs.
-export { Cluster } from './runtime/cluster.js';
-export type { ClusterEvent, EmbeddedClusterOptions, JobHandle, JobOptions } from './runtime/cluster.js';
-export type { NodeEvent } from './runtime/node-events.js';
-export type { JobOutcome } from './runtime/job-spec.js';
-export type { TaskFailure } from './runtime/contributions.js';
-export { requestJob, awaitOutcome, listJobs } from './runtime/job-control.js';
-export type { NodeInfo } from './runtime/job-control.js';
+export { Cluster } from './runtime/client/cluster.js';
+export type { ClusterEvent, EmbeddedClusterOptions, JobHandle, JobOptions } from './runtime/client/cluster.js';
+export type { NodeEvent } from './runtime/node/node-events.js';
+export type { JobOutcome } from './runtime/job/job-spec.js';
+export type { TaskFailure } from './runtime/pool/contributions.js';
+export { requestJob, awaitOutcome, listJobs } from './runtime/client/job-control.js';
+export type { NodeInfo } from './runtime/client/job-control.js';
 
 // The search framework: branch-and-bound, decision and enumeration searches as task types.
 export { defineSearch, solveSequentially } from './frameworks/search/define-search.js';
@@ -39,15 +39,15 @@ export type { SearchState, SearchInput } from './frameworks/search/search-state.
 // Job kinds: what a job does on its nodes beyond the task pool (docs/job-kinds.md).
 export { defineJobKind } from './runtime/kinds/job-kind.js';
 export type { JobKind, JobKindDefinition, KindRef, MemberContext, MemberRole, MemberCounters, LeaderContext, LeaderRole, LayerBody } from './runtime/kinds/job-kind.js';
-export { taskPoolMember, taskPoolLeader } from './runtime/kinds/task-pool-kind.js';
-export type { TaskPoolMember, TaskPoolHooks } from './runtime/kinds/task-pool-kind.js';
+export { taskPoolMember, taskPoolLeader } from './runtime/pool/task-pool-kind.js';
+export type { TaskPoolMember, TaskPoolHooks } from './runtime/pool/task-pool-kind.js';
 export type { Workers } from './runtime/worker/worker-pool.js';
-export { readTallies, settledTallies } from './runtime/job-tallies.js';
-export type { JobTally } from './runtime/job-tallies.js';
+export { readTallies, settledTallies } from './runtime/job/tallies.js';
+export type { JobTally } from './runtime/job/tallies.js';
 export { EventRing } from './runtime/kinds/kind-events.js';
 export type { EventLists, TimedEvent } from './runtime/kinds/kind-events.js';
-export { EventPublisher } from './runtime/event-source.js';
-export type { EventPublisherOptions } from './runtime/event-source.js';
+export { EventPublisher } from './runtime/node/event-source.js';
+export type { EventPublisherOptions } from './runtime/node/event-source.js';
 
 // Errors a program may meet, and logging.
 export { DataError } from './data/data-error.js';

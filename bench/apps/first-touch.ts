@@ -3,7 +3,7 @@
  * contributes the wall-clock time it started at, per node process: the job's result says when the
  * first task ran on each node after `submit`.
  */
-import { defineTask } from '../../src/runtime/task.js';
+import { defineTask } from '../../src/runtime/worker/task.js';
 
 type Starts = Record<string, number>;
 

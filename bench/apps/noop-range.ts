@@ -3,7 +3,7 @@
  * splitting, seed 000 §3.7): idle workers split the remaining range in half, so tasks are made only
  * when a worker wants work. The result is the number of items, to check nothing was lost or doubled.
  */
-import { defineTask } from '../../src/runtime/task.js';
+import { defineTask } from '../../src/runtime/worker/task.js';
 
 export interface Range {
   lo: number;

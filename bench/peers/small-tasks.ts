@@ -19,9 +19,9 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Piscina } from 'piscina';
-import { Cluster } from '../../src/runtime/cluster.js';
-import { jobPaths } from '../../src/runtime/job-paths.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
+import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { machineInfo, projectRoot, resultsFile } from '../machine.js';
 import { printTable } from '../table.js';
 

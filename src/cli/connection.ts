@@ -5,7 +5,7 @@
 import { connect } from '../coord/connect.js';
 import { isCoordError } from '../coord/errors.js';
 import type { ConnectOptions, CoordClient } from '../coord/types.js';
-import { Cluster } from '../runtime/cluster.js';
+import { Cluster } from '../runtime/client/cluster.js';
 import { formatDuration } from './settings/durations.js';
 
 /** The error a command prints when the ensemble at `zk` did not answer within `timeoutMs`. */

@@ -4,7 +4,7 @@
  * need the cluster's.
  */
 import { isCoordError } from '../coord/errors.js';
-import { clusterPaths } from '../runtime/job-paths.js';
+import { clusterPaths } from '../runtime/job/job-paths.js';
 import { withZk } from './connection.js';
 import { UsageError } from './errors.js';
 import { secretForLocalNodes } from './options.js';

@@ -3,7 +3,7 @@
  * or the one registered at --zk. With a dashboard, embedded nodes publish their figures twice a
  * second for it; without one, as often as nodes do by default, or (`quiet`) not at all.
  */
-import { Cluster } from '../runtime/cluster.js';
+import { Cluster } from '../runtime/client/cluster.js';
 import { connectCluster } from './connection.js';
 import { DASHBOARD_TICK_MS } from './dashboard-option.js';
 import { parseDuration } from './settings/durations.js';

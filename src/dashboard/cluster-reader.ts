@@ -1,12 +1,12 @@
 import { isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
 import type { CoordClient } from '../coord/types.js';
-import { decode } from '../runtime/codec.js';
-import { eventSourcesPath } from '../runtime/event-source.js';
-import { listJobs, listNodes, type NodeInfo } from '../runtime/job-control.js';
-import { clusterPaths, jobPaths } from '../runtime/job-paths.js';
-import type { JobOutcome, JobSpec } from '../runtime/job-spec.js';
-import type { NodeStats } from '../runtime/node-stats.js';
+import { decode } from '../util/codec.js';
+import { eventSourcesPath } from '../runtime/node/event-source.js';
+import { listJobs, listNodes, type NodeInfo } from '../runtime/client/job-control.js';
+import { clusterPaths, jobPaths } from '../runtime/job/job-paths.js';
+import type { JobOutcome, JobSpec } from '../runtime/job/job-spec.js';
+import type { NodeStats } from '../runtime/node/node-stats.js';
 
 /** What one read of the coordination service tells about the cluster (input to SnapshotBuilder). */
 export interface ClusterReading {

@@ -3,7 +3,7 @@
  * server-sent events), the Prometheus metrics and `tidepool status`. Plain JSON, no classes.
  */
 import type { TimedEvent } from '../runtime/kinds/kind-events.js';
-import type { NodeCounters } from '../runtime/node-stats.js';
+import type { NodeCounters } from '../runtime/node/node-stats.js';
 
 /** One live node of the cluster. Counters are cumulative within the node's current job. */
 export interface NodeView extends NodeCounters {

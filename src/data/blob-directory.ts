@@ -18,7 +18,7 @@ import { CoordError, isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
 import { deleteRecursive, mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
-import { DEFAULT_ROOT, jobPaths } from '../runtime/job-paths.js';
+import { DEFAULT_ROOT, jobPaths } from '../runtime/job/job-paths.js';
 import type { PeerAddress } from '../transport/types.js';
 import { checkBlobHash, shortHash, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';

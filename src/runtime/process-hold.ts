@@ -7,8 +7,8 @@
  */
 import type { CoordClient } from '../coord/types.js';
 import { watchChildren } from '../coord/watch.js';
-import { awaitOutcome } from './job-control.js';
-import { clusterPaths } from './job-paths.js';
+import { awaitOutcome } from './client/job-control.js';
+import { clusterPaths } from './job/job-paths.js';
 
 /** One referenced timer shared by every holder: the process stays alive while anyone holds it. */
 export class ProcessHold {

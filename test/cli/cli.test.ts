@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listNodes, submitJob } from '../../src/runtime/job-control.js';
+import { listNodes, submitJob } from '../../src/runtime/client/job-control.js';
 import { rootState } from '../runtime/apps/compositions.js';
 import { secretFile, startNodeProcess } from '../support/node-process.js';
 import { waitFor } from '../support/wait.js';

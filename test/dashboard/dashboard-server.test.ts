@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { ClusterMonitor } from '../../src/dashboard/cluster-monitor.js';
 import { startDashboard, type DashboardServer } from '../../src/dashboard/dashboard-server.js';
 import type { ClusterSnapshot, DashboardHello } from '../../src/dashboard/snapshot.js';
-import { Cluster } from '../../src/runtime/cluster.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { rootState } from '../runtime/apps/compositions.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 

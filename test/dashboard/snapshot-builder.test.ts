@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterReading } from '../../src/dashboard/cluster-reader.js';
 import { SnapshotBuilder } from '../../src/dashboard/snapshot-builder.js';
-import type { NodeStats } from '../../src/runtime/node-stats.js';
+import type { NodeStats } from '../../src/runtime/node/node-stats.js';
 
 function node(id: string, job: string | null, s: Partial<NodeStats> = {}): ClusterReading['nodes'][number] {
   return {

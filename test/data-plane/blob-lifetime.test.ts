@@ -13,7 +13,7 @@ import { deleteRecursive, mkdirp } from '../../src/coord/tree-ops.js';
 import { DataError } from '../../src/data/data-error.js';
 import { referenceName } from '../../src/data/blob-directory.js';
 import { DataPlane } from '../../src/data/data-plane.js';
-import { jobPaths } from '../../src/runtime/job-paths.js';
+import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import { InProcessNetwork, InProcessTransport } from '../../src/transport/in-process-transport.js';
 import { withDeadline } from '../support/wait.js';
 

@@ -7,19 +7,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
-import { decode } from '../../src/runtime/codec.js';
-import { Cluster, type ClusterEvent, type JobHandle } from '../../src/runtime/cluster.js';
-import { jobLeader, submitJob, taskOwners } from '../../src/runtime/job-control.js';
-import { jobPaths } from '../../src/runtime/job-paths.js';
-import { pruneFinishedJobs } from '../../src/runtime/job-retention.js';
-import type { TaskRecord } from '../../src/runtime/task-record.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { decode } from '../../src/util/codec.js';
+import { Cluster, type ClusterEvent, type JobHandle } from '../../src/runtime/client/cluster.js';
+import { jobLeader, submitJob, taskOwners } from '../../src/runtime/client/job-control.js';
+import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { pruneFinishedJobs } from '../../src/runtime/client/job-retention.js';
+import type { TaskRecord } from '../../src/runtime/pool/task-record.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
 import { binaryInput } from './binary-input.js';
 import { assemble, streamBytes, type Piece } from '../runtime/apps/big-result.js';
-import type { JobOutcome } from '../../src/runtime/job-spec.js';
+import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
 import { PAYLOAD_BYTES } from '../runtime/apps/checkpoint-rounds.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });

@@ -10,9 +10,9 @@ import { CoordError } from '../../src/coord/errors.js';
 import { MAX_REQUEST_BYTES, requestBytes } from '../../src/coord/request-size.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
 import type { CoordClient, Op } from '../../src/coord/types.js';
-import { decode, encode } from '../../src/runtime/codec.js';
-import { Ledger } from '../../src/runtime/ledger.js';
-import type { TaskRecord } from '../../src/runtime/task-record.js';
+import { decode, encode } from '../../src/util/codec.js';
+import { Ledger } from '../../src/runtime/pool/ledger.js';
+import type { TaskRecord } from '../../src/runtime/pool/task-record.js';
 import { useBackend, type Backend } from '../coord/backends.js';
 import { withDeadline } from '../support/wait.js';
 

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { Cluster, type ClusterEvent } from '../../src/runtime/client/cluster.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { Rng } from '../../src/util/rng.js';
 import { testSeeds } from '../support/seeds.js';
 import { withDeadline, waitFor } from '../support/wait.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cluster } from '../../src/runtime/cluster.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
 import { runElastic } from '../../src/runtime/client/elastic-run.js';
 import { deferred, withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cluster } from '../../src/runtime/cluster.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { countSequentially } from './apps/compositions.js';
 import { rootState } from './apps/compositions.js';
 import { waitFor } from '../support/wait.js';

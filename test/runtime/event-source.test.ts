@@ -4,7 +4,7 @@ import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { joinPath } from '../../src/coord/paths.js';
 import { ClusterReader } from '../../src/dashboard/cluster-reader.js';
-import { eventSourcesPath, EventPublisher } from '../../src/runtime/event-source.js';
+import { eventSourcesPath, EventPublisher } from '../../src/runtime/node/event-source.js';
 
 describe('EventPublisher', () => {
   it('publishes bounded lists as an ephemeral znode, writing only when they changed, gone with its session', async () => {

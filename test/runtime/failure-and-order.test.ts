@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cluster } from '../../src/runtime/cluster.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { withDeadline } from '../support/wait.js';
 import { blockValue } from './apps/failure-policies.js';
 

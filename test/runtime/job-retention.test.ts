@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
-import { encode } from '../../src/runtime/codec.js';
-import { listJobs } from '../../src/runtime/job-control.js';
-import { jobPaths } from '../../src/runtime/job-paths.js';
-import { pruneFinishedJobs } from '../../src/runtime/job-retention.js';
-import type { JobOutcome } from '../../src/runtime/job-spec.js';
+import { encode } from '../../src/util/codec.js';
+import { listJobs } from '../../src/runtime/client/job-control.js';
+import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { pruneFinishedJobs } from '../../src/runtime/client/job-retention.js';
+import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
 
 describe('pruneFinishedJobs', () => {
   it('removes finished jobs beyond the most recent ones, after a grace period, never running ones', async () => {

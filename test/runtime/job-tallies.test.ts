@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
+import { Cluster, type ClusterEvent } from '../../src/runtime/client/cluster.js';
 import { runElastic } from '../../src/runtime/client/elastic-run.js';
-import { readTallies, settledTallies } from '../../src/runtime/job-tallies.js';
+import { readTallies, settledTallies } from '../../src/runtime/job/tallies.js';
 import { withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 

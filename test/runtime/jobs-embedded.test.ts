@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decode } from '../../src/runtime/codec.js';
-import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
-import { jobPaths } from '../../src/runtime/job-paths.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { decode } from '../../src/util/codec.js';
+import { Cluster, type ClusterEvent } from '../../src/runtime/client/cluster.js';
+import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 import { minSequentially } from './apps/find-min.js';

@@ -12,9 +12,9 @@ import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
 import type { BlobRef } from '../../src/data/blob-directory.js';
 import { blobValueRef, INLINE_STATE_BYTES } from '../../src/data/blob-values.js';
-import { decode, encode } from '../../src/runtime/codec.js';
-import { Ledger, type LedgerBlobs } from '../../src/runtime/ledger.js';
-import type { TaskRecord, TxnMarker } from '../../src/runtime/task-record.js';
+import { decode, encode } from '../../src/util/codec.js';
+import { Ledger, type LedgerBlobs } from '../../src/runtime/pool/ledger.js';
+import type { TaskRecord, TxnMarker } from '../../src/runtime/pool/task-record.js';
 
 const paths = { tasks: '/job/tasks', txns: '/job/txns' };
 

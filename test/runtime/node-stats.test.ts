@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
-import { StatsPublisher } from '../../src/runtime/node-stats.js';
+import { StatsPublisher } from '../../src/runtime/node/node-stats.js';
 
 describe('node stats publisher', () => {
   it('writes what the stats were when publish was called, and nothing when they did not change', async () => {

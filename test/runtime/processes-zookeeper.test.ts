@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Cluster } from '../../src/runtime/cluster.js';
-import { jobCommitters, jobLeader, taskOwners } from '../../src/runtime/job-control.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
+import { jobCommitters, jobLeader, taskOwners } from '../../src/runtime/client/job-control.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';

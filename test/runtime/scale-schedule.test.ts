@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { parseScaleSchedule } from '../../src/runtime/scale-schedule.js';
+import { parseScaleSchedule } from '../../src/runtime/client/scale-schedule.js';
 
 it('parses scale schedules and names the bad item', () => {
   assert.deepEqual(parseScaleSchedule('5s:-2,2s:+2'), [{ atMs: 2000, delta: 2 }, { atMs: 5000, delta: -2 }]);

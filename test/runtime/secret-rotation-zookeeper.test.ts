@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
 import type { CoordClient } from '../../src/coord/types.js';
-import { awaitOutcome, jobLeader, submitJob } from '../../src/runtime/job-control.js';
+import { awaitOutcome, jobLeader, submitJob } from '../../src/runtime/client/job-control.js';
 import { secretName } from '../../src/transport/channel-credentials.js';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import { openGate } from '../support/gate.js';

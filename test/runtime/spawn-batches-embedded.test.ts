@@ -6,12 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decode } from '../../src/runtime/codec.js';
-import { Cluster, type ClusterEvent } from '../../src/runtime/cluster.js';
-import { jobPaths } from '../../src/runtime/job-paths.js';
-import { ROOT_TASK_ID } from '../../src/runtime/job-spec.js';
-import type { TaskRef } from '../../src/runtime/task.js';
-import type { TaskRecord } from '../../src/runtime/task-record.js';
+import { decode } from '../../src/util/codec.js';
+import { Cluster, type ClusterEvent } from '../../src/runtime/client/cluster.js';
+import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ROOT_TASK_ID } from '../../src/runtime/job/job-spec.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
+import type { TaskRecord } from '../../src/runtime/pool/task-record.js';
 import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { checksumRoot, type Tally } from './apps/spawn-checksum.js';

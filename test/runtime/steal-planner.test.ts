@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { StealPlanner } from '../../src/runtime/steal-planner.js';
+import { StealPlanner } from '../../src/runtime/pool/steal-planner.js';
 import { Rng } from '../../src/util/rng.js';
 
 describe('steal planner (thief side, simulated time)', () => {

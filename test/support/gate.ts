@@ -5,7 +5,7 @@
  */
 import { GlobalVariables } from '../../src/coord/recipes/global-variables.js';
 import type { CoordClient } from '../../src/coord/types.js';
-import { jobPaths } from '../../src/runtime/job-paths.js';
+import { jobPaths } from '../../src/runtime/job/job-paths.js';
 
 export async function openGate(client: CoordClient, jobId: string): Promise<void> {
   const vars = new GlobalVariables(client, jobPaths(jobId).vars);

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startNodeProcess as start, type NodeProcess } from '../../src/runtime/node-processes.js';
+import { startNodeProcess as start, type NodeProcess } from '../../src/runtime/client/node-processes.js';
 import { childEnv } from './child-env.js';
 
 export type { NodeProcess };

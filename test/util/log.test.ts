@@ -9,8 +9,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import { Cluster } from '../../src/runtime/cluster.js';
-import type { TaskRef } from '../../src/runtime/task.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { LOG_LEVELS, log, logEnabled, setLogFormat, setLogger, setLogLevel, type Logger, type LogLevel } from '../../src/util/log.js';
 
 const FLAKY: TaskRef = { module: new URL('../runtime/apps/failure-policies.ts', import.meta.url).href, export: 'flaky' };

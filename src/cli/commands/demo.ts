@@ -4,7 +4,7 @@ import { LiveLines } from '../demo/live-lines.js';
 import { missingDashboardPackages } from '../../dashboard/dashboard-dependencies.js';
 import { installCommand } from '../../util/optional-package.js';
 import { InputError } from '../../frameworks/search/input-error.js';
-import type { ScaleStep } from '../../runtime/scale-schedule.js';
+import type { ScaleStep } from '../../runtime/client/scale-schedule.js';
 import { jsonOption } from '../common-options.js';
 import { DASHBOARD_PORT, dashboardPlace } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';

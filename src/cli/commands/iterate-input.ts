@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { applicationParams, ITERATIVE_APPLICATIONS, type IterativeApplication } from '../../frameworks/iterative/apps/applications.js';
 import { seedValue } from '../../frameworks/iterative/iteration-random.js';
 import type { IterativeTask } from '../../frameworks/iterative/iterative-types.js';
-import { loadTaskType, type TaskRef } from '../../runtime/task.js';
+import { loadTaskType, type TaskRef } from '../../runtime/worker/task.js';
 import { UsageError } from '../errors.js';
 import { moduleRef } from '../module-specifier.js';
 import type { ValueKind } from '../settings/kinds.js';

@@ -6,7 +6,7 @@
 import { MALLEABLE_APPS } from '../../frameworks/malleable/applications.js';
 import { loadMalleableApp, type AnyMalleableApp } from '../../frameworks/malleable/malleable-app.js';
 import { checkRuntimeOptions, type MalleableInput } from '../../frameworks/malleable/runtime-options.js';
-import type { TaskRef } from '../../runtime/task.js';
+import type { TaskRef } from '../../runtime/worker/task.js';
 import { UsageError } from '../errors.js';
 import { moduleRef } from '../module-specifier.js';
 

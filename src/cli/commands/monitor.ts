@@ -1,6 +1,6 @@
 import { ClusterMonitor } from '../../dashboard/cluster-monitor.js';
 import { startDashboard } from '../../dashboard/dashboard-server.js';
-import { pruneFinishedJobs } from '../../runtime/job-retention.js';
+import { pruneFinishedJobs } from '../../runtime/client/job-retention.js';
 import { log } from '../../util/log.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { connectZk } from '../connection.js';

@@ -1,4 +1,4 @@
-import { newNodeId, TidepoolNode } from '../../runtime/node.js';
+import { newNodeId, TidepoolNode } from '../../runtime/node/node.js';
 import { nodeIdOfCertificate } from '../../transport/channel-credentials.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import { log } from '../../util/log.js';

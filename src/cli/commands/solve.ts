@@ -1,7 +1,7 @@
 import { APPLICATIONS } from '../../frameworks/search/applications.js';
 import { InputError } from '../../frameworks/search/input-error.js';
 import { solveOnCluster } from '../../frameworks/search/solve.js';
-import type { ScaleStep } from '../../runtime/scale-schedule.js';
+import type { ScaleStep } from '../../runtime/client/scale-schedule.js';
 import { dashboardOption, jsonOption, progressOption } from '../common-options.js';
 import { dashboardPlace, withDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';

@@ -5,8 +5,8 @@ import { jobIncumbent } from '../../dashboard/snapshot-builder.js';
 import { APPLICATIONS, type Application } from '../../frameworks/search/applications.js';
 import { solveOnCluster, type SolveStats } from '../../frameworks/search/solve.js';
 import type { TspInstance } from '../../frameworks/search/tsp/tsplib.js';
-import { Cluster, type ClusterEvent } from '../../runtime/cluster.js';
-import type { ScaleStep } from '../../runtime/scale-schedule.js';
+import { Cluster, type ClusterEvent } from '../../runtime/client/cluster.js';
+import type { ScaleStep } from '../../runtime/client/scale-schedule.js';
 import { listenDashboard, type DashboardPlace } from '../dashboard-option.js';
 import { knownOptimum } from './bundled-instances.js';
 

@@ -6,7 +6,7 @@
  * threads and nodes only as a whole task (split, spawn, steal, migration), through the ledger, so
  * every block counts exactly once.
  */
-import { CONTROL_CHECK_EVERY, defineTask, type TaskContext, type TaskType } from '../../runtime/task.js';
+import { CONTROL_CHECK_EVERY, defineTask, type TaskContext, type TaskType } from '../../runtime/worker/task.js';
 import { BlockRunner, combineBlocks } from './block-runner.js';
 import type { BlockRange, BlockTally, IterativeDefinition, IterativeInput } from './iterative-types.js';
 import { toTask, type FromKind, type LayoutAnswer } from './worker-messages.js';

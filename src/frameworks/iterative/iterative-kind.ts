@@ -10,9 +10,9 @@
  *   report schedule, assignments), with process-level messages as layer messages.
  */
 import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
-import { taskPoolLeader, taskPoolMember } from '../../runtime/kinds/task-pool-kind.js';
-import { validateRuntimeMessage } from '../../runtime/messages.js';
-import { validateBlobFields } from '../../data/job-blobs.js';
+import { taskPoolLeader, taskPoolMember } from '../../runtime/pool/task-pool-kind.js';
+import { validateRuntimeMessage } from '../../runtime/pool/pool-messages.js';
+import { validateBlobFields } from '../../runtime/pool/job-blobs.js';
 import { ProcessMonitorMember, type Assignment, type MemberSend } from './balance/monitor.js';
 import type { IterativeInput } from './iterative-types.js';
 import { ProcessBalancer, type Instruction, type ProcessReport, type Transfer } from './process-balancer.js';

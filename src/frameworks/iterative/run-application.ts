@@ -5,9 +5,9 @@
  * figures (iterations done, speeds), from which the progress line predicts the time left.
  */
 import { runElastic } from '../../runtime/client/elastic-run.js';
-import { requestJob } from '../../runtime/job-control.js';
-import type { Cluster } from '../../runtime/cluster.js';
-import type { TaskRef } from '../../runtime/task.js';
+import { requestJob } from '../../runtime/client/job-control.js';
+import type { Cluster } from '../../runtime/client/cluster.js';
+import type { TaskRef } from '../../runtime/worker/task.js';
 import type { NodeFigures } from './figures.js';
 import type { BlockTally, IterativeResult } from './iterative-types.js';
 import { progressLine } from './progress-line.js';

@@ -3,8 +3,8 @@
  * input every task shares, submission with the iterative kind, and the sequential reference that
  * folds the very same blocks in the very same order on one thread.
  */
-import type { Cluster, JobHandle } from '../../runtime/cluster.js';
-import type { TaskRef } from '../../runtime/task.js';
+import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
+import type { TaskRef } from '../../runtime/worker/task.js';
 import { DEFAULT_RUPER } from './balance/ruper-task.js';
 import { BlockRunner, combineBlocks } from './block-runner.js';
 import { seedValue, type Seed } from './iteration-random.js';

@@ -1,5 +1,5 @@
 /** The applications that ship with tidepool, by the name the CLI and the benchmark use. */
-import type { TaskRef } from '../../runtime/task.js';
+import type { TaskRef } from '../../runtime/worker/task.js';
 
 // Sources run under tsx (.ts), the built package as JavaScript (.js).
 const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

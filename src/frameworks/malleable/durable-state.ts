@@ -7,9 +7,9 @@
 import { isCoordError } from '../../coord/errors.js';
 import { joinPath } from '../../coord/paths.js';
 import type { CoordClient } from '../../coord/types.js';
-import { decode, encode } from '../../runtime/codec.js';
-import type { JobPaths } from '../../runtime/job-paths.js';
-import { readOrNull } from '../../runtime/scheduler/znode-reads.js';
+import { decode, encode } from '../../util/codec.js';
+import type { JobPaths } from '../../runtime/job/job-paths.js';
+import { readOrNull } from '../../coord/znode-reads.js';
 import type { CheckpointManifest } from './protocol.js';
 import type { MalleableStats } from './runtime-options.js';
 

@@ -9,7 +9,7 @@
  * Collectives (collectives.ts) follow the same rhythm: what objects reduce or broadcast in iteration
  * i, every object reads in iteration i + 1.
  */
-import type { TaskDefinition } from '../../runtime/task.js';
+import type { TaskDefinition } from '../../runtime/worker/task.js';
 import { checkReductions, type ReduceOp } from './collectives.js';
 
 /** A message as the receiving object sees it: the sender's index and what it sent. */

@@ -6,9 +6,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { ledgerBlobs, onHold, type HoldMessage } from '../../data/job-blobs.js';
+import { ledgerBlobs, onHold, type HoldMessage } from '../../runtime/pool/job-blobs.js';
 import type { LayerBody, MemberContext, MemberRole } from '../../runtime/kinds/job-kind.js';
-import { decode, encode } from '../../runtime/codec.js';
+import { decode, encode } from '../../util/codec.js';
 import { log } from '../../util/log.js';
 import type { AnyMalleableApp } from './malleable-app.js';
 import { emptyOutbox, ObjectHost, type Outbox, type PackedObject } from './object-host.js';

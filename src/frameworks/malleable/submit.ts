@@ -1,10 +1,10 @@
 /**
  * Submitting a malleable application and talking to it: the client side of the kind.
  */
-import type { Cluster, JobHandle } from '../../runtime/cluster.js';
-import { requestJob } from '../../runtime/job-control.js';
+import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
+import { requestJob } from '../../runtime/client/job-control.js';
 import type { CoordClient } from '../../coord/types.js';
-import type { TaskRef } from '../../runtime/task.js';
+import type { TaskRef } from '../../runtime/worker/task.js';
 import { loadMalleableApp } from './malleable-app.js';
 import { MALLEABLE_KIND } from './malleable-kind.js';
 import { checkRuntimeOptions, type MalleableOutcome, type MalleableRuntimeOptions, type RescaleAck } from './runtime-options.js';

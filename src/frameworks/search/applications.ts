@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { TaskRef } from '../../runtime/task.js';
+import type { TaskRef } from '../../runtime/worker/task.js';
 import { parseDimacs, validateClique, type Graph } from './clique/dimacs.js';
 import { maxCliqueProblem } from './clique/max-clique.js';
 import { InputError } from './input-error.js';

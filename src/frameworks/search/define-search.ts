@@ -1,4 +1,4 @@
-import { defineTask, type TaskType } from '../../runtime/task.js';
+import { defineTask, type TaskType } from '../../runtime/worker/task.js';
 import type { SearchProblem, SearchResult } from './search-problem.js';
 import { NO_RUNTIME, searchLoop } from './search-loop.js';
 import { combineResults, emptyResult, mergeIncumbents, rootSearchState, withSearchVars, type Found, type SearchInput, type SearchState } from './search-state.js';

@@ -1,7 +1,7 @@
 import { watchData } from '../../coord/watch.js';
 import type { CoordClient } from '../../coord/types.js';
 import { runElastic, type ElasticRunOptions, type ElasticRunStats } from '../../runtime/client/elastic-run.js';
-import { jobPaths } from '../../runtime/job-paths.js';
+import { jobPaths } from '../../runtime/job/job-paths.js';
 import type { Application } from './applications.js';
 import type { SearchResult } from './search-problem.js';
 import { rootSearchState, type Incumbent } from './search-state.js';

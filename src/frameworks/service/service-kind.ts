@@ -8,7 +8,7 @@
 import { mkdirp } from '../../coord/tree-ops.js';
 import { watchData } from '../../coord/watch.js';
 import { defineJobKind } from '../../runtime/kinds/job-kind.js';
-import { taskPoolKind, taskPoolLeader, taskPoolMember } from '../../runtime/kinds/task-pool-kind.js';
+import { taskPoolKind, taskPoolLeader, taskPoolMember } from '../../runtime/pool/task-pool-kind.js';
 import { channelPaths } from './job-channel.js';
 import { ServiceMember, serviceDir } from './service-member.js';
 import type { TaskToKind } from './service-task.js';

@@ -9,7 +9,7 @@
  * tasks go to the kind (`ctx.send`), which hands them to the service. A task run twice (a range recovered
  * after its node failed) sends its outcome twice: the service keeps the first.
  */
-import { CONTROL_CHECK_EVERY, defineTask, type TaskContext } from '../../runtime/task.js';
+import { CONTROL_CHECK_EVERY, defineTask, type TaskContext } from '../../runtime/worker/task.js';
 import type { CaptureGraph } from './graph-format.js';
 import { SandboxPool, type BatchBlobs, type SandboxLimits } from './sandbox-pool.js';
 import { packChunk, type PackedChunk } from './outcome-chunks.js';

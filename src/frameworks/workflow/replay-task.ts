@@ -5,7 +5,7 @@
  * (and collects the tasks it adds).
  * Command tasks run as child processes from the node's main thread instead (task-execution.ts).
  */
-import { defineTask } from '../../runtime/task.js';
+import { defineTask } from '../../runtime/worker/task.js';
 import { replayBytes } from './replay-bytes.js';
 import type { AddedTask, WorkflowFunction } from './workflow.js';
 

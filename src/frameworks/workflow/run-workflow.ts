@@ -8,10 +8,10 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import type { Cluster, JobHandle } from '../../runtime/cluster.js';
-import { requestJob } from '../../runtime/job-control.js';
+import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
+import { requestJob } from '../../runtime/client/job-control.js';
 import type { KindRef } from '../../runtime/kinds/job-kind.js';
-import type { TaskRef } from '../../runtime/task.js';
+import type { TaskRef } from '../../runtime/worker/task.js';
 import { applyCatalogs, checkPrograms } from './catalog-resolution.js';
 import { stillComplete, workflowKey, writeComplete, type CompleteRecord } from './complete-record.js';
 import { sha256OfFile, type ChangeDetection, type FileStamp } from './file-stamp.js';

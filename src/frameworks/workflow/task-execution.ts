@@ -11,7 +11,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TaskRef } from '../../runtime/task.js';
+import type { TaskRef } from '../../runtime/worker/task.js';
 import type { WorkerEvent, Workers } from '../../runtime/worker/worker-pool.js';
 import { logName, runAttempt } from './command-run.js';
 import { sha256Of, statStamp, type FileStamp } from './file-stamp.js';

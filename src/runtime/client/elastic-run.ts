@@ -5,11 +5,11 @@
  * scale schedule, stops the nodes it started once they are released, and counts what happened.
  * Frameworks supply only how to submit their job and how to describe its progress.
  */
-import { Cluster, type ClusterEvent, type JobHandle } from '../cluster.js';
-import type { JobOutcome } from '../job-spec.js';
-import { settledTallies } from '../job-tallies.js';
-import { startNodeProcess, stopNodeProcesses, type NodeProcess } from '../node-processes.js';
-import type { ScaleStep } from '../scale-schedule.js';
+import { Cluster, type ClusterEvent, type JobHandle } from './cluster.js';
+import type { JobOutcome } from '../job/job-spec.js';
+import { settledTallies } from '../job/tallies.js';
+import { startNodeProcess, stopNodeProcesses, type NodeProcess } from './node-processes.js';
+import type { ScaleStep } from './scale-schedule.js';
 
 export interface ElasticRunOptions {
   /** Nodes to start: embedded ones, or with `zk` local node processes that join the cluster for this run. */

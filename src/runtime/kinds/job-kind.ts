@@ -13,12 +13,12 @@ import type { RecipeStats } from '../../coord/recipes/recipe-stats.js';
 import type { Log } from '../../util/log.js';
 import type { Rng } from '../../util/rng.js';
 import type { Metrics } from '../metrics/metrics-registry.js';
-import type { StealPlannerOptions } from '../steal-planner.js';
-import type { JobPaths } from '../job-paths.js';
-import type { NodeCounters } from '../node-stats.js';
+import type { StealPlannerOptions } from '../pool/steal-planner.js';
+import type { JobPaths } from '../job/job-paths.js';
+import type { NodeCounters } from '../node/node-stats.js';
 import type { EventLists } from './kind-events.js';
-import type { JobOutcome, JobSpec } from '../job-spec.js';
-import type { RunnerEvent } from '../job-runner.js';
+import type { JobOutcome, JobSpec } from '../job/job-spec.js';
+import type { RunnerEvent } from '../pool/job-runner.js';
 import type { WorkerEvent, Workers } from '../worker/worker-pool.js';
 
 /** Where a job kind's code lives (module specifier and export name); `builtin:` names ship with tidepool. */

@@ -11,7 +11,7 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
 import type { PrometheusRegistry } from './metrics-registry.js';
 import { addStats, emptyStats } from '../../coord/recipes/recipe-stats.js';
-import type { NodeCounters, NodeStats } from '../node-stats.js';
+import type { NodeCounters, NodeStats } from '../node/node-stats.js';
 import { promClient } from './prom-client.js';
 
 /** Kinds counted apart; a node that runs more kinds counts the rest as "other". */

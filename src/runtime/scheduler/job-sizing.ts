@@ -2,11 +2,11 @@ import { isCoordError } from '../../coord/errors.js';
 import { joinPath } from '../../coord/paths.js';
 import { mkdirp } from '../../coord/tree-ops.js';
 import type { CoordClient, Op } from '../../coord/types.js';
-import { decode } from '../codec.js';
-import { jobPaths } from '../job-paths.js';
-import type { JobSpec } from '../job-spec.js';
+import { decode } from '../../util/codec.js';
+import { jobPaths } from '../job/job-paths.js';
+import type { JobSpec } from '../job/job-spec.js';
 import { nodeRangeOf, parseSize, schedulerPaths } from './scheduler-paths.js';
-import { readOrNull } from './znode-reads.js';
+import { readOrNull } from '../../coord/znode-reads.js';
 
 /**
  * What operators and the public API tell the scheduler: a job's desired size, and a named node to

@@ -5,16 +5,16 @@ import type { CoordClient, Op } from '../../coord/types.js';
 import { watchChildren, watchData, type WatchHandle } from '../../coord/watch.js';
 import { Emitter } from '../../util/emitter.js';
 import { log } from '../../util/log.js';
-import { decode } from '../codec.js';
-import { jobPaths } from '../job-paths.js';
-import type { JobSpec } from '../job-spec.js';
+import { decode } from '../../util/codec.js';
+import { jobPaths } from '../job/job-paths.js';
+import type { JobSpec } from '../job/job-spec.js';
 import type { ClusterView, Decision, JobState, NodeState } from './cluster-view.js';
 import { fcfsPolicy } from './fcfs-policy.js';
 import { KnownCluster, type KnownAssignment, type KnownJob } from './known-cluster.js';
 import { plan } from './planner.js';
 import type { SchedulingPolicy } from './policy.js';
 import { nodeRangeOf, parseSize, schedulerPaths, type SchedulerPaths } from './scheduler-paths.js';
-import { childrenOrNone, readOrNull } from './znode-reads.js';
+import { childrenOrNone, readOrNull } from '../../coord/znode-reads.js';
 
 export interface ReconcilerOptions {
   root?: string;

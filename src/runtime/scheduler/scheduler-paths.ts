@@ -1,6 +1,6 @@
 import { joinPath } from '../../coord/paths.js';
-import { clusterPaths, jobPaths } from '../job-paths.js';
-import type { JobSpec } from '../job-spec.js';
+import { clusterPaths, jobPaths } from '../job/job-paths.js';
+import type { JobSpec } from '../job/job-spec.js';
 
 /**
  * The scheduler's znodes: per job the desired size (`size`, utf8 integer) and a `started` marker

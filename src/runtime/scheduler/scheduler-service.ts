@@ -2,7 +2,7 @@ import { joinPath } from '../../coord/paths.js';
 import { LeaderElection } from '../../coord/recipes/leader-election.js';
 import type { CoordClient } from '../../coord/types.js';
 import { log } from '../../util/log.js';
-import { clusterPaths } from '../job-paths.js';
+import { clusterPaths } from '../job/job-paths.js';
 import type { SchedulingPolicy } from './policy.js';
 import { Reconciler } from './reconciler.js';
 

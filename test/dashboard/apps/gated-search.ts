@@ -9,7 +9,7 @@
  * falling bound. Each task emits how many items it examined: the job's result is the range size.
  */
 import { existsSync } from 'node:fs';
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export interface GatedRange {
   lo: number;

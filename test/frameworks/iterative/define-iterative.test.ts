@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { defineIterative } from '../../../src/frameworks/iterative/define-iterative.js';
 import { iterativeInput } from '../../../src/frameworks/iterative/run-iterative.js';
 import type { BlockRange, BlockTally, IterativeInput } from '../../../src/frameworks/iterative/iterative-types.js';
-import type { TaskContext } from '../../../src/runtime/task.js';
+import type { TaskContext } from '../../../src/runtime/worker/task.js';
 
 const counting = defineIterative<number>({
   name: 'counting',

@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { iterateSequentially, submitIterative, type IterativeOptions } from '../../../src/frameworks/iterative/run-iterative.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { submitMalleable } from '../../../src/frameworks/malleable/submit.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import type { DecayParams, DecayResult } from './apps/coupled-decay.js';
 import { assertBitIdentical, plainDecay } from './plain-decay.js';

@@ -11,10 +11,10 @@ import { malleableProgress, rescaleMalleable, submitMalleable, vacateMalleable }
 import type { GridResult } from '../../../src/frameworks/malleable/apps/grid-blocks.js';
 import type { MalleableState } from '../../../src/frameworks/malleable/durable-state.js';
 import { joinPath } from '../../../src/coord/paths.js';
-import { decode } from '../../../src/runtime/codec.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
-import { clusterPaths, jobPaths } from '../../../src/runtime/job-paths.js';
-import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
+import { decode } from '../../../src/util/codec.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
+import { clusterPaths, jobPaths } from '../../../src/runtime/job/job-paths.js';
+import { jobLeader, requestJob } from '../../../src/runtime/client/job-control.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { plainStencil, plainWave } from './plain-grids.js';
 

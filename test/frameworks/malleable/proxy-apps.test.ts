@@ -16,7 +16,7 @@ import type { AnyMalleableApp } from '../../../src/frameworks/malleable/malleabl
 import type { MalleableOutcome } from '../../../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../../../src/frameworks/malleable/sequential.js';
 import { submitMalleable } from '../../../src/frameworks/malleable/submit.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { withDeadline } from '../../support/wait.js';
 import { SimCluster } from './sim-cluster.js';
 

@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { CoordError } from '../../../src/coord/errors.js';
 import type { DataPlane } from '../../../src/data/data-plane.js';
-import type { JobOutcome, JobSpec } from '../../../src/runtime/job-spec.js';
-import { jobPaths } from '../../../src/runtime/job-paths.js';
+import type { JobOutcome, JobSpec } from '../../../src/runtime/job/job-spec.js';
+import { jobPaths } from '../../../src/runtime/job/job-paths.js';
 import type { LayerBody, LeaderContext, LeaderRole, MemberContext } from '../../../src/runtime/kinds/job-kind.js';
 import { Emitter } from '../../../src/util/emitter.js';
 import { Rng } from '../../../src/util/rng.js';

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { connect } from '../../../src/coord/connect.js';
 import type { CoordClient } from '../../../src/coord/types.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
-import { TidepoolNode } from '../../../src/runtime/node.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
+import { TidepoolNode } from '../../../src/runtime/node/node.js';
 import { InProcessNetwork, InProcessTransport } from '../../../src/transport/in-process-transport.js';
 import { optimumFoundByALostRun } from './lost-incumbent.js';
 

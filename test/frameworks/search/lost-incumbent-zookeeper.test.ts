@@ -4,7 +4,7 @@
  * SIGKILL (its session then expires).
  */
 import { describe, it } from 'node:test';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { useZkNodePool } from '../../support/zk-node-pool.js';
 import { optimumFoundByALostRun } from './lost-incumbent.js';
 

@@ -17,8 +17,8 @@ import type { SearchResult } from '../../../src/frameworks/search/search-problem
 import { rootSearchState } from '../../../src/frameworks/search/search-state.js';
 import { tspProblem, type TspMatrix } from '../../../src/frameworks/search/tsp/tsp.js';
 import { parseTsplib, randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsplib.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
-import type { TaskRef } from '../../../src/runtime/task.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
+import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { firstPlacement } from './apps/decide-app.js';
 
 const ref = (url: URL): TaskRef => ({ module: url.href, export: 'default' });

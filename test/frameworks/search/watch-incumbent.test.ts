@@ -8,7 +8,7 @@ import { EmbeddedClient } from '../../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../../src/coord/embedded/embedded-server.js';
 import { mkdirp } from '../../../src/coord/tree-ops.js';
 import { watchIncumbent } from '../../../src/frameworks/search/solve.js';
-import { jobPaths } from '../../../src/runtime/job-paths.js';
+import { jobPaths } from '../../../src/runtime/job/job-paths.js';
 import { waitFor } from '../../support/wait.js';
 
 it('the progress line takes each incumbent value and skips what is not one', async () => {

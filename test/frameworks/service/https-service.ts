@@ -2,7 +2,7 @@
  * Test support: a tidepool service over real HTTPS on an embedded cluster (isolated-vm sandboxes),
  * and a Distribution client of it whose tasks' console lines are collected in `printed`.
  */
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { Distribution, startService, type ConsoleLine, type RunningService, type ServiceOptions } from '../../../src/frameworks/service/index.js';
 import { selfSignedCert } from './tls.js';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Capture } from '../../../src/frameworks/service/capture.js';
 import serviceTask, { type KindToWorker, type ServiceTaskState, type TaskToKind } from '../../../src/frameworks/service/service-task.js';
 import { unpackChunk } from '../../../src/frameworks/service/outcome-chunks.js';
-import { CONTROL_CHECK_EVERY, type TaskContext } from '../../../src/runtime/task.js';
+import { CONTROL_CHECK_EVERY, type TaskContext } from '../../../src/runtime/worker/task.js';
 import type { TaskOutcome } from '../../../src/frameworks/service/graph-format.js';
 
 let batches = 0;

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { awaitOutcome } from '../../../src/index.js';
 import { Distribution, startService, type RunningService } from '../../../src/frameworks/service/index.js';
 import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 
 export interface EmbeddedFixture {
   /** The block's cluster (started by its `before`). */

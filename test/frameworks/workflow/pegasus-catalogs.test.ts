@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { parseWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { runWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { assertCleanError, tidepool } from '../../support/cli.js';
 
 const T = { timeout: 180_000 };

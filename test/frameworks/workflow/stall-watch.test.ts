@@ -14,7 +14,7 @@ import { WORKFLOW_KIND, WORKFLOW_TASK } from '../../../src/frameworks/workflow/r
 import { StallWatch, type MemberProgress } from '../../../src/frameworks/workflow/stall-watch.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import type { WorkflowJobConfig } from '../../../src/frameworks/workflow/workflow-kind.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { withDeadline } from '../../support/wait.js';
 
 const member = (node: string, over: Partial<MemberProgress> = {}): MemberProgress => ({

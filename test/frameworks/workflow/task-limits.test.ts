@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { waitFor } from '../../support/wait.js';
 
 const T = { timeout: 180_000 };

@@ -4,7 +4,7 @@
  * hash stream, so any byte can be checked independently) and the result collects the pieces.
  */
 import { createHash } from 'node:crypto';
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 /** Bytes per emitted piece. */
 const PIECE = 256 * 1024;

@@ -3,7 +3,7 @@
  * start), so task states, checkpoints, steals and migrations go through the data plane.
  */
 import { createHash } from 'node:crypto';
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export interface BigState {
   lo: number;

@@ -2,7 +2,7 @@
  * Test application: sums the bytes of the job's binary input, which every task must see as a Buffer over
  * shared memory; `work` rounds of busy work per 64 KiB keep the job long enough for every node to take part.
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export default defineTask<{ lo: number; hi: number; sum: number; work?: number }, number, Buffer>({
   name: 'byte-sum',

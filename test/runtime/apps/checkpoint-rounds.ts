@@ -3,7 +3,7 @@
  * in its state (over the inline limit, so every checkpoint is a blob), then completes with the rounds
  * it saw. Superseded checkpoints must not outlive the record that referenced them.
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export interface RoundsState {
   round: number;

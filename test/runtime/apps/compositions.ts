@@ -4,7 +4,7 @@
  * very irregular (a node at sum s roots 2^(n−s) nodes) and its size is known in closed form: 2^n.
  * `work` adds a fixed amount of arithmetic per node, to make runs long enough to scale mid-run.
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export interface CompositionState {
   n: number;

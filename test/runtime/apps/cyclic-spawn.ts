@@ -1,5 +1,5 @@
 /** Test application: the root spawns a child whose state refers to itself (no MessagePack encoding exists for it). */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export default defineTask<{ root: boolean; self?: unknown }, number>({
   name: 'cyclic-spawn',

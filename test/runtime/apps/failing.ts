@@ -1,5 +1,5 @@
 /** Test application: a tree of spawned tasks whose leaves throw, to check how a job fails. */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export default defineTask<{ depth: number }, number>({
   name: 'failing',

@@ -5,7 +5,7 @@
  * - `collecting`: leaves whose index is a multiple of 7 always throw; the job completes with the
  *   others' sum and lists the failed tasks.
  */
-import { defineTask, type TaskDefinition } from '../../../src/runtime/task.js';
+import { defineTask, type TaskDefinition } from '../../../src/runtime/worker/task.js';
 
 export interface Leaf {
   index: number;

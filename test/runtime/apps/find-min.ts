@@ -3,7 +3,7 @@
  * best value found so far as the global variable `best` (rule: min), as a branch-and-bound
  * search shares its incumbent. Each task also reports how often the shared value let it skip work.
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export interface Range {
   lo: number;

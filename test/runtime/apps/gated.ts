@@ -3,7 +3,7 @@
  * shared-memory signal from the test) or it is asked to migrate; then offers split points (a pending split request is honoured once).
  * `spins` counts loop rounds, so a task returned unstarted is recognisable (spins still 0).
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export interface Gated {
   label: string;

@@ -2,7 +2,7 @@
  * Test application: the compositions count, but no task completes before the job variable `go` is
  * 1, so a test can change the job's nodes while the job surely still runs (no race with a fast machine).
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 import compositions, { type CompositionState, exploreAll } from './compositions.js';
 
 export default defineTask<CompositionState, number>({

@@ -7,8 +7,8 @@
  * `finish` request that ends the job from its handler.
  */
 import { defineJobKind, type LayerBody, type MemberRole } from '../../../src/runtime/kinds/job-kind.js';
-import { taskPoolLeader, taskPoolMember } from '../../../src/runtime/kinds/task-pool-kind.js';
-import { validateRuntimeMessage } from '../../../src/runtime/messages.js';
+import { taskPoolLeader, taskPoolMember } from '../../../src/runtime/pool/task-pool-kind.js';
+import { validateRuntimeMessage } from '../../../src/runtime/pool/pool-messages.js';
 
 /** The value of a job ended by a `finish` control request. */
 export const FINISHED_ON_REQUEST = 'finished on request';

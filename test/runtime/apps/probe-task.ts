@@ -6,7 +6,7 @@
  * `go` is 1 (so a test can crash a node while its tasks surely still hold checkpoints); with
  * `forever`, tasks run until the job ends (cancel tests).
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export interface ProbeState {
   lo: number;

@@ -1,5 +1,5 @@
 /** Benchmark/test application: the root spawns `fanout` small tasks, each doing `spin` iterations of arithmetic. */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export default defineTask<{ fanout: number; spin: number; root: boolean }, number>({
   name: 'fan',

@@ -7,7 +7,7 @@
  * a child checkpoints before it emits (a child run inline then needs a task of its own). `retried` is the
  * same task type with retries (its children are never run inline).
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export interface SpawnChecksum {
   root: boolean;

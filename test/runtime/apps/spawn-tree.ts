@@ -1,5 +1,5 @@
 /** Test application: every task below `depth` spawns two children; the job counts the tasks (2^(depth+1) − 1). */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export default defineTask<{ level: number; depth: number }, number>({
   name: 'spawn-tree',

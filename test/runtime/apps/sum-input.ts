@@ -1,5 +1,5 @@
 /** Test application: sums a slice of the job's input array (the input is shipped once per worker, not per task). */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export default defineTask<{ lo: number; hi: number; sum: number }, number, { values: number[] }>({
   name: 'sum-input',

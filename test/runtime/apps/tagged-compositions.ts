@@ -6,7 +6,7 @@
  * starts expanded, so it has n subtrees to give): the job surely still runs, with work to steal, while
  * a test acts on the channel.
  */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 import { exploreAll } from './compositions.js';
 
 export interface TaggedState {

@@ -1,5 +1,5 @@
 /** Test application: the root spawns `fanout` tasks, each keeping its worker busy for `ms` milliseconds (measured, not slept). */
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 
 export default defineTask<{ fanout: number; ms: number; root: boolean }, number>({
   name: 'timed-fan',

@@ -9,8 +9,8 @@ import iterativeKind from '../../../src/frameworks/iterative/iterative-kind.js';
 import { MALLEABLE_KIND, malleableKind } from '../../../src/frameworks/malleable/malleable-kind.js';
 import { WORKFLOW_KIND } from '../../../src/frameworks/workflow/run-workflow.js';
 import workflowKind from '../../../src/frameworks/workflow/workflow-kind.js';
-import { loadJobKind } from '../../../src/runtime/kinds/load-kind.js';
-import { TASK_POOL_KIND, taskPoolKind } from '../../../src/runtime/kinds/task-pool-kind.js';
+import { loadJobKind } from '../../../src/runtime/kinds/kind-registry.js';
+import { TASK_POOL_KIND, taskPoolKind } from '../../../src/runtime/pool/task-pool-kind.js';
 
 test('the frameworks name their kinds as built in, and a node loads its own copy of each', async () => {
   const kinds = [[TASK_POOL_KIND, taskPoolKind], [ITERATIVE_KIND, iterativeKind], [MALLEABLE_KIND, malleableKind], [WORKFLOW_KIND, workflowKind]] as const;

@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cluster, type ClusterEvent } from '../../../src/runtime/cluster.js';
-import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
-import { jobPaths } from '../../../src/runtime/job-paths.js';
+import { Cluster, type ClusterEvent } from '../../../src/runtime/client/cluster.js';
+import { jobLeader, requestJob } from '../../../src/runtime/client/job-control.js';
+import { jobPaths } from '../../../src/runtime/job/job-paths.js';
 import type { KindRef } from '../../../src/runtime/kinds/job-kind.js';
-import type { TaskRef } from '../../../src/runtime/task.js';
+import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { deferred, waitFor, withDeadline } from '../../support/wait.js';
 import { FINISH_HOOK, FINISHED_ON_REQUEST, type MemberFigures } from '../apps/probe-kind.js';
 import { expectedSum, probeRoot, type ProbeResult } from '../apps/probe-task.js';

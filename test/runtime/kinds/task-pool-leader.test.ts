@@ -11,13 +11,13 @@ import { EmbeddedServer } from '../../../src/coord/embedded/embedded-server.js';
 import { CoordError } from '../../../src/coord/errors.js';
 import { GroupMembership } from '../../../src/coord/recipes/group-membership.js';
 import { TerminationCoordinator } from '../../../src/coord/recipes/termination-detection.js';
-import { encode } from '../../../src/runtime/codec.js';
-import { jobPaths } from '../../../src/runtime/job-paths.js';
-import { TaskPoolLeaderDuties } from '../../../src/runtime/kinds/task-pool-leader.js';
-import { Ledger } from '../../../src/runtime/ledger.js';
-import type { JobOutcome } from '../../../src/runtime/job-spec.js';
-import type { ResultReducer } from '../../../src/runtime/task.js';
-import type { TaskSnapshot } from '../../../src/runtime/task-record.js';
+import { encode } from '../../../src/util/codec.js';
+import { jobPaths } from '../../../src/runtime/job/job-paths.js';
+import { TaskPoolLeaderDuties } from '../../../src/runtime/pool/task-pool-leader.js';
+import { Ledger } from '../../../src/runtime/pool/ledger.js';
+import type { JobOutcome } from '../../../src/runtime/job/job-spec.js';
+import type { ResultReducer } from '../../../src/runtime/worker/task.js';
+import type { TaskSnapshot } from '../../../src/runtime/pool/task-record.js';
 import { waitFor } from '../../support/wait.js';
 
 describe('task pool leader duties', () => {

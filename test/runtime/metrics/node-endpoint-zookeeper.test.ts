@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '../../../src/coord/connect.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
-import { newNodeId, TidepoolNode } from '../../../src/runtime/node.js';
-import type { TaskRef } from '../../../src/runtime/task.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
+import { newNodeId, TidepoolNode } from '../../../src/runtime/node/node.js';
+import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { TcpTransport } from '../../../src/transport/tcp-transport.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { parsePrometheusText, valueOf } from '../../support/prometheus-text.js';

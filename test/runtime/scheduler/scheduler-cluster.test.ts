@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cluster, type ClusterEvent } from '../../../src/runtime/cluster.js';
-import type { TaskRef } from '../../../src/runtime/task.js';
+import { Cluster, type ClusterEvent } from '../../../src/runtime/client/cluster.js';
+import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { rootState } from '../apps/compositions.js';
 import { openGate } from '../../support/gate.js';

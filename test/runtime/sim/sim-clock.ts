@@ -1,4 +1,4 @@
-import type { Clock } from '../../../src/runtime/clock.js';
+import type { Clock } from '../../../src/util/clock.js';
 
 /** Simulated time: timers fire only when the test advances the clock. */
 export class SimClock implements Clock {

@@ -1,4 +1,4 @@
-import type { RuntimeMessage } from '../../../src/runtime/messages.js';
+import type { RuntimeMessage } from '../../../src/runtime/pool/pool-messages.js';
 import type { Rng } from '../../../src/util/rng.js';
 
 interface Envelope {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defineTask } from '../../../src/runtime/task.js';
+import { defineTask } from '../../../src/runtime/worker/task.js';
 import { BUDGET, ControlFlags, PROGRESS, SPLIT_WANT, WANT_SPLIT } from '../../../src/runtime/worker/control-flags.js';
 import type { FromWorker } from '../../../src/runtime/worker/messages.js';
 import { runTask } from '../../../src/runtime/worker/task-runner.js';

@@ -3,7 +3,7 @@
  * logs each retry at info, with the job, node and task as fields), and logs one line of its own at info.
  * Prints the job's result on stdout; what the logs wrote goes to stderr.
  */
-import { Cluster } from '../../../src/runtime/cluster.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { log } from '../../../src/util/log.js';
 
 const FLAKY = { module: new URL('../../runtime/apps/failure-policies.ts', import.meta.url).href, export: 'flaky' };

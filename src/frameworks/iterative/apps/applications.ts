@@ -1,5 +1,5 @@
 /** The Monte Carlo applications `tidepool iterate` runs, with their defaults and how to check their answer. */
-import type { TaskRef } from '../../../runtime/task.js';
+import type { TaskRef } from '../../../runtime/worker/task.js';
 import { optionAnswer, OPTION_DEFAULTS, type OptionParams, type OptionTally } from './option.js';
 import { slabAnswer, SLAB_DEFAULTS, type SlabParams, type SlabTally } from './slab.js';
 

@@ -2,11 +2,11 @@ import { isCoordError } from '../../../coord/errors.js';
 import { joinPath } from '../../../coord/paths.js';
 import { mkdirp } from '../../../coord/tree-ops.js';
 import type { CoordClient } from '../../../coord/types.js';
-import { decode } from '../../../runtime/codec.js';
-import { submitJob, type SubmitOptions } from '../../../runtime/job-control.js';
-import { clusterPaths, jobPaths } from '../../../runtime/job-paths.js';
-import { newJobId, type JobOutcome, type JobSpec } from '../../../runtime/job-spec.js';
-import { readOrNull } from '../../../runtime/scheduler/znode-reads.js';
+import { decode } from '../../../util/codec.js';
+import { submitJob, type SubmitOptions } from '../../../runtime/client/job-control.js';
+import { clusterPaths, jobPaths } from '../../../runtime/job/job-paths.js';
+import { newJobId, type JobOutcome, type JobSpec } from '../../../runtime/job/job-spec.js';
+import { readOrNull } from '../../../coord/znode-reads.js';
 import { isFlexibility, type Flexibility } from './managed-job.js';
 import type { QueuedJob } from './manager-core.js';
 

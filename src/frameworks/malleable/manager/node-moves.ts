@@ -2,7 +2,7 @@ import { isCoordError } from '../../../coord/errors.js';
 import { joinPath } from '../../../coord/paths.js';
 import type { CoordClient, Op } from '../../../coord/types.js';
 import { schedulerPaths } from '../../../runtime/scheduler/scheduler-paths.js';
-import { readOrNull } from '../../../runtime/scheduler/znode-reads.js';
+import { readOrNull } from '../../../coord/znode-reads.js';
 
 export interface NodeMove {
   node: string;

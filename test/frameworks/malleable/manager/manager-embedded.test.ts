@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readManagedJob, requestRescale } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { clearWarning, ResourceManager, warnNode } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
-import { Cluster, type ClusterEvent } from '../../../../src/runtime/cluster.js';
+import { Cluster, type ClusterEvent } from '../../../../src/runtime/client/cluster.js';
 import { finishExactly, membersOf, nodesOf, RESCALABLE, rescaleLog, submit, waitFor } from './manager-scenario.js';
 
 const T = { timeout: 150_000 };

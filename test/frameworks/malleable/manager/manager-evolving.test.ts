@@ -11,8 +11,8 @@ import { malleableProgress } from '../../../../src/frameworks/malleable/submit.j
 import { readManagedJob, submitManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { ResourceManager } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
 import type { MalleableOutcome } from '../../../../src/frameworks/malleable/runtime-options.js';
-import { Cluster } from '../../../../src/runtime/cluster.js';
-import { awaitOutcome, requestJob } from '../../../../src/runtime/job-control.js';
+import { Cluster } from '../../../../src/runtime/client/cluster.js';
+import { awaitOutcome, requestJob } from '../../../../src/runtime/client/job-control.js';
 import { withDeadline } from '../../../support/wait.js';
 import type { DecayResult } from '../apps/coupled-decay.js';
 import { assertBitIdentical, plainDecay } from '../plain-decay.js';

@@ -13,8 +13,8 @@ import { malleableProgress } from '../../../../src/frameworks/malleable/submit.j
 import { readManagedJob, submitManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { ResourceManager } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
 import type { MalleableOutcome } from '../../../../src/frameworks/malleable/runtime-options.js';
-import { Cluster, type ClusterEvent } from '../../../../src/runtime/cluster.js';
-import { awaitOutcome, requestJob } from '../../../../src/runtime/job-control.js';
+import { Cluster, type ClusterEvent } from '../../../../src/runtime/client/cluster.js';
+import { awaitOutcome, requestJob } from '../../../../src/runtime/client/job-control.js';
 import { plainStencil } from '../plain-grids.js';
 import { finishExactly, membersOf, submit, waitFor } from './manager-scenario.js';
 import { withDeadline } from '../../../support/wait.js';

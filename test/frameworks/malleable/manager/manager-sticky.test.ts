@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { readManagedJob, releasePin, requestRescale } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { ResourceManager } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
 import type { ExecutorEvent } from '../../../../src/frameworks/malleable/manager/split-phase-executor.js';
-import { Cluster } from '../../../../src/runtime/cluster.js';
+import { Cluster } from '../../../../src/runtime/client/cluster.js';
 import { finishExactly, membersOf, nodesOf, submit, waitFor } from './manager-scenario.js';
 
 describe('an operator\'s size under the resource manager', () => {

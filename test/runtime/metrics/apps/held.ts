@@ -2,7 +2,7 @@
  * Test application: one task that keeps its worker until the job variable `go` is set, ignoring
  * requests to migrate (so a node draining it stays draining until the test lets the task end).
  */
-import { defineTask } from '../../../../src/runtime/task.js';
+import { defineTask } from '../../../../src/runtime/worker/task.js';
 
 export default defineTask<{ label: string }, string>({
   name: 'held',

@@ -4,14 +4,14 @@ import { TerminationCoordinator } from '../../coord/recipes/termination-detectio
 import type { CoordClient } from '../../coord/types.js';
 import { log } from '../../util/log.js';
 import { blobValueRef } from '../../data/blob-values.js';
-import { decode } from '../codec.js';
-import { foldContributions, type TaskFailure } from '../contributions.js';
-import type { JobPaths } from '../job-paths.js';
-import { publishOutcome } from '../job-outcome.js';
-import type { JobOutcome } from '../job-spec.js';
-import type { Ledger } from '../ledger.js';
-import type { ResultReducer } from '../task.js';
-import type { TaskRecord, TaskSnapshot, TxnMarker } from '../task-record.js';
+import { decode } from '../../util/codec.js';
+import { foldContributions, type TaskFailure } from './contributions.js';
+import type { JobPaths } from '../job/job-paths.js';
+import { publishOutcome } from '../job/outcome.js';
+import type { JobOutcome } from '../job/job-spec.js';
+import type { Ledger } from './ledger.js';
+import type { ResultReducer } from '../worker/task.js';
+import type { TaskRecord, TaskSnapshot, TxnMarker } from './task-record.js';
 
 /** How long a failed recovery scan or result collection waits before the next. */
 const RESCAN_AFTER_MS = 250;

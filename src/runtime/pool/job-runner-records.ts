@@ -1,16 +1,16 @@
-import { log as rootLog, type Log } from '../util/log.js';
-import type { Rng } from '../util/rng.js';
+import { log as rootLog, type Log } from '../../util/log.js';
+import type { Rng } from '../../util/rng.js';
 import { LostOwnership, type Ledger } from './ledger.js';
-import type { RuntimeMessage } from './messages.js';
+import type { RuntimeMessage } from './pool-messages.js';
 import type { StealPlannerOptions } from './steal-planner.js';
-import type { TaskRef } from './task.js';
+import type { TaskRef } from '../worker/task.js';
 import { encodedSnapshots, TaskIds, type EncodedRecords, type TaskSnapshot } from './task-record.js';
-import type { InlineRuns } from './worker/messages.js';
-import type { Workers } from './worker/worker-pool.js';
-import { systemClock, type Clock } from './clock.js';
+import type { InlineRuns } from '../worker/messages.js';
+import type { Workers } from '../worker/worker-pool.js';
+import { systemClock, type Clock } from '../../util/clock.js';
 import type { TaskTransfers } from './task-transfers.js';
 import { failedContribution } from './contributions.js';
-import type { TaskPoolHistograms } from './metrics/task-pool-histograms.js';
+import type { TaskPoolHistograms } from '../metrics/task-pool-histograms.js';
 
 const firstLine = (s: string) => s.split('\n', 1)[0]!;
 

@@ -1,4 +1,4 @@
-import type { Rng } from '../util/rng.js';
+import type { Rng } from '../../util/rng.js';
 
 export type StealAction =
   | { kind: 'send'; victim: string; requestId: number }

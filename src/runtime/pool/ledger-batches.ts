@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { CoordError, isCoordError } from '../coord/errors.js';
-import { joinPath } from '../coord/paths.js';
-import { fitsRequest, MAX_REQUEST_BYTES, requestBytes } from '../coord/request-size.js';
-import type { CoordClient, Op } from '../coord/types.js';
-import { commitMarked, type MarkedCommit } from '../coord/recipes/marked-commit.js';
-import { emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
-import { log } from '../util/log.js';
-import type { BlobRef } from '../data/blob-directory.js';
-import { encode } from './codec.js';
+import { CoordError, isCoordError } from '../../coord/errors.js';
+import { joinPath } from '../../coord/paths.js';
+import { fitsRequest, MAX_REQUEST_BYTES, requestBytes } from '../../coord/request-size.js';
+import type { CoordClient, Op } from '../../coord/types.js';
+import { commitMarked, type MarkedCommit } from '../../coord/recipes/marked-commit.js';
+import { emptyStats, type RecipeStats } from '../../coord/recipes/recipe-stats.js';
+import { log } from '../../util/log.js';
+import type { BlobRef } from '../../data/blob-directory.js';
+import { encode } from '../../util/codec.js';
 import type { TxnMarker } from './task-record.js';
 
 /** A record's data as it will be written: inline, or (once `ready`) a reference to a blob. */

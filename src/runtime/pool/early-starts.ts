@@ -1,4 +1,4 @@
-import type { WorkerEvent } from './worker/worker-pool.js';
+import type { WorkerEvent } from '../worker/worker-pool.js';
 
 /** What a worker reports about one task (everything but `ready`). */
 type TaskEvent = Extract<WorkerEvent, { taskId: string }>;

@@ -1,6 +1,6 @@
-import { isCoordError } from '../coord/errors.js';
-import type { CoordClient } from '../coord/types.js';
-import { encode } from './codec.js';
+import { isCoordError } from '../../coord/errors.js';
+import type { CoordClient } from '../../coord/types.js';
+import { encode } from '../../util/codec.js';
 import type { JobPaths } from './job-paths.js';
 import type { JobOutcome } from './job-spec.js';
 

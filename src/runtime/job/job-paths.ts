@@ -1,4 +1,4 @@
-import { joinPath } from '../coord/paths.js';
+import { joinPath } from '../../coord/paths.js';
 
 /** Where a cluster keeps its state in the coordination service. */
 export const DEFAULT_ROOT = '/tidepool';

@@ -1,5 +1,5 @@
-import type { BlobRef } from '../data/blob-directory.js';
-import { decode, encode } from './codec.js';
+import type { BlobRef } from '../../data/blob-directory.js';
+import { decode, encode } from '../../util/codec.js';
 
 /**
  * A task's durable record in its job's ledger (the termination list of seed 000 §3.5, where

@@ -3,7 +3,7 @@
  * A task's contribution is its reducer's partial value; for an ordered reducer it is a list of
  * [key, value] pairs; a task that failed under the 'collect' policy contributes a failure mark.
  */
-import type { ResultReducer } from './task.js';
+import type { ResultReducer } from '../worker/task.js';
 
 const FAILED = 'tidepool.failed-task';
 

@@ -1,5 +1,5 @@
-import { isCoordError } from '../../coord/errors.js';
-import type { CoordClient, DataResult } from '../../coord/types.js';
+import { isCoordError } from './errors.js';
+import type { CoordClient, DataResult } from './types.js';
 
 /** A znode's data and stat, or null when it does not exist. */
 export async function readOrNull(client: CoordClient, path: string): Promise<DataResult | null> {

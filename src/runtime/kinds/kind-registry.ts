@@ -1,5 +1,5 @@
 import type { JobKind, KindRef } from './job-kind.js';
-import { TASK_POOL_KIND, taskPoolKind } from './task-pool-kind.js';
+import { TASK_POOL_KIND, taskPoolKind } from '../pool/task-pool-kind.js';
 
 /**
  * The kinds that ship with tidepool, by their `builtin:` names. A job names them so, not by a file

@@ -4,14 +4,14 @@
  * machine can report a finished job's steals and migrations: it sees only its own nodes' events. One
  * write per node and job, removed with the job. A node killed with SIGKILL leaves no tally.
  */
-import { isCoordError } from '../coord/errors.js';
-import { joinPath } from '../coord/paths.js';
-import { mkdirp } from '../coord/tree-ops.js';
-import type { CoordClient } from '../coord/types.js';
-import { watchChildren } from '../coord/watch.js';
+import { isCoordError } from '../../coord/errors.js';
+import { joinPath } from '../../coord/paths.js';
+import { mkdirp } from '../../coord/tree-ops.js';
+import type { CoordClient } from '../../coord/types.js';
+import { watchChildren } from '../../coord/watch.js';
 import { jobPaths, type JobPaths } from './job-paths.js';
-import type { MemberCounters } from './kinds/job-kind.js';
-import { log } from '../util/log.js';
+import type { MemberCounters } from '../kinds/job-kind.js';
+import { log } from '../../util/log.js';
 
 /** One member's counts for a finished job (what it recorded when it left): tasks, splits, steals, migrations, worker time. */
 export type JobTally = Pick<MemberCounters, 'tasksDone' | 'splits' | 'stealsIn' | 'stealsOut' | 'migrationsIn' | 'migrationsOut'> & { workerMs: number };

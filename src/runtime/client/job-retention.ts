@@ -1,11 +1,11 @@
-import { isCoordError } from '../coord/errors.js';
-import { deleteRecursive } from '../coord/tree-ops.js';
-import type { CoordClient } from '../coord/types.js';
-import { collectBlobs } from '../data/blob-directory.js';
-import { decode } from './codec.js';
+import { isCoordError } from '../../coord/errors.js';
+import { deleteRecursive } from '../../coord/tree-ops.js';
+import type { CoordClient } from '../../coord/types.js';
+import { collectBlobs } from '../../data/blob-directory.js';
+import { decode } from '../../util/codec.js';
 import { listJobs } from './job-control.js';
-import { jobPaths } from './job-paths.js';
-import type { JobOutcome } from './job-spec.js';
+import { jobPaths } from '../job/job-paths.js';
+import type { JobOutcome } from '../job/job-spec.js';
 
 export interface RetentionOptions {
   /** Finished jobs to keep (the most recently finished). */

@@ -3,16 +3,16 @@
  * JobRunner holds the local pool, steals and migrates; on the leader its duties (task-pool-leader.ts) detect
  * termination, folds the result and recovers the tasks of vanished members.
  */
-import { ledgerBlobs, obtainInput, onHold, secureBeforeLeaving, taskRefOnNode, validateBlobFields, type HoldMessage } from '../../data/job-blobs.js';
+import { ledgerBlobs, obtainInput, onHold, secureBeforeLeaving, taskRefOnNode, validateBlobFields, type HoldMessage } from './job-blobs.js';
 import { log } from '../../util/log.js';
 import { TaskPoolLeaderDuties } from './task-pool-leader.js';
 import { taskPoolHistograms } from '../metrics/task-pool-histograms.js';
-import { JobRunner, type JobRunnerDeps } from '../job-runner.js';
-import { Ledger } from '../ledger.js';
-import { validateRuntimeMessage, type RuntimeMessage } from '../messages.js';
-import { loadTaskType, reducerOf, type TaskType } from '../task.js';
-import type { TaskSnapshot } from '../task-record.js';
-import { defineJobKind, type LayerBody, type LeaderContext, type LeaderRole, type MemberContext, type MemberRole } from './job-kind.js';
+import { JobRunner, type JobRunnerDeps } from './job-runner.js';
+import { Ledger } from './ledger.js';
+import { validateRuntimeMessage, type RuntimeMessage } from './pool-messages.js';
+import { loadTaskType, reducerOf, type TaskType } from '../worker/task.js';
+import type { TaskSnapshot } from './task-record.js';
+import { defineJobKind, type LayerBody, type LeaderContext, type LeaderRole, type MemberContext, type MemberRole } from '../kinds/job-kind.js';
 
 /** The reference a job spec carries for the task pool (built in: no module to load). */
 export const TASK_POOL_KIND = { module: 'builtin:task-pool', export: 'default' } as const;

@@ -1,8 +1,8 @@
-import type { RuntimeMessage } from './messages.js';
+import type { RuntimeMessage } from './pool-messages.js';
 import { StealPlanner } from './steal-planner.js';
 import type { TaskSnapshot } from './task-record.js';
-import type { RunRequest } from './worker/messages.js';
-import type { WorkerEvent } from './worker/worker-pool.js';
+import type { RunRequest } from '../worker/messages.js';
+import type { WorkerEvent } from '../worker/worker-pool.js';
 import { TaskTransfers } from './task-transfers.js';
 import { EarlyStarts } from './early-starts.js';
 import { JobRunnerRecords, type JobRunnerDeps, type RunnerEvent } from './job-runner-records.js';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { KindRef } from './kinds/job-kind.js';
-import type { TaskFailure } from './contributions.js';
-import type { TaskRef } from './task.js';
-import type { BlobRef } from '../data/blob-directory.js';
-import type { SharedInputForm } from './worker/shared-input.js';
+import type { KindRef } from '../kinds/job-kind.js';
+import type { TaskFailure } from '../pool/contributions.js';
+import type { TaskRef } from '../worker/task.js';
+import type { BlobRef } from '../../data/blob-directory.js';
+import type { SharedInputForm } from '../worker/shared-input.js';
 
 /** What a job is: its kind, its task type (by module), and how many nodes it wants. */
 export interface JobSpec {

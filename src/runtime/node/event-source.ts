@@ -1,7 +1,7 @@
-import { joinPath } from '../coord/paths.js';
-import type { CoordClient } from '../coord/types.js';
-import { clusterPaths } from './job-paths.js';
-import { EventRing, type EventLists, type TimedEvent } from './kinds/kind-events.js';
+import { joinPath } from '../../coord/paths.js';
+import type { CoordClient } from '../../coord/types.js';
+import { clusterPaths } from '../job/job-paths.js';
+import { EventRing, type EventLists, type TimedEvent } from '../kinds/kind-events.js';
 import { StatsPublisher } from './node-stats.js';
 
 /** Where event sources publish: `/tidepool/events/<source>` (ephemeral, read by the dashboard). */

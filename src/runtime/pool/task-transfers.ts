@@ -10,10 +10,10 @@
  *   receiver; if the receiver claimed first, the task is the receiver's (and recovered from it if it
  *   is gone). Either way it ends up with exactly one of the two.
  */
-import type { Log } from '../util/log.js';
-import type { Clock } from './clock.js';
+import type { Log } from '../../util/log.js';
+import type { Clock } from '../../util/clock.js';
 import type { Ledger } from './ledger.js';
-import type { RuntimeMessage } from './messages.js';
+import type { RuntimeMessage } from './pool-messages.js';
 import type { TaskSnapshot } from './task-record.js';
 
 export type TransferKind = 'steal' | 'migration' | 'placement';

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ControlRequest } from '../coord/recipes/control-channel.js';
-import type { CoordClient } from '../coord/types.js';
-import { publishEncodedOutcome } from './job-outcome.js';
+import type { ControlRequest } from '../../coord/recipes/control-channel.js';
+import type { CoordClient } from '../../coord/types.js';
+import { publishEncodedOutcome } from './outcome.js';
 import type { JobPaths } from './job-paths.js';
 import { encodeOutcome, type ShareBytes } from './job-result-blob.js';
 import type { JobOutcome } from './job-spec.js';

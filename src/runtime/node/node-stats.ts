@@ -1,11 +1,11 @@
-import { isCoordError } from '../coord/errors.js';
-import { parentOf } from '../coord/paths.js';
-import { addStats, emptyStats, type RecipeStats } from '../coord/recipes/recipe-stats.js';
-import { mkdirp } from '../coord/tree-ops.js';
-import type { CoordClient } from '../coord/types.js';
-import type { EventLists } from './kinds/kind-events.js';
-import type { MemberCounters, MemberRole } from './kinds/job-kind.js';
-import { log } from '../util/log.js';
+import { isCoordError } from '../../coord/errors.js';
+import { parentOf } from '../../coord/paths.js';
+import { addStats, emptyStats, type RecipeStats } from '../../coord/recipes/recipe-stats.js';
+import { mkdirp } from '../../coord/tree-ops.js';
+import type { CoordClient } from '../../coord/types.js';
+import type { EventLists } from '../kinds/kind-events.js';
+import type { MemberCounters, MemberRole } from '../kinds/job-kind.js';
+import { log } from '../../util/log.js';
 
 /**
  * A node's load and counters, published as an ephemeral znode (`/tidepool/stats/<node>`) so that

@@ -3,19 +3,19 @@
  * and stores large ledger values durably — a state or result is referenced from the ledger only once
  * a second member holds it (it asks one with a `hold` message), so it survives the crash of its writer.
  */
-import { isCoordError } from '../coord/errors.js';
-import { joinPath } from '../coord/paths.js';
-import type { CoordClient } from '../coord/types.js';
-import { clusterPaths, jobPaths } from '../runtime/job-paths.js';
-import { log } from '../util/log.js';
-import type { LedgerBlobs } from '../runtime/ledger.js';
-import type { JobSpec } from '../runtime/job-spec.js';
-import type { TaskRef } from '../runtime/task.js';
-import { SharedInput } from '../runtime/worker/shared-input.js';
-import type { BlobRef } from './blob-directory.js';
-import { isBlobRef } from './blob-values.js';
-import { materializeBundle } from './code-cache.js';
-import type { DataPlane } from './data-plane.js';
+import { isCoordError } from '../../coord/errors.js';
+import { joinPath } from '../../coord/paths.js';
+import type { CoordClient } from '../../coord/types.js';
+import { clusterPaths, jobPaths } from '../job/job-paths.js';
+import { log } from '../../util/log.js';
+import type { LedgerBlobs } from './ledger.js';
+import type { JobSpec } from '../job/job-spec.js';
+import type { TaskRef } from '../worker/task.js';
+import { SharedInput } from '../worker/shared-input.js';
+import type { BlobRef } from '../../data/blob-directory.js';
+import { isBlobRef } from '../../data/blob-values.js';
+import { materializeBundle } from '../../data/code-cache.js';
+import type { DataPlane } from '../../data/data-plane.js';
 
 /** Asks a peer member to fetch a copy of a blob (the second copy of a checkpoint). */
 export interface HoldMessage {

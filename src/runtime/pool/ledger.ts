@@ -1,12 +1,12 @@
-import { isCoordError } from '../coord/errors.js';
-import type { CoordClient, Op } from '../coord/types.js';
-import { log } from '../util/log.js';
-import type { BlobRef } from '../data/blob-directory.js';
-import { blobValue, blobValueRef, INLINE_STATE_BYTES } from '../data/blob-values.js';
-import { decode, encode } from './codec.js';
+import { isCoordError } from '../../coord/errors.js';
+import type { CoordClient, Op } from '../../coord/types.js';
+import { log } from '../../util/log.js';
+import type { BlobRef } from '../../data/blob-directory.js';
+import { blobValue, blobValueRef, INLINE_STATE_BYTES } from '../../data/blob-values.js';
+import { decode, encode } from '../../util/codec.js';
 import { LedgerBatches, LostOwnership, type Contribution, type LedgerPaths, type Payload, type Versions } from './ledger-batches.js';
 import type { TaskRecord, TaskSnapshot } from './task-record.js';
-import type { InlineRuns } from './worker/messages.js';
+import type { InlineRuns } from '../worker/messages.js';
 
 export { LostOwnership, type LedgerPaths };
 

@@ -5,8 +5,8 @@
  * in the `result` znode carries its reference. Whoever reads the outcome fetches the value from a
  * holder; once a job has ended, any authenticated peer may (see `mayFetchJobBlob`).
  */
-import type { BlobRef } from '../data/blob-directory.js';
-import { decode, encode } from './codec.js';
+import type { BlobRef } from '../../data/blob-directory.js';
+import { decode, encode } from '../../util/codec.js';
 import type { JobOutcome } from './job-spec.js';
 
 /**
