@@ -21,7 +21,8 @@ import { APPLICATIONS, type Application } from '../src/frameworks/search/applica
 import { solveSequentially } from '../src/frameworks/search/define-search.js';
 import { solveOnCluster } from '../src/frameworks/search/solve.js';
 import { tspProblem } from '../src/frameworks/search/tsp/tsp.js';
-import { randomEuclideanInstance, type TspInstance } from '../src/frameworks/search/tsp/tsplib.js';
+import type { TspInstance } from '../src/frameworks/search/tsp/tsplib.js';
+import { randomEuclideanInstance } from '../src/frameworks/search/tsp/tsp-tours.js';
 import { Cluster } from '../src/runtime/client/cluster.js';
 import type { ScaleStep } from '../src/runtime/client/scale-schedule.js';
 import { secretFile } from '../test/support/node-process.js';

@@ -7,7 +7,7 @@
  */
 import { solveSequentially } from '../src/frameworks/search/define-search.js';
 import { tspProblem } from '../src/frameworks/search/tsp/tsp.js';
-import { randomEuclideanInstance } from '../src/frameworks/search/tsp/tsplib.js';
+import { randomEuclideanInstance } from '../src/frameworks/search/tsp/tsp-tours.js';
 
 const [n, seed] = process.argv.slice(2, 4).map(Number);
 const inst = randomEuclideanInstance(n!, seed!);

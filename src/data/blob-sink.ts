@@ -7,7 +7,13 @@
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
-import type { BlobInfo } from './object-store.js';
+
+/** A blob as a store holds it: what a completed sink hands back. */
+export interface BlobInfo {
+  hash: BlobHash;
+  size: number;
+  where: 'memory' | 'disk';
+}
 
 /** What a sink hands back to the store. */
 export interface SinkOwner {

@@ -13,16 +13,16 @@
  * on the way out, so a copy corrupted on disk is found and discarded.
  */
 import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { lend, type InboundAttachment } from '../transport/attachment.js';
-import type { Message, PeerAddress, Transport } from '../transport/types.js';
+import { lend } from '../transport/attachment.js';
+import type { AttachmentPlacer, InboundFrame, Message, PeerAddress, Transport } from '../transport/types.js';
 import { log } from '../util/log.js';
 import { checkBlobHash, shortHash, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
 import { BlobReceiver, type OutgoingMessage, type ReceiverAction } from './blob-receiver.js';
 import { BlobSender } from './blob-sender.js';
 import { HashThread, inlineHasher, type ChunkHasher } from './chunk-hasher.js';
-import type { BlobSink } from './blob-sink.js';
-import type { BlobInfo, ObjectStore } from './object-store.js';
+import type { BlobInfo, BlobSink } from './blob-sink.js';
+import type { ObjectStore } from './object-store.js';
 import {
   chunkHeader, chunkRange, isBlobMessage, MAX_CHUNK_BYTES, MAX_WINDOW, MIN_CHUNK_BYTES, parseBlobMessage,
   type BlobMessage, type FetchMessage, type RefuseCode,
@@ -102,7 +102,7 @@ export class BlobTransferService {
   /** Fetches in progress by transfer-id prefix: where chunks and refusals go. */
   private readonly receiving = new Map<string, (from: string, m: Message) => void>();
   /** The same fetches: where an arriving chunk's bytes may go (undefined: private memory). */
-  private readonly placing = new Map<string, (from: string, header: Message, field: string, frame: InboundAttachment) => Buffer | undefined>();
+  private readonly placing = new Map<string, AttachmentPlacer>();
   private readonly outgoing = new Map<string, Outgoing>();
   private readonly prefix = randomBytes(4).toString('hex');
   private fetchCount = 0;
@@ -396,14 +396,14 @@ function threadHasher(): ChunkHasher {
  * over or the fetch ends.
  */
 class PlacedChunks {
-  private readonly frames = new Map<number, InboundAttachment>();
+  private readonly frames = new Map<number, InboundFrame>();
 
   /** Another frame is still writing chunk `seq`'s region. */
   busy(seq: number): boolean {
     return this.frames.get(seq)?.writesToPlace ?? false;
   }
 
-  lease(seq: number, frame: InboundAttachment): void {
+  lease(seq: number, frame: InboundFrame): void {
     this.frames.set(seq, frame);
   }
 

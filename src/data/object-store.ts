@@ -19,7 +19,7 @@ import { Emitter } from '../util/emitter.js';
 import { log } from '../util/log.js';
 import { checkBlobHash, hashOf, shortHash, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
-import { FileSink, MemorySink, type BlobSink } from './blob-sink.js';
+import { FileSink, MemorySink, type BlobInfo, type BlobSink } from './blob-sink.js';
 
 export interface ObjectStoreOptions {
   /** Directory for spilled blobs; created if missing. Default: a fresh directory under the OS temp dir, removed on close. */
@@ -30,12 +30,6 @@ export interface ObjectStoreOptions {
   budgetBytes?: number;
   /** Largest single blob (default 2 GiB). */
   maxObjectBytes?: number;
-}
-
-export interface BlobInfo {
-  hash: BlobHash;
-  size: number;
-  where: 'memory' | 'disk';
 }
 
 export interface ObjectStoreStats {

@@ -10,7 +10,7 @@
  * (a placer), and the decoder copies them there straight from the socket's chunks. The decoded
  * message is the same as with an ordinary frame: the field holds a Buffer of the bytes.
  */
-import type { Message } from './types.js';
+import type { InboundFrame, Message } from './types.js';
 
 /** First payload byte of a frame with an attachment (msgpack's "never used" byte). */
 export const ATTACHMENT_MARKER = 0xc1;
@@ -56,7 +56,7 @@ export function parseAttachmentHeader(value: unknown, isMessage: (v: unknown) =>
  * An attachment on its way in: the decoder copies arriving bytes into `target` (the placer's
  * destination, or private memory) until `complete`.
  */
-export class InboundAttachment {
+export class InboundAttachment implements InboundFrame {
   private filledBytes = 0;
   private bytes: Buffer = EMPTY;
   private placed = false;
@@ -104,13 +104,5 @@ export class InboundAttachment {
   }
 }
 
-/**
- * Chooses where an attachment of `length` bytes for `header` (the message without field `field`)
- * goes, before its bytes arrive: a Buffer of exactly `length` bytes, or undefined for private memory.
- * The placer may call `frame.detach()` later to take its destination back while the frame is still
- * arriving. `from` is the authenticated peer.
- */
-export type AttachmentPlacer = (from: string, header: Message, field: string, frame: InboundAttachment) => Buffer | undefined;
-
-/** The decoder's placer: an AttachmentPlacer with the peer already known. */
-export type FramePlacer = (header: Message, field: string, frame: InboundAttachment) => Buffer | undefined;
+/** The decoder's placer: an AttachmentPlacer (types.ts) with the peer already known. */
+export type FramePlacer = (header: Message, field: string, frame: InboundFrame) => Buffer | undefined;

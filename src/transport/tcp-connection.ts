@@ -15,10 +15,9 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { log } from '../util/log.js';
-import type { AttachmentPlacer } from './attachment.js';
 import { type ChannelCredentials, checkPeer } from './channel-credentials.js';
 import { encodeFrame, FrameDecoder, FrameError } from './frame-codec.js';
-import type { Message, PeerAddress } from './types.js';
+import type { AttachmentPlacer, Message, PeerAddress } from './types.js';
 import { TransportError } from './types.js';
 
 /** Socket buffer above which writes wait for 'drain'. */

@@ -21,13 +21,12 @@ import type net from 'node:net';
 import tls from 'node:tls';
 import { Emitter } from '../util/emitter.js';
 import { log } from '../util/log.js';
-import type { AttachmentPlacer } from './attachment.js';
 import { type ChannelCredentials, channelCredentials, type ChannelSource, stillTrusted } from './channel-credentials.js';
 import { DEFAULT_MAX_FRAME_BYTES, encodeFrameParts } from './frame-codec.js';
 import {
   DEFAULT_CONNECT_TIMEOUT_MS, describeSocketError, formatTcpAddress, InboundConnection, isTlsError, OutboundConnection, parseTcpAddress,
 } from './tcp-connection.js';
-import type { Message, MessageHandler, PeerAddress, Transport } from './types.js';
+import type { AttachmentPlacer, Message, MessageHandler, PeerAddress, Transport } from './types.js';
 import { TransportError } from './types.js';
 
 export interface TcpTransportOptions {

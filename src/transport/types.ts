@@ -3,8 +3,6 @@
  * node id and address; a transport delivers them in order per peer, or reports that it could not.
  * Implementations: in-process (nodes sharing one process) and TCP (framed, authenticated).
  */
-import type { AttachmentPlacer } from './attachment.js';
-
 /** Any message: a plain, serializable object with a string `type`. */
 export interface Message {
   type: string;
@@ -19,6 +17,24 @@ export interface PeerAddress {
 }
 
 export type MessageHandler = (from: string, message: Message) => void;
+
+/** An incoming attachment as a placer sees it while its bytes arrive (attachment.ts). */
+export interface InboundFrame {
+  /** The attachment's size in bytes. */
+  readonly length: number;
+  /** Bytes are still to be written into the placed destination. */
+  readonly writesToPlace: boolean;
+  /** Takes the destination back: the bytes still to come go to private memory. */
+  detach(): void;
+}
+
+/**
+ * Chooses where an attachment of `frame.length` bytes for `header` (the message without field `field`)
+ * goes, before its bytes arrive: a Buffer of exactly that length, or undefined for private memory.
+ * The placer may call `frame.detach()` later to take its destination back while the frame is still
+ * arriving. `from` is the authenticated peer.
+ */
+export type AttachmentPlacer = (from: string, header: Message, field: string, frame: InboundFrame) => Buffer | undefined;
 
 export interface Transport {
   readonly nodeId: string;

@@ -10,8 +10,8 @@ import { after, describe, it } from 'node:test';
 import { BlobTransferService } from '../../src/data/blob-transfer.js';
 import { hashOf } from '../../src/data/content-hash.js';
 import { ObjectStore } from '../../src/data/object-store.js';
-import { InboundAttachment, type AttachmentPlacer } from '../../src/transport/attachment.js';
-import type { Message, MessageHandler, PeerAddress, Transport } from '../../src/transport/types.js';
+import { InboundAttachment } from '../../src/transport/attachment.js';
+import type { AttachmentPlacer, Message, MessageHandler, PeerAddress, Transport } from '../../src/transport/types.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 
 const CHUNK = 16 * 1024;

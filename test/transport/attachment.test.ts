@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Packr } from 'msgpackr';
-import { lend, MAX_ATTACHMENT_HEADER_BYTES, type InboundAttachment } from '../../src/transport/attachment.js';
+import { lend, MAX_ATTACHMENT_HEADER_BYTES } from '../../src/transport/attachment.js';
 import { encodeFrameParts, FrameDecoder, FrameError } from '../../src/transport/frame-codec.js';
-import type { Message } from '../../src/transport/types.js';
+import type { InboundFrame, Message } from '../../src/transport/types.js';
 
 const packr = new Packr({ mapsAsObjects: false, moreTypes: true, useBigIntExtension: true });
 
@@ -104,7 +104,7 @@ describe('attachment frames', { timeout: 30_000 }, () => {
     const data = randomBytes(200_000);
     const stream = Buffer.concat(encodeFrameParts({ type: 'x', data: lend(data) }));
     const memory = Buffer.alloc(data.length);
-    let frame: InboundAttachment | undefined;
+    let frame: InboundFrame | undefined;
     const decoder = new FrameDecoder({
       placer: (_h, _f, f) => {
         frame = f;

@@ -8,7 +8,8 @@ import { knapsackProblem } from './knapsack/knapsack.js';
 import { nqueensProblem } from './nqueens/nqueens.js';
 import type { SearchProblem, SearchResult } from './search-problem.js';
 import { tspProblem } from './tsp/tsp.js';
-import { parseTsplib, randomEuclideanInstance, tourLength, validateTour, type TspInstance } from './tsp/tsplib.js';
+import { parseTsplib, type TspInstance } from './tsp/tsplib.js';
+import { randomEuclideanInstance, tourLength, validateTour } from './tsp/tsp-tours.js';
 
 /** Module specifiers of the problem modules: .ts when running from sources, .js when built. */
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

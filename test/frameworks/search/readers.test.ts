@@ -5,9 +5,8 @@ import { hasEdge, parseDimacs, validateClique, type Graph } from '../../../src/f
 import { InputError } from '../../../src/frameworks/search/input-error.js';
 import { knapsackByDynamicProgramming, parseKnapsack, randomKnapsack } from '../../../src/frameworks/search/knapsack/knapsack-format.js';
 import { NQUEENS_SOLUTIONS } from '../../../src/frameworks/search/nqueens/known-counts.js';
-import {
-  parseTour, parseTsplib, randomEuclideanInstance, tourLength, validateTour, type TspInstance,
-} from '../../../src/frameworks/search/tsp/tsplib.js';
+import { parseTour, parseTsplib, type TspInstance } from '../../../src/frameworks/search/tsp/tsplib.js';
+import { randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsp-tours.js';
 
 const DATA = new URL('../../data/', import.meta.url);
 const read = (relative: string): string => readFileSync(new URL(relative, DATA), 'utf8');

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { searchLoop, type LoopContext } from '../../../src/frameworks/search/search-loop.js';
 import { rootSearchState, type Incumbent } from '../../../src/frameworks/search/search-state.js';
 import { tspProblem } from '../../../src/frameworks/search/tsp/tsp.js';
-import { randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsplib.js';
+import { randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsp-tours.js';
 
 /** A task context whose job's incumbent has value `bound` (undefined: none yet); records the values the task proposes, and each proposal. */
 function context(bound: number | undefined): LoopContext & { proposed: number[]; incumbents: Incumbent[] } {

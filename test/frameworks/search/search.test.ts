@@ -16,7 +16,8 @@ import { nqueensProblem } from '../../../src/frameworks/search/nqueens/nqueens.j
 import type { SearchResult } from '../../../src/frameworks/search/search-problem.js';
 import { rootSearchState } from '../../../src/frameworks/search/search-state.js';
 import { tspProblem, type TspMatrix } from '../../../src/frameworks/search/tsp/tsp.js';
-import { parseTsplib, randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsplib.js';
+import { parseTsplib } from '../../../src/frameworks/search/tsp/tsplib.js';
+import { randomEuclideanInstance, tourLength, validateTour } from '../../../src/frameworks/search/tsp/tsp-tours.js';
 import { Cluster } from '../../../src/runtime/client/cluster.js';
 import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { firstPlacement } from './apps/decide-app.js';

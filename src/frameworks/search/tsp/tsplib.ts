@@ -10,7 +10,6 @@
 import { InputError } from '../input-error.js';
 import { coordinateDistances } from './tsplib-distances.js';
 
-export { randomEuclideanInstance, tourLength, validateTour } from './tsp-tours.js';
 
 export interface TspInstance {
   name: string;
