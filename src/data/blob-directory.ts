@@ -18,7 +18,6 @@ import { CoordError, isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
 import { deleteRecursive, mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
-import { DEFAULT_ROOT, jobPaths } from '../runtime/job/job-paths.js';
 import type { PeerAddress } from '../transport/types.js';
 import { checkBlobHash, shortHash, type BlobHash } from './content-hash.js';
 import { DataError } from './data-error.js';
@@ -36,12 +35,12 @@ export interface BlobLocation extends BlobRef {
 }
 
 export interface BlobDirectoryOptions {
-  /** The cluster's root znode (default /tidepool). */
-  root?: string;
+  /** The cluster's root znode: the directory is `<root>/blobs`. */
+  root: string;
   /** This node, as holders are registered. */
   self: PeerAddress;
-  /** Whether a job still exists (default: its znode under <root>/jobs). */
-  jobExists?: (jobId: string) => Promise<boolean>;
+  /** Whether a job still exists: `collect()` drops the references of jobs that do not. */
+  jobExists: (jobId: string) => Promise<boolean>;
 }
 
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
@@ -60,21 +59,19 @@ const jobOfReference = (name: string): string => name.split('~', 1)[0]!;
  * Cluster-wide collection from any session (job retention runs it where jobs are pruned): drops the
  * references of jobs that no longer exist, then the blobs nobody references. Returns their hashes.
  */
-export function collectBlobs(client: CoordClient, root?: string): Promise<BlobHash[]> {
-  return new BlobDirectory(client, { ...(root ? { root } : {}), self: { nodeId: '', address: '' } }).collect();
+export function collectBlobs(client: CoordClient, opts: Pick<BlobDirectoryOptions, 'root' | 'jobExists'>): Promise<BlobHash[]> {
+  return new BlobDirectory(client, { ...opts, self: { nodeId: '', address: '' } }).collect();
 }
 
 export class BlobDirectory {
   readonly base: string;
-  private readonly root: string;
   private readonly self: PeerAddress;
   private readonly jobExists: (jobId: string) => Promise<boolean>;
 
   constructor(private readonly client: CoordClient, opts: BlobDirectoryOptions) {
-    this.root = opts.root ?? DEFAULT_ROOT;
-    this.base = joinPath(this.root, 'blobs');
+    this.base = joinPath(opts.root, 'blobs');
     this.self = opts.self;
-    this.jobExists = opts.jobExists ?? (async (jobId) => (await this.client.exists(jobPaths(jobId, this.root).base)) !== null);
+    this.jobExists = opts.jobExists;
   }
 
   /** This node's id, as it is listed among holders. */

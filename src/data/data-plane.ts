@@ -25,10 +25,12 @@ export interface DataPlaneOptions {
   transport: Transport;
   /** Whether node `peer` is a member of job `jobId` (it runs or ran tasks of it). */
   isMember: (peer: string, jobId: string) => boolean | Promise<boolean>;
-  root?: string;
+  /** The cluster's root znode (the blob directory is `<root>/blobs`). */
+  root: string;
   store?: ObjectStoreOptions;
   transfer?: Pick<BlobTransferOptions, 'chunkBytes' | 'window' | 'stallMs' | 'rounds'>;
-  jobExists?: (jobId: string) => Promise<boolean>;
+  /** Whether a job still exists (blobs of removed jobs are collected). */
+  jobExists: (jobId: string) => Promise<boolean>;
   /** Whether a job has ended (its result is written); `handOff` does not wait for the blobs of ended jobs. */
   jobEnded?: (jobId: string) => Promise<boolean>;
   /**
@@ -51,7 +53,7 @@ export class DataPlane {
     const store = await ObjectStore.open(opts.store);
     const directory = new BlobDirectory(opts.client, {
       self: { nodeId: opts.transport.nodeId, address: opts.transport.address },
-      ...(opts.root ? { root: opts.root } : {}), ...(opts.jobExists ? { jobExists: opts.jobExists } : {}),
+      root: opts.root, jobExists: opts.jobExists,
     });
     const transfer = new BlobTransferService({
       transport: opts.transport, store, ...opts.transfer, ...(opts.subscribe === false ? { subscribe: false } : {}),

@@ -13,7 +13,7 @@ import { deleteRecursive, mkdirp } from '../../src/coord/tree-ops.js';
 import { DataError } from '../../src/data/data-error.js';
 import { referenceName } from '../../src/data/blob-directory.js';
 import { DataPlane } from '../../src/data/data-plane.js';
-import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { DEFAULT_ROOT as ROOT, jobPaths } from '../../src/runtime/job/job-paths.js';
 import { InProcessNetwork, InProcessTransport } from '../../src/transport/in-process-transport.js';
 import { withDeadline } from '../support/wait.js';
 
@@ -32,7 +32,8 @@ async function cluster(ids: string[], members: Map<string, Set<string>>) {
     const transport = new InProcessTransport(id, network);
     await transport.start();
     const plane = await DataPlane.start({
-      client, transport, isMember: (peer, job) => members.get(job)?.has(peer) ?? false, transfer: { chunkBytes: 16 * 1024, stallMs: 2_000 },
+      client, transport, root: ROOT, isMember: (peer, job) => members.get(job)?.has(peer) ?? false, transfer: { chunkBytes: 16 * 1024, stallMs: 2_000 },
+      jobExists: async (job) => (await client.exists(jobPaths(job).base)) !== null,
     });
     planes.push(plane);
     nodes.set(id, { plane, client, transport });

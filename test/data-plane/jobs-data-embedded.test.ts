@@ -12,7 +12,7 @@ import { Cluster, type ClusterEvent, type JobHandle } from '../../src/runtime/cl
 import { jobLeader, submitJob, taskOwners } from '../../src/runtime/client/job-control.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import { pruneFinishedJobs } from '../../src/runtime/client/job-retention.js';
-import type { TaskRecord } from '../../src/runtime/pool/task-record.js';
+import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';

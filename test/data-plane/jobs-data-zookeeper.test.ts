@@ -17,7 +17,7 @@ import { Cluster } from '../../src/runtime/client/cluster.js';
 import { jobCommitters, jobLeader, taskOwners } from '../../src/runtime/client/job-control.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import { startNodeProcess as startProcess } from '../../src/runtime/client/node-processes.js';
-import type { TaskRecord } from '../../src/runtime/pool/task-record.js';
+import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { tidepool } from '../support/cli.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';

@@ -12,7 +12,7 @@ import { mkdirp } from '../../src/coord/tree-ops.js';
 import type { CoordClient, Op } from '../../src/coord/types.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { Ledger } from '../../src/runtime/pool/ledger.js';
-import type { TaskRecord } from '../../src/runtime/pool/task-record.js';
+import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import { useBackend, type Backend } from '../coord/backends.js';
 import { withDeadline } from '../support/wait.js';
 

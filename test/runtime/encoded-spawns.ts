@@ -15,7 +15,7 @@ import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
 import { TaskPoolLeaderDuties } from '../../src/runtime/pool/task-pool-leader.js';
 import { Ledger } from '../../src/runtime/pool/ledger.js';
 import type { RuntimeMessage } from '../../src/runtime/pool/pool-messages.js';
-import { encodeRecords, type TaskRecord } from '../../src/runtime/pool/task-record.js';
+import { encodeRecords, type TaskRecord } from '../../src/runtime/worker/task-record.js';
 import type { RunRequest } from '../../src/runtime/worker/messages.js';
 import type { WorkerEvent, Workers } from '../../src/runtime/worker/worker-pool.js';
 import { Rng } from '../../src/util/rng.js';

@@ -13,13 +13,15 @@ import { mkdirp } from '../../src/coord/tree-ops.js';
 import type { BlobRef } from '../../src/data/blob-directory.js';
 import { blobValueRef, INLINE_STATE_BYTES } from '../../src/data/blob-values.js';
 import { decode, encode } from '../../src/util/codec.js';
-import { Ledger, type LedgerBlobs } from '../../src/runtime/pool/ledger.js';
-import type { TaskRecord, TxnMarker } from '../../src/runtime/pool/task-record.js';
+import type { DurableBlobs } from '../../src/runtime/job/durable-blobs.js';
+import { Ledger } from '../../src/runtime/pool/ledger.js';
+import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
+import type { TxnMarker } from '../../src/runtime/pool/ledger-batches.js';
 
 const paths = { tasks: '/job/tasks', txns: '/job/txns' };
 
 /** A data plane in a map: stores by content hash. */
-function mapBlobs(): LedgerBlobs & { stored: Map<string, Buffer> } {
+function mapBlobs(): DurableBlobs & { stored: Map<string, Buffer> } {
   const stored = new Map<string, Buffer>();
   return {
     stored,

@@ -10,7 +10,8 @@ import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { Ledger, LostOwnership } from '../../src/runtime/pool/ledger.js';
-import type { TaskRecord, TxnMarker } from '../../src/runtime/pool/task-record.js';
+import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
+import type { TxnMarker } from '../../src/runtime/pool/ledger-batches.js';
 import { Rng } from '../../src/util/rng.js';
 
 const paths = { tasks: '/job/tasks', txns: '/job/txns' };

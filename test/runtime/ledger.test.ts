@@ -9,7 +9,7 @@ import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { Ledger, LostOwnership } from '../../src/runtime/pool/ledger.js';
-import type { TaskRecord } from '../../src/runtime/pool/task-record.js';
+import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import { Rng } from '../../src/util/rng.js';
 
 const paths = { tasks: '/job/tasks', txns: '/job/txns' };

@@ -11,7 +11,7 @@ import { Cluster, type ClusterEvent } from '../../src/runtime/client/cluster.js'
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import { ROOT_TASK_ID } from '../../src/runtime/job/job-spec.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
-import type { TaskRecord } from '../../src/runtime/pool/task-record.js';
+import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { checksumRoot, type Tally } from './apps/spawn-checksum.js';

@@ -11,8 +11,7 @@
  */
 import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
 import { taskPoolLeader, taskPoolMember } from '../../runtime/pool/task-pool-kind.js';
-import { validateRuntimeMessage } from '../../runtime/pool/pool-messages.js';
-import { validateBlobFields } from '../../runtime/pool/job-blobs.js';
+import { validateTaskPoolMessage } from '../../runtime/pool/pool-messages.js';
 import { ProcessMonitorMember, type Assignment, type MemberSend } from './balance/monitor.js';
 import type { IterativeInput } from './iterative-types.js';
 import { ProcessBalancer, type Instruction, type ProcessReport, type Transfer } from './process-balancer.js';
@@ -234,7 +233,7 @@ export default defineJobKind({
       case 'it-figures':
         return typeof body.figures === 'object' && body.figures !== null ? undefined : 'it-figures needs "figures"';
       default:
-        return body.type === 'hold' ? validateBlobFields(body) : validateRuntimeMessage(body) ?? validateBlobFields(body);
+        return validateTaskPoolMessage(body);
     }
   },
 });

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { ledgerBlobs, onHold, type HoldMessage } from '../../runtime/pool/job-blobs.js';
+import { durableBlobs, onHold, type HoldMessage } from '../../runtime/job/durable-blobs.js';
 import type { LayerBody, MemberContext, MemberRole } from '../../runtime/kinds/job-kind.js';
 import { decode, encode } from '../../util/codec.js';
 import { log } from '../../util/log.js';
@@ -191,8 +191,8 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     const bytes = encode({ iteration, objects: indices.map((i) => host.peek(i, iteration)) });
     if (!ctx.data) throw new Error(`node ${ctx.nodeId} has no data plane for checkpoints`);
     const data = ctx.data;
-    const side = { spec: ctx.spec, nodeId: ctx.nodeId, data, peers: () => peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) };
-    const ref = await ledgerBlobs(side).store(bytes, `checkpoint of ${ctx.spec.id} at iteration ${iteration} on ${ctx.nodeId}`, scope);
+    const side = { jobId: ctx.spec.id, nodeId: ctx.nodeId, data, peers: () => peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) };
+    const ref = await durableBlobs(side).store(bytes, `checkpoint of ${ctx.spec.id} at iteration ${iteration} on ${ctx.nodeId}`, scope);
     // The leader discarded the checkpoints this one's predecessor superseded: drop the local copies of
     // those (parts this node wrote or holds for others) now, not at the node's next periodic collection.
     data.collectLocal().catch((err: unknown) => log.warn('malleable', 'dropping superseded checkpoint copies failed', err));
@@ -277,7 +277,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
           inTransit.delete(body.seq as number);
           return t?.resolve();
         }
-        case 'hold': return onHold({ spec: ctx.spec, data: ctx.data! }, from, body as HoldMessage);
+        case 'hold': return onHold({ jobId: ctx.spec.id, data: ctx.data! }, from, body as HoldMessage);
       }
     },
     onBounce(to, body) {

@@ -12,7 +12,7 @@
  *   member → member   hold { job, ref }                      keep a copy of a checkpoint blob (data plane)
  */
 import type { BlobRef } from '../../data/blob-directory.js';
-import { validateBlobFields } from '../../runtime/pool/job-blobs.js';
+import { validateHold } from '../../runtime/job/durable-blobs.js';
 import type { LayerBody } from '../../runtime/kinds/job-kind.js';
 import type { CollectivePart } from './collectives.js';
 import type { PackedObject, ResizeWish, Routed } from './object-host.js';
@@ -105,7 +105,7 @@ export function validateMalleableMessage(body: LayerBody): string | undefined {
     case 'mall-leaving':
       return undefined;
     case 'hold':
-      return validateBlobFields(body);
+      return validateHold(body);
     default:
       return `unknown malleable message "${body.type}"`;
   }

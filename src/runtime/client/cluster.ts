@@ -8,7 +8,7 @@ import { InProcessNetwork, InProcessTransport } from '../../transport/in-process
 import { usableCores } from '../../util/capacity.js';
 import { DataPlane } from '../../data/data-plane.js';
 import type { BlobRef } from '../../data/blob-directory.js';
-import { jobEnded, mayFetchJobBlob } from '../pool/job-blobs.js';
+import { jobEnded, jobExists, mayFetchJobBlob } from '../job/blob-access.js';
 import { resolveOutcome } from '../job/job-result-blob.js';
 import { nodeIdOfCertificate } from '../../transport/channel-credentials.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
@@ -139,8 +139,9 @@ export class Cluster {
   private async startData(transport: Transport): Promise<void> {
     await transport.start();
     const plane = await DataPlane.start({
-      client: this.client, transport,
+      client: this.client, transport, root: clusterPaths().root,
       isMember: (peer, job) => mayFetchJobBlob(this.client, peer, job),
+      jobExists: (job) => jobExists(this.client, job),
       jobEnded: (job) => jobEnded(this.client, job),
     });
     this.data = { plane, transport };

@@ -17,7 +17,7 @@ import { setDesiredSize } from '../scheduler/job-sizing.js';
 import { Reconciler } from '../scheduler/reconciler.js';
 import { schedulerPaths } from '../scheduler/scheduler-paths.js';
 import { loadTaskType, type TaskRef } from '../worker/task.js';
-import type { TaskRecord } from '../pool/task-record.js';
+import type { TaskRecord } from '../worker/task-record.js';
 import { INLINE_INPUT_BYTES, INLINE_STATE_BYTES } from '../../data/blob-values.js';
 import { bundleTaskModule, isLocalModule } from '../../data/code-bundle.js';
 import type { DataPlane } from '../../data/data-plane.js';

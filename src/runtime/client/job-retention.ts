@@ -4,7 +4,8 @@ import type { CoordClient } from '../../coord/types.js';
 import { collectBlobs } from '../../data/blob-directory.js';
 import { decode } from '../../util/codec.js';
 import { listJobs } from './job-control.js';
-import { jobPaths } from '../job/job-paths.js';
+import { jobExists } from '../job/blob-access.js';
+import { clusterPaths, jobPaths } from '../job/job-paths.js';
 import type { JobOutcome } from '../job/job-spec.js';
 
 export interface RetentionOptions {
@@ -42,6 +43,6 @@ export async function pruneFinishedJobs(client: CoordClient, opts: RetentionOpti
   }
   // The blobs of removed jobs (inputs, states, results, code) go with them: references of jobs that
   // no longer exist are dropped, then blobs nobody references; each node deletes its copies later.
-  if (removed.length > 0) await collectBlobs(client, opts.root);
+  if (removed.length > 0) await collectBlobs(client, { root: clusterPaths(opts.root).root, jobExists: (id) => jobExists(client, id, opts.root) });
   return removed;
 }

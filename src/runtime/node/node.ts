@@ -11,7 +11,7 @@ import { watchData, type WatchHandle } from '../../coord/watch.js';
 import type { Transport } from '../../transport/types.js';
 import { DataPlane } from '../../data/data-plane.js';
 import type { ObjectStoreOptions } from '../../data/object-store.js';
-import { mayFetchJobBlob } from '../pool/job-blobs.js';
+import { jobExists, mayFetchJobBlob } from '../job/blob-access.js';
 import { isBlobMessage } from '../../data/transfer-protocol.js';
 import { Emitter } from '../../util/emitter.js';
 import { log as rootLog, logTo, type Log, type Logger } from '../../util/log.js';
@@ -242,6 +242,7 @@ export class TidepoolNode {
     this.dataPlane = await DataPlane.start({
       client: this.client, transport: this.transport, root: this.paths.root, subscribe: false,
       isMember: (peer, job) => mayFetchJobBlob(this.client, peer, job, this.paths.root),
+      jobExists: (job) => jobExists(this.client, job, this.paths.root),
       ...(this.opts.data?.store ? { store: this.opts.data.store } : {}),
     });
     const every = this.opts.data?.collectEveryMs ?? 60_000;

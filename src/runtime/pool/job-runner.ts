@@ -1,6 +1,6 @@
 import type { RuntimeMessage } from './pool-messages.js';
 import { StealPlanner } from './steal-planner.js';
-import type { TaskSnapshot } from './task-record.js';
+import type { TaskSnapshot } from './task-snapshot.js';
 import type { RunRequest } from '../worker/messages.js';
 import type { WorkerEvent } from '../worker/worker-pool.js';
 import { TaskTransfers } from './task-transfers.js';

@@ -8,7 +8,17 @@ import { emptyStats, type RecipeStats } from '../../coord/recipes/recipe-stats.j
 import { log } from '../../util/log.js';
 import type { BlobRef } from '../../data/blob-directory.js';
 import { encode } from '../../util/codec.js';
-import type { TxnMarker } from './task-record.js';
+
+/**
+ * The data of a ledger transaction's marker (`txns/<id>`): the node that committed it and the result
+ * contributions of the tasks it completed. `tasks[i]`, when present, is how many completed tasks
+ * `results[i]` stands for (tasks run inline after their parent fold into one contribution); 1 otherwise.
+ */
+export interface TxnMarker {
+  node: string;
+  results: unknown[];
+  tasks?: number[];
+}
 
 /** A record's data as it will be written: inline, or (once `ready`) a reference to a blob. */
 export interface Payload {

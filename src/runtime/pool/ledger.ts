@@ -5,26 +5,13 @@ import type { BlobRef } from '../../data/blob-directory.js';
 import { blobValue, blobValueRef, INLINE_STATE_BYTES } from '../../data/blob-values.js';
 import { decode, encode } from '../../util/codec.js';
 import { LedgerBatches, LostOwnership, type Contribution, type LedgerPaths, type Payload, type Versions } from './ledger-batches.js';
-import type { TaskRecord, TaskSnapshot } from './task-record.js';
+import type { TaskRecord } from '../worker/task-record.js';
+import type { TaskSnapshot } from './task-snapshot.js';
 import type { InlineRuns } from '../worker/messages.js';
+import type { DurableBlobs } from '../job/durable-blobs.js';
 
 export { LostOwnership, type LedgerPaths };
 
-/**
- * Where a ledger keeps what is too large for a record (the node's data plane, for the job). Without
- * it every state stays inline (the simulation, tests of the ledger alone).
- */
-export interface LedgerBlobs {
-  /**
-   * Stores bytes and resolves once they are durable (held by two nodes where the job has two). With a
-   * `scope`, the reference belongs to that record alone and is dropped with `discard` when it moves on.
-   */
-  store(bytes: Buffer, what: string, scope?: string): Promise<BlobRef>;
-  /** The bytes of a reference (local, or fetched from a holder). */
-  fetch(ref: BlobRef, what: string): Promise<Buffer>;
-  /** A record no longer uses the blob it referenced (superseded or deleted); it goes if nothing else does. */
-  discard?(ref: BlobRef, scope: string): Promise<void>;
-}
 
 /** The scope of a task record's state blob: one per task, so that its superseded states can go. */
 const stateScope = (taskId: string): string => `task.${taskId}`;
@@ -56,7 +43,8 @@ export class Ledger extends LedgerBatches {
     paths: LedgerPaths,
     nodeId: string,
     maxBatch = 64,
-    private readonly blobs?: LedgerBlobs,
+    /** Where what is too large for a record goes; without it every state stays inline (the simulation, tests of the ledger alone). */
+    private readonly blobs?: DurableBlobs,
   ) {
     super(client, paths, nodeId, maxBatch);
   }

@@ -1,4 +1,6 @@
-import type { TaskSnapshot } from './task-record.js';
+import { isBlobRef } from '../../data/blob-values.js';
+import { validateHold } from '../job/durable-blobs.js';
+import type { TaskSnapshot } from './task-snapshot.js';
 
 /** Node-to-node messages of the task pool's protocols (the body of a job envelope). */
 export type RuntimeMessage =
@@ -51,4 +53,13 @@ export function validateRuntimeMessage(m: { type: string; [key: string]: unknown
     default:
       return `unknown task-pool message type ${JSON.stringify(m.type)}`;
   }
+}
+
+/** Checks anything a task-pool member receives: its own messages (an offer's blob reference too) and `hold` requests. */
+export function validateTaskPoolMessage(body: { type: string; [key: string]: unknown }): string | undefined {
+  if (body.type === 'hold') return validateHold(body);
+  const wrong = validateRuntimeMessage(body);
+  if (wrong || body.type !== 'offer') return wrong;
+  const ref = (body.task as { ref?: unknown }).ref;
+  return ref === undefined || isBlobRef(ref) ? undefined : 'field "task.ref" must be a blob reference {hash, size}';
 }

@@ -3,15 +3,16 @@
  * JobRunner holds the local pool, steals and migrates; on the leader its duties (task-pool-leader.ts) detect
  * termination, folds the result and recovers the tasks of vanished members.
  */
-import { ledgerBlobs, obtainInput, onHold, secureBeforeLeaving, taskRefOnNode, validateBlobFields, type HoldMessage } from './job-blobs.js';
+import { durableBlobs, onHold, secureBeforeLeaving, type HoldMessage } from '../job/durable-blobs.js';
+import { obtainInput, taskRefOnNode } from './job-inputs.js';
 import { log } from '../../util/log.js';
 import { TaskPoolLeaderDuties } from './task-pool-leader.js';
 import { taskPoolHistograms } from '../metrics/task-pool-histograms.js';
 import { JobRunner, type JobRunnerDeps } from './job-runner.js';
 import { Ledger } from './ledger.js';
-import { validateRuntimeMessage, type RuntimeMessage } from './pool-messages.js';
+import { validateTaskPoolMessage, type RuntimeMessage } from './pool-messages.js';
 import { loadTaskType, reducerOf, type TaskType } from '../worker/task.js';
-import type { TaskSnapshot } from './task-record.js';
+import type { TaskSnapshot } from './task-snapshot.js';
 import { defineJobKind, type LayerBody, type LeaderContext, type LeaderRole, type MemberContext, type MemberRole } from '../kinds/job-kind.js';
 
 /** The reference a job spec carries for the task pool (built in: no module to load). */
@@ -37,8 +38,8 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
     const rule = type.vars?.[name] ?? 'replace';
     await ctx.vars.define(name, { rule: rule as never });
   }
-  const side = data ? { spec, nodeId: ctx.nodeId, data, peers: ctx.peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) } : undefined;
-  const ledger = new Ledger(ctx.client, { tasks: ctx.paths.tasks, txns: ctx.paths.txns }, ctx.nodeId, undefined, side ? ledgerBlobs(side) : undefined);
+  const side = data ? { jobId: spec.id, nodeId: ctx.nodeId, data, peers: ctx.peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) } : undefined;
+  const ledger = new Ledger(ctx.client, { tasks: ctx.paths.tasks, txns: ctx.paths.txns }, ctx.nodeId, undefined, side ? durableBlobs(side) : undefined);
   if (spec.inputBlob && !data) throw new Error(`job ${spec.id} has its input in the data plane and node ${ctx.nodeId} has none`);
   const runner = new JobRunner({
     nodeId: ctx.nodeId,
@@ -123,5 +124,5 @@ export const taskPoolKind = defineJobKind({
   name: 'task-pool',
   member: (ctx) => taskPoolMember(ctx),
   leader: taskPoolLeader,
-  validateMessage: (body) => (body.type === 'hold' ? validateBlobFields(body) : validateRuntimeMessage(body) ?? validateBlobFields(body)),
+  validateMessage: validateTaskPoolMessage,
 });

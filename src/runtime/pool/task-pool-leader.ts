@@ -11,7 +11,8 @@ import { publishOutcome } from '../job/outcome.js';
 import type { JobOutcome } from '../job/job-spec.js';
 import type { Ledger } from './ledger.js';
 import type { ResultReducer } from '../worker/task.js';
-import type { TaskRecord, TaskSnapshot, TxnMarker } from './task-record.js';
+import type { TaskSnapshot } from './task-snapshot.js';
+import type { TxnMarker } from './ledger-batches.js';
 
 /** How long a failed recovery scan or result collection waits before the next. */
 const RESCAN_AFTER_MS = 250;
@@ -133,5 +134,3 @@ export class TaskPoolLeaderDuties {
     });
   }
 }
-
-export type { TaskRecord };

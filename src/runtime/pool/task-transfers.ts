@@ -14,7 +14,7 @@ import type { Log } from '../../util/log.js';
 import type { Clock } from '../../util/clock.js';
 import type { Ledger } from './ledger.js';
 import type { RuntimeMessage } from './pool-messages.js';
-import type { TaskSnapshot } from './task-record.js';
+import type { TaskSnapshot } from './task-snapshot.js';
 
 export type TransferKind = 'steal' | 'migration' | 'placement';
 

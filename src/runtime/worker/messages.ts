@@ -1,5 +1,5 @@
 import type { TaskRef } from './task.js';
-import type { EncodedRecords } from '../pool/task-record.js';
+import type { EncodedRecords } from './task-record.js';
 import type { SharedInputForm } from './shared-input.js';
 
 /** What the node asks of a worker. */

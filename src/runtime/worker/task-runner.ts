@@ -1,7 +1,7 @@
 import { encodeVar, mergeRule } from '../../coord/recipes/global-variables.js';
 import { CONTROL_CHECK_EVERY, reducerOf, type ResultReducer, type SpawnOptions, type TaskContext, type TaskType } from './task.js';
 import { BUDGET, CANCEL, MIGRATE, SPLIT_WANT, WANT_SPLIT, type ControlFlags } from './control-flags.js';
-import { encodeRecord, joinRecords, recordState } from '../pool/task-record.js';
+import { encodeRecord, joinRecords, recordState } from './task-record.js';
 import type { FromWorker, RunRequest } from './messages.js';
 import { VarBoard } from './var-board.js';
 

@@ -5,7 +5,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { decode } from '../../util/codec.js';
 import { loadTaskType, type TaskRef, type TaskType } from './task.js';
-import type { TaskRecord } from '../pool/task-record.js';
+import type { TaskRecord } from './task-record.js';
 import { CANCEL, MIGRATE, WANT_SPLIT, ControlFlags } from './control-flags.js';
 import { JOB_SETUPS_KEPT, type DoneColumns, type FromWorker, type InlineRuns, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
 import { runTask } from './task-runner.js';

@@ -17,7 +17,7 @@ import { TaskPoolLeaderDuties } from '../../../src/runtime/pool/task-pool-leader
 import { Ledger } from '../../../src/runtime/pool/ledger.js';
 import type { JobOutcome } from '../../../src/runtime/job/job-spec.js';
 import type { ResultReducer } from '../../../src/runtime/worker/task.js';
-import type { TaskSnapshot } from '../../../src/runtime/pool/task-record.js';
+import type { TaskSnapshot } from '../../../src/runtime/pool/task-snapshot.js';
 import { waitFor } from '../../support/wait.js';
 
 describe('task pool leader duties', () => {
