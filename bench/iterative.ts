@@ -36,7 +36,7 @@ import type { NodeFigures } from '../src/frameworks/iterative/figures.js';
 import type { BalanceStrategy } from '../src/frameworks/iterative/iterative-types.js';
 import { submitIterative } from '../src/frameworks/iterative/run-iterative.js';
 import { Cluster } from '../src/runtime/client/cluster.js';
-import { requestJob } from '../src/runtime/client/job-control.js';
+import { requestJob } from '../src/runtime/client/job-requests.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';

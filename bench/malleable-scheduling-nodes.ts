@@ -27,7 +27,8 @@ import { ResourceManager } from '../src/frameworks/malleable/manager/resource-ma
 import type { MalleableOutcome } from '../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../src/frameworks/malleable/sequential.js';
 import type { Cluster } from '../src/runtime/client/cluster.js';
-import { awaitOutcome, listNodes } from '../src/runtime/client/job-control.js';
+import { awaitOutcome } from '../src/runtime/job/outcome.js';
+import { listNodes } from '../src/runtime/scheduler/index.js';
 import { Rng } from '../src/util/rng.js';
 import { waitFor } from '../test/support/wait.js';
 import { machineInfo, resultsFile } from './machine.js';

@@ -27,7 +27,8 @@ import { spotFleetRun, SPOT_NOTICE_MS, type FleetEvent } from '../src/frameworks
 import { parseCrosbyJson, type PriceSeries } from '../src/frameworks/malleable/manager/traces/spot-price-trace.js';
 import { priceSensitiveRun } from '../src/frameworks/malleable/manager/traces/spot-rescale.js';
 import { malleableProgress } from '../src/frameworks/malleable/submit.js';
-import { cancelJob, listNodes } from '../src/runtime/client/job-control.js';
+import { cancelJob } from '../src/runtime/job/outcome.js';
+import { listNodes } from '../src/runtime/scheduler/index.js';
 import { waitFor } from '../test/support/wait.js';
 import { curatedPath, DATA_OPTION } from './curated-data.js';
 import { machineInfo, resultsFile } from './machine.js';

@@ -27,8 +27,10 @@ export type { ClusterEvent, EmbeddedClusterOptions, JobHandle, JobOptions } from
 export type { NodeEvent } from './runtime/node/node-events.js';
 export type { JobOutcome } from './runtime/job/job-spec.js';
 export type { TaskFailure } from './runtime/pool/contributions.js';
-export { requestJob, awaitOutcome, listJobs } from './runtime/client/job-control.js';
-export type { NodeInfo } from './runtime/client/job-control.js';
+export { requestJob } from './runtime/client/job-requests.js';
+export { awaitOutcome } from './runtime/job/outcome.js';
+export { listJobs } from './runtime/client/job-list.js';
+export type { NodeInfo } from './runtime/scheduler/index.js';
 
 // The search framework: branch-and-bound, decision and enumeration searches as task types.
 export { defineSearch, solveSequentially } from './frameworks/search/define-search.js';

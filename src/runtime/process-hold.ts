@@ -7,7 +7,7 @@
  */
 import type { CoordClient } from '../coord/types.js';
 import { watchChildren } from '../coord/watch.js';
-import { awaitOutcome } from './client/job-control.js';
+import { awaitOutcome } from './job/outcome.js';
 import { clusterPaths } from './job/job-paths.js';
 
 /** One referenced timer shared by every holder: the process stays alive while anyone holds it. */

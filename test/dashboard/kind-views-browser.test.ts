@@ -21,7 +21,7 @@ import { startService } from '../../src/frameworks/service/service-server.js';
 import { loadWorkflow } from '../../src/frameworks/workflow/load-workflow.js';
 import { submitWorkflow } from '../../src/frameworks/workflow/run-workflow.js';
 import { Cluster, type EmbeddedClusterOptions } from '../../src/runtime/client/cluster.js';
-import { cancelJob } from '../../src/runtime/client/job-control.js';
+import { cancelJob } from '../../src/runtime/job/outcome.js';
 import { finishExactly, submit } from '../frameworks/malleable/manager/manager-scenario.js';
 import { collectPageProblems, launchBrowser, screenshot } from '../support/browser.js';
 import { openGate } from '../support/gate.js';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
 import { encode } from '../../src/util/codec.js';
-import { listJobs } from '../../src/runtime/client/job-control.js';
+import { listJobs } from '../../src/runtime/client/job-list.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import { pruneFinishedJobs } from '../../src/runtime/client/job-retention.js';
 import type { JobOutcome } from '../../src/runtime/job/job-spec.js';

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../src/runtime/client/cluster.js';
-import { jobCommitters, jobLeader, taskOwners } from '../../src/runtime/client/job-control.js';
+import { jobCommitters, taskOwners } from '../support/ledger-probes.js';
+import { jobLeader } from '../../src/runtime/client/job-list.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { waitFor, withDeadline } from '../support/wait.js';

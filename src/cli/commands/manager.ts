@@ -12,7 +12,7 @@ import { POLICY_NAMES, type PolicyName } from '../../frameworks/malleable/manage
 import { followFailureFeed } from '../../frameworks/malleable/manager/failure-feed.js';
 import { DEFAULT_COST_FACTOR, DEFAULT_MAX_OVERHEAD } from '../../frameworks/malleable/manager/rescale-cost.js';
 import { clearWarning, ResourceManager, warnNode } from '../../frameworks/malleable/manager/resource-manager.js';
-import { listNodes } from '../../runtime/client/job-control.js';
+import { listNodes } from '../../runtime/scheduler/index.js';
 import { log } from '../../util/log.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { connectZk, withZk } from '../connection.js';

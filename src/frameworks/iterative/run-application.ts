@@ -5,7 +5,7 @@
  * figures (iterations done, speeds), from which the progress line predicts the time left.
  */
 import { runElastic } from '../../runtime/client/elastic-run.js';
-import { requestJob } from '../../runtime/client/job-control.js';
+import { requestJob } from '../../runtime/client/job-requests.js';
 import type { Cluster } from '../../runtime/client/cluster.js';
 import type { TaskRef } from '../../runtime/worker/task.js';
 import type { NodeFigures } from './figures.js';

@@ -7,7 +7,7 @@
  * durable state alone.
  */
 import { performance } from 'node:perf_hooks';
-import { drainNode } from '../../runtime/client/job-control.js';
+import { drainNode } from '../../runtime/scheduler/index.js';
 import type { LeaderContext, LeaderRole } from '../../runtime/kinds/job-kind.js';
 import { log as rootLog, type Log } from '../../util/log.js';
 import { NO_METRICS } from '../../runtime/metrics/metrics-registry.js';

@@ -5,7 +5,7 @@
  * bounded, until they have joined.
  */
 import type { LeaderContext } from '../../runtime/kinds/job-kind.js';
-import { assignNamedNode, setDesiredSize } from '../../runtime/scheduler/job-sizing.js';
+import { assignNamedNode, setDesiredSize } from '../../runtime/scheduler/index.js';
 import { log } from '../../util/log.js';
 import { wantedNodes, type RescaleRequest } from './rescale-plan.js';
 

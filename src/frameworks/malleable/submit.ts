@@ -2,7 +2,7 @@
  * Submitting a malleable application and talking to it: the client side of the kind.
  */
 import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
-import { requestJob } from '../../runtime/client/job-control.js';
+import { requestJob } from '../../runtime/client/job-requests.js';
 import type { CoordClient } from '../../coord/types.js';
 import type { TaskRef } from '../../runtime/worker/task.js';
 import { loadMalleableApp } from './malleable-app.js';

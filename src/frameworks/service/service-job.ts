@@ -13,7 +13,7 @@ import { watchChildren, type WatchHandle } from '../../coord/watch.js';
 import { joinPath } from '../../coord/paths.js';
 import type { BlobRef } from '../../data/blob-directory.js';
 import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
-import { requestJob } from '../../runtime/client/job-control.js';
+import { requestJob } from '../../runtime/client/job-requests.js';
 import type { KindRef } from '../../runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../runtime/worker/task.js';
 import { log } from '../../util/log.js';

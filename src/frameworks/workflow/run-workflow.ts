@@ -9,7 +9,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
-import { requestJob } from '../../runtime/client/job-control.js';
+import { requestJob } from '../../runtime/client/job-requests.js';
 import type { KindRef } from '../../runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../runtime/worker/task.js';
 import { applyCatalogs, checkPrograms } from './catalog-resolution.js';

@@ -3,7 +3,7 @@ import { deleteRecursive } from '../../coord/tree-ops.js';
 import type { CoordClient } from '../../coord/types.js';
 import { collectBlobs } from '../../data/blob-directory.js';
 import { decode } from '../../util/codec.js';
-import { listJobs } from './job-control.js';
+import { listJobs } from './job-list.js';
 import { jobExists } from '../job/blob-access.js';
 import { clusterPaths, jobPaths } from '../job/job-paths.js';
 import type { JobOutcome } from '../job/job-spec.js';

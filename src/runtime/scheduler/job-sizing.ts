@@ -7,11 +7,13 @@ import { jobPaths } from '../job/job-paths.js';
 import type { JobSpec } from '../job/job-spec.js';
 import { nodeRangeOf, parseSize, schedulerPaths } from './scheduler-paths.js';
 import { readOrNull } from '../../coord/znode-reads.js';
+import { listNodes } from './node-list.js';
+import { Reconciler } from './reconciler.js';
 
 /**
- * What operators and the public API tell the scheduler: a job's desired size, and a named node to
- * give to a job. Both only write intent; the reconciler (or, for a named node, this very write)
- * moves the nodes.
+ * What operators and the public API tell the scheduler: a job's desired size, a named node to give
+ * to a job, a node to take out of its job. They write intent; the reconciler (or, for a named node
+ * or a drained one, this very write) moves the nodes.
  */
 
 /** Sets the number of nodes a job wants (the scheduler clamps it into [minNodes, maxNodes]). */
@@ -91,4 +93,66 @@ async function readSpec(client: CoordClient, jobId: string, root?: string): Prom
     if (isCoordError(err, 'NO_NODE')) throw new Error(`no job ${jobId}`);
     throw err;
   }
+}
+
+/**
+ * Sets the number of nodes a job wants; the scheduler assigns idle nodes to it or releases surplus
+ * ones (they drain: their tasks move to the remaining nodes), within the job's node range. Runs one
+ * scheduling pass itself, so the change is made by the time this resolves even where no elected
+ * scheduler runs yet, and returns what changed.
+ */
+export async function scaleJob(client: CoordClient, jobId: string, target: number, root?: string): Promise<{ added: string[]; released: string[]; size: number }> {
+  if (!Number.isInteger(target) || target < 0) throw new Error(`node count must be a whole number ≥ 0, got ${target}`);
+  const before = new Set((await listNodes(client, root)).filter((n) => n.assignment === jobId).map((n) => n.id));
+  await setDesiredSize(client, jobId, target, root);
+  await reconcileOnce(client, root);
+  const after = (await listNodes(client, root)).filter((n) => n.assignment === jobId).map((n) => n.id);
+  return { added: after.filter((id) => !before.has(id)), released: [...before].filter((id) => !after.includes(id)), size: after.length };
+}
+
+/** One scheduling pass from this session (fenced like any other reconciler's). */
+async function reconcileOnce(client: CoordClient, root?: string): Promise<void> {
+  const reconciler = new Reconciler(client, root ? { root } : {});
+  try {
+    await reconciler.start();
+  } finally {
+    reconciler.stop();
+  }
+}
+
+/**
+ * Asks one node to leave its job (drain); it stays in the cluster, idle. The job's desired size
+ * shrinks by one in the same transaction (which also fences concurrent scheduling plans), so the
+ * scheduler does not hand the job another node — unless that would put it below its minimum.
+ */
+export async function drainNode(client: CoordClient, nodeId: string, root?: string): Promise<boolean> {
+  const sp = schedulerPaths(root);
+  const path = joinPath(sp.assignments, nodeId);
+  await mkdirp(client, sp.epoch);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    let current: { data: Buffer; stat: { version: number } };
+    try {
+      current = await client.getData(path);
+    } catch (err) {
+      if (isCoordError(err, 'NO_NODE')) throw new Error(`no node ${nodeId} in the cluster`);
+      throw err;
+    }
+    const job = current.data.toString('utf8');
+    if (job === '') return false;
+    const nodes = await listNodes(client, root);
+    const size = Math.max(0, nodes.filter((n) => n.assignment === job).length - 1);
+    const sizePath = sp.size(job);
+    const exists = await client.exists(sizePath);
+    try {
+      await client.multi([
+        { op: 'setData', path, data: Buffer.alloc(0), version: current.stat.version },
+        exists ? { op: 'setData', path: sizePath, data: Buffer.from(String(size)) } : { op: 'create', path: sizePath, data: Buffer.from(String(size)) },
+        { op: 'setData', path: sp.epoch, data: Buffer.alloc(0) },
+      ]);
+      return true;
+    } catch (err) {
+      if (!isCoordError(err, 'BAD_VERSION', 'NODE_EXISTS', 'NO_NODE')) throw err; // moved meanwhile: read again
+    }
+  }
+  throw new Error(`could not drain node ${nodeId}: the cluster kept changing`);
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Cluster } from '../../../src/index.js';
-import { jobLeader } from '../../../src/runtime/client/job-control.js';
+import { jobLeader } from '../../../src/runtime/client/job-list.js';
 import { iterateSequentially, runIterative, submitIterative, type IterativeOptions } from '../../../src/frameworks/iterative/run-iterative.js';
 import type { BalanceStrategy } from '../../../src/frameworks/iterative/iterative-types.js';
 import checksum, { type Checksum } from './apps/checksum.js';

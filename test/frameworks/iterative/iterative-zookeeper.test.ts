@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../../src/runtime/client/cluster.js';
-import { jobLeader, requestJob } from '../../../src/runtime/client/job-control.js';
+import { jobLeader } from '../../../src/runtime/client/job-list.js';
+import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { iterateSequentially, submitIterative, type IterativeOptions } from '../../../src/frameworks/iterative/run-iterative.js';
 import type { NodeFigures } from '../../../src/frameworks/iterative/figures.js';
 import type { BalanceStrategy } from '../../../src/frameworks/iterative/iterative-types.js';

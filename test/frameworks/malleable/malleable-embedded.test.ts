@@ -14,7 +14,8 @@ import { joinPath } from '../../../src/coord/paths.js';
 import { decode } from '../../../src/util/codec.js';
 import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { clusterPaths, jobPaths } from '../../../src/runtime/job/job-paths.js';
-import { jobLeader, requestJob } from '../../../src/runtime/client/job-control.js';
+import { jobLeader } from '../../../src/runtime/client/job-list.js';
+import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { plainStencil, plainWave } from './plain-grids.js';
 

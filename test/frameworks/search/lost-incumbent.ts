@@ -13,7 +13,7 @@ import { ClusterReader } from '../../../src/dashboard/cluster-reader.js';
 import type { SearchResult } from '../../../src/frameworks/search/search-problem.js';
 import { rootSearchState, type Incumbent } from '../../../src/frameworks/search/search-state.js';
 import type { Cluster } from '../../../src/runtime/client/cluster.js';
-import { taskOwners } from '../../../src/runtime/client/job-control.js';
+import { taskOwners } from '../../support/ledger-probes.js';
 import { jobPaths } from '../../../src/runtime/job/job-paths.js';
 import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { waitFor, withDeadline } from '../../support/wait.js';

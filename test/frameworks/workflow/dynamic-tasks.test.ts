@@ -19,7 +19,7 @@ import { planWorkflowRun, runWorkflow, submitWorkflow } from '../../../src/frame
 import { runStatistics, runStatus } from '../../../src/frameworks/workflow/run-statistics.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
-import { requestJob } from '../../../src/runtime/client/job-control.js';
+import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { embeddedFixture } from './embedded-fixture.js';
 

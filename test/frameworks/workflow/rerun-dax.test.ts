@@ -15,7 +15,7 @@ import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
 import { Journal } from '../../../src/frameworks/workflow/journal.js';
 import { planWorkflowRun, runWorkflow, submitWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
 import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
-import { requestJob } from '../../../src/runtime/client/job-control.js';
+import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { sharedPath } from '../../../src/frameworks/workflow/shared-path.js';
 import { childrenOf, finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';

@@ -5,7 +5,8 @@
  * `closed`: a job, then close() as a program should.
  */
 import { Cluster } from '../../../src/index.js';
-import { awaitOutcome, submitJob } from '../../../src/runtime/client/job-control.js';
+import { awaitOutcome } from '../../../src/runtime/job/outcome.js';
+import { submitJob } from '../../../src/runtime/client/submit.js';
 
 const mode = process.argv[2];
 const task = { module: new URL('../../../examples/tasks/count-primes.ts', import.meta.url).href, export: 'default' };

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Cluster, type ClusterEvent } from '../../../src/runtime/client/cluster.js';
-import { jobLeader, requestJob } from '../../../src/runtime/client/job-control.js';
+import { jobLeader } from '../../../src/runtime/client/job-list.js';
+import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { jobPaths } from '../../../src/runtime/job/job-paths.js';
 import type { KindRef } from '../../../src/runtime/kinds/job-kind.js';
 import type { TaskRef } from '../../../src/runtime/worker/task.js';

@@ -1,5 +1,4 @@
-import { assignedCounts, fcfsOrder, jobBounds } from '../../../runtime/scheduler/cluster-view.js';
-import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
+import { assignedCounts, fcfsOrder, jobBounds, type SchedulingPolicy } from '../../../runtime/scheduler/index.js';
 import { rigidSize, type ManagedJob, type ManagedView } from './managed-job.js';
 import { jobGapMs, worthRescaling, type RescaleCostOptions } from './rescale-cost.js';
 

@@ -1,6 +1,4 @@
-import type { Decision } from '../../../runtime/scheduler/cluster-view.js';
-import { plan } from '../../../runtime/scheduler/planner.js';
-import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
+import { type Decision, plan, type SchedulingPolicy } from '../../../runtime/scheduler/index.js';
 import type { ManagedView } from './managed-job.js';
 
 /** A scheduling decision about one job (Algorithm 1's jobDecisions), with the concrete nodes. */

@@ -1,4 +1,4 @@
-import type { ClusterView, JobState } from '../../../runtime/scheduler/cluster-view.js';
+import type { ClusterView, JobState } from '../../../runtime/scheduler/index.js';
 
 /**
  * Who may change a job's node count, and when (the seed's taxonomy, Table I):

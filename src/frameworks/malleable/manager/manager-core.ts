@@ -1,4 +1,4 @@
-import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
+import type { SchedulingPolicy } from '../../../runtime/scheduler/index.js';
 import { decideJobs, type JobDecision } from './job-decisions.js';
 import type { Flexibility, ManagedJob, ManagedView } from './managed-job.js';
 import { jobGapMs, RescaleCosts, type RescaleCostOptions } from './rescale-cost.js';

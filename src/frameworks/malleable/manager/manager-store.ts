@@ -3,7 +3,7 @@ import { joinPath } from '../../../coord/paths.js';
 import { mkdirp } from '../../../coord/tree-ops.js';
 import type { CoordClient } from '../../../coord/types.js';
 import { decode } from '../../../util/codec.js';
-import { submitJob, type SubmitOptions } from '../../../runtime/client/job-control.js';
+import { submitJob, type SubmitOptions } from '../../../runtime/client/submit.js';
 import { clusterPaths, jobPaths } from '../../../runtime/job/job-paths.js';
 import { newJobId, type JobOutcome, type JobSpec } from '../../../runtime/job/job-spec.js';
 import { readOrNull } from '../../../coord/znode-reads.js';

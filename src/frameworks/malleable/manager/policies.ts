@@ -1,5 +1,4 @@
-import { fcfsPolicy } from '../../../runtime/scheduler/fcfs-policy.js';
-import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
+import { fcfsPolicy, type SchedulingPolicy } from '../../../runtime/scheduler/index.js';
 import { equipartitionPolicy, type EquipartitionOptions } from './equipartition-policy.js';
 import { rigidSize, type ManagedView } from './managed-job.js';
 

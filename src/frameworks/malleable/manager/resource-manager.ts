@@ -5,14 +5,14 @@ import { mkdirp } from '../../../coord/tree-ops.js';
 import type { CoordClient } from '../../../coord/types.js';
 import { watchChildren, watchData, type WatchHandle } from '../../../coord/watch.js';
 import { EventPublisher } from '../../../runtime/node/event-source.js';
-import { requestJob } from '../../../runtime/client/job-control.js';
+import { requestJob } from '../../../runtime/client/job-requests.js';
 import { childrenOrNone, readOrNull } from '../../../coord/znode-reads.js';
 import { Emitter } from '../../../util/emitter.js';
 import { log } from '../../../util/log.js';
 import type { JobDecision } from './job-decisions.js';
 import { ManagerCore } from './manager-core.js';
 import { listManagedJobs, managerPaths, updateRecord, type ManagedJobInfo, type RescaleEvent } from './manager-store.js';
-import { moveNodes } from './node-moves.js';
+import { moveNodes } from '../../../runtime/scheduler/index.js';
 import { managerPolicy, type PolicyName } from './policies.js';
 import type { ExecutorEvent } from './split-phase-executor.js';
 

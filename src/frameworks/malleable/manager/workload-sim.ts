@@ -1,4 +1,4 @@
-import type { SchedulingPolicy } from '../../../runtime/scheduler/policy.js';
+import type { SchedulingPolicy } from '../../../runtime/scheduler/index.js';
 import type { JobDecision } from './job-decisions.js';
 import type { Flexibility, ManagedView } from './managed-job.js';
 import { ManagerCore, type QueuedJob } from './manager-core.js';

@@ -14,7 +14,8 @@ import { readManagedJob, submitManagedJob } from '../../../../src/frameworks/mal
 import { ResourceManager } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
 import type { MalleableOutcome } from '../../../../src/frameworks/malleable/runtime-options.js';
 import { Cluster, type ClusterEvent } from '../../../../src/runtime/client/cluster.js';
-import { awaitOutcome, requestJob } from '../../../../src/runtime/client/job-control.js';
+import { awaitOutcome } from '../../../../src/runtime/job/outcome.js';
+import { requestJob } from '../../../../src/runtime/client/job-requests.js';
 import { plainStencil } from '../plain-grids.js';
 import { finishExactly, membersOf, submit, waitFor } from './manager-scenario.js';
 import { withDeadline } from '../../../support/wait.js';

@@ -15,7 +15,10 @@ import { listWarnings } from '../../../../src/frameworks/malleable/manager/resou
 import { submitManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import type { MalleableOutcome } from '../../../../src/frameworks/malleable/runtime-options.js';
 import { malleableProgress } from '../../../../src/frameworks/malleable/submit.js';
-import { awaitOutcome, jobLeader, listNodes, requestJob } from '../../../../src/runtime/client/job-control.js';
+import { awaitOutcome } from '../../../../src/runtime/job/outcome.js';
+import { jobLeader } from '../../../../src/runtime/client/job-list.js';
+import { listNodes } from '../../../../src/runtime/scheduler/index.js';
+import { requestJob } from '../../../../src/runtime/client/job-requests.js';
 import { withDeadline } from '../../../support/wait.js';
 import { useZkNodePool } from '../../../support/zk-node-pool.js';
 import { plainStencil } from '../plain-grids.js';

@@ -18,7 +18,7 @@ import { connect } from '../../../../src/coord/connect.js';
 import { loadMalleableApp } from '../../../../src/frameworks/malleable/malleable-app.js';
 import type { MalleableOutcome } from '../../../../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../../../../src/frameworks/malleable/sequential.js';
-import { awaitOutcome } from '../../../../src/runtime/client/job-control.js';
+import { awaitOutcome } from '../../../../src/runtime/job/outcome.js';
 import { withDeadline } from '../../../support/wait.js';
 import { plainStencil } from '../plain-grids.js';
 import { readManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';

@@ -1,8 +1,8 @@
-import { isCoordError } from '../../../coord/errors.js';
-import { joinPath } from '../../../coord/paths.js';
-import type { CoordClient, Op } from '../../../coord/types.js';
-import { schedulerPaths } from '../../../runtime/scheduler/scheduler-paths.js';
-import { readOrNull } from '../../../coord/znode-reads.js';
+import { isCoordError } from '../../coord/errors.js';
+import { joinPath } from '../../coord/paths.js';
+import type { CoordClient, Op } from '../../coord/types.js';
+import { schedulerPaths } from './scheduler-paths.js';
+import { readOrNull } from '../../coord/znode-reads.js';
 
 export interface NodeMove {
   node: string;
@@ -13,10 +13,10 @@ export interface NodeMove {
 }
 
 /**
- * Writes the manager's node moves: every assignment at the version read, in one multi that also
- * bumps the scheduler epoch, so a core reconciler planning at the same time re-plans, and a node is
- * never written from a state the manager did not see. A node given to a job must be live. Returns
- * the moves that could not be made (the node is gone, or holds a job the manager did not expect).
+ * Writes node moves decided outside the reconciler (a resource manager's): every assignment at the
+ * version read, in one multi that also bumps the scheduler epoch, so a core reconciler planning at
+ * the same time re-plans, and a node is never written from a state the deciding side did not see. A node given to a job must be live. Returns
+ * the moves that could not be made (the node is gone, or holds a job the mover did not expect).
  * A node still naming one of the `ended` jobs counts as idle (it clears that itself when it has left).
  */
 export async function moveNodes(client: CoordClient, moves: readonly NodeMove[], root?: string, ended: ReadonlySet<string> = new Set()): Promise<NodeMove[]> {
