@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { MALLEABLE_APPS } from '../src/frameworks/malleable/applications.js';
 import type { GridResult } from '../src/frameworks/malleable/apps/grid-blocks.js';
-import { MALLEABLE_KIND } from '../src/frameworks/malleable/malleable-kind.js';
+import { malleableJob } from '../src/frameworks/malleable/malleable-kind-ref.js';
 import { loadMalleableApp } from '../src/frameworks/malleable/malleable-app.js';
 import type { Flexibility } from '../src/frameworks/malleable/manager/managed-job.js';
 import { readManagedJob, submitManagedJob } from '../src/frameworks/malleable/manager/manager-store.js';
@@ -59,7 +59,7 @@ async function runPolicy(cluster: Cluster, p: (typeof POLICIES)[number], sizes: 
     for (const [i, at] of ARRIVALS.entries()) {
       await sleep(Math.max(0, t0 + at - Date.now())); // the workload's arrival schedule
       const spec = await submitManagedJob(client, {
-        ref: MALLEABLE_APPS.stencil!, root: null, kind: MALLEABLE_KIND, input: { params: PARAMS, runtime: { startWaitMs: 60_000 } },
+        ...malleableJob(MALLEABLE_APPS.stencil!, PARAMS, { startWaitMs: 60_000 }),
         flexibility: p.flexibility, ...(p.flexibility === 'rigid' ? { nodes: sizes[i]! } : { minNodes: 1, maxNodes: POOL }),
       });
       submitted.push({ id: spec.id, at: Date.now() });

@@ -20,7 +20,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { MALLEABLE_APPS } from '../src/frameworks/malleable/applications.js';
-import { MALLEABLE_KIND } from '../src/frameworks/malleable/malleable-kind.js';
+import { malleableJob } from '../src/frameworks/malleable/malleable-kind-ref.js';
 import { readManagedJob, submitManagedJob } from '../src/frameworks/malleable/manager/manager-store.js';
 import { clearWarning, ResourceManager, warnNode } from '../src/frameworks/malleable/manager/resource-manager.js';
 import { spotFleetRun, SPOT_NOTICE_MS, type FleetEvent } from '../src/frameworks/malleable/manager/traces/spot-fleet.js';
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
       await manager.start();
       await waitFor(async () => (await listNodes(client)).length === STATIC + SPOT, 'the nodes', 60_000);
       for (const n of spotNodes) await warnNode(client, n); // no spot instance yet
-      const job = await submitManagedJob(client, { ref: MALLEABLE_APPS[JOB.app]!, root: null, kind: MALLEABLE_KIND, input: { params: JOB.params, runtime: { startWaitMs: 30_000 } }, flexibility: 'malleable', minNodes: STATIC, maxNodes: STATIC + SPOT });
+      const job = await submitManagedJob(client, { ...malleableJob(MALLEABLE_APPS[JOB.app]!, JOB.params, { startWaitMs: 30_000 }), flexibility: 'malleable', minNodes: STATIC, maxNodes: STATIC + SPOT });
       jobId = job.id;
       await waitFor(async () => (await members(job.id)).length === STATIC, 'the job on the static set', 120_000);
       const running = async () => {

@@ -17,16 +17,19 @@
  * using one without them fails with a `MissingPackageError` that names the command to install them.
  */
 
+// A program using the package runs jobs of any built-in kind (its embedded nodes do); each kind's code loads when a job of it runs.
+import './frameworks/builtin-kinds.js';
+
 // Tasks: what runs in parallel.
 export { defineTask } from './runtime/worker/task.js';
 export type { TaskContext, TaskDefinition, TaskType, TaskRef, ResultReducer, VarRules, SpawnOptions } from './runtime/worker/task.js';
 
 // Clusters and jobs.
 export { Cluster } from './runtime/client/cluster.js';
-export type { ClusterEvent, EmbeddedClusterOptions, JobHandle, JobOptions } from './runtime/client/cluster.js';
-export type { NodeEvent } from './runtime/node/node-events.js';
-export type { JobOutcome } from './runtime/job/job-spec.js';
-export type { TaskFailure } from './runtime/pool/contributions.js';
+export type { ClusterEvent, EmbeddedClusterOptions, JobHandle, JobOptions, JobRequest } from './runtime/client/cluster.js';
+export type { NodeEvent, KindReport } from './runtime/node/node-events.js';
+export type { JobOutcome, TaskFailure } from './runtime/job/outcome.js';
+export type { KindRef, NodeRange } from './runtime/job/job-spec.js';
 export { requestJob } from './runtime/client/job-requests.js';
 export { awaitOutcome } from './runtime/job/outcome.js';
 export { listJobs } from './runtime/client/job-list.js';
@@ -40,9 +43,12 @@ export type { SearchState, SearchInput } from './frameworks/search/search-state.
 
 // Job kinds: what a job does on its nodes beyond the task pool (docs/job-kinds.md).
 export { defineJobKind } from './runtime/kinds/job-kind.js';
-export type { JobKind, JobKindDefinition, KindRef, MemberContext, MemberRole, MemberCounters, LeaderContext, LeaderRole, LayerBody } from './runtime/kinds/job-kind.js';
-export { taskPoolMember, taskPoolLeader } from './runtime/pool/task-pool-kind.js';
-export type { TaskPoolMember, TaskPoolHooks } from './runtime/pool/task-pool-kind.js';
+export type { JobKind, JobKindDefinition, MemberContext, MemberRole, MemberCounters, LeaderContext, LeaderRole, LayerBody, KindEvent, PrepareContext, Prepared } from './runtime/kinds/job-kind.js';
+export { registerJobKind } from './runtime/kinds/kind-registry.js';
+export { taskPoolKind, prepareTaskPool, taskPoolMember, taskPoolLeader } from './runtime/pool/task-pool-kind.js';
+export type { TaskPoolMember, TaskPoolHooks, TaskPoolOptions } from './runtime/pool/task-pool-kind.js';
+export { TASK_POOL_KIND, taskPoolJob } from './runtime/pool/task-pool-ref.js';
+export type { TaskPoolSpec, TaskPoolSubmission } from './runtime/pool/task-pool-spec.js';
 export type { Workers } from './runtime/worker/worker-pool.js';
 export { readTallies, settledTallies } from './runtime/job/tallies.js';
 export type { JobTally } from './runtime/job/tallies.js';

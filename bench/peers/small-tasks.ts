@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { Piscina } from 'piscina';
 import { Cluster } from '../../src/runtime/client/cluster.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { machineInfo, projectRoot, resultsFile } from '../machine.js';
 import { printTable } from '../table.js';
@@ -83,7 +84,7 @@ async function tidepoolJob(expect: number, submit: (c: Cluster) => ReturnType<Cl
       if (got !== expect) throw new Error(`tidepool: result ${got}, expected ${expect}`);
       last = job.id;
     },
-    transactions: async () => (await cluster.coordination.getChildren(jobPaths(last).txns)).length,
+    transactions: async () => (await cluster.coordination.getChildren(ledgerPaths(jobPaths(last)).txns)).length,
     close: () => cluster.close(),
   };
 }

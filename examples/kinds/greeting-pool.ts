@@ -3,10 +3,12 @@
  * with a layer message and counts the answers, tasks ask their node for a budget through the
  * node-to-worker channel, and the leader answers a `greetings` control request.
  */
-import { defineJobKind, taskPoolLeader, taskPoolMember } from '../../src/index.js';
+import { defineJobKind, prepareTaskPool, taskPoolLeader, taskPoolMember } from '../../src/index.js';
 
 export default defineJobKind({
   name: 'greeting-pool',
+  // Built on the task pool: its spec and ledger are the pool's.
+  prepare: prepareTaskPool,
   async member(ctx) {
     const greeted = new Set<string>(); // peers this member greeted
     const heardFrom = new Set<string>(); // peers that greeted this member

@@ -2,6 +2,8 @@ import { CommanderError, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { log, parseLevel, setLogFormat, setLogLevel, LOG_LEVELS } from '../util/log.js';
+// Every tidepool process knows every built-in job kind (a node runs jobs of any kind).
+import '../frameworks/builtin-kinds.js';
 import { registerClusterCommands } from './commands/cluster.js';
 import { registerCoordCommands } from './commands/coord.js';
 import { registerMonitorCommand } from './commands/monitor.js';

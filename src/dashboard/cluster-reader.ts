@@ -6,7 +6,8 @@ import { eventSourcesPath } from '../runtime/node/event-source.js';
 import { listJobs } from '../runtime/client/job-list.js';
 import { listNodes, type NodeInfo } from '../runtime/scheduler/index.js';
 import { clusterPaths, jobPaths } from '../runtime/job/job-paths.js';
-import type { JobOutcome, JobSpec } from '../runtime/job/job-spec.js';
+import type { JobOutcome } from '../runtime/job/outcome.js';
+import type { JobSpec } from '../runtime/job/job-spec.js';
 import type { NodeStats } from '../runtime/node/node-stats.js';
 
 /** What one read of the coordination service tells about the cluster (input to SnapshotBuilder). */
@@ -20,7 +21,7 @@ export interface ClusterReading {
 
 export interface JobReading {
   id: string;
-  spec: Pick<JobSpec, 'ref' | 'nodes' | 'createdAt'>;
+  spec: Pick<JobSpec, 'label' | 'nodes' | 'createdAt'>;
   outcome: JobOutcome | null;
   vars: Record<string, number>;
 }
@@ -73,7 +74,7 @@ export class ClusterReader {
       const full = await this.data(paths.spec);
       if (!full) return null; // being created or removed
       const decoded = decode<JobSpec>(full);
-      spec = { ref: decoded.ref, nodes: decoded.nodes, createdAt: decoded.createdAt };
+      spec = { label: decoded.label, nodes: decoded.nodes, createdAt: decoded.createdAt };
       this.specs.set(id, spec);
     }
     const result = await this.data(paths.result);

@@ -132,10 +132,10 @@ export class SnapshotBuilder {
       const outcome = j.outcome;
       return {
         id: j.id,
-        task: j.spec.ref.module,
+        task: j.spec.label,
         state: outcome ? outcome.status : 'running',
         nodes: nodes.filter((n) => n.job === j.id).length,
-        requested: j.spec.nodes,
+        requested: j.spec.nodes.requested,
         createdAt: j.spec.createdAt,
         finishedAt: outcome ? outcome.finishedAt : null,
         // A finished job knows its exact count; a running one has what the monitor has seen.

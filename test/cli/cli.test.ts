@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listNodes } from '../../src/runtime/scheduler/index.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { rootState } from '../runtime/apps/compositions.js';
 import { secretFile, startNodeProcess } from '../support/node-process.js';
 import { waitFor } from '../support/wait.js';
@@ -106,7 +107,7 @@ describe('tidepool CLI', () => {
         assert.match(text.stdout, row);
         // A long job with no nodes yet, then scaled to one node, then drained off it.
         const client = await connect(zk.connectionString);
-        const spec = await submitJob(client, { ref: { module: new URL('../runtime/apps/compositions.ts', import.meta.url).href, export: 'default' }, root: rootState(30, 1000), nodes: 0 });
+        const spec = await submitJob(client, { ...taskPoolJob({ module: new URL('../runtime/apps/compositions.ts', import.meta.url).href, export: 'default' }, rootState(30, 1000)), nodes: 0 });
         const jobs = await until(async () => JSON.parse((await tidepool(['jobs', '--zk', zk.connectionString, '--json'])).stdout) as { jobs: Array<{ id: string; state: string; nodes: number }> }, (j) => j.jobs.length === 1);
         assert.deepEqual(jobs.jobs.map((j) => [j.id, j.state, j.nodes]), [[spec.id, 'running', 0]]);
         const scaled = await until(async () => JSON.parse((await tidepool(['scale', spec.id, '1', '--zk', zk.connectionString, '--json'])).stdout) as { added: string[]; size: number }, (r) => r.size === 1);

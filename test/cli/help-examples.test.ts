@@ -34,6 +34,7 @@ import { commandPath } from '../../src/cli/settings/settings-command.js';
 import { awaitOutcome, cancelJob } from '../../src/runtime/job/outcome.js';
 import { listNodes } from '../../src/runtime/scheduler/index.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { runCommand, type Run } from '../support/cli.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
@@ -122,7 +123,7 @@ describe('every --help example and README command runs as printed', () => {
     zk = await startEnsemble({ size: 1 });
     client = await connect(zk.connectionString);
     nodes.push(...await Promise.all([1, 2].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret }))));
-    const done = await submitJob(client, { ref: COUNT, root: { n: 1000 }, nodes: 1 });
+    const done = await submitJob(client, { ...taskPoolJob(COUNT, { n: 1000 }), nodes: 1 });
     const outcome = await withDeadline(awaitOutcome(client, done.id), 'the finished job', 60_000);
     assert.equal(outcome.status === 'done' && outcome.value, 168, 'examples/count.js counts the 168 primes below 1000');
     finished = done.id;
@@ -137,7 +138,7 @@ describe('every --help example and README command runs as printed', () => {
   /** A fresh job running on one of the test's nodes (the one before is cancelled). */
   async function runningJob(): Promise<string> {
     await idle();
-    const spec = await submitJob(client, { ref: COUNT, root: { n: 1e15 }, nodes: 1 }); // runs until cancelled
+    const spec = await submitJob(client, { ...taskPoolJob(COUNT, { n: 1e15 }), nodes: 1 }); // runs until cancelled
     running = spec.id;
     await waitFor(async () => (await listNodes(client)).some((n) => n.job === spec.id), 'the job to run on a node', 60_000);
     return spec.id;

@@ -12,6 +12,7 @@ import { connect } from '../../src/coord/connect.js';
 import type { CoordClient } from '../../src/coord/types.js';
 import { cancelJob } from '../../src/runtime/job/outcome.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { assemble, streamBytes, type Piece } from '../runtime/apps/big-result.js';
 import { countSequentially, rootState } from '../runtime/apps/compositions.js';
@@ -53,7 +54,7 @@ describe('tidepool result', () => {
   });
 
   it('prints a finished job\'s value: decoded text, or JSON with --json; waits with --wait', T, async () => {
-    const spec = await submitJob(client, { ref: app('compositions'), root: rootState(12), nodes: 1 });
+    const spec = await submitJob(client, { ...taskPoolJob(app('compositions'), rootState(12)), nodes: 1 });
     const json = await cli(['result', spec.id, '--zk', zk.hosts, '--wait', '2m', '--json']);
     assert.equal(json.code, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout), { job: spec.id, status: 'done', value: countSequentially(12) });
@@ -64,7 +65,7 @@ describe('tidepool result', () => {
 
   it('fetches a result too large for ZooKeeper from the job\'s nodes with the cluster secret, and says what is missing without it', T, async () => {
     const total = 1024 * 1024 + 5;
-    const spec = await submitJob(client, { ref: app('big-result'), root: { lo: 0, hi: total }, nodes: 1 });
+    const spec = await submitJob(client, { ...taskPoolJob(app('big-result'), { lo: 0, hi: total }), nodes: 1 });
     const key = readFileSync(secret, 'utf8').trim();
     const run = await cli(['result', spec.id, '--zk', zk.hosts, '--wait', '2m', '--json'], key);
     assert.equal(run.code, 0, run.stderr);
@@ -78,7 +79,7 @@ describe('tidepool result', () => {
   });
 
   it('an unfinished job: exit 1 at once, or after --wait; a cancelled job: its outcome, exit 1; an unknown job: exit 2', T, async () => {
-    const waiting = await submitJob(client, { ref: app('compositions'), root: rootState(30), nodes: 0 }); // no node: it never starts
+    const waiting = await submitJob(client, { ...taskPoolJob(app('compositions'), rootState(30)), nodes: 0 }); // no node: it never starts
     const now = await cli(['result', waiting.id, '--zk', zk.hosts]);
     assert.equal(now.code, 1);
     assert.match(now.stderr, new RegExp(`^error: job ${waiting.id} has not finished yet \\(--wait DURATION waits for it\\)$`, 'm'));

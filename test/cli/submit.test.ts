@@ -15,6 +15,7 @@ import type { CoordClient } from '../../src/coord/types.js';
 import { decode } from '../../src/util/codec.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import type { JobSpec } from '../../src/runtime/job/job-spec.js';
+import type { TaskPoolSpec } from '../../src/runtime/pool/task-pool-spec.js';
 import { assertCleanError, runCommand } from '../support/cli.js';
 import { withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
@@ -32,7 +33,7 @@ describe('tidepool submit', () => {
   symlinkSync(fileURLToPath(new URL('../../', import.meta.url)), join(dir, 'node_modules', 'tidepool-runtime'));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TIDEPOOL_')));
   const submit = (args: string[], cwd = dir) => runCommand(process.execPath, [BIN, 'submit', ...args, '--zk', zk.hosts, '--json'], { cwd, env, timeoutMs: 60_000 });
-  const moduleOf = async (job: string) => decode<JobSpec>((await client.getData(jobPaths(job).spec)).data).ref.module;
+  const moduleOf = async (job: string) => decode<JobSpec<TaskPoolSpec>>((await client.getData(jobPaths(job).spec)).data).kindSpec.ref.module;
 
   before(async () => {
     zk = await startEnsemble({ size: 1 });

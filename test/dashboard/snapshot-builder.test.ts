@@ -12,7 +12,7 @@ function node(id: string, job: string | null, s: Partial<NodeStats> = {}): Clust
 }
 
 const job = (id: string, vars: Record<string, number> = {}, outcome: ClusterReading['jobs'][number]['outcome'] = null) =>
-  ({ id, spec: { ref: { module: 'file:///t.js', export: 'default' }, nodes: 2, createdAt: 1 }, outcome, vars });
+  ({ id, spec: { label: 'file:///t.js', nodes: { requested: 2, min: 0 }, createdAt: 1 }, outcome, vars });
 
 describe('SnapshotBuilder', () => {
   it('derives rates from counter deltas over the elapsed time', () => {

@@ -11,8 +11,10 @@ import { decode } from '../../src/util/codec.js';
 import { Cluster, type ClusterEvent, type JobHandle } from '../../src/runtime/client/cluster.js';
 import { jobLeader } from '../../src/runtime/client/job-list.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { taskOwners } from '../support/ledger-probes.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { pruneFinishedJobs } from '../../src/runtime/client/job-retention.js';
 import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
@@ -21,7 +23,7 @@ import { waitFor, withDeadline } from '../support/wait.js';
 import { expectedSum, rootBigState } from '../runtime/apps/big-state.js';
 import { binaryInput } from './binary-input.js';
 import { assemble, streamBytes, type Piece } from '../runtime/apps/big-result.js';
-import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
+import type { JobOutcome } from '../../src/runtime/job/outcome.js';
 import { PAYLOAD_BYTES } from '../runtime/apps/checkpoint-rounds.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
@@ -29,7 +31,7 @@ const T = { timeout: 180_000 };
 
 /** Records of the job's live tasks as stored (raw sizes and references). */
 async function storedRecords(cluster: Cluster, jobId: string): Promise<Array<{ bytes: number; record: TaskRecord }>> {
-  const dir = jobPaths(jobId).tasks;
+  const dir = ledgerPaths(jobPaths(jobId)).tasks;
   const out: Array<{ bytes: number; record: TaskRecord }> = [];
   for (const id of await cluster.coordination.getChildren(dir)) {
     try {
@@ -186,7 +188,7 @@ describe('the data plane in jobs (embedded cluster)', () => {
     const client = await connect(`embedded:refuse-${Date.now()}`);
     try {
       await assert.rejects(
-        submitJob(client, { ref: app('byte-sum'), root: { lo: 0, hi: 0, sum: 0 }, input: Buffer.alloc(100_000) }),
+        submitJob(client, { ...taskPoolJob(app('byte-sum'), { lo: 0, hi: 0, sum: 0 }), input: Buffer.alloc(100_000) }),
         /the job input is 100000 bytes, over the 65536 bytes a job spec holds inline/,
       );
     } finally {

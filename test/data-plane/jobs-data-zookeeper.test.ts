@@ -17,6 +17,7 @@ import { Cluster } from '../../src/runtime/client/cluster.js';
 import { jobCommitters, taskOwners } from '../support/ledger-probes.js';
 import { jobLeader } from '../../src/runtime/client/job-list.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { startNodeProcess as startProcess } from '../../src/runtime/client/node-processes.js';
 import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
@@ -77,7 +78,7 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
     let thief: string | undefined;
     await waitFor(async () => (thief = await owner([leader])) !== undefined, 'a 5 MB task stolen by a second node', 60_000);
     // What the ledger holds is a reference, not 5 MB.
-    const dir = jobPaths(job.id).tasks;
+    const dir = ledgerPaths(jobPaths(job.id)).tasks;
     const raw = await Promise.all((await cluster.coordination.getChildren(dir)).map((id) => cluster.coordination.getData(`${dir}/${id}`).then((d) => d.data, () => null)));
     const records = raw.filter((d): d is Buffer => d !== null);
     assert.ok(records.some((d) => decode<TaskRecord>(d).ref !== undefined), 'a record references its state');
@@ -154,8 +155,9 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
     let expected = 0;
     for (let i = 0; i < 100_000; i++) expected += (i % 7) + 1;
     assert.equal(await withDeadline(job.result<number>(), 'the result', 120_000), expected);
-    const spec = decode<{ code?: { size: number } }>((await cluster.coordination.getData(jobPaths(job.id).spec)).data);
-    assert.ok(spec.code && spec.code.size > 0, 'the spec references the bundle');
+    const spec = decode<{ code?: { module: string; bundle: { size: number } } }>((await cluster.coordination.getData(jobPaths(job.id).spec)).data);
+    assert.equal(spec.code?.module, ref.module, 'the spec names the module it ships');
+    assert.ok((spec.code?.bundle.size ?? 0) > 0, 'and references its bundle');
     await stopAll();
     rmSync(nodeDir, { recursive: true, force: true });
   });

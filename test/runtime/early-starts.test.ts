@@ -11,6 +11,7 @@ import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { JobRunner } from '../../src/runtime/pool/job-runner.js';
 import { Ledger } from '../../src/runtime/pool/ledger.js';
 import type { RuntimeMessage } from '../../src/runtime/pool/pool-messages.js';
@@ -30,10 +31,11 @@ const STATE = { n: 4, open: [0], count: 0 };
 async function setUp(jobId: string) {
   const server = new EmbeddedServer();
   const paths = jobPaths(jobId);
+  const znodes = ledgerPaths(paths);
   const client = new EmbeddedClient(server, 600_000);
-  await new TerminationCoordinator(client, paths.termination).init('t1', encode({ owner: 'n0', state: STATE, partial: undefined } satisfies TaskRecord));
-  const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n1');
-  const senderLedger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n0');
+  await new TerminationCoordinator(client, znodes.termination).init('t1', encode({ owner: 'n0', state: STATE, partial: undefined } satisfies TaskRecord));
+  const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n1');
+  const senderLedger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n0');
   // The receiver's claim waits for the test's go.
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
@@ -62,13 +64,13 @@ async function setUp(jobId: string) {
   const propose = (value: number) => runner.onWorker({ slot: 0, type: 'setVar', jobId, taskId: 't1', name: 'bound', value });
   const offer = () => runner.onMessage('n0', { type: 'offer', job: jobId, task: { id: 't1', state: structuredClone(STATE), partial: undefined, version: 0 } });
   const acks = () => sent.filter((s) => s.m.type === 'offer-ack').map((s) => (s.m as { claimed: boolean }).claimed);
-  const record = async () => decode<TaskRecord>((await client.getData(`${paths.tasks}/t1`)).data);
+  const record = async () => decode<TaskRecord>((await client.getData(`${znodes.tasks}/t1`)).data);
   const markers = async () => {
     const out: TxnMarker[] = [];
-    for (const t of await client.getChildren(paths.txns)) out.push(decode<TxnMarker>((await client.getData(`${paths.txns}/${t}`)).data));
+    for (const t of await client.getChildren(znodes.txns)) out.push(decode<TxnMarker>((await client.getData(`${znodes.txns}/${t}`)).data));
     return out;
   };
-  return { client, paths, runner, workers, senderLedger, release, writes, proposals, propose, offer, acks, record, markers };
+  return { client, paths, znodes, runner, workers, senderLedger, release, writes, proposals, propose, offer, acks, record, markers };
 }
 
 describe('a task started before its claim settled', () => {
@@ -89,7 +91,7 @@ describe('a task started before its claim settled', () => {
 
       t.release();
       const deadline = Date.now() + 10_000;
-      while (await t.client.exists(`${t.paths.tasks}/t1`)) {
+      while (await t.client.exists(`${t.znodes.tasks}/t1`)) {
         assert.ok(Date.now() < deadline, 'the completion was never written');
         await flush();
       }
@@ -131,7 +133,7 @@ describe('a task started before its claim settled', () => {
       assert.equal(t.runner.idle, true);
       assert.deepEqual(t.writes, [], 'neither the held split nor anything after it was written');
       assert.deepEqual(t.proposals, [], 'no proposal of the dropped run went out');
-      assert.deepEqual(await t.client.getChildren(t.paths.tasks), ['t1'], 'no child record');
+      assert.deepEqual(await t.client.getChildren(t.znodes.tasks), ['t1'], 'no child record');
       assert.equal((await t.record()).owner, 'n0', 'the task is the sender\'s');
       const markers = await t.markers();
       assert.deepEqual(markers.filter((m) => m.node === 'n1'), [], 'no transaction of the receiver');

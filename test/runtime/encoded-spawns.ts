@@ -10,8 +10,9 @@ import { TerminationCoordinator } from '../../src/coord/recipes/termination-dete
 import type { CoordClient } from '../../src/coord/types.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { JobRunner } from '../../src/runtime/pool/job-runner.js';
-import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
+import type { JobOutcome } from '../../src/runtime/job/outcome.js';
 import { TaskPoolLeaderDuties } from '../../src/runtime/pool/task-pool-leader.js';
 import { Ledger } from '../../src/runtime/pool/ledger.js';
 import type { RuntimeMessage } from '../../src/runtime/pool/pool-messages.js';
@@ -109,13 +110,14 @@ export interface FanNode {
 /** A job of the fan on `connect`'s backend, its nodes wired to each other (messages delivered a turn later). */
 export async function fanJob(connect: () => Promise<CoordClient>, jobId: string, n: number) {
   const paths = jobPaths(jobId);
+  const znodes = ledgerPaths(paths);
   const admin = await connect();
-  await new TerminationCoordinator(admin, paths.termination).init('root', encode({ owner: '', state: rootState(n), partial: undefined } satisfies TaskRecord));
+  await new TerminationCoordinator(admin, znodes.termination).init('root', encode({ owner: '', state: rootState(n), partial: undefined } satisfies TaskRecord));
   const nodes = new Map<string, FanNode>();
 
   async function start(id: string, seed: number, lead: boolean): Promise<FanNode> {
     const client = await connect();
-    const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, id);
+    const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, id);
     const members = new GroupMembership(client, paths.members);
     const workers: EncodedFanWorkers = new EncodedFanWorkers((e) => runner.onWorker(e));
     const runner: JobRunner = new JobRunner({
@@ -161,8 +163,8 @@ export async function fanJob(connect: () => Promise<CoordClient>, jobId: string,
   /** Owner of every live record. */
   async function owners(): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    for (const id of await admin.getChildren(paths.tasks)) {
-      const data = await admin.getData(`${paths.tasks}/${id}`).then((d) => d.data, () => undefined); // gone meanwhile: not live
+    for (const id of await admin.getChildren(znodes.tasks)) {
+      const data = await admin.getData(`${znodes.tasks}/${id}`).then((d) => d.data, () => undefined); // gone meanwhile: not live
       if (data) out.set(id, decode<TaskRecord>(data).owner);
     }
     return out;

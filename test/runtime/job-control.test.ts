@@ -12,7 +12,9 @@ import { ControlChannel } from '../../src/coord/recipes/control-channel.js';
 import { cancelJob } from '../../src/runtime/job/outcome.js';
 import { requestJob } from '../../src/runtime/client/job-requests.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { mkdirp } from '../../src/coord/tree-ops.js';
 import { withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
@@ -23,7 +25,7 @@ describe('requestJob', () => {
   it('rejects when the job ends before acknowledging; refuses an ended job; honours the caller\'s signal', { timeout: 60_000 }, async () => {
     const client = await connect(`embedded:control-${randomBytes(3).toString('hex')}`);
     try {
-      const spec = await submitJob(client, { ref: APP, root: rootState(4), nodes: 0 });
+      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0 });
       const caller = new AbortController();
       const mine = requestJob(client, spec.id, 'status', null, { timeoutMs: 60_000, signal: caller.signal }).then(() => new Error('resolved'), (err: unknown) => err);
       caller.abort(new Error('the operator pressed ^C'));
@@ -40,7 +42,7 @@ describe('requestJob', () => {
   it('many requests to a running job share one watch on its result (a watch stays registered until it fires)', { timeout: 60_000 }, async () => {
     const client = await connect(`embedded:control-${randomBytes(3).toString('hex')}`);
     try {
-      const spec = await submitJob(client, { ref: APP, root: rootState(4), nodes: 0 });
+      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0 });
       // The test serves the job's channel itself (no node runs the job).
       const server = new ControlChannel(client, jobPaths(spec.id).control).serve((req) => `ok ${req.type}`);
       for (let i = 0; i < 25; i++) assert.equal(await requestJob(client, spec.id, 'status'), 'ok status');
@@ -58,7 +60,7 @@ describe('submitJob', () => {
   it('creates a job without blobs — its znode, ledger with the root task, and spec — in one transaction', { timeout: 60_000 }, async () => {
     const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`);
     try {
-      await submitJob(client, { ref: APP, root: rootState(4), nodes: 0 }); // creates the jobs directory
+      await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0 }); // creates the jobs directory
       const writes: string[] = [];
       const counting = new Proxy(client, {
         get(target, key, receiver) {
@@ -70,10 +72,11 @@ describe('submitJob', () => {
           };
         },
       });
-      const spec = await submitJob(counting, { ref: APP, root: rootState(4), nodes: 0, input: { small: true } });
+      const spec = await submitJob(counting, { ...taskPoolJob(APP, rootState(4)), nodes: 0, input: { small: true } });
       assert.deepEqual(writes, ['multi'], 'one transaction, no separate create');
       const paths = jobPaths(spec.id);
-      for (const path of [paths.base, paths.spec, paths.tasks, paths.txns, `${paths.tasks}/root`]) assert.ok(await client.exists(path), `${path} exists`);
+      const znodes = ledgerPaths(paths);
+      for (const path of [paths.base, paths.spec, znodes.tasks, znodes.txns, `${znodes.tasks}/root`]) assert.ok(await client.exists(path), `${path} exists`);
     } finally {
       await client.close();
     }
@@ -85,10 +88,10 @@ describe('submitJob', () => {
       const paths = jobPaths('j-premade');
       await mkdirp(client, paths.base);
       await client.create(`${paths.base}/managed`, Buffer.from('{}'));
-      const spec = await submitJob(client, { ref: APP, root: rootState(4), nodes: 0, jobId: 'j-premade' });
+      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0, jobId: 'j-premade' });
       assert.equal(spec.id, 'j-premade');
-      for (const path of [paths.spec, `${paths.tasks}/root`, `${paths.base}/managed`]) assert.ok(await client.exists(path), `${path} exists`);
-      await assert.rejects(submitJob(client, { ref: APP, root: rootState(5), nodes: 0, jobId: 'j-premade' }), /job j-premade exists already/);
+      for (const path of [paths.spec, `${ledgerPaths(paths).tasks}/root`, `${paths.base}/managed`]) assert.ok(await client.exists(path), `${path} exists`);
+      await assert.rejects(submitJob(client, { ...taskPoolJob(APP, rootState(5)), nodes: 0, jobId: 'j-premade' }), /job j-premade exists already/);
     } finally {
       await client.close();
     }

@@ -5,8 +5,9 @@ import { mkdirp } from '../../src/coord/tree-ops.js';
 import { encode } from '../../src/util/codec.js';
 import { listJobs } from '../../src/runtime/client/job-list.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { pruneFinishedJobs } from '../../src/runtime/client/job-retention.js';
-import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
+import type { JobOutcome } from '../../src/runtime/job/outcome.js';
 
 describe('pruneFinishedJobs', () => {
   it('removes finished jobs beyond the most recent ones, after a grace period, never running ones', async () => {
@@ -15,8 +16,8 @@ describe('pruneFinishedJobs', () => {
       const now = 1_000_000_000;
       const job = async (id: string, finishedAgoMs: number | null) => {
         const p = jobPaths(id);
-        await mkdirp(client, p.txns);
-        for (let i = 0; i < 3; i++) await client.create(`${p.txns}/t${i}`, Buffer.from('x'));
+        await mkdirp(client, ledgerPaths(p).txns);
+        for (let i = 0; i < 3; i++) await client.create(`${ledgerPaths(p).txns}/t${i}`, Buffer.from('x'));
         await client.create(p.spec, Buffer.from('spec'));
         if (finishedAgoMs !== null) {
           const outcome: JobOutcome = { status: 'done', value: 1, completions: 3, finishedAt: now - finishedAgoMs };

@@ -13,8 +13,9 @@ import { TerminationCoordinator } from '../../src/coord/recipes/termination-dete
 import { decode, encode } from '../../src/util/codec.js';
 import { TaskPoolLeaderDuties } from '../../src/runtime/pool/task-pool-leader.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { JobRunner } from '../../src/runtime/pool/job-runner.js';
-import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
+import type { JobOutcome } from '../../src/runtime/job/outcome.js';
 import { Ledger } from '../../src/runtime/pool/ledger.js';
 import type { RuntimeMessage } from '../../src/runtime/pool/pool-messages.js';
 import { Rng } from '../../src/util/rng.js';
@@ -29,10 +30,11 @@ describe('a node whose last completion is still being written', () => {
   it('asks a peer for work before the write lands, and is idle only after it', async () => {
     const server = new EmbeddedServer();
     const paths = jobPaths('steal-early');
+    const znodes = ledgerPaths(paths);
     const client = new EmbeddedClient(server, 600_000);
     // The compositions tree of 4: 2⁴ nodes, one task (nobody splits it).
-    await new TerminationCoordinator(client, paths.termination).init('root', encode({ owner: '', state: { n: 4, open: [0], count: 0 }, partial: undefined }));
-    const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n1');
+    await new TerminationCoordinator(client, znodes.termination).init('root', encode({ owner: '', state: { n: 4, open: [0], count: 0 }, partial: undefined }));
+    const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n1');
     // Completion writes wait for the test's go.
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));

@@ -12,6 +12,7 @@ import { awaitOutcome } from '../../src/runtime/job/outcome.js';
 import { jobLeader } from '../../src/runtime/client/job-list.js';
 import { requestJob } from '../../src/runtime/client/job-requests.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { TidepoolNode } from '../../src/runtime/node/node.js';
 import { InProcessNetwork, InProcessTransport } from '../../src/transport/in-process-transport.js';
 import { waitFor, withDeadline } from '../support/wait.js';
@@ -31,7 +32,7 @@ describe('leader session expiry', () => {
         const client = await connect(`embedded:${name}`);
         nodes.push({ node: await TidepoolNode.start({ client, transport: new InProcessTransport(id, network), workers: 1, nodeId: id, seed: 5 }), client });
       }
-      const spec = await submitJob(admin, { ref: HELD, root: rootState(18), nodes: 3 });
+      const spec = await submitJob(admin, { ...taskPoolJob(HELD, rootState(18)), nodes: 3 });
       const outcome = awaitOutcome(admin, spec.id);
       await waitFor(async () => nodes.every((n) => n.node.currentJob === spec.id) && (await jobLeader(admin, spec.id)) !== null, 'the job on three nodes with a leader');
       const first = await jobLeader(admin, spec.id);

@@ -1,7 +1,8 @@
 /** Frames from peers are checked before use: envelopes and task-pool messages of the wrong shape are named and dropped. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { validateEnvelope, validateRuntimeMessage } from '../../src/runtime/pool/pool-messages.js';
+import { validateEnvelope } from '../../src/runtime/node/envelope.js';
+import { validateRuntimeMessage } from '../../src/runtime/pool/pool-messages.js';
 
 describe('runtime message validation', () => {
   it('accepts well-formed envelopes and task-pool messages', () => {

@@ -12,6 +12,7 @@ import { connect } from '../../src/coord/connect.js';
 import type { CoordClient } from '../../src/coord/types.js';
 import { awaitOutcome } from '../../src/runtime/job/outcome.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { TidepoolNode } from '../../src/runtime/node/node.js';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import { admittedClient } from '../support/channel-client.js';
@@ -88,7 +89,7 @@ describe('node channel under a running job', { timeout: 180_000 }, () => {
         }
         let steals = 0;
         for (const m of members) m.node.on((e) => { if (e.type === 'steal') steals++; });
-        const spec = await submitJob(admin, { ref: TAGGED, root: taggedRoot(marker, N), nodes: 2 });
+        const spec = await submitJob(admin, { ...taskPoolJob(TAGGED, taggedRoot(marker, N)), nodes: 2 });
         const outcome = awaitOutcome(admin, spec.id);
         for (const m of members) {
           await waitFor(() => m.rejected.some((r) => /a TLS record failed authentication/.test(r)), `${m.node.id} to drop the altered connection`, 30_000);
@@ -125,7 +126,7 @@ describe('node channel under a running job', { timeout: 180_000 }, () => {
         for (const id of ['node-a', 'node-b']) members.push(await startMember(name, id, oldSecret));
         let steals = 0;
         for (const m of members) m.node.on((e) => { if (e.type === 'steal') steals++; });
-        const spec = await submitJob(admin, { ref: TAGGED, root: taggedRoot('tidepool-rotation', N), nodes: 2 });
+        const spec = await submitJob(admin, { ...taskPoolJob(TAGGED, taggedRoot('tidepool-rotation', N)), nodes: 2 });
         const outcome = awaitOutcome(admin, spec.id);
         await waitFor(() => steals > 0, 'a task state to move between the nodes');
         // The three steps of a rotation, each on every node: trust both; present the new; drop the old.

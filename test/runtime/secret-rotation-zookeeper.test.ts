@@ -14,6 +14,7 @@ import type { CoordClient } from '../../src/coord/types.js';
 import { awaitOutcome } from '../../src/runtime/job/outcome.js';
 import { jobLeader } from '../../src/runtime/client/job-list.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { secretName } from '../../src/transport/channel-credentials.js';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import { openGate } from '../support/gate.js';
@@ -45,7 +46,7 @@ describe('secret rotation on node processes', { timeout: 240_000 }, () => {
     const file = join(mkdtempSync(join(os.tmpdir(), 'tidepool-rotation-')), 'secret');
     writeFileSync(file, `${oldSecret}\n`, { mode: 0o600 });
     nodes.push(...await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: file, env: { TIDEPOOL_LOG: 'warn' } }))));
-    const spec = await submitJob(admin, { ref: TAGGED, root: taggedRoot('tidepool-rotation', N), nodes: 2 });
+    const spec = await submitJob(admin, { ...taskPoolJob(TAGGED, taggedRoot('tidepool-rotation', N)), nodes: 2 });
     const outcome = awaitOutcome(admin, spec.id);
     await waitFor(async () => (await jobLeader(admin, spec.id)) !== null, 'the job to run');
 

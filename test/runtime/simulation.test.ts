@@ -13,8 +13,9 @@ import { TerminationCoordinator } from '../../src/coord/recipes/termination-dete
 import { decode, encode } from '../../src/util/codec.js';
 import { TaskPoolLeaderDuties } from '../../src/runtime/pool/task-pool-leader.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { JobRunner, type RunnerEvent } from '../../src/runtime/pool/job-runner.js';
-import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
+import type { JobOutcome } from '../../src/runtime/job/outcome.js';
 import { Ledger } from '../../src/runtime/pool/ledger.js';
 import { Rng } from '../../src/util/rng.js';
 import { SimClock } from './sim/sim-clock.js';
@@ -44,13 +45,14 @@ async function simulate(sc: Scenario) {
   const clock = new SimClock();
   const net = new SimNetwork(sc.loss ?? 0);
   const paths = jobPaths('sim');
+  const znodes = ledgerPaths(paths);
   const setup = new EmbeddedClient(server, 600_000);
-  await new TerminationCoordinator(setup, paths.termination).init('root', encode({ owner: '', state: { n: sc.n, open: [0], count: 0 }, partial: undefined }));
+  await new TerminationCoordinator(setup, znodes.termination).init('root', encode({ owner: '', state: { n: sc.n, open: [0], count: 0 }, partial: undefined }));
   const events: RunnerEvent[] = [];
   const nodes = await Promise.all(Array.from({ length: sc.nodes }, async (_, i) => {
     const id = `n${i}`;
     const client = new EmbeddedClient(server, 600_000);
-    const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, id, 1 + rng.int(0, 8));
+    const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, id, 1 + rng.int(0, 8));
     const members = new GroupMembership(client, paths.members);
     const workers: SimWorkers = new SimWorkers(sc.workers, (e) => runner.onWorker(e));
     const runner: JobRunner = new JobRunner({
@@ -110,8 +112,8 @@ async function simulate(sc: Scenario) {
     if (result) outcome = decode<JobOutcome>((await setup.getData(paths.result)).data);
   }
   if (!outcome && process.env.SIM_DEBUG) {
-    for (const id of await setup.getChildren(paths.tasks)) {
-      const { data, stat } = await setup.getData(`${paths.tasks}/${id}`);
+    for (const id of await setup.getChildren(znodes.tasks)) {
+      const { data, stat } = await setup.getData(`${znodes.tasks}/${id}`);
       console.log('record', id, decode<{ owner: string }>(data).owner, 'v', stat.version);
     }
     for (const n of nodes) console.log(n.id, n.alive, JSON.stringify(n.runner.load), JSON.stringify(n.runner.stealStats), n.runner.isDraining);

@@ -9,7 +9,8 @@ import { describe, it } from 'node:test';
 import { decode } from '../../src/util/codec.js';
 import { Cluster, type ClusterEvent } from '../../src/runtime/client/cluster.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
-import { ROOT_TASK_ID } from '../../src/runtime/job/job-spec.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
+import { ROOT_TASK_ID } from '../../src/runtime/pool/task-pool-spec.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import { openGate } from '../support/gate.js';
@@ -45,16 +46,17 @@ describe('spawned tasks in batches on an embedded cluster', () => {
     try {
       const job = await cluster.submit(ref('spawn-checksum.ts'), checksumRoot(n, true), { nodes: 3 });
       const paths = jobPaths(job.id);
+      const znodes = ledgerPaths(paths);
       const client = cluster.coordination;
       // Children hold until the gate opens, one per node (one worker each): the rest wait, recorded. (The
       // root may still be live: the children it had not handed over when it returned run inline, and hold.)
       let owned = new Map<string, number>();
       await waitFor(async () => {
-        const ids = (await client.getChildren(paths.tasks)).filter((id) => id !== ROOT_TASK_ID);
+        const ids = (await client.getChildren(znodes.tasks)).filter((id) => id !== ROOT_TASK_ID);
         if (ids.length < n - 32) return false;
         owned = new Map();
         for (const id of ids) {
-          const owner = decode<TaskRecord>((await client.getData(`${paths.tasks}/${id}`)).data).owner;
+          const owner = decode<TaskRecord>((await client.getData(`${znodes.tasks}/${id}`)).data).owner;
           owned.set(owner, (owned.get(owner) ?? 0) + 1);
         }
         return true;

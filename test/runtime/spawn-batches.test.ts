@@ -14,8 +14,9 @@ import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
 import { TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { JobRunner } from '../../src/runtime/pool/job-runner.js';
-import type { JobOutcome } from '../../src/runtime/job/job-spec.js';
+import type { JobOutcome } from '../../src/runtime/job/outcome.js';
 import { TaskPoolLeaderDuties } from '../../src/runtime/pool/task-pool-leader.js';
 import { Ledger } from '../../src/runtime/pool/ledger.js';
 import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
@@ -96,7 +97,7 @@ const flush = async () => {
 
 async function startNode(server: EmbeddedServer, id: string, paths: ReturnType<typeof jobPaths>, rng: Rng) {
   const client = new EmbeddedClient(server, 600_000);
-  const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, id);
+  const ledger = new Ledger(client, { tasks: ledgerPaths(paths).tasks, txns: ledgerPaths(paths).txns }, id);
   const members = new GroupMembership(client, paths.members);
   const workers: FanWorkers = new FanWorkers((e) => runner.onWorker(e));
   const runner: JobRunner = new JobRunner({
@@ -117,7 +118,7 @@ async function startNode(server: EmbeddedServer, id: string, paths: ReturnType<t
 /** Owner of every live record. */
 async function owners(client: EmbeddedClient, paths: ReturnType<typeof jobPaths>): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const id of await client.getChildren(paths.tasks)) out.set(id, decode<TaskRecord>((await client.getData(`${paths.tasks}/${id}`)).data).owner);
+  for (const id of await client.getChildren(ledgerPaths(paths).tasks)) out.set(id, decode<TaskRecord>((await client.getData(`${ledgerPaths(paths).tasks}/${id}`)).data).owner);
   return out;
 }
 
@@ -129,14 +130,14 @@ async function crashAfter(n: number, batches: number, seed: number) {
   const server = new EmbeddedServer();
   const paths = jobPaths('fan');
   const setup = new EmbeddedClient(server, 600_000);
-  await new TerminationCoordinator(setup, paths.termination).init('root', encode({ owner: '', state: { root: true, next: 0, n, value: 0 } satisfies Fan, partial: undefined }));
+  await new TerminationCoordinator(setup, ledgerPaths(paths).termination).init('root', encode({ owner: '', state: { root: true, next: 0, n, value: 0 } satisfies Fan, partial: undefined }));
   const rng = new Rng(seed);
   const n0 = await startNode(server, 'n0', paths, rng);
   await waitFor(() => n0.workers.rootStarts.length === 1, 'n0 to recover the root and start it');
   for (let b = 1; b <= batches; b++) {
     n0.workers.step();
     const live = Math.min(n, b * BATCH) + (b * BATCH < n ? 1 : 0); // the root's record goes with its last batch
-    await waitFor(async () => (await setup.getChildren(paths.tasks)).length === live, `batch ${b} to be recorded (${live} records)`);
+    await waitFor(async () => (await setup.getChildren(ledgerPaths(paths).tasks)).length === live, `batch ${b} to be recorded (${live} records)`);
   }
   const before = await owners(setup, paths);
   // The crash: n0's workers, runner and session are gone; nothing of its children ran.

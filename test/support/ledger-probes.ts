@@ -6,6 +6,7 @@ import { isCoordError } from '../../src/coord/errors.js';
 import { joinPath } from '../../src/coord/paths.js';
 import type { CoordClient } from '../../src/coord/types.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
 import { decode } from '../../src/util/codec.js';
 import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 
@@ -32,7 +33,7 @@ async function childData(client: CoordClient, dir: string): Promise<Buffer[]> {
 /** Owners of the job's live tasks, by node id (for status displays and tests). */
 export async function taskOwners(client: CoordClient, jobId: string, root?: string): Promise<Map<string, number>> {
   const owners = new Map<string, number>();
-  for (const data of await childData(client, jobPaths(jobId, root).tasks)) {
+  for (const data of await childData(client, ledgerPaths(jobPaths(jobId, root)).tasks)) {
     const { owner } = decode<TaskRecord>(data);
     owners.set(owner, (owners.get(owner) ?? 0) + 1);
   }
@@ -41,5 +42,5 @@ export async function taskOwners(client: CoordClient, jobId: string, root?: stri
 
 /** Nodes that have committed ledger transactions for the job (splits, claims, completions). */
 export async function jobCommitters(client: CoordClient, jobId: string, root?: string): Promise<Set<string>> {
-  return new Set((await childData(client, jobPaths(jobId, root).txns)).map((d) => decode<{ node: string }>(d).node));
+  return new Set((await childData(client, ledgerPaths(jobPaths(jobId, root)).txns)).map((d) => decode<{ node: string }>(d).node));
 }

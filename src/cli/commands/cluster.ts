@@ -9,7 +9,8 @@ import { listJobs } from '../../runtime/client/job-list.js';
 import { requestJob } from '../../runtime/client/job-requests.js';
 import { jobPaths } from '../../runtime/job/job-paths.js';
 import { pruneFinishedJobs } from '../../runtime/client/job-retention.js';
-import type { JobOutcome, JobSpec } from '../../runtime/job/job-spec.js';
+import type { JobOutcome } from '../../runtime/job/outcome.js';
+import type { JobSpec } from '../../runtime/job/job-spec.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { withZk } from '../connection.js';
 import { UsageError } from '../errors.js';
@@ -73,7 +74,7 @@ Examples:
       const spec = await client.getData(paths.spec).then((r) => decode<JobSpec>(r.data), () => null);
       if (!spec) return null; // removed meanwhile
       const result = await client.getData(paths.result).then((r) => decode<JobOutcome>(r.data), () => null);
-      return { id, task: spec.ref.module, state: result ? result.status : 'running', nodes: nodes.filter((n) => n.job === id).length, createdAt: spec.createdAt };
+      return { id, task: spec.label, state: result ? result.status : 'running', nodes: nodes.filter((n) => n.job === id).length, createdAt: spec.createdAt };
     }))).filter((j) => j !== null);
     if (opts.json) return printJson({ jobs: all });
     if (all.length === 0) return void process.stdout.write('no jobs\n');

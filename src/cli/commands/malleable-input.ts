@@ -5,7 +5,7 @@
  */
 import { MALLEABLE_APPS } from '../../frameworks/malleable/applications.js';
 import { loadMalleableApp, type AnyMalleableApp } from '../../frameworks/malleable/malleable-app.js';
-import { checkRuntimeOptions, type MalleableInput } from '../../frameworks/malleable/runtime-options.js';
+import { checkRuntimeOptions, type MalleableSpec } from '../../frameworks/malleable/runtime-options.js';
 import type { TaskRef } from '../../runtime/worker/task.js';
 import { UsageError } from '../errors.js';
 import { moduleRef } from '../module-specifier.js';
@@ -34,7 +34,10 @@ export function checkParams(given: GivenApplication, params: unknown, flag: stri
   if (wrong) throw new UsageError(`${flag}: ${given.app.name}: ${wrong}`);
 }
 
-/** A malleable job's input as `submit --input` gives it: `{ "params": …, "runtime": { … } }`, checked. */
+/** What `submit --input` gives a malleable job besides its application: `{ "params": …, "runtime": { … } }`. */
+export type MalleableInput = Omit<MalleableSpec, 'app'>;
+
+/** A malleable job's input as `submit --input` gives it, checked. */
 export function malleableInput(given: GivenApplication, input: unknown, flag: string): MalleableInput {
   if (typeof input !== 'object' || input === null || Array.isArray(input) || !('params' in input)) {
     throw new UsageError(`${flag}: a malleable job's input is {"params": {…the application's parameters…}, "runtime": {…optional runtime options…}}, got ${JSON.stringify(input)}`);

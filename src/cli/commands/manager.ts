@@ -7,12 +7,13 @@ import { isCoordError } from '../../coord/errors.js';
 import type { CoordClient } from '../../coord/types.js';
 import { FLEXIBILITIES, type Flexibility } from '../../frameworks/malleable/manager/managed-job.js';
 import { managerPaths, submitManagedJob } from '../../frameworks/malleable/manager/manager-store.js';
-import { MALLEABLE_KIND } from '../../frameworks/malleable/malleable-kind.js';
+import { malleableJob } from '../../frameworks/malleable/malleable-kind-ref.js';
 import { POLICY_NAMES, type PolicyName } from '../../frameworks/malleable/manager/policies.js';
 import { followFailureFeed } from '../../frameworks/malleable/manager/failure-feed.js';
 import { DEFAULT_COST_FACTOR, DEFAULT_MAX_OVERHEAD } from '../../frameworks/malleable/manager/rescale-cost.js';
 import { clearWarning, ResourceManager, warnNode } from '../../frameworks/malleable/manager/resource-manager.js';
 import { listNodes } from '../../runtime/scheduler/index.js';
+import { taskPoolJob } from '../../runtime/pool/task-pool-ref.js';
 import { log } from '../../util/log.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { connectZk, withZk } from '../connection.js';
@@ -145,30 +146,29 @@ Examples:
       } catch (err) {
         throw new UsageError(`--root: not JSON (${(err as Error).message})`);
       }
-      const malleable = flags.jobKind === 'malleable';
-      const kind = flags.jobKind === undefined ? undefined : malleable ? MALLEABLE_KIND : moduleRef(flags.jobKind, '--job-kind');
-      let input = flags.input === undefined ? undefined : jsonArgument(flags.input, '--input');
-      let ref = { module: moduleSpecifier(module, 'MODULE'), export: flags.export };
-      if (malleable) {
+      const input = flags.input === undefined ? undefined : jsonArgument(flags.input, '--input');
+      let job;
+      if (flags.jobKind === 'malleable') {
         // The application and its input are checked here, before anything is queued.
         if (input === undefined) throw new UsageError('--input: a malleable job needs its input {"params": {…}, "runtime": {…}}');
         const given = await malleableApplication(flags.export === 'default' ? module : `${module}#${flags.export}`, 'MODULE');
-        input = malleableInput(given, input, '--input');
-        ref = given.ref;
+        const { params, runtime } = malleableInput(given, input, '--input');
+        job = malleableJob(given.ref, params, runtime);
+      } else {
+        const kind = flags.jobKind === undefined ? undefined : moduleRef(flags.jobKind, '--job-kind');
+        job = { ...taskPoolJob({ module: moduleSpecifier(module, 'MODULE'), export: flags.export }, root, kind), ...(input !== undefined ? { input } : {}) };
       }
       return withZk(flags.zk, flags.timeout, async (client) => {
         let spec;
         try {
           spec = await submitManagedJob(client, {
-            ref, root, flexibility, minNodes: min,
-            ...(max !== undefined ? { maxNodes: max } : {}), ...(nodes !== undefined ? { nodes } : {}), ...(kind ? { kind } : {}),
-            ...(input !== undefined ? { input } : {}),
+            ...job, flexibility, minNodes: min, ...(max !== undefined ? { maxNodes: max } : {}), ...(nodes !== undefined ? { nodes } : {}),
           });
         } catch (err) {
           throw new UsageError((err as Error).message);
         }
         if (!(await managerRunning(client))) warnOnce(`no resource manager is running on ${flags.zk}: job ${spec.id} waits in the queue until one starts (tidepool manager --zk ${flags.zk})`);
-        printLine(flags.json, { job: spec.id, flexibility, minNodes: spec.minNodes, maxNodes: spec.maxNodes ?? null, nodes: spec.nodes }, `job ${spec.id} queued (${flexibility})`);
+        printLine(flags.json, { job: spec.id, flexibility, minNodes: spec.nodes.min, maxNodes: spec.nodes.max ?? null, nodes: spec.nodes.requested }, `job ${spec.id} queued (${flexibility})`);
       });
     });
 

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { jobPaths } from '../../runtime/job/job-paths.js';
-import type { JobOutcome } from '../../runtime/job/job-spec.js';
+import type { JobOutcome } from '../../runtime/job/outcome.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { connectCluster } from '../connection.js';
 import { UsageError } from '../errors.js';

@@ -62,18 +62,9 @@ export class TerminationCoordinator {
    * the computation, once it exists — so that all exist or none.
    */
   async init(rootTaskId: string, rootData?: Uint8Array, alongside: { parents?: CreateOp[]; after?: Op[] } = {}): Promise<boolean> {
-    validateTaskId(rootTaskId);
-    const p = paths(this.base);
     const parents = alongside.parents ?? [];
     await mkdirp(this.client, parentOf(parents[0]?.path ?? this.base));
-    const ops: Op[] = [
-      ...parents,
-      { op: 'create', path: this.base },
-      { op: 'create', path: p.tasks },
-      { op: 'create', path: p.txns },
-      { op: 'create', path: joinPath(p.tasks, rootTaskId), ...(rootData ? { data: rootData } : {}) },
-      ...(alongside.after ?? []),
-    ];
+    const ops: Op[] = [...parents, ...this.initOps(rootTaskId, rootData), ...(alongside.after ?? [])];
     for (;;) {
       this.stats.writes++;
       this.stats.transactions++;
@@ -87,6 +78,18 @@ export class TerminationCoordinator {
         await reconnected(this.client);
       }
     }
+  }
+
+  /** The creates that initialise the list holding `rootTaskId`, for a caller that commits them in a transaction of its own (its parent must exist). */
+  initOps(rootTaskId: string, rootData?: Uint8Array): CreateOp[] {
+    validateTaskId(rootTaskId);
+    const p = paths(this.base);
+    return [
+      { op: 'create', path: this.base },
+      { op: 'create', path: p.tasks },
+      { op: 'create', path: p.txns },
+      { op: 'create', path: joinPath(p.tasks, rootTaskId), ...(rootData ? { data: rootData } : {}) },
+    ];
   }
 
   /**

@@ -10,7 +10,7 @@
  *   report schedule, assignments), with process-level messages as layer messages.
  */
 import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
-import { taskPoolLeader, taskPoolMember } from '../../runtime/pool/task-pool-kind.js';
+import { prepareTaskPool, taskPoolLeader, taskPoolMember } from '../../runtime/pool/task-pool-kind.js';
 import { validateTaskPoolMessage } from '../../runtime/pool/pool-messages.js';
 import { ProcessMonitorMember, type Assignment, type MemberSend } from './balance/monitor.js';
 import type { IterativeInput } from './iterative-types.js';
@@ -52,7 +52,7 @@ async function member(ctx: MemberContext): Promise<IterativeMember> {
     onLocalEnd: (idle) => onLocalEnd(idle),
   });
   const answerLayout = (slot: number) => {
-    const ready = ctx.peers().length + 1 >= ctx.spec.nodes || Date.now() - joinedAt >= LAYOUT_WAIT_MS;
+    const ready = ctx.peers().length + 1 >= ctx.spec.nodes.requested || Date.now() - joinedAt >= LAYOUT_WAIT_MS;
     if (!ready) return void setTimeout(() => answerLayout(slot), 20).unref?.();
     ctx.workers.post?.(slot, { type: 'it-layout', peers: ctx.peers(), workers: ctx.workers.size });
   };
@@ -166,6 +166,8 @@ async function member(ctx: MemberContext): Promise<IterativeMember> {
 
 export default defineJobKind({
   name: 'iterative',
+  // Built on the task pool: the same spec and ledger.
+  prepare: prepareTaskPool,
   member,
   leader(ctx) {
     const base = taskPoolLeader(ctx);

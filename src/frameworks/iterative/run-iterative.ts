@@ -8,12 +8,10 @@ import type { TaskRef } from '../../runtime/worker/task.js';
 import { DEFAULT_RUPER } from './balance/ruper-task.js';
 import { BlockRunner, combineBlocks } from './block-runner.js';
 import { seedValue, type Seed } from './iteration-random.js';
+import { ITERATIVE_KIND } from './iterative-kind-ref.js';
 import {
   STRATEGIES, type BalanceStrategy, type BlockRange, type BlockTally, type IterativeDefinition, type IterativeInput, type IterativeResult, type IterativeTask, type RuperSettings, type TaskSegment,
 } from './iterative-types.js';
-
-/** The iterative kind: built in, so that every node of the job runs its own copy (see load-kind.ts). */
-export const ITERATIVE_KIND = { module: 'builtin:iterative', export: 'default' };
 
 /** Blocks a job is cut into by default: fine enough to balance, few enough to fold cheaply. */
 const DEFAULT_BLOCKS = 512;

@@ -22,7 +22,7 @@ import { NodeAcquisition } from './node-acquisition.js';
 import type { BlobRef } from '../../data/blob-directory.js';
 import type { CheckpointManifest, Mapping, RunReply } from './protocol.js';
 import { parseRequest, targetNodes, type RescaleRequest } from './rescale-plan.js';
-import type { MalleableInput, MalleableStats, RescaleAck } from './runtime-options.js';
+import type { MalleableSpec, MalleableStats, RescaleAck } from './runtime-options.js';
 
 interface Queued {
   req: RescaleRequest;
@@ -39,8 +39,8 @@ const MAX_FAILURES = 5;
 /** How the leader lets a node go (the core's drain; a simulation passes its own). */
 export type ReleaseNode = (node: string) => Promise<unknown>;
 
-export function malleableLeader(ctx: LeaderContext, app: AnyMalleableApp, input: MalleableInput, release?: ReleaseNode): LeaderRole {
-  const leader = new MalleableLeader(ctx, app, input, release ?? ((node) => drainNode(ctx.client, node)));
+export function malleableLeader(ctx: LeaderContext, app: AnyMalleableApp, spec: MalleableSpec, release?: ReleaseNode): LeaderRole {
+  const leader = new MalleableLeader(ctx, app, spec, release ?? ((node) => drainNode(ctx.client, node)));
   void leader.run();
   return { stop: () => leader.stop(), onControl: (type, body) => leader.onControl(type, body) };
 }
@@ -73,7 +73,7 @@ class MalleableLeader {
   private readonly log: Log;
   private readonly recordRescale: (ack: RescaleAck) => void;
 
-  constructor(private readonly ctx: LeaderContext, private readonly app: AnyMalleableApp, private readonly input: MalleableInput, private readonly release: ReleaseNode) {
+  constructor(private readonly ctx: LeaderContext, private readonly app: AnyMalleableApp, private readonly spec: MalleableSpec, private readonly release: ReleaseNode) {
     this.own = ctx.member as MalleableMember;
     this.log = ctx.log ?? rootLog.child({ job: ctx.spec.id, node: ctx.nodeId });
     this.recordRescale = rescaleRecorder(ctx.metrics ?? NO_METRICS);
@@ -84,11 +84,11 @@ class MalleableLeader {
       this.wake?.();
     });
     this.state = new DurableState(ctx.client, ctx.paths);
-    this.total = app.iterations(input.params);
-    this.objects = app.objects(input.params);
+    this.total = app.iterations(spec.params);
+    this.objects = app.objects(spec.params);
     this.loads = new Array<number>(this.objects).fill(Infinity);
-    this.scheduled = [...(input.runtime?.rescaleAt ?? [])];
-    this.pauseAt = [...(input.runtime?.pauseAt ?? [])];
+    this.scheduled = [...(spec.runtime?.rescaleAt ?? [])];
+    this.pauseAt = [...(spec.runtime?.pauseAt ?? [])];
     this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [], resizeRequests: [], syncPoints: 0, balancings: 0 };
   }
 
@@ -120,8 +120,8 @@ class MalleableLeader {
       if (stored.history) Object.assign(this.stats, stored.history);
       // The first leader waits (bounded) for the nodes the job was started with; a later one takes
       // the members there are — the job may have been shrunk since it started.
-      const want = Math.max(1, this.ctx.spec.nodes);
-      if (stored.epoch === 0) await this.nodes.until(() => this.calls.live().size >= want, this.input.runtime?.startWaitMs ?? 5_000);
+      const want = Math.max(1, this.ctx.spec.nodes.requested);
+      if (stored.epoch === 0) await this.nodes.until(() => this.calls.live().size >= want, this.spec.runtime?.startWaitMs ?? 5_000);
     } catch (err) {
       return this.fail(err);
     }
@@ -179,7 +179,7 @@ class MalleableLeader {
 
   /** Iterations to run before the next sync point: up to `syncEvery`, ending at the next scheduled event. */
   private spanLength(): number {
-    const opts = this.input.runtime ?? {};
+    const opts = this.spec.runtime ?? {};
     let end = Math.min(this.total, this.iteration + (opts.syncEvery ?? 1));
     for (const it of [...this.pauseAt, ...this.scheduled.map((s) => s.iteration)]) if (it > this.iteration && it < end) end = it;
     for (const every of [opts.checkpointEvery, opts.lbEvery]) {
@@ -269,7 +269,7 @@ class MalleableLeader {
     }
     // This node was rescaled away (or the job stopped): it must not take its own node back as a joiner.
     if (this.stopped) return;
-    const opts = this.input.runtime ?? {};
+    const opts = this.spec.runtime ?? {};
     const joiners = [...this.calls.live()].filter((n) => !this.map.nodes.includes(n) && !this.leaving.has(n));
     const leavers = this.map.nodes.filter((n) => this.leaving.has(n));
     if (joiners.length > 0 || leavers.length > 0) {
@@ -290,7 +290,7 @@ class MalleableLeader {
     if (q.req.type === 'checkpoint') ack = { iteration: await this.checkpoint() };
     else if (q.req.type === 'resume') ack = { iteration: this.iteration };
     else {
-      await this.nodes.awaitWanted(q.req, this.map.nodes, this.input.runtime?.joinWaitMs ?? 30_000);
+      await this.nodes.awaitWanted(q.req, this.map.nodes, this.spec.runtime?.joinWaitMs ?? 30_000);
       const target = targetNodes(q.req, this.map.nodes, this.calls.live(), this.ctx.nodeId);
       ack = await this.reconfigure(target);
     }
@@ -357,9 +357,9 @@ class MalleableLeader {
     await this.settle();
     const slots = [...nodes, ...this.map.nodes.filter((n) => !nodes.includes(n))];
     const owners = this.map.owner.map((o) => slots.indexOf(this.map.nodes[o]!));
-    const measured = this.input.runtime?.loads !== 'uniform' && this.loads.every((l) => l < Infinity);
+    const measured = this.spec.runtime?.loads !== 'uniform' && this.loads.every((l) => l < Infinity);
     const loads = measured ? this.loads : this.loads.map(() => 1);
-    const placed = balance(this.input.runtime?.strategy ?? 'refine', loads, owners, slots.map((n) => nodes.includes(n)));
+    const placed = balance(this.spec.runtime?.strategy ?? 'refine', loads, owners, slots.map((n) => nodes.includes(n)));
     const next: Mapping = { nodes, owner: placed };
     const involved = [...new Set([...this.map.nodes, ...nodes])];
     await this.calls.all(involved, { type: 'migrate', map: next, iteration: this.iteration }, this.epoch);
@@ -425,7 +425,7 @@ class MalleableLeader {
       seen++;
     }
     if (seen !== this.objects) throw new Error(`${this.objects - seen} objects are missing at the end`);
-    const result = this.app.result(summaries, this.input.params);
+    const result = this.app.result(summaries, this.spec.params);
     for (const q of this.requests.splice(0)) q.reject(new Error('the job has finished'));
     this.stopped = true;
     const written = await this.ctx.finish({ status: 'done', value: { result, stats: this.stats }, finishedAt: Date.now(), completions: this.objects });

@@ -9,7 +9,6 @@
  * Collectives (collectives.ts) follow the same rhythm: what objects reduce or broadcast in iteration
  * i, every object reads in iteration i + 1.
  */
-import type { TaskDefinition } from '../../runtime/worker/task.js';
 import { checkReductions, type ReduceOp } from './collectives.js';
 
 /** A message as the receiving object sees it: the sender's index and what it sent. */
@@ -84,30 +83,21 @@ export interface MalleableApp<P = unknown, S = unknown, M = unknown, Sum = unkno
   readonly malleable: true;
 }
 
-/**
- * The exported value is also a (never-run) task type, because a job spec names its application module
- * where a task-pool job names its task type, and submission loads it as one.
- */
-type AsTaskType = Pick<TaskDefinition<unknown, unknown>, 'run'> & { readonly kind: 'tidepool.task' };
-
-export type MalleableExport<P = unknown, S = unknown, M = unknown, Sum = unknown, R = unknown, C extends Reductions = Reductions> = MalleableApp<P, S, M, Sum, R, C> & AsTaskType;
+/** Where an application lives: a module and its export (every node loads it from there). */
+export interface AppRef {
+  module: string;
+  export: string;
+}
 
 /** Declares a malleable application; export it from a module so every node can load it by reference. */
-export function defineMalleable<P, S, M, Sum, R, C extends Reductions = Reductions>(definition: MalleableDefinition<P, S, M, Sum, R, C>): MalleableExport<P, S, M, Sum, R, C> {
+export function defineMalleable<P, S, M, Sum, R, C extends Reductions = Reductions>(definition: MalleableDefinition<P, S, M, Sum, R, C>): MalleableApp<P, S, M, Sum, R, C> {
   for (const fn of ['objects', 'iterations', 'init', 'step', 'summary', 'result'] as const) {
     if (typeof definition?.[fn] !== 'function') throw new TypeError(`defineMalleable: \`${fn}\` must be a function`);
   }
   if (definition.done !== undefined && typeof definition.done !== 'function') throw new TypeError('defineMalleable: `done` must be a function');
   const wrong = checkReductions(definition.reductions);
   if (wrong) throw new TypeError(`defineMalleable: ${wrong}`);
-  return {
-    ...definition,
-    malleable: true,
-    kind: 'tidepool.task',
-    run() {
-      throw new Error(`${definition.name} is a malleable application: submit it with submitMalleable (the malleable job kind), not as a task`);
-    },
-  };
+  return { ...definition, malleable: true };
 }
 
 export function isMalleableApp(value: unknown): value is AnyMalleableApp {
@@ -115,7 +105,7 @@ export function isMalleableApp(value: unknown): value is AnyMalleableApp {
 }
 
 /** Loads an application by module reference (the node side of weak migration). */
-export async function loadMalleableApp(ref: { module: string; export: string }): Promise<AnyMalleableApp> {
+export async function loadMalleableApp(ref: AppRef): Promise<AnyMalleableApp> {
   const mod = (await import(ref.module)) as Record<string, unknown>;
   const app = mod[ref.export];
   if (!isMalleableApp(app)) throw new Error(`${ref.module} has no malleable application export "${ref.export}" (export the result of defineMalleable)`);

@@ -1,33 +1,40 @@
 /**
  * The malleable job kind (see docs/malleable.md): members host an application's objects, the leader
  * drives iterations and serves `rescale`, `vacate`, `checkpoint` and `progress` control requests.
- * A job names its application in `spec.ref` and carries `{ params, runtime }` as its input.
+ * A job's kind spec names its application and carries the application's parameters and the
+ * runtime's options (MalleableSpec); submission checks both.
  */
-import { defineJobKind, type KindRef } from '../../runtime/kinds/job-kind.js';
+import type { JobSpec } from '../../runtime/job/job-spec.js';
+import { defineJobKind } from '../../runtime/kinds/job-kind.js';
 import { malleableLeader } from './leader.js';
 import { loadMalleableApp } from './malleable-app.js';
 import { malleableMember } from './member.js';
 import { validateMalleableMessage } from './protocol.js';
-import type { MalleableInput } from './runtime-options.js';
+import { checkRuntimeOptions, type MalleableSpec } from './runtime-options.js';
 
-function inputOf(spec: { id: string; input?: unknown }): MalleableInput {
-  const input = spec.input as MalleableInput | undefined;
-  if (!input || typeof input !== 'object' || !('params' in input)) throw new Error(`job ${spec.id} has no malleable input { params, runtime }`);
-  return input;
+/** The job's malleable spec, checked (a spec is data from the coordination service, never trusted to match its type). */
+function malleableSpecOf(spec: JobSpec): MalleableSpec {
+  const s = spec.kindSpec as Partial<MalleableSpec> | undefined;
+  if (!s || typeof s !== 'object' || !('params' in s)) throw new Error(`job ${spec.id} has no malleable spec { app, params, runtime }`);
+  if (typeof s.app?.module !== 'string' || typeof s.app.export !== 'string') throw new Error(`job ${spec.id}: its malleable spec has no application reference "app" {module, export}`);
+  return s as MalleableSpec;
 }
 
 export const malleableKind = defineJobKind({
   name: 'malleable',
+  async prepare(spec) {
+    const s = malleableSpecOf(spec);
+    const app = await loadMalleableApp(s.app);
+    const wrong = app.validate?.(s.params) ?? checkRuntimeOptions(s.runtime);
+    if (wrong) throw new Error(`${app.name}: ${wrong}`);
+  },
   async member(ctx) {
-    const app = await loadMalleableApp(ctx.spec.ref);
-    return malleableMember(ctx, app, inputOf(ctx.spec).params);
+    const s = malleableSpecOf(ctx.spec);
+    return malleableMember(ctx, await loadMalleableApp(s.app), s.params);
   },
   async leader(ctx) {
-    const app = await loadMalleableApp(ctx.spec.ref);
-    return malleableLeader(ctx, app, inputOf(ctx.spec));
+    const s = malleableSpecOf(ctx.spec);
+    return malleableLeader(ctx, await loadMalleableApp(s.app), s);
   },
   validateMessage: validateMalleableMessage,
 });
-
-/** How a job names this kind: built in, so that every node runs its own copy (see load-kind.ts). */
-export const MALLEABLE_KIND: KindRef = { module: 'builtin:malleable', export: 'malleableKind' };

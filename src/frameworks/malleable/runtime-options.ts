@@ -1,5 +1,6 @@
-/** What a malleable job carries in its spec's input: the application's parameters and the runtime's settings. */
+/** What a malleable job carries in its spec: the application, its parameters and the runtime's settings. */
 import type { Strategy } from './load-balance.js';
+import type { AppRef } from './malleable-app.js';
 
 export interface MalleableRuntimeOptions {
   /** Take a coordinated checkpoint every this many iterations (0: only at rescales). Default 0. */
@@ -25,7 +26,9 @@ export interface MalleableRuntimeOptions {
   joinWaitMs?: number;
 }
 
-export interface MalleableInput {
+/** A malleable job's part of the job spec: its application, the application's parameters and the runtime's options. */
+export interface MalleableSpec {
+  app: AppRef;
   params: unknown;
   runtime?: MalleableRuntimeOptions;
 }

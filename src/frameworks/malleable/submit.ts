@@ -4,10 +4,9 @@
 import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
 import { requestJob } from '../../runtime/client/job-requests.js';
 import type { CoordClient } from '../../coord/types.js';
-import type { TaskRef } from '../../runtime/worker/task.js';
-import { loadMalleableApp } from './malleable-app.js';
-import { MALLEABLE_KIND } from './malleable-kind.js';
-import { checkRuntimeOptions, type MalleableOutcome, type MalleableRuntimeOptions, type RescaleAck } from './runtime-options.js';
+import type { AppRef } from './malleable-app.js';
+import { malleableJob } from './malleable-kind-ref.js';
+import type { MalleableOutcome, MalleableRuntimeOptions, RescaleAck } from './runtime-options.js';
 
 export interface MalleableJobOptions {
   /** Nodes to start on (default 1). */
@@ -22,17 +21,13 @@ export interface MalleableJob<R> extends Omit<JobHandle, 'result'> {
   result(): Promise<MalleableOutcome<R>>;
 }
 
-/** Submits an application (a module exporting `defineMalleable(…)`) as a malleable job. */
-export async function submitMalleable<R = unknown>(cluster: Cluster, app: TaskRef, params: unknown, opts: MalleableJobOptions = {}): Promise<MalleableJob<R>> {
-  const loaded = await loadMalleableApp(app);
-  const wrong = loaded.validate?.(params as never) ?? checkRuntimeOptions(opts.runtime);
-  if (wrong) throw new Error(`${loaded.name}: ${wrong}`);
-  const job = await cluster.submit(app, null, {
-    kind: MALLEABLE_KIND,
+/** Submits an application (a module exporting `defineMalleable(…)`) as a malleable job; its parameters and options are checked first. */
+export async function submitMalleable<R = unknown>(cluster: Cluster, app: AppRef, params: unknown, opts: MalleableJobOptions = {}): Promise<MalleableJob<R>> {
+  const job = await cluster.submitJob({
+    ...malleableJob(app, params, opts.runtime),
     nodes: opts.nodes ?? 1,
     ...(opts.minNodes !== undefined ? { minNodes: opts.minNodes } : {}),
     ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}),
-    input: { params, ...(opts.runtime ? { runtime: opts.runtime } : {}) },
   });
   return { ...job, result: () => job.result<MalleableOutcome<R>>() };
 }

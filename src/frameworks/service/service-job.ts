@@ -14,7 +14,7 @@ import { joinPath } from '../../coord/paths.js';
 import type { BlobRef } from '../../data/blob-directory.js';
 import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
 import { requestJob } from '../../runtime/client/job-requests.js';
-import type { KindRef } from '../../runtime/kinds/job-kind.js';
+import type { KindRef } from '../../runtime/job/job-spec.js';
 import type { TaskRef } from '../../runtime/worker/task.js';
 import { log } from '../../util/log.js';
 import type { CaptureGraph } from './graph-format.js';

@@ -8,7 +8,7 @@
 import { mkdirp } from '../../coord/tree-ops.js';
 import { watchData } from '../../coord/watch.js';
 import { defineJobKind } from '../../runtime/kinds/job-kind.js';
-import { taskPoolKind, taskPoolLeader, taskPoolMember } from '../../runtime/pool/task-pool-kind.js';
+import { prepareTaskPool, taskPoolKind, taskPoolLeader, taskPoolMember } from '../../runtime/pool/task-pool-kind.js';
 import { channelPaths } from './job-channel.js';
 import { ServiceMember, serviceDir } from './service-member.js';
 import type { TaskToKind } from './service-task.js';
@@ -18,6 +18,7 @@ const OWNER_WAIT_MS = 120_000;
 
 export default defineJobKind({
   name: 'service',
+  prepare: prepareTaskPool,
   async member(ctx) {
     const service = new ServiceMember(ctx);
     const pool = await taskPoolMember(ctx, { onTaskMessage: (_taskId, body, slot) => service.onTask(slot, body as TaskToKind) });

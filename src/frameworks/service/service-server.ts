@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashOf } from '../../data/content-hash.js';
 import type { Cluster } from '../../runtime/client/cluster.js';
 import { EventPublisher } from '../../runtime/node/event-source.js';
-import type { KindRef } from '../../runtime/kinds/job-kind.js';
+import type { KindRef } from '../../runtime/job/job-spec.js';
 import type { TaskRef } from '../../runtime/worker/task.js';
 import { log } from '../../util/log.js';
 import { batchCostEvent, clientCosts } from './batch-cost-event.js';

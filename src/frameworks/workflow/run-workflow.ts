@@ -10,8 +10,6 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
 import { requestJob } from '../../runtime/client/job-requests.js';
-import type { KindRef } from '../../runtime/kinds/job-kind.js';
-import type { TaskRef } from '../../runtime/worker/task.js';
 import { applyCatalogs, checkPrograms } from './catalog-resolution.js';
 import { stillComplete, workflowKey, writeComplete, type CompleteRecord } from './complete-record.js';
 import { sha256OfFile, type ChangeDetection, type FileStamp } from './file-stamp.js';
@@ -26,11 +24,8 @@ import type { MemberReport, WorkflowJobConfig, WorkflowResult } from './workflow
 import { copyWorkflow, finalOutputs, workflowInputs, type Workflow } from './workflow.js';
 import { ExpansionLog } from './expansion-log.js';
 import { applyAddition } from './workflow-growth.js';
+import { WORKFLOW_KIND } from './workflow-kind-ref.js';
 
-const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-/** Built in, so that every node runs its own copy of the kind (see load-kind.ts). */
-export const WORKFLOW_KIND: KindRef = { module: 'builtin:workflow', export: 'default' };
-export const WORKFLOW_TASK: TaskRef = { module: new URL(`./replay-task${EXT}`, import.meta.url).href, export: 'default' };
 
 export interface RunWorkflowOptions extends Omit<WorkflowJobConfig, 'source' | 'run'> {
   /** A workflow file (read by every member: give a path they can all reach) … */
@@ -136,7 +131,7 @@ export async function submitPlanned(cluster: Cluster, prepared: PreparedRun, opt
     ...rest, shared, run: dir, ...(scratch !== undefined ? { scratch } : {}),
     source: file !== undefined ? { path: resolve(file) } : { code: builder!.toSource() },
   };
-  const job = await cluster.submit(WORKFLOW_TASK, null, { kind: WORKFLOW_KIND, input: config, ...(nodes !== undefined ? { nodes } : {}) });
+  const job = await cluster.submitJob({ kind: WORKFLOW_KIND, kindSpec: config, label: workflow.name, ...(nodes !== undefined ? { nodes } : {}) });
   return Object.assign(job, { dir, prepared });
 }
 

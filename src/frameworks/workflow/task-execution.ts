@@ -23,6 +23,11 @@ import { sharedName, sharedPath } from './shared-path.js';
 
 export type StorageMode = 'collocated' | 'isolated' | 'shared';
 
+// Sources run under tsx (.ts), the built package as JavaScript (.js).
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+/** The task type a worker thread runs a workflow task with (a replay, or a function task): this node's own copy. */
+const REPLAY_TASK: TaskRef = { module: new URL(`./replay-task${EXT}`, import.meta.url).href, export: 'default' };
+
 /** A location meaning "in the shared directory" (a holder that never leaves). */
 export const SHARED_NODE = '*';
 
@@ -123,7 +128,6 @@ export class TaskExecution {
     private readonly workflow: Workflow,
     private readonly settings: ExecutionSettings,
     private readonly workers: Workers,
-    private readonly ref: TaskRef,
     /** Isolated storage: hand an intermediate file to a storage member, get its location back. */
     private readonly putRemote: (file: number, bytes: Uint8Array) => Promise<FileLocation>,
     /** An intermediate file from the member holding it (rejects with InputLost if it is gone). */
@@ -246,7 +250,7 @@ export class TaskExecution {
       this.onSlot.set(taskId, taken);
       for (const w of taken) w.started?.();
       const state: WorkerJob = taken.length === 1 ? taken[0]!.job : { kind: 'bundle', jobs: taken.map((w) => w.job as ReplayJob) };
-      this.workers.run(slot, { taskId, jobId: this.settings.jobId, ref: this.ref, state, partial: undefined, board: undefined, varNames: [] });
+      this.workers.run(slot, { taskId, jobId: this.settings.jobId, ref: REPLAY_TASK, state, partial: undefined, board: undefined, varNames: [] });
     }
   }
 

@@ -93,7 +93,7 @@ export async function workflowOf(source: WorkflowJobConfig['source']): Promise<W
 }
 
 async function member(ctx: MemberContext): Promise<WorkflowMember> {
-  const cfg = ctx.spec.input as WorkflowJobConfig;
+  const cfg = ctx.spec.kindSpec as WorkflowJobConfig;
   const workflow = await workflowOf(cfg.source);
   if (cfg.replay === undefined) applyCatalogs(workflow, cfg.catalogs ?? {});
   // Tasks added at run time (workflow-growth.ts): every member applies the run's additions in the order
@@ -184,7 +184,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     ...(cfg.replay !== undefined ? { replay: cfg.replay } : {}), ...(cfg.logBytes !== undefined ? { logBytes: cfg.logBytes } : {}), ...(cfg.taskTimeout !== undefined ? { taskTimeout: cfg.taskTimeout } : {}),
     ...(cfg.scratch !== undefined ? { scratch: cfg.scratch } : {}),
   },
-    ctx.workers, ctx.spec.ref, (file, bytes) => {
+    ctx.workers, (file, bytes) => {
       const peers = ctx.peers();
       if (peers.length === 0) {
         exec.keep(file, bytes);
@@ -511,7 +511,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     peersJoined() {
       if (!leading) return;
       if (!waitingForMembers) return engine.lead([ctx.nodeId, ...ctx.peers()]);
-      if (ctx.peers().length + 1 >= ctx.spec.nodes) startLeading();
+      if (ctx.peers().length + 1 >= ctx.spec.nodes.requested) startLeading();
     },
     onBounce(from, body) {
       if (body.type === 'wf-fetch') failFetches(from);
@@ -550,7 +550,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
       }, cfg.stallLookMs ?? STALL_LOOK_MS);
       // The first view waits (a little) for the nodes the job asked for: tasks dispatched to a first
       // member alone would reach the others only by stealing. A leader taking over (it saw a view) does not wait.
-      if (engine.currentView || ctx.peers().length + 1 >= ctx.spec.nodes) return startLeading();
+      if (engine.currentView || ctx.peers().length + 1 >= ctx.spec.nodes.requested) return startLeading();
       waitingForMembers = setTimeout(startLeading, MEMBERS_WAIT_MS);
     },
     /** Leader: every member pauses and saves; resolves when all have (or have left). */
@@ -630,7 +630,7 @@ export default defineJobKind({
   member,
   leader(ctx) {
     const own = ctx.member as WorkflowMember;
-    const runDir = (ctx.spec.input as WorkflowJobConfig).run;
+    const runDir = (ctx.spec.kindSpec as WorkflowJobConfig).run;
     /** The run's end, in its directory (for `workflow status` and `statistics`); a record, never a reason to fail. */
     const recordOutcome = (outcome: RunOutcome) => writeOutcome(runDir, outcome).catch(() => undefined);
     own.lead((outcome) => {

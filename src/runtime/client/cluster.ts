@@ -1,53 +1,41 @@
 import { randomBytes } from 'node:crypto';
-import { connect, embeddedServer } from '../../coord/connect.js';
+import { connect } from '../../coord/connect.js';
 import { GroupMembership } from '../../coord/recipes/group-membership.js';
 import type { CoordClient } from '../../coord/types.js';
 import { isCoordError } from '../../coord/errors.js';
-import { decode } from '../../util/codec.js';
-import { InProcessNetwork, InProcessTransport } from '../../transport/in-process-transport.js';
-import { usableCores } from '../../util/capacity.js';
-import { DataPlane } from '../../data/data-plane.js';
 import type { BlobRef } from '../../data/blob-directory.js';
-import { jobEnded, jobExists, mayFetchJobBlob } from '../job/blob-access.js';
-import { resolveOutcome } from '../job/job-result-blob.js';
+import { DataPlane } from '../../data/data-plane.js';
+import { InProcessTransport } from '../../transport/in-process-transport.js';
 import { nodeIdOfCertificate } from '../../transport/channel-credentials.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import type { Transport } from '../../transport/types.js';
 import { Emitter } from '../../util/emitter.js';
-import { log, type Logger } from '../../util/log.js';
+import { decode } from '../../util/codec.js';
+import { log } from '../../util/log.js';
+import { jobEnded, jobExists, mayFetchJobBlob } from '../job/blob-access.js';
 import { clusterPaths, jobPaths } from '../job/job-paths.js';
-import type { KindRef } from '../kinds/job-kind.js';
-import type { JobOutcome, JobSpec } from '../job/job-spec.js';
-import { awaitOutcome, cancelJob } from '../job/outcome.js';
-import { listNodes, type NodeInfo } from '../scheduler/node-list.js';
-import { submitJob } from './submit.js';
-import { assignNamedNode, drainNode, scaleJob } from '../scheduler/job-sizing.js';
+import type { JobSpec, KindRef } from '../job/job-spec.js';
+import { awaitOutcome, cancelJob, resolveOutcome, type JobOutcome } from '../job/outcome.js';
 import type { NodeEvent } from '../node/node-events.js';
-import { newNodeId, TidepoolNode } from '../node/node.js';
+import type { TidepoolNode } from '../node/node.js';
+import { taskPoolJob } from '../pool/task-pool-ref.js';
 import { holdWhileJobsRun, ProcessHold } from '../process-hold.js';
-import type { StealPlannerOptions } from '../pool/steal-planner.js';
+import { assignNamedNode, drainNode, scaleJob } from '../scheduler/job-sizing.js';
+import { listNodes, type NodeInfo } from '../scheduler/node-list.js';
 import type { TaskRef } from '../worker/task.js';
+import { LocalNodes, type LocalNodeOptions } from './local-nodes.js';
+import { submitJob, type SubmitOptions } from './submit.js';
 
 /** What `Cluster.on` reports: the nodes' events (tasks, steals, migrations, jobs) and nodes joining and leaving. */
 export type ClusterEvent = NodeEvent | { type: 'node-joined'; node: string } | { type: 'node-left'; node: string };
 
 /** How `Cluster.embedded()` starts its in-process nodes. */
-export interface EmbeddedClusterOptions {
+export interface EmbeddedClusterOptions extends LocalNodeOptions {
   /** Nodes to start with (default 1). */
   nodes?: number;
-  /** Worker threads per node (default: cores / nodes, at least 1). */
-  workers?: number;
-  steal?: StealPlannerOptions;
-  seed?: number;
-  /** How often each node reports progress events (ms; default 1000, 0 = never). */
-  progressIntervalMs?: number;
-  /** Each node serves `/metrics`, `/healthz` and `/readyz` on a free port of `host` (see `TidepoolNode.metricsUrl`). */
-  metrics?: { host?: string; processMetrics?: boolean };
-  /** Where the nodes' log records go (with `node`, `job`, `task` fields); default: the process's (see `setLogger`). */
-  logger?: Logger;
 }
 
-/** A submitted job (`Cluster.submit`): its id, its result or outcome once it ends, and cancellation. */
+/** A submitted job (`Cluster.submit`, `Cluster.submitJob`, `Cluster.job`): its id, its result or outcome once it ends, and cancellation. */
 export interface JobHandle {
   id: string;
   /** The number of nodes the job asked for (the scheduler assigns them as they are free). */
@@ -59,7 +47,13 @@ export interface JobHandle {
   cancel(): Promise<boolean>;
 }
 
-/** How a job is submitted (`Cluster.submit`): its node range, its read-only input and its kind. */
+/** A job of any kind as `Cluster.submitJob` takes it (this client's data plane, if any, carries its blobs). */
+export type JobRequest = Omit<SubmitOptions, 'data' | 'nodes'> & {
+  /** Nodes the job wants (default: every idle node, at least 1). */
+  nodes?: number;
+};
+
+/** How a task-pool job is submitted (`Cluster.submit`): its node range, its read-only input and its kind. */
 export interface JobOptions {
   /** Nodes the job wants (default: every idle node, at least 1). */
   nodes?: number;
@@ -71,21 +65,19 @@ export interface JobOptions {
    * spec; larger it goes through the data plane (a Buffer/Uint8Array reaches tasks as a Buffer over shared memory).
    */
   input?: unknown;
-  /** The job's kind (default: the built-in task pool); see docs/job-kinds.md. */
+  /** A kind built on the task pool that runs the job (default: the task pool itself); see docs/job-kinds.md. */
   kind?: KindRef;
 }
 
 /**
  * A tidepool cluster as seen from a program: submit jobs, scale them, drain nodes, watch events.
- * `Cluster.embedded()` runs every node in this process on the embedded coordination backend
- * (no external service); `Cluster.connect()` attaches to nodes registered on ZooKeeper.
+ * `Cluster.embedded()` runs every node in this process on the embedded coordination backend (no
+ * external service; its nodes are a LocalNodes launcher's); `Cluster.connect()` attaches to nodes
+ * registered on ZooKeeper.
  */
 export class Cluster {
   readonly events = new Emitter<{ event: ClusterEvent }>();
-  private readonly local = new Map<string, { node: TidepoolNode; client: CoordClient }>();
   private readonly members: GroupMembership;
-  private readonly network: InProcessNetwork | undefined;
-  private readonly embeddedName: string | undefined;
   /** This client's data plane: it holds what it submits (large inputs, shipped code) until a node has it. */
   private data: { plane: DataPlane; transport: Transport } | undefined;
   /** Embedded clusters: what keeps the process alive (jobs that run, operations under way); nothing else does. */
@@ -94,25 +86,26 @@ export class Cluster {
 
   private constructor(
     private readonly client: CoordClient,
-    private readonly opts: EmbeddedClusterOptions & { embeddedName?: string },
+    /** The in-process nodes of an embedded cluster. */
+    private readonly local: LocalNodes | undefined,
   ) {
-    this.embeddedName = opts.embeddedName;
-    this.network = opts.embeddedName ? InProcessNetwork.get(opts.embeddedName) : undefined;
     this.members = new GroupMembership(client, clusterPaths().nodes);
     this.members.on('joined', (m) => this.events.emit('event', { type: 'node-joined', node: m.id }));
     this.members.on('left', (m) => this.events.emit('event', { type: 'node-left', node: m.id }));
+    local?.events.on('event', (e) => this.events.emit('event', e));
   }
 
   /** Starts an in-process cluster of `nodes` nodes. */
   static async embedded(opts: EmbeddedClusterOptions = {}): Promise<Cluster> {
     const name = `cluster-${randomBytes(4).toString('hex')}`;
     const client = await connect(`embedded:${name}`);
-    const cluster = new Cluster(client, { ...opts, embeddedName: name });
+    const local = new LocalNodes(name, opts);
+    const cluster = new Cluster(client, local);
     await cluster.hold.during(async () => {
       cluster.stopHoldingForJobs = holdWhileJobsRun(client, cluster.hold);
       await cluster.members.watch();
-      await cluster.addNodes(opts.nodes ?? 1);
-      await cluster.startData(new InProcessTransport(`client-${randomBytes(3).toString('hex')}`, cluster.network));
+      await local.add(opts.nodes ?? 1);
+      await cluster.startData(new InProcessTransport(`client-${randomBytes(3).toString('hex')}`, local.network));
     });
     return cluster;
   }
@@ -126,7 +119,7 @@ export class Cluster {
    */
   static async connect(connection: string, opts: { secret?: Buffer | string; tls?: { cert: string; key: string; ca: string }; host?: string; connectTimeoutMs?: number } = {}): Promise<Cluster> {
     const client = await connect(connection, opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {});
-    const cluster = new Cluster(client, {});
+    const cluster = new Cluster(client, undefined);
     await cluster.members.watch();
     if (opts.secret !== undefined || opts.tls !== undefined) {
       // With the operator's PKI (`tls`) the client is the node its certificate names; else a fresh client id.
@@ -158,40 +151,33 @@ export class Cluster {
   }
 
   /** Starts `count` more in-process nodes (embedded clusters only). */
-  async addNodes(count: number): Promise<string[]> {
-    if (!this.embeddedName || !this.network) throw new Error('addNodes() needs an embedded cluster');
-    const workers = this.opts.workers ?? Math.max(1, Math.floor(usableCores() / Math.max(1, this.opts.nodes ?? 1)));
-    const started = await this.hold.during(() => Promise.all(Array.from({ length: count }, async () => {
-      const client = await connect(`embedded:${this.embeddedName}`);
-      const id = newNodeId();
-      const node = await TidepoolNode.start({
-        client, transport: new InProcessTransport(id, this.network), workers, nodeId: id, holdsProcess: false,
-        ...(this.opts.steal ? { steal: this.opts.steal } : {}),
-        ...(this.opts.seed !== undefined ? { seed: this.opts.seed + this.local.size } : {}),
-        ...(this.opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.opts.progressIntervalMs } : {}),
-        ...(this.opts.metrics ? { metrics: { ...this.opts.metrics, port: 0 } } : {}),
-        ...(this.opts.logger ? { logger: this.opts.logger } : {}),
-      });
-      node.on((e) => this.events.emit('event', e));
-      this.local.set(node.id, { node, client });
-      return node.id;
-    })));
-    return started;
+  addNodes(count: number): Promise<string[]> {
+    const local = this.localNodesOf('addNodes');
+    return this.hold.during(() => local.add(count));
   }
 
   /**
-   * Submits a job; the scheduler gives it `nodes` nodes as they are free (a job submitted while
-   * every node is busy waits in the queue). Resolves once the job is submitted, not finished.
+   * Submits a task-pool job (task type `ref`, root task state `root`; with `opts.kind`, a kind built on
+   * the pool); the scheduler gives it `nodes` nodes as they are free (a job submitted while every node
+   * is busy waits in the queue). Resolves once the job is submitted, not finished.
    */
-  async submit(ref: TaskRef, root: unknown, opts: JobOptions = {}): Promise<JobHandle> {
+  submit(ref: TaskRef, root: unknown, opts: JobOptions = {}): Promise<JobHandle> {
+    const { kind, ...rest } = opts;
+    return this.submitJob({ ...taskPoolJob(ref, root, kind), ...rest, shipModule: ref.module });
+  }
+
+  /** Submits a job of any kind (`kind`, and `kindSpec` as that kind takes it); otherwise as `submit`. */
+  async submitJob(job: JobRequest): Promise<JobHandle> {
     const idle = (await this.nodes()).filter((n) => n.assignment === '').length;
-    const nodes = opts.nodes ?? Math.min(Math.max(1, idle, opts.minNodes ?? 0), opts.maxNodes ?? Infinity);
+    const nodes = job.nodes ?? Math.min(Math.max(1, idle, job.minNodes ?? 0), job.maxNodes ?? Infinity);
     // Embedded nodes share this process and its files: code is shipped only to nodes elsewhere.
-    const data = this.data ? { data: this.data.plane, shipCode: !this.embeddedName } : {};
+    const { shipModule, ...rest } = job;
     const release = this.hold.acquire(); // until the outcome is known: the program waits for it
     let spec: JobSpec;
     try {
-      spec = await submitJob(this.client, { ...opts, ref, root, nodes, ...data });
+      spec = await submitJob(this.client, {
+        ...rest, nodes, ...(this.data ? { data: this.data.plane } : {}), ...(shipModule !== undefined && !this.local ? { shipModule } : {}),
+      });
     } catch (err) {
       release();
       throw err;
@@ -208,12 +194,12 @@ export class Cluster {
     const read = await this.client.getData(jobPaths(jobId).spec).catch((err: unknown) => {
       throw isCoordError(err, 'NO_NODE') ? new Error(`no job ${jobId} in the cluster`) : err;
     });
-    return this.handle(jobId, decode<JobSpec>(read.data).nodes);
+    return this.handle(jobId, decode<JobSpec>(read.data).nodes.requested);
   }
 
   /** `release`: what holds the process until the outcome is known (a job submitted here). */
   private handle(jobId: string, nodes: number, release: () => void = () => undefined): JobHandle {
-    // A value too large for the coordination service is fetched from the data plane (job-result-blob.ts).
+    // A value too large for the coordination service is fetched from the data plane (see job/outcome.ts).
     const obtain = this.data ? (ref: BlobRef, what: string) => this.data!.plane.obtain(ref, jobId, what) : undefined;
     const outcome = awaitOutcome(this.client, jobId).then((o) => resolveOutcome(o, jobId, obtain));
     outcome.then(release, release);
@@ -266,30 +252,24 @@ export class Cluster {
 
   /** The in-process node objects (embedded clusters). */
   localNodes(): TidepoolNode[] {
-    return [...this.local.values()].map((l) => l.node);
+    return this.local?.list() ?? [];
   }
 
   /** Simulates kill -9 of an in-process node: no drain; its session ends, so the cluster sees it vanish. */
   crashNode(nodeId: string): Promise<void> {
-    return this.hold.during(async () => {
-      const entry = this.local.get(nodeId);
-      if (!entry) throw new Error(`no local node ${nodeId}`);
-      this.local.delete(nodeId);
-      await entry.node.crash();
-      if (this.embeddedName) embeddedServer(this.embeddedName).expire(entry.client.sessionId);
-      else await entry.client.close();
-    });
+    const local = this.localNodesOf('crashNode');
+    return this.hold.during(() => local.crash(nodeId));
   }
 
-  /** Stops a node gracefully (drain, then leave). */
+  /** Stops an in-process node gracefully (drain, then leave). */
   stopNode(nodeId: string): Promise<void> {
-    return this.hold.during(async () => {
-      const entry = this.local.get(nodeId);
-      if (!entry) throw new Error(`no local node ${nodeId}`);
-      this.local.delete(nodeId);
-      await entry.node.shutdown();
-      await entry.client.close();
-    });
+    const local = this.localNodesOf('stopNode');
+    return this.hold.during(() => local.stop(nodeId));
+  }
+
+  private localNodesOf(what: string): LocalNodes {
+    if (!this.local) throw new Error(`${what}() needs an embedded cluster (its nodes run in this process)`);
+    return this.local;
   }
 
   /**
@@ -311,11 +291,7 @@ export class Cluster {
       await this.data.transport.close();
     }
     this.members.stop();
-    await Promise.all([...this.local.values()].map(async ({ node, client }) => {
-      await node.shutdown({ handOver: false });
-      await client.close();
-    }));
-    this.local.clear();
+    await this.local?.close();
     await this.client.close();
   }
 }

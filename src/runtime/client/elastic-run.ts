@@ -6,7 +6,7 @@
  * Frameworks supply only how to submit their job and how to describe its progress.
  */
 import { Cluster, type ClusterEvent, type JobHandle } from './cluster.js';
-import type { JobOutcome } from '../job/job-spec.js';
+import type { JobOutcome } from '../job/outcome.js';
 import { settledTallies } from '../job/tallies.js';
 import { startNodeProcess, stopNodeProcesses, type NodeProcess } from './node-processes.js';
 import type { ScaleStep } from './scale-schedule.js';

@@ -6,7 +6,7 @@ import { decode } from '../../util/codec.js';
 import { listJobs } from './job-list.js';
 import { jobExists } from '../job/blob-access.js';
 import { clusterPaths, jobPaths } from '../job/job-paths.js';
-import type { JobOutcome } from '../job/job-spec.js';
+import type { JobOutcome } from '../job/outcome.js';
 
 export interface RetentionOptions {
   /** Finished jobs to keep (the most recently finished). */

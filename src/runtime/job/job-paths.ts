@@ -13,24 +13,23 @@ export function clusterPaths(root = DEFAULT_ROOT) {
   };
 }
 
-/** A job's znodes: spec, members, election, ledger (termination list + txns), vars, result. */
+/**
+ * A job's znodes: spec, members, election, vars, result, control channel, tallies. A kind keeps its
+ * own under `base` (the task pool its ledger: pool/task-pool-spec.ts).
+ */
 export function jobPaths(jobId: string, root = DEFAULT_ROOT) {
   const base = joinPath(root, 'jobs', jobId);
-  const termination = joinPath(base, 'termination');
   return {
     id: jobId,
     base,
     spec: joinPath(base, 'spec'),
     members: joinPath(base, 'members'),
     election: joinPath(base, 'election'),
-    termination,
-    tasks: joinPath(termination, 'tasks'),
-    txns: joinPath(termination, 'txns'),
     vars: joinPath(base, 'vars'),
     result: joinPath(base, 'result'),
     /** Requests to the running job and their acknowledgements (control-channel recipe). */
     control: joinPath(base, 'control'),
-    /** Each node's counters when it left the job (job-tallies.ts). */
+    /** Each node's counters when it left the job (tallies.ts). */
     tallies: joinPath(base, 'tallies'),
   };
 }

@@ -1,48 +1,48 @@
+/**
+ * What a job is, as its submitter wrote it to `<job>/spec` and every node reads it: which kind runs
+ * it and that kind's part of the spec, how many nodes it runs on, and what it brings along (an input
+ * every member's workers may read, shipped code). Nothing here is any one kind's: the task pool's
+ * task type and variables, a malleable job's application, a workflow's configuration are `kindSpec`.
+ */
 import { randomBytes } from 'node:crypto';
-import type { KindRef } from '../kinds/job-kind.js';
-import type { TaskFailure } from '../pool/contributions.js';
-import type { TaskRef } from '../worker/task.js';
 import type { BlobRef } from '../../data/blob-directory.js';
 import type { SharedInputForm } from '../worker/shared-input.js';
 
-/** What a job is: its kind, its task type (by module), and how many nodes it wants. */
-export interface JobSpec {
+/** Where a job kind's code lives (module specifier and export name); `builtin:` names ship with tidepool. */
+export interface KindRef {
+  module: string;
+  export: string;
+}
+
+/** How many nodes a job runs on. */
+export interface NodeRange {
+  /** Nodes it asks for at submission; the scheduler assigns them as they are free. */
+  requested: number;
+  /** It does not start with fewer (a task pool may start with 0: on whatever is free). */
+  min: number;
+  /** It never gets more (absent: no limit). */
+  max?: number;
+}
+
+export interface JobSpec<KindSpec = unknown> {
   id: string;
-  /** The job's kind (default: the built-in task pool). */
-  kind?: KindRef;
-  /** The task type (task-pool jobs) or the application module a kind runs. */
-  ref: TaskRef;
-  /** Names of the global variables the task type declares. */
-  varNames: string[];
+  /** The job's kind (kinds/kind-registry.ts loads it on every node). */
+  kind: KindRef;
+  /** The kind's own part of the spec, as its `prepare` left it at submission. */
+  kindSpec: KindSpec;
+  nodes: NodeRange;
   createdAt: number;
-  /** Requested number of nodes. */
-  nodes: number;
-  /** The job does not start with fewer nodes (default 1); see the scheduler. */
-  minNodes?: number;
-  /** The job never gets more nodes (default: `nodes`). */
-  maxNodes?: number;
-  /** The job's shared read-only input (see TaskContext.input), if any. */
+  /** What the job runs, for listings (a task module, an application, a workflow's name). */
+  label: string;
+  /** Read-only data shared by the job's workers (TaskContext.input), if any and small. */
   input?: unknown;
   /** A large input lives in the data plane instead: binary ('bytes') or MessagePack ('msgpack'). */
   inputBlob?: { ref: BlobRef; form: SharedInputForm };
-  /** Shipped code: the bundle of the task module `ref.module` (a file on the submitter's machine). */
-  code?: BlobRef;
+  /** A module of the submitter's machine (`module`, as the kind's spec names it) shipped as a bundle. */
+  code?: { module: string; bundle: BlobRef };
   /** The resource manager that places this job's nodes (e.g. 'manager'); the cluster's reconciler leaves it alone. */
   managedBy?: string;
 }
-
-/** How a job ended, as stored in its `result` znode. */
-export type JobOutcome =
-  /**
-   * `failures`: tasks that failed for good under the 'collect' failure policy (absent when none did).
-   * `valueRef`: a value too large for the coordination service (over 512 KiB encoded) is in the data
-   * plane and `value` is undefined in the znode; `JobHandle.result()` fetches it (job-result-blob.ts).
-   */
-  | { status: 'done'; value: unknown; finishedAt: number; completions: number; failures?: TaskFailure[]; valueRef?: BlobRef }
-  | { status: 'failed'; error: string; finishedAt: number }
-  | { status: 'cancelled'; finishedAt: number };
-
-export const ROOT_TASK_ID = 'root';
 
 export function newJobId(): string {
   return `j-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;

@@ -10,17 +10,31 @@ import { mkdirp } from '../../coord/tree-ops.js';
 import type { CoordClient } from '../../coord/types.js';
 import { watchChildren } from '../../coord/watch.js';
 import { jobPaths, type JobPaths } from './job-paths.js';
-import type { MemberCounters } from '../kinds/job-kind.js';
 import { log } from '../../util/log.js';
 
-/** One member's counts for a finished job (what it recorded when it left): tasks, splits, steals, migrations, worker time. */
-export type JobTally = Pick<MemberCounters, 'tasksDone' | 'splits' | 'stealsIn' | 'stealsOut' | 'migrationsIn' | 'migrationsOut'> & { workerMs: number };
+/** What a member did in a job (the fields of its kind's counters that every kind may keep). */
+export interface JobTally {
+  tasksDone: number;
+  splits: number;
+  stealsIn: number;
+  stealsOut: number;
+  migrationsIn: number;
+  migrationsOut: number;
+  workerMs: number;
+}
 
 const FIELDS = ['tasksDone', 'splits', 'stealsIn', 'stealsOut', 'migrationsIn', 'migrationsOut', 'workerMs'] as const;
 
+/** A tally with every field's value from `value`. */
+function tallyOf(value: (field: keyof JobTally) => number): JobTally {
+  const tally = { tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, workerMs: 0 };
+  for (const k of FIELDS) tally[k] = value(k);
+  return tally;
+}
+
 /** Records `node`'s counters as it leaves the job (best effort: a job already removed takes none). */
-export async function recordTally(client: CoordClient, paths: JobPaths, node: string, counters: MemberCounters): Promise<void> {
-  const tally = Object.fromEntries(FIELDS.map((k) => [k, counters[k] ?? 0])) as JobTally;
+export async function recordTally(client: CoordClient, paths: JobPaths, node: string, counters: Partial<JobTally>): Promise<void> {
+  const tally = tallyOf((k) => counters[k] ?? 0);
   try {
     if (!(await client.exists(paths.base))) return;
     await mkdirp(client, paths.tallies);
@@ -33,7 +47,7 @@ export async function recordTally(client: CoordClient, paths: JobPaths, node: st
 /** The sum of the tallies recorded so far, and how many there are. */
 export async function readTallies(client: CoordClient, jobId: string, root?: string): Promise<{ tallies: number; total: JobTally }> {
   const paths = jobPaths(jobId, root);
-  const total = Object.fromEntries(FIELDS.map((k) => [k, 0])) as JobTally;
+  const total = tallyOf(() => 0);
   let names: string[];
   try {
     names = await client.getChildren(paths.tallies);

@@ -1,30 +1,60 @@
 /**
  * The job-kind seam. A node keeps only assignment, membership and lifecycle; what a job does on
- * its member nodes and on its elected leader comes from the job's kind. The splittable task pool
- * (task-pool-kind.ts) is the first kind; frameworks bring their own (iterative balancing, malleable
- * object arrays, workflows), each a module exporting the result of `defineJobKind`, loaded by every
- * node from the module reference in the job spec — the same weak-migration rule as task types.
+ * its member nodes and on its elected leader comes from the job's kind, and what it needs in the
+ * coordination service before any node joins from the kind's `prepare`, run at submission. The
+ * task pool (runtime/pool/) is one kind among others; frameworks bring their own (iterative
+ * balancing, malleable object arrays, workflows), each a module exporting the result of
+ * `defineJobKind`, loaded by every node from the job spec's reference (kind-registry.ts) — the same
+ * weak-migration rule as task types. Nothing here is any one kind's: messages, events and settings
+ * are plain objects the kind gives meaning to.
  */
-import type { CoordClient } from '../../coord/types.js';
-import type { DataPlane } from '../../data/data-plane.js';
+import type { CoordClient, Op } from '../../coord/types.js';
 import type { GlobalVariables } from '../../coord/recipes/global-variables.js';
 import type { GroupMembership } from '../../coord/recipes/group-membership.js';
 import type { RecipeStats } from '../../coord/recipes/recipe-stats.js';
+import type { BlobRef } from '../../data/blob-directory.js';
+import type { DataPlane } from '../../data/data-plane.js';
 import type { Log } from '../../util/log.js';
 import type { Rng } from '../../util/rng.js';
 import type { Metrics } from '../metrics/metrics-registry.js';
-import type { StealPlannerOptions } from '../pool/steal-planner.js';
 import type { JobPaths } from '../job/job-paths.js';
-import type { NodeCounters } from '../node/node-stats.js';
-import type { EventLists } from './kind-events.js';
-import type { JobOutcome, JobSpec } from '../job/job-spec.js';
-import type { RunnerEvent } from '../pool/job-runner.js';
+import type { JobSpec } from '../job/job-spec.js';
+import type { JobOutcome } from '../job/outcome.js';
 import type { WorkerEvent, Workers } from '../worker/worker-pool.js';
+import type { EventLists } from './kind-events.js';
 
-/** Where a job kind's code lives (module specifier and export name); `builtin:` names ship with tidepool. */
-export interface KindRef {
-  module: string;
-  export: string;
+/** Layer messages are plain objects with a string `type`. */
+export interface LayerBody {
+  type: string;
+  [key: string]: unknown;
+}
+
+/**
+ * The events kinds report on a node (MemberContext.report), by type: a kind declares its own by
+ * augmenting this interface (the task pool's steals, migrations, placements and completions:
+ * pool/pool-events.ts), so that whoever listens to a node or a cluster gets them typed.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface KindEvents {}
+
+/** One event a kind reports, as declared in KindEvents. */
+export type KindEvent = { [T in keyof KindEvents]: { type: T } & KindEvents[T] }[keyof KindEvents];
+
+/** What a kind's `prepare` may use at submission, on the submitter's side. */
+export interface PrepareContext {
+  readonly client: CoordClient;
+  /** The job's znodes (not created yet: `share` creates the job's own first). */
+  readonly paths: JobPaths;
+  /** Stores bytes in the submitter's data plane for the job (a large root state, say); absent without one. */
+  readonly share?: (bytes: Uint8Array, what: string) => Promise<BlobRef>;
+}
+
+/** What `prepare` hands back: the kind's part of the spec as it is stored, and what to create with the spec. */
+export interface Prepared {
+  /** The kind's spec as nodes read it (default: as submitted). */
+  kindSpec?: unknown;
+  /** Znodes created in the one transaction that creates the spec: all or none, and never a spec without them. */
+  ops?: Op[];
 }
 
 /** What a kind's member and leader code may use on its node. */
@@ -35,25 +65,26 @@ export interface MemberContext {
   readonly paths: JobPaths;
   /** The node's worker threads; their events for this job reach `MemberRole.onWorker`. */
   readonly workers: Workers;
+  /** The job's global variables (a coordination recipe; the kind defines the ones it uses). */
   readonly vars: GlobalVariables;
-  /** The job's variable board (shared with workers), if the job declares variables. */
-  readonly board: SharedArrayBuffer | undefined;
   readonly rng: Rng;
   /**
    * The node's data plane: blobs too large for the coordination service (inputs, states, results,
    * code), shared and obtained by reference; peers fetch them only for jobs they are members of.
    */
   readonly data?: DataPlane;
-  /** The node's stealing parameters (tests and benchmarks tune them). */
-  readonly steal?: StealPlannerOptions;
+  /** This node's settings for the job's kind, by its name (NodeOptions.kindOptions; tests and benchmarks tune with them). */
+  readonly options?: unknown;
   /** Sends a layer message to the same job's member on another node (validated there by `validateMessage`). */
   send(to: string, body: LayerBody): Promise<void>;
   /** The other live members of the job. */
   peers(): string[];
   /** The job's live membership (read it; the node joins and leaves it). */
   readonly membership: GroupMembership;
-  /** Reports what happened (steals, migrations, task completions, failures) to the node's listeners. */
-  report(event: RunnerEvent): void;
+  /** Reports what happened to the node's listeners (tagged with the job and the node; see KindEvents). */
+  report(event: KindEvent): void;
+  /** Ends the job as failed (the first outcome written wins), e.g. when a task failed for good. */
+  fail(error: string): void;
   /**
    * The node's metrics as this kind's: histograms registered here carry `kind="<name>"` and are served
    * on the node's `/metrics` (absent, or recording nothing, when the node serves no metrics).
@@ -61,12 +92,6 @@ export interface MemberContext {
   readonly metrics?: Metrics;
   /** Logging with this job's and node's ids as fields (absent: the process's `log`, without them). */
   readonly log?: Log;
-}
-
-/** Layer messages are plain objects with a string `type`. */
-export interface LayerBody {
-  type: string;
-  [key: string]: unknown;
 }
 
 /** A kind's part on one member node, from joining the job to leaving it. */
@@ -95,8 +120,14 @@ export interface MemberRole {
   coordStats?(): RecipeStats;
 }
 
-/** The counters a member reports for its node in a job (published with the node's stats, shown by the dashboard). */
-export interface MemberCounters extends Omit<NodeCounters, 'busy' | 'queued' | 'coord'> {
+/** The counters a member reports for its node in a job (published with the node's stats; the dashboard draws them for every kind that keeps them). */
+export interface MemberCounters {
+  tasksDone: number;
+  splits: number;
+  stealsIn: number;
+  stealsOut: number;
+  migrationsIn: number;
+  migrationsOut: number;
   /** Time this node's workers spent running the job's tasks (ms), for a kind that measures it. */
   workerMs?: number;
   /** Kind-specific figures (a layer adds its own without touching the core's). */
@@ -104,6 +135,9 @@ export interface MemberCounters extends Omit<NodeCounters, 'busy' | 'queued' | '
   /** Small bounded event lists for the dashboard (task spans, finish times; see kind-events.ts). */
   events?: EventLists;
 }
+
+/** A member's counters before it has any (or for a kind that keeps none). */
+export const ZERO_COUNTERS: MemberCounters = { tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0 };
 
 /** What the job's elected leader has beyond a member's context: its own member role and `finish`. */
 export interface LeaderContext extends MemberContext {
@@ -122,8 +156,14 @@ export interface LeaderRole {
 
 /** A job kind as its author writes it (`defineJobKind`): the code every member runs, and optionally the leader's. */
 export interface JobKindDefinition {
-  /** Stable name (for logs, status and the dashboard). */
+  /** Stable name (for logs, status, the dashboard, and NodeOptions.kindOptions). */
   name: string;
+  /**
+   * Runs once, at submission, in the submitter's process: checks the kind's spec (a clear error there
+   * rather than on every node) and returns what the job needs before any node joins (the task pool:
+   * its ledger with the root task). Without it the spec is stored as submitted.
+   */
+  prepare?(spec: JobSpec, ctx: PrepareContext): Prepared | void | Promise<Prepared | void>;
   member(ctx: MemberContext): MemberRole | Promise<MemberRole>;
   leader?(ctx: LeaderContext): LeaderRole | Promise<LeaderRole>;
   /**
@@ -141,6 +181,8 @@ export interface JobKind extends JobKindDefinition {
 /** Declares a job kind; export it from a module so that every node can load it by reference. */
 export function defineJobKind(definition: JobKindDefinition): JobKind {
   if (!definition || typeof definition.member !== 'function') throw new TypeError('defineJobKind: `member` must be a function');
-  if (definition.leader !== undefined && typeof definition.leader !== 'function') throw new TypeError('defineJobKind: `leader` must be a function');
+  for (const fn of ['prepare', 'leader', 'validateMessage'] as const) {
+    if (definition[fn] !== undefined && typeof definition[fn] !== 'function') throw new TypeError(`defineJobKind: \`${fn}\` must be a function`);
+  }
   return { ...definition, kind: 'tidepool.job-kind' };
 }

@@ -4,7 +4,7 @@ import { addStats, emptyStats, type RecipeStats } from '../../coord/recipes/reci
 import { mkdirp } from '../../coord/tree-ops.js';
 import type { CoordClient } from '../../coord/types.js';
 import type { EventLists } from '../kinds/kind-events.js';
-import type { MemberCounters, MemberRole } from '../kinds/job-kind.js';
+import { ZERO_COUNTERS, type MemberCounters, type MemberRole } from '../kinds/job-kind.js';
 import { log } from '../../util/log.js';
 
 /**
@@ -25,23 +25,14 @@ export interface NodeStats extends NodeCounters {
 }
 
 /** A node's load and cumulative counters in its current job (also part of the dashboard's NodeView). */
-export interface NodeCounters {
+export interface NodeCounters extends Omit<MemberCounters, 'workerMs' | 'figures' | 'events'> {
   /** Workers running a task now. */
   busy: number;
   /** Tasks waiting in the node's pool (its queue depth). */
   queued: number;
-  tasksDone: number;
-  splits: number;
-  stealsIn: number;
-  stealsOut: number;
-  migrationsIn: number;
-  migrationsOut: number;
-  /** Coordination operations of the node's job (ledger and global variables). */
+  /** Coordination operations of the node's job (the kind's, such as a ledger's, and global variables). */
   coord: RecipeStats;
 }
-
-/** A member's counters before it has any (or for a kind that keeps none). */
-export const ZERO_COUNTERS: MemberCounters = { tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0 };
 
 /** A node's stats from its current job (none: an idle node). */
 export function statsOfJob(

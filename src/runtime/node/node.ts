@@ -17,23 +17,18 @@ import { Emitter } from '../../util/emitter.js';
 import { log as rootLog, logTo, type Log, type Logger } from '../../util/log.js';
 import { Rng } from '../../util/rng.js';
 import { decode } from '../../util/codec.js';
-import { publishOutcome } from '../job/outcome.js';
-import { finishJob, serveControl } from '../job/leader-finish.js';
-import type { ShareBytes } from '../job/job-result-blob.js';
+import { finishJob, publishOutcome, serveControl, type ShareBytes } from '../job/outcome.js';
 import { clusterPaths, jobPaths, type JobPaths } from '../job/job-paths.js';
-import type { RunnerEvent } from '../pool/job-runner.js';
 import type { JobSpec } from '../job/job-spec.js';
-import type { JobKind, LeaderRole, MemberContext, MemberRole } from '../kinds/job-kind.js';
+import { ZERO_COUNTERS, type JobKind, type LeaderRole, type MemberContext, type MemberRole } from '../kinds/job-kind.js';
 import { loadJobKind } from '../kinds/kind-registry.js';
-import { validateEnvelope, type JobEnvelope } from '../pool/pool-messages.js';
+import { validateEnvelope, type JobEnvelope } from './envelope.js';
 import type { NodeEvent } from './node-events.js';
-import { StatsPublisher, statsOfJob, ZERO_COUNTERS } from './node-stats.js';
+import { StatsPublisher, statsOfJob } from './node-stats.js';
 import type { MetricsRegistry } from '../metrics/metrics-registry.js';
 import { NodeObservability, type NodeMetricsOptions } from '../metrics/node-observability.js';
 import { recordTally } from '../job/tallies.js';
 import { SchedulerService } from '../scheduler/scheduler-service.js';
-import type { StealPlannerOptions } from '../pool/steal-planner.js';
-import { VarBoard } from '../worker/var-board.js';
 import { WorkerPool, type WorkerEvent } from '../worker/worker-pool.js';
 
 export interface NodeOptions {
@@ -44,7 +39,8 @@ export interface NodeOptions {
   nodeId?: string;
   /** Root path of the cluster in the coordination service. */
   root?: string;
-  steal?: StealPlannerOptions;
+  /** Settings for job kinds, by kind name (a kind reads its own as MemberContext.options; e.g. `{ 'task-pool': { steal: {...} } }`). */
+  kindOptions?: Record<string, unknown>;
   /** Seed for the node's random choices (victims), for reproducible tests. */
   seed?: number;
   /** How often a node in a job reports its progress and publishes its stats (ms; 0 = never). Default 1000. */
@@ -88,7 +84,8 @@ export function newNodeId(): string {
 
 /**
  * A tidepool node: a process (or, embedded, an object) with worker threads that registers in the
- * cluster, follows its job assignment, and takes part in one job at a time through a JobRunner.
+ * cluster, follows its job assignment, and takes part in one job at a time through the job's kind
+ * (its member role, and its leader role while the node leads the job).
  */
 export class TidepoolNode {
   readonly id: string;
@@ -296,17 +293,18 @@ export class TidepoolNode {
     if (await this.client.exists(paths.result)) return; // already over
     const kind = await loadJobKind(spec.kind);
     const vars = new GlobalVariables(this.client, paths.vars);
-    const board = VarBoard.mirror(vars, spec.varNames, jobId);
     const members = new GroupMembership(this.client, paths.members);
+    const options = this.opts.kindOptions?.[kind.name];
     const jobLog = this.log.child({ job: jobId });
     const ctx: MemberContext = {
       metrics: this.observed.forKind(kind.name), log: jobLog,
-      nodeId: this.id, spec, client: this.client, paths, workers: this.workers, vars, board, rng: this.rng, membership: members,
+      nodeId: this.id, spec, client: this.client, paths, workers: this.workers, vars, rng: this.rng, membership: members,
       ...(this.dataPlane ? { data: this.dataPlane } : {}),
-      ...(this.opts.steal ? { steal: this.opts.steal } : {}),
+      ...(options !== undefined ? { options } : {}),
       send: (to, body) => this.send(to, { type: 'job', job: jobId, body }),
       peers: () => [...members.view().keys()].filter((id) => id !== this.id),
-      report: (e) => this.onRunnerEvent(jobId, e),
+      report: (e) => this.emit({ ...e, job: jobId, node: this.id }),
+      fail: (error) => this.failJob(paths, error),
     };
     let role: MemberRole;
     try {
@@ -451,21 +449,12 @@ export class TidepoolNode {
     else job.role.onBounce?.(from, envelope.body);
   }
 
-  private onRunnerEvent(jobId: string, e: RunnerEvent): void {
-    switch (e.type) {
-      case 'steal': return this.emit({ type: 'steal', job: jobId, from: e.from, to: e.to, taskId: e.taskId });
-      case 'migration': return this.emit({ type: 'migration', job: jobId, from: e.from, to: e.to, taskId: e.taskId });
-      case 'placement': return this.emit({ type: 'placement', job: jobId, from: e.from, to: e.to, taskId: e.taskId });
-      case 'task-done': return this.emit({ type: 'task-done', job: jobId, node: this.id, taskId: e.taskId });
-      case 'failed': {
-        this.emit({ type: 'failed', job: jobId, node: this.id, error: e.error });
-        const job = this.job;
-        if (job?.spec.id === jobId) {
-          publishOutcome(this.client, job.paths, { status: 'failed', error: e.error, finishedAt: Date.now() })
-            .catch((err: unknown) => job.log.error('node', 'could not publish the job failure', err));
-        }
-      }
-    }
+  /** The job's kind failed the job here: say so and, while this node is still in the job, end it (unless it already ended otherwise). */
+  private failJob(paths: JobPaths, error: string): void {
+    this.emit({ type: 'failed', job: paths.id, node: this.id, error });
+    if (this.job?.paths !== paths) return;
+    publishOutcome(this.client, paths, { status: 'failed', error, finishedAt: Date.now() })
+      .catch((err: unknown) => this.job?.log.error('node', 'could not publish the job failure', err));
   }
 
   private async send(to: string, message: JobEnvelope): Promise<void> {

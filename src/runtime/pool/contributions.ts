@@ -3,17 +3,11 @@
  * A task's contribution is its reducer's partial value; for an ordered reducer it is a list of
  * [key, value] pairs; a task that failed under the 'collect' policy contributes a failure mark.
  */
+import type { TaskFailure } from '../job/outcome.js';
 import type { ResultReducer } from '../worker/task.js';
 
 const FAILED = 'tidepool.failed-task';
 
-/** A task that failed for good (listed in a job's outcome under the 'collect' failure policy). */
-export interface TaskFailure {
-  /** The task's id. */
-  task: string;
-  /** Its error message. */
-  error: string;
-}
 
 /** The contribution of a task that failed for good under the 'collect' failure policy. */
 export function failedContribution(task: string, error: string): unknown {

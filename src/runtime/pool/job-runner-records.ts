@@ -12,16 +12,15 @@ import { systemClock, type Clock } from '../../util/clock.js';
 import type { TaskTransfers } from './task-transfers.js';
 import { failedContribution } from './contributions.js';
 import type { TaskPoolHistograms } from '../metrics/task-pool-histograms.js';
+import type { KindEvent } from '../kinds/job-kind.js';
+// The pool's events, declared in the seam's KindEvents.
+import './pool-events.js';
 
 const firstLine = (s: string) => s.split('\n', 1)[0]!;
 
 
-export type RunnerEvent =
-  | { type: 'steal'; from: string; to: string; taskId: string }
-  | { type: 'migration'; from: string; to: string; taskId: string }
-  | { type: 'placement'; from: string; to: string; taskId: string }
-  | { type: 'task-done'; taskId: string }
-  | { type: 'failed'; error: string };
+/** What a runner tells its kind: what it reports on the node (pool-events.ts), or that the job failed. */
+export type RunnerEvent = KindEvent | { type: 'failed'; error: string };
 
 export interface JobRunnerDeps {
   nodeId: string;

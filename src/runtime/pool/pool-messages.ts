@@ -13,26 +13,9 @@ export type RuntimeMessage =
   /** The receiver claimed the offered task in the ledger (or could not). */
   | { type: 'offer-ack'; job: string; taskId: string; claimed: boolean };
 
-/**
- * What travels between nodes: a layer message for one job's kind, or such a message bounced by a
- * node that is not (or no longer) in that job, so that the sender need not wait for a timeout.
- */
-export type JobEnvelope =
-  | { type: 'job'; job: string; body: { type: string; [key: string]: unknown } }
-  | { type: 'job-bounce'; job: string; body: { type: string; [key: string]: unknown } };
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 200;
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-
-/** Checks an incoming frame's envelope; returns what is wrong, or undefined. */
-export function validateEnvelope(m: unknown): string | undefined {
-  if (!isObject(m)) return 'not an object';
-  if (m.type !== 'job' && m.type !== 'job-bounce') return `unknown message type ${JSON.stringify(m.type)}`;
-  if (!isId(m.job)) return 'field "job" must be a job id';
-  if (!isObject(m.body) || typeof m.body.type !== 'string') return 'field "body" must be an object with a string "type"';
-  return undefined;
-}
 
 /** Checks a task-pool message's shape (a frame from a peer is never trusted to match its type). */
 export function validateRuntimeMessage(m: { type: string; [key: string]: unknown }): string | undefined {

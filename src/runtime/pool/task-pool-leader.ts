@@ -5,14 +5,14 @@ import type { CoordClient } from '../../coord/types.js';
 import { log } from '../../util/log.js';
 import { blobValueRef } from '../../data/blob-values.js';
 import { decode } from '../../util/codec.js';
-import { foldContributions, type TaskFailure } from './contributions.js';
+import { foldContributions } from './contributions.js';
 import type { JobPaths } from '../job/job-paths.js';
-import { publishOutcome } from '../job/outcome.js';
-import type { JobOutcome } from '../job/job-spec.js';
+import { publishOutcome, type JobOutcome, type TaskFailure } from '../job/outcome.js';
 import type { Ledger } from './ledger.js';
 import type { ResultReducer } from '../worker/task.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 import type { TxnMarker } from './ledger-batches.js';
+import { ledgerPaths, type LedgerZnodes } from './task-pool-spec.js';
 
 /** How long a failed recovery scan or result collection waits before the next. */
 const RESCAN_AFTER_MS = 250;
@@ -26,12 +26,13 @@ const MAX_COLLECT_WAIT_MS = 5_000;
  */
 export class TaskPoolLeaderDuties {
   private readonly termination: TerminationCoordinator;
+  private readonly ledgerZnodes: LedgerZnodes;
   private stopped = false;
   private recovering = Promise.resolve();
 
   constructor(
     private readonly client: CoordClient,
-    private readonly paths: JobPaths,
+    paths: JobPaths,
     private readonly ledger: Ledger,
     private readonly members: GroupMembership,
     private readonly reducer: ResultReducer<unknown>,
@@ -42,7 +43,8 @@ export class TaskPoolLeaderDuties {
     /** The job's global variables as they are once every task has counted (for the reducer's `withVars`). */
     private readonly finalVars: () => Promise<Record<string, unknown>> = async () => ({}),
   ) {
-    this.termination = new TerminationCoordinator(client, paths.termination);
+    this.ledgerZnodes = ledgerPaths(paths);
+    this.termination = new TerminationCoordinator(client, this.ledgerZnodes.termination);
   }
 
   start(): void {
@@ -103,11 +105,11 @@ export class TaskPoolLeaderDuties {
 
   /** Folds every committed contribution (in the transaction markers) and publishes the result. */
   private async collect(): Promise<void> {
-    const txns = await this.client.getChildren(this.paths.txns);
+    const txns = await this.client.getChildren(this.ledgerZnodes.txns);
     const contributions: unknown[] = [];
     let completions = 0;
     for (let i = 0; i < txns.length; i += 64) {
-      const chunk = await Promise.all(txns.slice(i, i + 64).map((t) => this.client.getData(joinPath(this.paths.txns, t))));
+      const chunk = await Promise.all(txns.slice(i, i + 64).map((t) => this.client.getData(joinPath(this.ledgerZnodes.txns, t))));
       for (const { data } of chunk) {
         const marker = decode<TxnMarker>(data);
         // Large contributions are references, obtained from the data plane here; the rest are taken as they are.

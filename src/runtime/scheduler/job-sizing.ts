@@ -63,7 +63,7 @@ export async function assignNamedNode(client: CoordClient, nodeId: string, jobId
     if (holder === jobId) return;
     if (holder !== '') throw new Error(`node ${nodeId} is assigned to job ${holder}; drain it first`);
     const size = await readOrNull(client, p.size(jobId));
-    const desired = (size && parseSize(size.data)) ?? spec.nodes ?? 1;
+    const desired = (size && parseSize(size.data)) ?? spec.nodes.requested;
     const { maxNodes } = nodeRangeOf(spec);
     if (desired + 1 > maxNodes) throw new Error(`job ${jobId} already wants its maximum of ${maxNodes} nodes`);
     const next = Buffer.from(String(desired + 1));

@@ -367,7 +367,7 @@ export class Reconciler {
       this.finished.add(id);
       this.closeJob(id);
     }
-    const desired = z.size?.value ?? spec.nodes ?? range.minNodes;
+    const desired = z.size?.value ?? spec.nodes.requested;
     return { kind: 'job', state: { ...base, desired, finished: z.finished === true, started: z.started === true }, startedMarker: z.started === true, znodes: z };
   }
 

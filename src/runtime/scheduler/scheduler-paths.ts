@@ -20,9 +20,9 @@ export function schedulerPaths(root?: string) {
 
 export type SchedulerPaths = ReturnType<typeof schedulerPaths>;
 
-/** A spec's node range: missing min is 1, missing max is no limit (a job may be scaled beyond its first size). */
-export function nodeRangeOf(spec: Pick<JobSpec, 'minNodes' | 'maxNodes'>): { minNodes: number; maxNodes: number } {
-  return { minNodes: spec.minNodes ?? 1, maxNodes: spec.maxNodes ?? Infinity };
+/** A spec's node range: missing max is no limit (a job may be scaled beyond its first size). */
+export function nodeRangeOf(spec: Pick<JobSpec, 'nodes'>): { minNodes: number; maxNodes: number } {
+  return { minNodes: spec.nodes.min, maxNodes: spec.nodes.max ?? Infinity };
 }
 
 /** The desired size stored in `size`, or null when the data is not a whole number ≥ 0. */

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { CoordError } from '../../../src/coord/errors.js';
 import type { DataPlane } from '../../../src/data/data-plane.js';
-import type { JobOutcome, JobSpec } from '../../../src/runtime/job/job-spec.js';
+import type { JobOutcome } from '../../../src/runtime/job/outcome.js';
+import type { JobSpec } from '../../../src/runtime/job/job-spec.js';
 import { jobPaths } from '../../../src/runtime/job/job-paths.js';
 import type { LayerBody, LeaderContext, LeaderRole, MemberContext } from '../../../src/runtime/kinds/job-kind.js';
 import { Emitter } from '../../../src/util/emitter.js';
@@ -15,7 +16,7 @@ import { Rng } from '../../../src/util/rng.js';
 import { malleableLeader } from '../../../src/frameworks/malleable/leader.js';
 import type { AnyMalleableApp } from '../../../src/frameworks/malleable/malleable-app.js';
 import { malleableMember, type MalleableMember } from '../../../src/frameworks/malleable/member.js';
-import type { MalleableInput } from '../../../src/frameworks/malleable/runtime-options.js';
+import type { MalleableSpec } from '../../../src/frameworks/malleable/runtime-options.js';
 
 interface Frame { from: string; to: string; body: LayerBody; bounce: boolean }
 
@@ -108,9 +109,15 @@ export class SimCluster {
   delivered = 0;
   private readonly spec: JobSpec;
 
-  constructor(seed: number, private readonly app: AnyMalleableApp, private readonly input: MalleableInput, nodes: string[]) {
+  private readonly malleable: MalleableSpec;
+
+  constructor(seed: number, private readonly app: AnyMalleableApp, input: Omit<MalleableSpec, 'app'>, nodes: string[]) {
     this.rng = new Rng(seed);
-    this.spec = { id: 'sim-job', ref: { module: 'sim', export: 'default' }, varNames: [], createdAt: 0, nodes: nodes.length, managedBy: 'sim', input };
+    this.malleable = { app: { module: 'sim', export: 'default' }, ...input };
+    this.spec = {
+      id: 'sim-job', kind: { module: 'builtin:malleable', export: 'malleableKind' }, kindSpec: this.malleable, label: 'sim', createdAt: 0,
+      nodes: { requested: nodes.length, min: 1 }, managedBy: 'sim',
+    };
     for (const n of nodes) this.join(n);
     this.startLeader(nodes[0]!);
   }
@@ -118,15 +125,18 @@ export class SimCluster {
   private ctx(nodeId: string): MemberContext {
     return {
       nodeId, spec: this.spec, client: this.client as never, paths: jobPaths(this.spec.id), workers: {} as never, vars: {} as never,
-      board: undefined, rng: this.rng, membership: this.membership as never, data: memoryDataPlane(this.blobs, this.scopes),
+      rng: this.rng, membership: this.membership as never, data: memoryDataPlane(this.blobs, this.scopes),
       send: async (to, body) => void this.queue.push({ from: nodeId, to, body, bounce: false }),
       peers: () => [...this.membership.members.keys()].filter((id) => id !== nodeId),
       report: () => undefined,
+      fail: (error) => {
+        throw new Error(`a member failed the simulated job: ${error}`);
+      },
     };
   }
 
   join(id: string): void {
-    this.roles.set(id, malleableMember(this.ctx(id), this.app, this.input.params));
+    this.roles.set(id, malleableMember(this.ctx(id), this.app, this.malleable.params));
     this.membership.add(id);
   }
 
@@ -141,7 +151,7 @@ export class SimCluster {
     };
     // A released node drains (it must hold nothing by then) and leaves, as TidepoolNode.leave does —
     // later, as a step of the simulation: a real release goes through the coordination service.
-    this.leaderRole = malleableLeader(ctx, this.app, this.input, (node) => new Promise<void>((resolve) => this.releases.push({ node, resolve })));
+    this.leaderRole = malleableLeader(ctx, this.app, this.malleable, (node) => new Promise<void>((resolve) => this.releases.push({ node, resolve })));
   }
 
   leave(id: string): void {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createRunDir } from '../../../src/frameworks/workflow/run-directory.js';
-import { WORKFLOW_KIND, WORKFLOW_TASK } from '../../../src/frameworks/workflow/run-workflow.js';
+import { WORKFLOW_KIND } from '../../../src/frameworks/workflow/workflow-kind-ref.js';
 import { StallWatch, type MemberProgress } from '../../../src/frameworks/workflow/stall-watch.js';
 import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-builder.js';
 import type { WorkflowJobConfig } from '../../../src/frameworks/workflow/workflow-kind.js';
@@ -64,7 +64,7 @@ describe('a run that cannot make progress', () => {
     const config: WorkflowJobConfig = { source: { code: builder.toSource() }, shared, run, stallLookMs: 200 };
     const cluster = await Cluster.embedded({ nodes: 2, workers: 1 });
     try {
-      const job = await cluster.submit(WORKFLOW_TASK, null, { kind: WORKFLOW_KIND, input: config, nodes: 2 });
+      const job = await cluster.submitJob({ kind: WORKFLOW_KIND, kindSpec: config, nodes: 2 });
       await assert.rejects(withDeadline(job.result(), 'the stuck run to fail', 60_000),
         /the run cannot make progress: no task is running or ready on any of 2 members .*; 2 of 3 tasks done: task c waits for task b to finish \(up to date from an earlier run\) \(on .+\)$/);
     } finally {

@@ -7,6 +7,7 @@
 import { Cluster } from '../../../src/index.js';
 import { awaitOutcome } from '../../../src/runtime/job/outcome.js';
 import { submitJob } from '../../../src/runtime/client/submit.js';
+import { taskPoolJob } from '../../../src/runtime/pool/task-pool-ref.js';
 
 const mode = process.argv[2];
 const task = { module: new URL('../../../examples/tasks/count-primes.ts', import.meta.url).href, export: 'default' };
@@ -17,7 +18,7 @@ if (mode === 'submit' || mode === 'closed') {
   console.log(JSON.stringify({ primes: await job.result() }));
   if (mode === 'closed') await cluster.close();
 } else if (mode === 'direct') {
-  const spec = await submitJob(cluster.coordination, { ref: task, root, nodes: 2 });
+  const spec = await submitJob(cluster.coordination, { ...taskPoolJob(task, root), nodes: 2 });
   const outcome = await awaitOutcome(cluster.coordination, spec.id);
   console.log(JSON.stringify({ primes: outcome.status === 'done' ? outcome.value : outcome.status }));
 } else if (mode !== 'idle') {

@@ -7,7 +7,7 @@
  * `finish` request that ends the job from its handler.
  */
 import { defineJobKind, type LayerBody, type MemberRole } from '../../../src/runtime/kinds/job-kind.js';
-import { taskPoolLeader, taskPoolMember } from '../../../src/runtime/pool/task-pool-kind.js';
+import { prepareTaskPool, taskPoolLeader, taskPoolMember } from '../../../src/runtime/pool/task-pool-kind.js';
 import { validateRuntimeMessage } from '../../../src/runtime/pool/pool-messages.js';
 
 /** The value of a job ended by a `finish` control request. */
@@ -36,6 +36,7 @@ interface ProbeMember extends MemberRole {
 
 export default defineJobKind({
   name: 'probe',
+  prepare: prepareTaskPool,
   async member(ctx) {
     const counts = { hellosIn: 0, hellosAcked: 0, taskMessages: 0 };
     let toLeader: ((from: string, figures: MemberFigures) => void) | undefined;

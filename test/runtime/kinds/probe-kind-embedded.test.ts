@@ -10,7 +10,7 @@ import { Cluster, type ClusterEvent } from '../../../src/runtime/client/cluster.
 import { jobLeader } from '../../../src/runtime/client/job-list.js';
 import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { jobPaths } from '../../../src/runtime/job/job-paths.js';
-import type { KindRef } from '../../../src/runtime/kinds/job-kind.js';
+import type { KindRef } from '../../../src/runtime/job/job-spec.js';
 import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { deferred, waitFor, withDeadline } from '../../support/wait.js';
 import { FINISH_HOOK, FINISHED_ON_REQUEST, type MemberFigures } from '../apps/probe-kind.js';

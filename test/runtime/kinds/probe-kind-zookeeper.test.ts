@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { jobLeader } from '../../../src/runtime/client/job-list.js';
 import { requestJob } from '../../../src/runtime/client/job-requests.js';
-import type { KindRef } from '../../../src/runtime/kinds/job-kind.js';
+import type { KindRef } from '../../../src/runtime/job/job-spec.js';
 import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';

@@ -13,9 +13,10 @@ import { GroupMembership } from '../../../src/coord/recipes/group-membership.js'
 import { TerminationCoordinator } from '../../../src/coord/recipes/termination-detection.js';
 import { encode } from '../../../src/util/codec.js';
 import { jobPaths } from '../../../src/runtime/job/job-paths.js';
+import { ledgerPaths } from '../../../src/runtime/pool/task-pool-spec.js';
 import { TaskPoolLeaderDuties } from '../../../src/runtime/pool/task-pool-leader.js';
 import { Ledger } from '../../../src/runtime/pool/ledger.js';
-import type { JobOutcome } from '../../../src/runtime/job/job-spec.js';
+import type { JobOutcome } from '../../../src/runtime/job/outcome.js';
 import type { ResultReducer } from '../../../src/runtime/worker/task.js';
 import type { TaskSnapshot } from '../../../src/runtime/pool/task-snapshot.js';
 import { waitFor } from '../../support/wait.js';
@@ -25,11 +26,12 @@ describe('task pool leader duties', () => {
     const server = new EmbeddedServer();
     const client = new EmbeddedClient(server, 600_000);
     const paths = jobPaths('rescan');
-    await new TerminationCoordinator(client, paths.termination).init('root', encode({ owner: '', state: { n: 1 }, partial: undefined }));
-    const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n1');
+    const znodes = ledgerPaths(paths);
+    await new TerminationCoordinator(client, znodes.termination).init('root', encode({ owner: '', state: { n: 1 }, partial: undefined }));
+    const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n1');
     const list = ledger.list.bind(ledger);
     let failures = 0;
-    ledger.list = () => (failures++ === 0 ? Promise.reject(new CoordError('CONNECTION_LOSS', paths.tasks)) : list());
+    ledger.list = () => (failures++ === 0 ? Promise.reject(new CoordError('CONNECTION_LOSS', znodes.tasks)) : list());
     const members = new GroupMembership(client, paths.members);
     await members.join('n1');
     await members.watch();
@@ -50,8 +52,9 @@ describe('task pool leader duties', () => {
   async function oneTaskJob(id: string) {
     const client = new EmbeddedClient(new EmbeddedServer(), 600_000);
     const paths = jobPaths(id);
-    await new TerminationCoordinator(client, paths.termination).init('root', encode({ owner: '', state: null, partial: undefined }));
-    const ledger = new Ledger(client, { tasks: paths.tasks, txns: paths.txns }, 'n1');
+    const znodes = ledgerPaths(paths);
+    await new TerminationCoordinator(client, znodes.termination).init('root', encode({ owner: '', state: null, partial: undefined }));
+    const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n1');
     const members = new GroupMembership(client, paths.members);
     await members.join('n1');
     await members.watch();

@@ -37,7 +37,7 @@ describe('a node\'s /metrics, /healthz and /readyz', () => {
   it('histograms count what ran: task durations as many as tasks, steal latencies on the node that stole', T, async () => {
     // One root task spawns the rest on one node: the other node gets work only by stealing.
     const fanout = 30;
-    const cluster = await Cluster.embedded({ nodes: 2, workers: 1, seed: 5, metrics: {}, steal: { requestTimeoutMs: 60_000 } });
+    const cluster = await Cluster.embedded({ nodes: 2, workers: 1, seed: 5, metrics: {}, kindOptions: { 'task-pool': { steal: { requestTimeoutMs: 60_000 } } } });
     try {
       const job = await cluster.submit(TIMED_FAN, { fanout, ms: 15, root: true });
       assert.equal(await job.result<number>(), fanout + 1);

@@ -48,8 +48,10 @@ export async function addNode(f: Fixture, open: Open, id: string): Promise<Coord
 export async function addJob(f: Fixture, id: string, spec: { nodes: number; minNodes?: number; maxNodes?: number; createdAt?: number }): Promise<void> {
   const p = jobPaths(id, f.root);
   await mkdirp(f.admin, p.base);
-  const full: JobSpec = { id, ref: { module: 'unused' } as never, varNames: [], createdAt: spec.createdAt ?? Date.now(), nodes: spec.nodes,
-    ...(spec.minNodes !== undefined ? { minNodes: spec.minNodes } : {}), ...(spec.maxNodes !== undefined ? { maxNodes: spec.maxNodes } : {}) };
+  const full: JobSpec = {
+    id, kind: { module: 'unused', export: 'default' }, kindSpec: null, label: 'unused', createdAt: spec.createdAt ?? Date.now(),
+    nodes: { requested: spec.nodes, min: spec.minNodes ?? 1, ...(spec.maxNodes !== undefined ? { max: spec.maxNodes } : {}) },
+  };
   await f.admin.create(p.spec, encode(full));
 }
 

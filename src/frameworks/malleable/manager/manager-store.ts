@@ -3,9 +3,11 @@ import { joinPath } from '../../../coord/paths.js';
 import { mkdirp } from '../../../coord/tree-ops.js';
 import type { CoordClient } from '../../../coord/types.js';
 import { decode } from '../../../util/codec.js';
+import { TASK_POOL_KIND } from '../../../runtime/pool/task-pool-ref.js';
 import { submitJob, type SubmitOptions } from '../../../runtime/client/submit.js';
 import { clusterPaths, jobPaths } from '../../../runtime/job/job-paths.js';
-import { newJobId, type JobOutcome, type JobSpec } from '../../../runtime/job/job-spec.js';
+import { newJobId, type JobSpec } from '../../../runtime/job/job-spec.js';
+import type { JobOutcome } from '../../../runtime/job/outcome.js';
 import { readOrNull } from '../../../coord/znode-reads.js';
 import { isFlexibility, type Flexibility } from './managed-job.js';
 import type { QueuedJob } from './manager-core.js';
@@ -72,7 +74,8 @@ export async function submitManagedJob(client: CoordClient, opts: ManagedSubmitO
   const nodes = opts.nodes ?? minNodes;
   if (!Number.isInteger(minNodes) || minNodes < 1) throw new Error(`--min must be a whole number ≥ 1, got ${minNodes}`);
   const jobId = opts.jobId ?? newJobId();
-  const record: ManagedRecord = { flexibility: opts.flexibility, channel: opts.kind ? 'control' : 'drain', events: [] };
+  // A task-pool job gives nodes back by draining them; any other kind is asked through its control channel.
+  const record: ManagedRecord = { flexibility: opts.flexibility, channel: opts.kind.module === TASK_POOL_KIND.module ? 'drain' : 'control', events: [] };
   await mkdirp(client, jobPaths(jobId, root).base);
   await client.create(managerPaths(root).record(jobId), Buffer.from(JSON.stringify(record)));
   return submitJob(client, { ...opts, jobId, nodes, minNodes, maxNodes, managedBy: MANAGER_NAME }, root);
@@ -96,14 +99,14 @@ export async function readManagedJob(client: CoordClient, jobId: string, root?: 
   if (spec.managedBy !== MANAGER_NAME) return null;
   const record = parseRecord(recordRead.data, jobId);
   const outcome = resultRead ? decode<JobOutcome>(resultRead.data).status : null;
-  const own = { min: record.bounds?.min ?? spec.minNodes ?? 1, max: record.bounds?.max ?? spec.maxNodes ?? Infinity };
+  const own = { min: record.bounds?.min ?? spec.nodes.min, max: record.bounds?.max ?? spec.nodes.max ?? Infinity };
   const pin = record.pin !== undefined ? Math.min(Math.max(record.pin, own.min), own.max) : undefined;
   const minNodes = pin ?? own.min;
   const maxNodes = pin ?? own.max;
   return {
-    id: jobId, createdAt: spec.createdAt, flexibility: record.flexibility, nodes: Math.min(Math.max(spec.nodes, minNodes), maxNodes), minNodes,
+    id: jobId, createdAt: spec.createdAt, flexibility: record.flexibility, nodes: Math.min(Math.max(spec.nodes.requested, minNodes), maxNodes), minNodes,
     maxNodes, finished: outcome !== null, started: record.events.some((e) => e.type === 'launch'), ...(pin !== undefined ? { pinned: true } : {}),
-    range: own, record, version: recordRead.stat.version, outcome, module: spec.ref.module,
+    range: own, record, version: recordRead.stat.version, outcome, module: spec.label,
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MALLEABLE_KIND } from '../../../../src/frameworks/malleable/malleable-kind.js';
+import { malleableJob } from '../../../../src/frameworks/malleable/malleable-kind-ref.js';
 import { malleableProgress } from '../../../../src/frameworks/malleable/submit.js';
 import { readManagedJob, submitManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { ResourceManager } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
@@ -30,7 +30,7 @@ describe('an evolving job under the resource manager', () => {
       await manager.start();
       const params = { objects: 8, width: 4, iterations: 60, resizeAt: [{ iteration: 20, min: 1, max: 2 }, { iteration: 40, min: 3, max: 4 }] };
       // The job waits at 18 until it runs on the whole pool, and after each request until the manager has acted on it.
-      const job = await submitManagedJob(client, { ref: DECAY, root: null, kind: MALLEABLE_KIND, input: { params, runtime: { pauseAt: [18, 22, 42] } }, flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
+      const job = await submitManagedJob(client, { ...malleableJob(DECAY, params, { pauseAt: [18, 22, 42] }), flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
       const at = (iteration: number, nodes: number) => waitFor(async () => {
         const p = await malleableProgress(client, job.id).catch(() => undefined);
         return p?.iteration === iteration && p.nodes.length === nodes;

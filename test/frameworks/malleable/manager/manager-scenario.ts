@@ -12,7 +12,8 @@ import { submitManagedJob } from '../../../../src/frameworks/malleable/manager/m
 import { listNodes } from '../../../../src/runtime/scheduler/index.js';
 import { awaitOutcome } from '../../../../src/runtime/job/outcome.js';
 import { jobPaths } from '../../../../src/runtime/job/job-paths.js';
-import type { KindRef } from '../../../../src/runtime/kinds/job-kind.js';
+import type { KindRef } from '../../../../src/runtime/job/job-spec.js';
+import { taskPoolJob } from '../../../../src/runtime/pool/task-pool-ref.js';
 import type { TaskRef } from '../../../../src/runtime/worker/task.js';
 import { childEnv } from '../../../support/child-env.js';
 import { runCommand } from '../../../support/cli.js';
@@ -42,7 +43,7 @@ export async function rescaleLog(client: CoordClient, job: string): Promise<Resc
 
 export async function submit(client: CoordClient, n: number, opts: { flexibility: 'rigid' | 'moldable' | 'malleable'; min?: number; max?: number; nodes?: number; kind?: KindRef }) {
   return submitManagedJob(client, {
-    ref: HELD, root: rootState(n, 300), flexibility: opts.flexibility, ...(opts.kind ? { kind: opts.kind } : {}),
+    ...taskPoolJob(HELD, rootState(n, 300), opts.kind), flexibility: opts.flexibility,
     ...(opts.min !== undefined ? { minNodes: opts.min } : {}), ...(opts.max !== undefined ? { maxNodes: opts.max } : {}), ...(opts.nodes !== undefined ? { nodes: opts.nodes } : {}),
   });
 }

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GridResult } from '../../../../src/frameworks/malleable/apps/grid-blocks.js';
-import { MALLEABLE_KIND } from '../../../../src/frameworks/malleable/malleable-kind.js';
+import { malleableJob } from '../../../../src/frameworks/malleable/malleable-kind-ref.js';
 import { malleableProgress } from '../../../../src/frameworks/malleable/submit.js';
 import { readManagedJob, submitManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { ResourceManager } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
@@ -33,7 +33,7 @@ describe('resource manager with the malleable job kind', () => {
       await manager.start();
       const params = { grid: 48, blocks: 4, iterations: 400 };
       // The stencil waits at iteration 200 (serving requests) until the test resumes it: it surely outlives the rigid job.
-      const stencil = await submitManagedJob(client, { ref: STENCIL, root: null, kind: MALLEABLE_KIND, input: { params, runtime: { pauseAt: [200] } }, flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
+      const stencil = await submitManagedJob(client, { ...malleableJob(STENCIL, params, { pauseAt: [200] }), flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
       await waitFor(async () => (await membersOf(client, stencil.id)).length === 4, 'the stencil on 4 nodes', 60_000);
       const rigid = await submit(client, 18, { flexibility: 'rigid', nodes: 2 });
       await waitFor(async () => (await membersOf(client, rigid.id)).length === 2, 'the rigid job on 2 nodes', 60_000);

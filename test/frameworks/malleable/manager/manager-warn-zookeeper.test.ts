@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect } from '../../../../src/coord/connect.js';
 import type { GridResult } from '../../../../src/frameworks/malleable/apps/grid-blocks.js';
-import { MALLEABLE_KIND } from '../../../../src/frameworks/malleable/malleable-kind.js';
+import { malleableJob } from '../../../../src/frameworks/malleable/malleable-kind-ref.js';
 import { listWarnings } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
 import { submitManagedJob } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import type { MalleableOutcome } from '../../../../src/frameworks/malleable/runtime-options.js';
@@ -37,7 +37,7 @@ describe('failure warnings from the feed and from tidepool warn, on node process
     try {
       const params = { grid: 48, blocks: 6, iterations: 300 };
       // The stencil waits at iteration 100 (serving requests) until the test resumes it: it outlives both warnings.
-      const job = await submitManagedJob(client, { ref: STENCIL, root: null, kind: MALLEABLE_KIND, input: { params, runtime: { pauseAt: [100], checkpointEvery: 50 } }, flexibility: 'malleable', minNodes: 1, maxNodes: 3 });
+      const job = await submitManagedJob(client, { ...malleableJob(STENCIL, params, { pauseAt: [100], checkpointEvery: 50 }), flexibility: 'malleable', minNodes: 1, maxNodes: 3 });
       await waitFor(async () => (await membersOf(client, job.id)).length === 3, 'the stencil on the 3 nodes', 90_000);
 
       const evacuate = async (node: string, at: number, how: string) => {

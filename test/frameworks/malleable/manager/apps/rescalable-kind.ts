@@ -10,10 +10,11 @@ import { joinPath } from '../../../../../src/coord/paths.js';
 import { mkdirp } from '../../../../../src/coord/tree-ops.js';
 import { watchData } from '../../../../../src/coord/watch.js';
 import { defineJobKind } from '../../../../../src/runtime/kinds/job-kind.js';
-import { taskPoolLeader, taskPoolMember } from '../../../../../src/runtime/pool/task-pool-kind.js';
+import { prepareTaskPool, taskPoolLeader, taskPoolMember } from '../../../../../src/runtime/pool/task-pool-kind.js';
 
 export default defineJobKind({
   name: 'rescalable',
+  prepare: prepareTaskPool,
   member: (ctx) => taskPoolMember(ctx, {}),
   leader(ctx) {
     const base = taskPoolLeader(ctx);
