@@ -84,11 +84,10 @@ function placeOf(file: string): { folder: string; step: number; runtimeFolder?: 
   return { ...place, runtimeFolder: parts[2]!, runtimeStep: stepOf(RUNTIME_LAYERS, parts[2]!) };
 }
 
-const files = sourceFiles(SRC);
-const known = new Set(files);
-const graph = new Map(files.map((f) => [f, importsOf(f, known)]));
+type Graph = ReadonlyMap<string, readonly string[]>;
 
-test('every import points down the folder order (util ← coord, transport ← data ← runtime ← frameworks ← dashboard ← cli ← entries)', () => {
+/** Imports up or across the folder order. */
+function upwardImports(graph: Graph): string[] {
   const wrong: string[] = [];
   for (const [from, targets] of graph) {
     const a = placeOf(from);
@@ -97,10 +96,11 @@ test('every import points down the folder order (util ← coord, transport ← d
       if (b.step > a.step || (b.step === a.step && b.folder !== a.folder)) wrong.push(`${from} → ${to} (${a.folder} may not import ${b.folder})`);
     }
   }
-  assert.deepEqual(wrong, [], `imports that point up or across the folder order:\n  ${wrong.join('\n  ')}`);
-});
+  return wrong;
+}
 
-test('inside runtime/, every import points down its folder order (worker ← job ← kinds ← pool, scheduler ← node ← client)', () => {
+/** Imports up or across runtime's own folder order. */
+function upwardRuntimeImports(graph: Graph): string[] {
   const wrong: string[] = [];
   for (const [from, targets] of graph) {
     const a = placeOf(from);
@@ -113,10 +113,11 @@ test('inside runtime/, every import points down its folder order (worker ← job
       }
     }
   }
-  assert.deepEqual(wrong, [], `runtime imports that point up or across its folder order:\n  ${wrong.join('\n  ')}`);
-});
+  return wrong;
+}
 
-test('outside runtime/, the scheduler is used through its exported API (runtime/scheduler/index.ts) only', () => {
+/** Imports of the scheduler's own files from outside runtime/. */
+function schedulerInternals(graph: Graph): string[] {
   const wrong: string[] = [];
   for (const [from, targets] of graph) {
     if (from.startsWith('src/runtime/')) continue;
@@ -124,11 +125,11 @@ test('outside runtime/, the scheduler is used through its exported API (runtime/
       if (to.startsWith('src/runtime/scheduler/') && to !== 'src/runtime/scheduler/index.ts') wrong.push(`${from} → ${to}`);
     }
   }
-  assert.deepEqual(wrong, [], `imports of scheduler internals:\n  ${wrong.join('\n  ')}`);
-});
+  return wrong;
+}
 
-/** Strongly connected components with more than one file, or a file that imports itself (Tarjan). */
-function circles(): string[][] {
+/** Each circle of files (strongly connected components of more than one file, or a file importing itself; Tarjan), as its imports. */
+function circles(graph: Graph): string[] {
   let counter = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -158,22 +159,71 @@ function circles(): string[][] {
     } while (w !== v);
     if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
   };
-  for (const f of files) if (!index.has(f)) visit(f);
-  return found;
+  for (const f of graph.keys()) if (!index.has(f)) visit(f);
+  return found.map((c) => {
+    const inside = new Set(c);
+    return c.flatMap((from) => graph.get(from)!.filter((to) => inside.has(to)).map((to) => `${from} → ${to}`)).join(', ');
+  });
 }
 
-test('no files import each other in a circle', () => {
-  const described = circles().map((c) => {
-    const inside = new Set(c);
-    const edges = c.flatMap((from) => graph.get(from)!.filter((to) => inside.has(to)).map((to) => `${from} → ${to}`));
-    return `${c.length} files:\n    ${edges.join('\n    ')}`;
-  });
-  assert.deepEqual(described, [], `import circles:\n  ${described.join('\n  ')}`);
+const files = sourceFiles(SRC);
+const known = new Set(files);
+const graph: Graph = new Map(files.map((f) => [f, importsOf(f, known)]));
+
+/** A made-up tree with one offence of each kind (and lawful imports beside them): each rule must name its own. */
+const offences: Graph = new Map([
+  ['src/util/log.ts', []],
+  ['src/data/store.ts', ['src/util/log.ts', 'src/runtime/job/paths.ts']],
+  ['src/coord/types.ts', ['src/transport/types.ts']],
+  ['src/transport/types.ts', []],
+  ['src/runtime/job/paths.ts', ['src/util/log.ts']],
+  ['src/runtime/kinds/seam.ts', ['src/runtime/job/paths.ts', 'src/runtime/node/node.ts']],
+  ['src/runtime/pool/kind.ts', ['src/runtime/kinds/seam.ts', 'src/runtime/scheduler/planner.ts']],
+  ['src/runtime/scheduler/planner.ts', []],
+  ['src/runtime/scheduler/index.ts', ['src/runtime/scheduler/planner.ts']],
+  ['src/runtime/node/node.ts', ['src/runtime/kinds/seam.ts']],
+  ['src/frameworks/a/a.ts', ['src/frameworks/a/b.ts', 'src/runtime/scheduler/index.ts', 'src/runtime/scheduler/planner.ts']],
+  ['src/frameworks/a/b.ts', ['src/frameworks/a/a.ts']],
+]);
+
+test('each rule names the offences of a made-up tree, and only those', () => {
+  assert.deepEqual(upwardImports(offences), [
+    'src/data/store.ts → src/runtime/job/paths.ts (data may not import runtime)',
+    'src/coord/types.ts → src/transport/types.ts (coord may not import transport)',
+  ]);
+  assert.deepEqual(upwardRuntimeImports(offences), [
+    'src/runtime/kinds/seam.ts → src/runtime/node/node.ts (runtime/kinds may not import runtime/node)',
+    'src/runtime/pool/kind.ts → src/runtime/scheduler/planner.ts (runtime/pool may not import runtime/scheduler)',
+  ]);
+  assert.deepEqual(schedulerInternals(offences), ['src/frameworks/a/a.ts → src/runtime/scheduler/planner.ts']);
+  assert.deepEqual(circles(offences).sort(), [
+    'src/frameworks/a/a.ts → src/frameworks/a/b.ts, src/frameworks/a/b.ts → src/frameworks/a/a.ts',
+    'src/runtime/kinds/seam.ts → src/runtime/node/node.ts, src/runtime/node/node.ts → src/runtime/kinds/seam.ts',
+  ]);
 });
 
-test('the check sees the imports it is about (a static, a type-only and a dynamic import)', () => {
-  // Guards the parser: were it to miss an import form, every test above would pass vacuously.
-  const info = ts.preProcessFile("import a from './a.js';\nimport type { B } from './b.js';\nexport { c } from './c.js';\nconst d = () => import('./d.js');\n", true, true);
-  assert.deepEqual(info.importedFiles.map((f) => f.fileName), ['./a.js', './b.js', './c.js', './d.js']);
+test('the parser sees every import form (a static, a type-only, an export-from, a side-effect and a dynamic import)', () => {
+  const info = ts.preProcessFile("import a from './a.js';\nimport type { B } from './b.js';\nexport { c } from './c.js';\nimport './e.js';\nconst d = () => import('./d.js');\n", true, true);
+  assert.deepEqual(info.importedFiles.map((f) => f.fileName).sort(), ['./a.js', './b.js', './c.js', './d.js', './e.js']);
   assert.ok(graph.get('src/index.ts')!.length > 10, 'the package entry imports much of src/');
+});
+
+test('every import points down the folder order (util ← coord, transport ← data ← runtime ← frameworks ← dashboard ← cli ← entries)', () => {
+  const wrong = upwardImports(graph);
+  assert.deepEqual(wrong, [], `imports that point up or across the folder order:\n  ${wrong.join('\n  ')}`);
+});
+
+test('inside runtime/, every import points down its folder order (worker ← job ← kinds ← pool, scheduler ← node ← client)', () => {
+  const wrong = upwardRuntimeImports(graph);
+  assert.deepEqual(wrong, [], `runtime imports that point up or across its folder order:\n  ${wrong.join('\n  ')}`);
+});
+
+test('outside runtime/, the scheduler is used through its exported API (runtime/scheduler/index.ts) only', () => {
+  const wrong = schedulerInternals(graph);
+  assert.deepEqual(wrong, [], `imports of scheduler internals:\n  ${wrong.join('\n  ')}`);
+});
+
+test('no files import each other in a circle', () => {
+  const found = circles(graph);
+  assert.deepEqual(found, [], `import circles:\n  ${found.join('\n  ')}`);
 });
