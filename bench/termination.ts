@@ -11,7 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { connect } from '../src/coord/connect.js';
-import { TaskTracker, TerminationCoordinator } from '../src/coord/recipes/termination-detection.js';
+import { TaskTracker, TerminationList } from '../src/coord/recipes/termination-detection.js';
 import type { CoordClient } from '../src/coord/types.js';
 import { Rng } from '../src/util/rng.js';
 import { randomSplitTree } from '../test/support/split-tree.js';
@@ -40,9 +40,9 @@ async function run(backend: string, open: () => Promise<CoordClient>, maxBatch: 
   const clients = await Promise.all(Array.from({ length: CLIENTS }, open));
   const coordClient = await open();
   const base = `/bench/termination-${Date.now()}-${maxBatch}`;
-  const coordinator = new TerminationCoordinator(coordClient, base);
-  await coordinator.init('t0');
-  const finished = coordinator.finished();
+  const list = new TerminationList(coordClient, base);
+  await list.init('t0');
+  const finished = list.finished();
   const rng = new Rng(42);
   const tree = randomSplitTree(rng, TASKS);
   const trackers = clients.map((c) => new TaskTracker(c, base, { maxBatch }));
@@ -54,8 +54,8 @@ async function run(backend: string, open: () => Promise<CoordClient>, maxBatch: 
   const seconds = (performance.now() - start) / 1000;
   const transactions = trackers.reduce((n, t) => n + t.stats.transactions, 0);
   const retries = trackers.reduce((n, t) => n + t.stats.retries, 0);
-  const reads = trackers.reduce((n, t) => n + t.stats.reads, 0) + coordinator.stats.reads;
-  const writes = trackers.reduce((n, t) => n + t.stats.writes, 0) + coordinator.stats.writes;
+  const reads = trackers.reduce((n, t) => n + t.stats.reads, 0) + list.stats.reads;
+  const writes = trackers.reduce((n, t) => n + t.stats.writes, 0) + list.stats.writes;
   await Promise.all([...clients, coordClient].map((c) => c.close()));
   return {
     backend, mode: maxBatch === 1 ? 'per task (seed)' : `batched (≤${maxBatch})`, tasks: TASKS, seconds,

@@ -1,5 +1,5 @@
 /**
- * The coordination recipes at work: four members join a group, elect a coordinator, share a
+ * The coordination recipes at work: four members join a group, elect a leader, share a
  * global bound, and detect the termination of a tree of tasks that they complete between them.
  *
  *   npx tsx examples/coordination.ts                      # embedded backend, no external service
@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  GlobalVariables, GroupMembership, LeaderElection, TaskTracker, TerminationCoordinator, addStats, connect,
+  GlobalVariables, GroupMembership, LeaderElection, TaskTracker, TerminationList, addStats, connect,
 } from '../src/coord/index.js';
 
 const connection = process.argv[2] ?? 'embedded';
@@ -24,12 +24,13 @@ await Promise.all(groups.map((g) => g.watch()));
 // Leader election: the first candidate coordinates.
 const elections = sessions.map((s, i) => new LeaderElection(s, `${job}/election`, { id: `node-${i}`, data: null }));
 for (const e of elections) await e.start();
-const coordinatorIndex = elections.findIndex((e) => e.isLeader);
+const leaderIndex = elections.findIndex((e) => e.isLeader);
 
-// Termination detection over a binary tree of tasks of depth 6 (127 tasks), completed round-robin.
-const coordinator = new TerminationCoordinator(sessions[coordinatorIndex]!, `${job}/termination`);
-await coordinator.init('t1');
-const finished = coordinator.finished();
+// Termination detection over a binary tree of tasks of depth 6 (127 tasks), completed round-robin;
+// the leader watches the list.
+const list = new TerminationList(sessions[leaderIndex]!, `${job}/termination`);
+await list.init('t1');
+const finished = list.finished();
 const trackers = sessions.map((s) => new TaskTracker(s, `${job}/termination`));
 const children = (n: number) => (n < 64 ? [`t${2 * n}`, `t${2 * n + 1}`] : []);
 await Promise.all(Array.from({ length: 127 }, (_, i) => trackers[i % 4]!.completed(`t${i + 1}`, children(i + 1))));
@@ -45,7 +46,7 @@ const bound = await vars[0]!.setVar('bound', 100);
 console.log(JSON.stringify({
   backend: sessions[0]!.backend,
   members: [...groups[0]!.view().keys()].sort(),
-  coordinator: `node-${coordinatorIndex}`,
+  leader: `node-${leaderIndex}`,
   terminated: true,
   bound,
   terminationStats: addStats(...trackers.map((t) => t.stats)),

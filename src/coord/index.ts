@@ -10,6 +10,6 @@ export { Transaction } from './transaction.js';
 export { watchChildren, watchData, type WatchHandle, type WatchOptions } from './watch.js';
 export { GroupMembership, type Member, type MemberMeta } from './recipes/group-membership.js';
 export { LeaderElection, type Candidate } from './recipes/leader-election.js';
-export { TerminationCoordinator, TaskTracker, type CompletedTask, type TaskTrackerOptions } from './recipes/termination-detection.js';
+export { TerminationList, TaskTracker, type CompletedTask, type TaskTrackerOptions } from './recipes/termination-detection.js';
 export { GlobalVariables, type MergeRule, type VarDefinition } from './recipes/global-variables.js';
 export { addStats, emptyStats, type RecipeStats } from './recipes/recipe-stats.js';

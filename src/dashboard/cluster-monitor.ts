@@ -17,7 +17,7 @@ export interface MonitorOptions {
 /**
  * Watches a cluster through its coordination service: every tick it reads nodes, their published
  * stats and jobs, and emits a snapshot. Works the same on the embedded backend and on ZooKeeper,
- * so the dashboard of `tidepool demo` and of `tidepool coordinator` is one code path.
+ * so the dashboard of `tidepool demo` and of `tidepool monitor` is one code path.
  */
 export class ClusterMonitor {
   readonly events = new Emitter<{ snapshot: ClusterSnapshot }>();

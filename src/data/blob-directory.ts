@@ -202,8 +202,9 @@ export class BlobDirectory {
   }
 
   /**
-   * Cluster-wide collection (any one node, e.g. the coordinator, runs it): references of jobs that no
-   * longer exist are dropped, then every blob without references is removed. Returns the removed hashes.
+   * Cluster-wide collection (any one session runs it; job retention does, where it prunes jobs): references
+   * of jobs that no longer exist are dropped, then every blob without references is removed. Returns the
+   * removed hashes.
    */
   async collect(): Promise<BlobHash[]> {
     let hashes: string[];

@@ -27,9 +27,9 @@ describe('ZooKeeper ensemble faults', () => {
     const leader = await zk.leader();
     const follower = zk.servers.find((s) => s !== leader)!;
     const clients = await Promise.all([open(), open(), open()]);
-    const coordinatorClient = await open();
+    const watcherClient = await open();
     await runTerminationProperty({
-      seed: 21, size: 1500, clients, coordinatorClient, maxBatch: 8, timeoutMs: 120_000,
+      seed: 21, size: 1500, clients, watcherClient, maxBatch: 8, timeoutMs: 120_000,
       onCompletionIssued: async (count) => {
         if (count === 400) await follower.stop();
       },
@@ -42,7 +42,7 @@ describe('ZooKeeper ensemble faults', () => {
   it('the leader stops mid-run: clients reconnect, recipes recover, termination is exact', T, async () => {
     const zk = setup.backend().ensemble;
     const clients = await Promise.all([open(), open(), open()]);
-    const coordinatorClient = await open();
+    const watcherClient = await open();
     const group = `/faults/${randomUUID()}`;
     const members = clients.map((c) => new GroupMembership(c, `${group}/members`));
     await Promise.all(members.map((m, i) => m.join(`n${i}`, { workers: 1 })));
@@ -56,7 +56,7 @@ describe('ZooKeeper ensemble faults', () => {
 
     const oldLeader = await zk.leader();
     await runTerminationProperty({
-      seed: 22, size: 1500, clients, coordinatorClient, maxBatch: 1, timeoutMs: 120_000,
+      seed: 22, size: 1500, clients, watcherClient, maxBatch: 1, timeoutMs: 120_000,
       onCompletionIssued: async (count) => {
         if (count === 300) await oldLeader.stop();
       },
@@ -96,8 +96,8 @@ describe('ZooKeeper ensemble faults', () => {
         };
       },
     }));
-    const coordinatorClient = await open();
-    const result = await runTerminationProperty({ seed: 23, size: 1500, clients, coordinatorClient, maxBatch: 1, timeoutMs: 120_000 });
+    const watcherClient = await open();
+    const result = await runTerminationProperty({ seed: 23, size: 1500, clients, watcherClient, maxBatch: 1, timeoutMs: 120_000 });
     assert.ok(cuts > 10, `connections were cut mid-transaction (${cuts})`);
     assert.ok(result.retries > 0, 'some transactions had to be retried');
   });

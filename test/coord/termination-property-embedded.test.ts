@@ -15,11 +15,11 @@ describe('termination detection property (embedded, injected connection losses)'
         const faults = new Rng(seed * 7919);
         // Lose the connection before or after applying 5% of the trackers' transactions.
         for (const c of clients) server.injectFaults(c.sessionId, () => (faults.chance(0.05) ? (faults.chance(0.5) ? 'before' : 'after') : undefined));
-        const coordinatorClient = new EmbeddedClient(server, 5_000);
-        const result = await runTerminationProperty({ seed, size: 3000, clients, coordinatorClient, maxBatch });
+        const watcherClient = new EmbeddedClient(server, 5_000);
+        const result = await runTerminationProperty({ seed, size: 3000, clients, watcherClient, maxBatch });
         assert.ok(result.retries > 0, 'injected faults caused retries');
         if (maxBatch > 1) assert.ok(result.transactions < 3000, 'batching folded completions');
-        await Promise.all([...clients, coordinatorClient].map((c) => c.close()));
+        await Promise.all([...clients, watcherClient].map((c) => c.close()));
       });
     }
   }

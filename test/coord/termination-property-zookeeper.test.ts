@@ -16,12 +16,12 @@ describe('termination detection property (ZooKeeper ensemble, connections cut mi
     const maxBatch = seed % 2 === 0 ? 1 : 16;
     it(`seed ${seed}, batch ${maxBatch}: never early, never missed, exactly once`, { timeout: 180_000 }, async () => {
       const clients: CoordClient[] = await Promise.all([0, 1, 2].map(() => backend.connect({ sessionTimeoutMs: 8_000 })));
-      const coordinatorClient = await backend.connect({ sessionTimeoutMs: 8_000 });
+      const watcherClient = await backend.connect({ sessionTimeoutMs: 8_000 });
       let disconnects = 0;
       for (const c of clients) c.onState((s) => s === 'disconnected' && disconnects++);
       let nextCut = 150;
       const result = await runTerminationProperty({
-        seed, size: 2000, clients, coordinatorClient, maxBatch, timeoutMs: 120_000,
+        seed, size: 2000, clients, watcherClient, maxBatch, timeoutMs: 120_000,
         // Every 150–400 issued completions, cut one tracker's TCP connection while its transactions are in flight.
         onCompletionIssued: async (count, rng) => {
           if (count < nextCut) return;
@@ -31,7 +31,7 @@ describe('termination detection property (ZooKeeper ensemble, connections cut mi
       });
       assert.ok(disconnects > 0, 'connections were cut during the run');
       assert.ok(result.transactions > 0);
-      await Promise.all([...clients, coordinatorClient].map((c) => c.close()));
+      await Promise.all([...clients, watcherClient].map((c) => c.close()));
     });
   }
 });

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { TaskTracker, TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
+import { TaskTracker, TerminationList } from '../../src/coord/recipes/termination-detection.js';
 import type { CoordClient } from '../../src/coord/types.js';
 import { Rng } from '../../src/util/rng.js';
 import { randomSplitTree } from '../support/split-tree.js';
@@ -16,7 +16,7 @@ export interface PropertyRun {
   seed: number;
   size: number;
   clients: CoordClient[];
-  coordinatorClient: CoordClient;
+  watcherClient: CoordClient;
   maxBatch: number;
   /** Called after each issued completion; may inject a fault (e.g. cut a connection). */
   onCompletionIssued?: (count: number, rng: Rng) => void | Promise<void>;
@@ -34,15 +34,15 @@ export async function runTerminationProperty(run: PropertyRun): Promise<Property
   const tree = randomSplitTree(rng, run.size);
   assert.equal(tree.size, run.size, 'tree has the requested size');
   const base = `/property/${randomUUID()}`;
-  const coordinator = new TerminationCoordinator(run.coordinatorClient, base);
-  await coordinator.init('t0');
+  const terminationList = new TerminationList(run.watcherClient, base);
+  await terminationList.init('t0');
   let fired = 0;
   let heldBackIssued = false;
-  coordinator.on('terminated', () => {
+  terminationList.on('terminated', () => {
     fired++;
     assert.ok(heldBackIssued, `seed ${run.seed}: termination fired while a task was still incomplete`);
   });
-  coordinator.start();
+  terminationList.start();
   const trackers = run.clients.map((c) => new TaskTracker(c, base, { maxBatch: run.maxBatch }));
 
   // Random interleaving of starts (which create the children) and completions.
@@ -73,16 +73,16 @@ export async function runTerminationProperty(run: PropertyRun): Promise<Property
   await withDeadline(Promise.all(commits), `seed ${run.seed}: all completions but one to commit`, deadline);
 
   // Everything but one task has committed: the list must still hold something, nothing fired.
-  const remaining = await run.coordinatorClient.getChildren(`${base}/tasks`);
+  const remaining = await run.watcherClient.getChildren(`${base}/tasks`);
   assert.ok(remaining.length > 0, `seed ${run.seed}: task list empty with ${heldBack} incomplete`);
   assert.equal(fired, 0, `seed ${run.seed}: fired early`);
 
   heldBackIssued = true;
   await withDeadline(rng.pick(trackers).completed(heldBack, tree.get(heldBack)!), `seed ${run.seed}: last completion`, deadline);
-  await withDeadline(coordinator.finished(), `seed ${run.seed}: termination (missed?)`, deadline);
+  await withDeadline(terminationList.finished(), `seed ${run.seed}: termination (missed?)`, deadline);
   assert.equal(fired, 1, `seed ${run.seed}: fired exactly once`);
-  assert.deepEqual(await run.coordinatorClient.getChildren(`${base}/tasks`), []);
-  coordinator.stop();
+  assert.deepEqual(await run.watcherClient.getChildren(`${base}/tasks`), []);
+  terminationList.stop();
   return trackers.reduce(
     (acc, t) => ({ retries: acc.retries + t.stats.retries, transactions: acc.transactions + t.stats.transactions, reads: acc.reads + t.stats.reads }),
     { retries: 0, transactions: 0, reads: 0 },

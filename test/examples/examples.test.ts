@@ -10,9 +10,9 @@ const run = promisify(execFile);
 it('examples/coordination.ts runs on the embedded backend and reports the recipes at work', { timeout: 60_000 }, async () => {
   const script = fileURLToPath(new URL('../../examples/coordination.ts', import.meta.url));
   const { stdout } = await run(process.execPath, ['--import', 'tsx', script], { timeout: 50_000, env: childEnv() });
-  const out = JSON.parse(stdout) as { members: string[]; coordinator: string; terminated: boolean; bound: number; terminationStats: { transactions: number } };
+  const out = JSON.parse(stdout) as { members: string[]; leader: string; terminated: boolean; bound: number; terminationStats: { transactions: number } };
   assert.deepEqual(out.members, ['node-0', 'node-1', 'node-2', 'node-3']);
-  assert.match(out.coordinator, /^node-[0-3]$/);
+  assert.match(out.leader, /^node-[0-3]$/);
   assert.equal(out.terminated, true);
   assert.equal(out.bound, Math.min(100, 93, 86, 79));
   assert.ok(out.terminationStats.transactions > 0);

@@ -155,7 +155,7 @@ test('npx tidepool demo --quick --json solves att48 to its published optimum, wi
 test('every entry point imports from the installed package', async () => {
   const expected: Record<string, string[]> = {
     '.': ['Cluster', 'defineTask', 'defineSearch', 'defineJobKind', 'MissingPackageError'],
-    './coord': ['connect', 'GroupMembership', 'LeaderElection', 'TerminationCoordinator', 'GlobalVariables'],
+    './coord': ['connect', 'GroupMembership', 'LeaderElection', 'TerminationList', 'GlobalVariables'],
     './dashboard': ['ClusterMonitor', 'startDashboard'],
     './iterative': ['defineIterative', 'runIterative'],
     './malleable': ['defineMalleable', 'submitMalleable', 'ResourceManager'],

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
-import { TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
+import { TerminationList } from '../../src/coord/recipes/termination-detection.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
@@ -33,7 +33,7 @@ async function setUp(jobId: string) {
   const paths = jobPaths(jobId);
   const znodes = ledgerPaths(paths);
   const client = new EmbeddedClient(server, 600_000);
-  await new TerminationCoordinator(client, znodes.termination).init('t1', encode({ owner: 'n0', state: STATE, partial: undefined } satisfies TaskRecord));
+  await new TerminationList(client, znodes.termination).init('t1', encode({ owner: 'n0', state: STATE, partial: undefined } satisfies TaskRecord));
   const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n1');
   const senderLedger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n0');
   // The receiver's claim waits for the test's go.

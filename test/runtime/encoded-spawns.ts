@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
-import { TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
+import { TerminationList } from '../../src/coord/recipes/termination-detection.js';
 import type { CoordClient } from '../../src/coord/types.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
@@ -112,7 +112,7 @@ export async function fanJob(connect: () => Promise<CoordClient>, jobId: string,
   const paths = jobPaths(jobId);
   const znodes = ledgerPaths(paths);
   const admin = await connect();
-  await new TerminationCoordinator(admin, znodes.termination).init('root', encode({ owner: '', state: rootState(n), partial: undefined } satisfies TaskRecord));
+  await new TerminationList(admin, znodes.termination).init('root', encode({ owner: '', state: rootState(n), partial: undefined } satisfies TaskRecord));
   const nodes = new Map<string, FanNode>();
 
   async function start(id: string, seed: number, lead: boolean): Promise<FanNode> {

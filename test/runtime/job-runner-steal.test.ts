@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
-import { TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
+import { TerminationList } from '../../src/coord/recipes/termination-detection.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { TaskPoolLeaderDuties } from '../../src/runtime/pool/task-pool-leader.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
@@ -33,7 +33,7 @@ describe('a node whose last completion is still being written', () => {
     const znodes = ledgerPaths(paths);
     const client = new EmbeddedClient(server, 600_000);
     // The compositions tree of 4: 2⁴ nodes, one task (nobody splits it).
-    await new TerminationCoordinator(client, znodes.termination).init('root', encode({ owner: '', state: { n: 4, open: [0], count: 0 }, partial: undefined }));
+    await new TerminationList(client, znodes.termination).init('root', encode({ owner: '', state: { n: 4, open: [0], count: 0 }, partial: undefined }));
     const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n1');
     // Completion writes wait for the test's go.
     let release!: () => void;

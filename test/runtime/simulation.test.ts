@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
-import { TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
+import { TerminationList } from '../../src/coord/recipes/termination-detection.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { TaskPoolLeaderDuties } from '../../src/runtime/pool/task-pool-leader.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
@@ -47,7 +47,7 @@ async function simulate(sc: Scenario) {
   const paths = jobPaths('sim');
   const znodes = ledgerPaths(paths);
   const setup = new EmbeddedClient(server, 600_000);
-  await new TerminationCoordinator(setup, znodes.termination).init('root', encode({ owner: '', state: { n: sc.n, open: [0], count: 0 }, partial: undefined }));
+  await new TerminationList(setup, znodes.termination).init('root', encode({ owner: '', state: { n: sc.n, open: [0], count: 0 }, partial: undefined }));
   const events: RunnerEvent[] = [];
   const nodes = await Promise.all(Array.from({ length: sc.nodes }, async (_, i) => {
     const id = `n${i}`;

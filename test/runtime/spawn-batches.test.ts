@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
-import { TerminationCoordinator } from '../../src/coord/recipes/termination-detection.js';
+import { TerminationList } from '../../src/coord/recipes/termination-detection.js';
 import { decode, encode } from '../../src/util/codec.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
@@ -130,7 +130,7 @@ async function crashAfter(n: number, batches: number, seed: number) {
   const server = new EmbeddedServer();
   const paths = jobPaths('fan');
   const setup = new EmbeddedClient(server, 600_000);
-  await new TerminationCoordinator(setup, ledgerPaths(paths).termination).init('root', encode({ owner: '', state: { root: true, next: 0, n, value: 0 } satisfies Fan, partial: undefined }));
+  await new TerminationList(setup, ledgerPaths(paths).termination).init('root', encode({ owner: '', state: { root: true, next: 0, n, value: 0 } satisfies Fan, partial: undefined }));
   const rng = new Rng(seed);
   const n0 = await startNode(server, 'n0', paths, rng);
   await waitFor(() => n0.workers.rootStarts.length === 1, 'n0 to recover the root and start it');

@@ -42,11 +42,12 @@ function paths(base: string) {
 }
 
 /**
- * Algorithm 1 (coordinator side): initialise the list with the root task, watch it, and declare
- * termination when it is empty. Initialisation is atomic and happens once per `base`, so a
- * coordinator that takes over after a failover attaches to the same list instead of restarting it.
+ * Algorithm 1 (the seed's coordinator; in tidepool the job's leader): initialise the list with the
+ * root task, watch it, and declare termination when it is empty. Initialisation is atomic and
+ * happens once per `base`, so a watcher that takes over after a failover attaches to the same list
+ * instead of restarting it.
  */
-export class TerminationCoordinator {
+export class TerminationList {
   readonly stats: RecipeStats = emptyStats();
   private readonly events = new Emitter<{ terminated: void; finished: void }>();
   private watch: WatchHandle | undefined;
@@ -93,8 +94,8 @@ export class TerminationCoordinator {
   }
 
   /**
-   * `terminated` fires on exactly one coordinator per computation: the one whose create of the
-   * `terminated` marker succeeds. Others (e.g. a coordinator that took over) see `finished()` resolve.
+   * `terminated` fires on exactly one watcher per computation: the one whose create of the
+   * `terminated` marker succeeds. Others (e.g. a watcher that took over) see `finished()` resolve.
    */
   on(event: 'terminated', listener: () => void): () => void {
     return this.events.on(event, listener);
@@ -266,7 +267,7 @@ export function togglesOf(tasks: readonly CompletedTask[]): string[] {
   return [...odd].filter(([, isOdd]) => isOdd).map(([id]) => id);
 }
 
-/** Whether the computation at `base` has been declared terminated (for members other than the coordinator). */
+/** Whether the computation at `base` has been declared terminated (for members other than the watcher). */
 export async function isTerminated(client: CoordClient, base: string): Promise<boolean> {
   return (await client.exists(paths(base).terminated)) !== null;
 }

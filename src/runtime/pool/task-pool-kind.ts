@@ -5,7 +5,7 @@
  * (task-pool-leader.ts) detect termination, fold the result and recover the tasks of vanished members.
  * Kinds built on the pool (iterative, the tests' probe) reuse its prepare, member and leader.
  */
-import { TerminationCoordinator } from '../../coord/recipes/termination-detection.js';
+import { TerminationList } from '../../coord/recipes/termination-detection.js';
 import { INLINE_STATE_BYTES } from '../../data/blob-values.js';
 import { encode } from '../../util/codec.js';
 import { log } from '../../util/log.js';
@@ -55,7 +55,7 @@ export async function prepareTaskPool(spec: JobSpec, ctx: PrepareContext): Promi
     const ref = await ctx.share(encode({ state: submitted.root, partial: undefined }), 'root task state');
     rootRecord = encode({ owner: '', state: null, partial: null, ref } satisfies TaskRecord);
   }
-  const ledger = new TerminationCoordinator(ctx.client, ledgerPaths(ctx.paths).termination);
+  const ledger = new TerminationList(ctx.client, ledgerPaths(ctx.paths).termination);
   return {
     kindSpec: { ref: submitted.ref, varNames: Object.keys(type.vars ?? {}).sort() } satisfies TaskPoolSpec,
     ops: ledger.initOps(ROOT_TASK_ID, rootRecord),

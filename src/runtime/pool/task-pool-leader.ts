@@ -1,6 +1,6 @@
 import { joinPath } from '../../coord/paths.js';
 import type { GroupMembership } from '../../coord/recipes/group-membership.js';
-import { TerminationCoordinator } from '../../coord/recipes/termination-detection.js';
+import { TerminationList } from '../../coord/recipes/termination-detection.js';
 import type { CoordClient } from '../../coord/types.js';
 import { log } from '../../util/log.js';
 import { blobValueRef } from '../../data/blob-values.js';
@@ -25,7 +25,7 @@ const MAX_COLLECT_WAIT_MS = 5_000;
  * tasks of members that vanished (crash, expired session) by claiming their records.
  */
 export class TaskPoolLeaderDuties {
-  private readonly termination: TerminationCoordinator;
+  private readonly termination: TerminationList;
   private readonly ledgerZnodes: LedgerZnodes;
   private stopped = false;
   private recovering = Promise.resolve();
@@ -44,7 +44,7 @@ export class TaskPoolLeaderDuties {
     private readonly finalVars: () => Promise<Record<string, unknown>> = async () => ({}),
   ) {
     this.ledgerZnodes = ledgerPaths(paths);
-    this.termination = new TerminationCoordinator(client, this.ledgerZnodes.termination);
+    this.termination = new TerminationList(client, this.ledgerZnodes.termination);
   }
 
   start(): void {

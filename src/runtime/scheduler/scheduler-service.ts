@@ -7,7 +7,7 @@ import type { SchedulingPolicy } from './policy.js';
 import { Reconciler } from './reconciler.js';
 
 /**
- * Runs the cluster's scheduler where it is sure to exist: every node (and `tidepool coordinator`)
+ * Runs the cluster's scheduler where it is sure to exist: every node (and `tidepool monitor`)
  * stands in one cluster-wide election, and the elected one runs the Reconciler until it loses its
  * session or stops. Two reconcilers overlapping around a failover are safe (their plans are fenced).
  */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
 import { GlobalVariables } from '../../../src/coord/recipes/global-variables.js';
-import { TaskTracker, TerminationCoordinator, isTerminated, togglesOf } from '../../../src/coord/recipes/termination-detection.js';
+import { TaskTracker, TerminationList, isTerminated, togglesOf } from '../../../src/coord/recipes/termination-detection.js';
 import type { CoordClient } from '../../../src/coord/types.js';
 import { Rng } from '../../../src/util/rng.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
@@ -93,12 +93,12 @@ export function variablesAndTerminationTests(open: (timeoutMs?: number) => Promi
   it('termination: fires once, only after the last task of a tree completes', T, async () => {
     const base = `/recipes/${randomUUID()}/termination`;
     const [coordSession, w1, w2] = await Promise.all([open(), open(), open()]);
-    const coordinator = new TerminationCoordinator(coordSession, base);
-    assert.equal(await coordinator.init('root'), true);
-    assert.equal(await coordinator.init('root'), false, 'a second init (e.g. after failover) attaches, it does not restart');
+    const list = new TerminationList(coordSession, base);
+    assert.equal(await list.init('root'), true);
+    assert.equal(await list.init('root'), false, 'a second init (e.g. after failover) attaches, it does not restart');
     let fired = 0;
-    coordinator.on('terminated', () => fired++);
-    coordinator.start();
+    list.on('terminated', () => fired++);
+    list.start();
     const trackers = [new TaskTracker(w1, base, { maxBatch: 1 }), new TaskTracker(w2, base, { maxBatch: 8 })];
     // root splits a, b; a splits a1; children complete before their parents.
     await trackers[0]!.completed('a1');
@@ -109,14 +109,14 @@ export function variablesAndTerminationTests(open: (timeoutMs?: number) => Promi
     await waitFor(async () => JSON.stringify((await coordSession.getChildren(`${base}/tasks`)).sort()) === JSON.stringify(['a', 'b', 'root']), 'the list to hold a, b and root');
     assert.equal(fired, 0);
     await trackers[1]!.completed('root', ['a', 'b']);
-    await withDeadline(coordinator.finished(), 'termination');
+    await withDeadline(list.finished(), 'termination');
     assert.equal(fired, 1);
     await waitFor(() => isTerminated(w1, base), 'the terminated marker to be visible to another session');
-    // A coordinator that takes over later sees the computation finished but does not fire again.
-    const late = new TerminationCoordinator(w2, base);
+    // A list that takes over later sees the computation finished but does not fire again.
+    const late = new TerminationList(w2, base);
     let lateFired = 0;
     late.on('terminated', () => lateFired++);
-    await withDeadline(late.finished(), 'late coordinator sees termination');
+    await withDeadline(late.finished(), 'late list sees termination');
     assert.equal(lateFired, 0);
     assert.equal(fired, 1);
   });

@@ -10,7 +10,7 @@ import { EmbeddedClient } from '../../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../../src/coord/embedded/embedded-server.js';
 import { CoordError } from '../../../src/coord/errors.js';
 import { GroupMembership } from '../../../src/coord/recipes/group-membership.js';
-import { TerminationCoordinator } from '../../../src/coord/recipes/termination-detection.js';
+import { TerminationList } from '../../../src/coord/recipes/termination-detection.js';
 import { encode } from '../../../src/util/codec.js';
 import { jobPaths } from '../../../src/runtime/job/job-paths.js';
 import { ledgerPaths } from '../../../src/runtime/pool/task-pool-spec.js';
@@ -27,7 +27,7 @@ describe('task pool leader duties', () => {
     const client = new EmbeddedClient(server, 600_000);
     const paths = jobPaths('rescan');
     const znodes = ledgerPaths(paths);
-    await new TerminationCoordinator(client, znodes.termination).init('root', encode({ owner: '', state: { n: 1 }, partial: undefined }));
+    await new TerminationList(client, znodes.termination).init('root', encode({ owner: '', state: { n: 1 }, partial: undefined }));
     const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n1');
     const list = ledger.list.bind(ledger);
     let failures = 0;
@@ -53,7 +53,7 @@ describe('task pool leader duties', () => {
     const client = new EmbeddedClient(new EmbeddedServer(), 600_000);
     const paths = jobPaths(id);
     const znodes = ledgerPaths(paths);
-    await new TerminationCoordinator(client, znodes.termination).init('root', encode({ owner: '', state: null, partial: undefined }));
+    await new TerminationList(client, znodes.termination).init('root', encode({ owner: '', state: null, partial: undefined }));
     const ledger = new Ledger(client, { tasks: znodes.tasks, txns: znodes.txns }, 'n1');
     const members = new GroupMembership(client, paths.members);
     await members.join('n1');
