@@ -76,6 +76,11 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
   };
   const prepared = (await kind.prepare?.(draft, { client, paths, ...(share ? { share } : {}) })) ?? {};
   const spec: JobSpec = prepared.kindSpec !== undefined ? { ...draft, kindSpec: prepared.kindSpec } : draft;
+  const kindSpecBytes = encode(spec.kindSpec).length;
+  if (kindSpecBytes > INLINE_INPUT_BYTES) {
+    throw new Error(`the ${kind.name} spec of job ${id} is ${kindSpecBytes} bytes encoded, over the ${INLINE_INPUT_BYTES} bytes a job spec holds; ` +
+      'large data belongs in the job input (shared through the data plane) or in a file every node can read');
+  }
   await createJob(client, paths, prepared.ops ?? [], encode(spec));
   return spec;
 }

@@ -14,8 +14,6 @@ import { requestJob } from '../../src/runtime/client/job-requests.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
-import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
-import { mkdirp } from '../../src/coord/tree-ops.js';
 import { withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 
@@ -50,48 +48,6 @@ describe('requestJob', () => {
       const onResult = ['data', 'exist'].reduce((n, kind) => n + (watchers[kind]!.get(jobPaths(spec.id).result)?.size ?? 0), 0);
       assert.equal(onResult, 1, 'one watch on the result, not one per request');
       await server.stop();
-    } finally {
-      await client.close();
-    }
-  });
-});
-
-describe('submitJob', () => {
-  it('creates a job without blobs — its znode, ledger with the root task, and spec — in one transaction', { timeout: 60_000 }, async () => {
-    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`);
-    try {
-      await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0 }); // creates the jobs directory
-      const writes: string[] = [];
-      const counting = new Proxy(client, {
-        get(target, key, receiver) {
-          const value = Reflect.get(target, key, receiver) as unknown;
-          if (typeof value !== 'function') return value;
-          return (...args: unknown[]) => {
-            if (['create', 'multi', 'setData', 'delete'].includes(String(key))) writes.push(String(key));
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        },
-      });
-      const spec = await submitJob(counting, { ...taskPoolJob(APP, rootState(4)), nodes: 0, input: { small: true } });
-      assert.deepEqual(writes, ['multi'], 'one transaction, no separate create');
-      const paths = jobPaths(spec.id);
-      const znodes = ledgerPaths(paths);
-      for (const path of [paths.base, paths.spec, znodes.tasks, znodes.txns, `${znodes.tasks}/root`]) assert.ok(await client.exists(path), `${path} exists`);
-    } finally {
-      await client.close();
-    }
-  });
-
-  it('fills a job znode its caller made first (as the resource manager does); refuses a job id in use', { timeout: 60_000 }, async () => {
-    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`);
-    try {
-      const paths = jobPaths('j-premade');
-      await mkdirp(client, paths.base);
-      await client.create(`${paths.base}/managed`, Buffer.from('{}'));
-      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0, jobId: 'j-premade' });
-      assert.equal(spec.id, 'j-premade');
-      for (const path of [paths.spec, `${ledgerPaths(paths).tasks}/root`, `${paths.base}/managed`]) assert.ok(await client.exists(path), `${path} exists`);
-      await assert.rejects(submitJob(client, { ...taskPoolJob(APP, rootState(5)), nodes: 0, jobId: 'j-premade' }), /job j-premade exists already/);
     } finally {
       await client.close();
     }
