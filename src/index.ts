@@ -43,7 +43,10 @@ export type { SearchState, SearchInput } from './frameworks/search/search-state.
 
 // Job kinds: what a job does on its nodes beyond the task pool (docs/job-kinds.md).
 export { defineJobKind } from './runtime/kinds/job-kind.js';
-export type { JobKind, JobKindDefinition, MemberContext, MemberRole, MemberCounters, LeaderContext, LeaderRole, LayerBody, KindEvent, PrepareContext, Prepared } from './runtime/kinds/job-kind.js';
+export type { JobKind, JobKindDefinition, MemberContext, MemberRole, MemberCounters, LeaderContext, LeaderRole, LayerBody, KindEvent, KindEvents, PrepareContext, Prepared } from './runtime/kinds/job-kind.js';
+export { moduleOnNode, obtainInput } from './runtime/job/job-inputs.js';
+export { durableBlobs, onHold, secureBeforeLeaving, validateHold } from './runtime/job/durable-blobs.js';
+export type { DurableBlobs, HoldMessage, JobMemberSide } from './runtime/job/durable-blobs.js';
 export { registerJobKind } from './runtime/kinds/kind-registry.js';
 export { taskPoolKind, prepareTaskPool, taskPoolMember, taskPoolLeader } from './runtime/pool/task-pool-kind.js';
 export type { TaskPoolMember, TaskPoolHooks, TaskPoolOptions } from './runtime/pool/task-pool-kind.js';
