@@ -73,4 +73,4 @@ export type { Metrics } from './runtime/metrics/metrics-registry.js';
 export type { Histogram, HistogramDefinition } from './runtime/metrics/histogram.js';
 export { startMetricsServer } from './runtime/metrics/metrics-server.js';
 export type { MetricsServer, MetricsServerOptions, Probe } from './runtime/metrics/metrics-server.js';
-export type { NodeMetricsOptions } from './runtime/metrics/node-observability.js';
+export type { NodeMetricsOptions } from './runtime/node/node-observability.js';

@@ -44,7 +44,7 @@ export class ClusterReader {
     return { at: Date.now(), nodes, jobs, sources };
   }
 
-  /** The event sources' lists (`/tidepool/events/<source>`, see runtime/event-source.ts). */
+  /** The event sources' lists (`/tidepool/events/<source>`, see runtime/node/event-source.ts). */
   async readSources(): Promise<NonNullable<ClusterReading['sources']>> {
     const dir = eventSourcesPath(this.root);
     let names: string[];

@@ -5,9 +5,9 @@
  *
  *   util ← coord, transport ← data ← runtime ← frameworks ← dashboard ← cli ← src/*.ts (the package's entries)
  *
- * Inside runtime/ the folders have an order of their own (worker ← job ← kinds ← pool, scheduler ←
- * node ← client); folders on one step (coord and transport, pool and scheduler) do not import each
- * other. From outside runtime/, the scheduler is reached through its exported API
+ * Inside runtime/ the folders have an order of their own (worker, metrics ← job ← kinds ← pool, scheduler
+ * ← node ← client); folders on one step (coord and transport, worker and metrics, pool and scheduler) do
+ * not import each other. From outside runtime/, the scheduler is reached through its exported API
  * (runtime/scheduler/index.ts) only.
  */
 import assert from 'node:assert/strict';
@@ -34,7 +34,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
 
 /** The order inside runtime/, bottom first. */
 const RUNTIME_LAYERS: ReadonlyArray<readonly string[]> = [
-  ['worker'],
+  ['worker', 'metrics'],
   ['job'],
   ['kinds'],
   ['pool', 'scheduler'],
@@ -213,7 +213,7 @@ test('every import points down the folder order (util ← coord, transport ← d
   assert.deepEqual(wrong, [], `imports that point up or across the folder order:\n  ${wrong.join('\n  ')}`);
 });
 
-test('inside runtime/, every import points down its folder order (worker ← job ← kinds ← pool, scheduler ← node ← client)', () => {
+test('inside runtime/, every import points down its folder order (worker, metrics ← job ← kinds ← pool, scheduler ← node ← client)', () => {
   const wrong = upwardRuntimeImports(graph);
   assert.deepEqual(wrong, [], `runtime imports that point up or across its folder order:\n  ${wrong.join('\n  ')}`);
 });

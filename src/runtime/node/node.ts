@@ -26,7 +26,7 @@ import { validateEnvelope, type JobEnvelope } from './envelope.js';
 import type { NodeEvent } from './node-events.js';
 import { StatsPublisher, statsOfJob } from './node-stats.js';
 import type { MetricsRegistry } from '../metrics/metrics-registry.js';
-import { NodeObservability, type NodeMetricsOptions } from '../metrics/node-observability.js';
+import { NodeObservability, type NodeMetricsOptions } from './node-observability.js';
 import { recordTally } from '../job/tallies.js';
 import { SchedulerService } from '../scheduler/scheduler-service.js';
 import { WorkerPool, type WorkerEvent } from '../worker/worker-pool.js';

@@ -11,7 +11,7 @@ import type { Workers } from '../worker/worker-pool.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import type { TaskTransfers } from './task-transfers.js';
 import { failedContribution } from './contributions.js';
-import type { TaskPoolHistograms } from '../metrics/task-pool-histograms.js';
+import type { TaskPoolHistograms } from './task-pool-histograms.js';
 import type { KindEvent } from '../kinds/job-kind.js';
 // The pool's events, declared in the seam's KindEvents.
 import './pool-events.js';

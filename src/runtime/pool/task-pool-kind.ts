@@ -16,7 +16,7 @@ import { defineJobKind, type LayerBody, type LeaderContext, type LeaderRole, typ
 import { loadTaskType, reducerOf, type TaskRef, type TaskType } from '../worker/task.js';
 import type { TaskRecord } from '../worker/task-record.js';
 import { VarBoard } from '../worker/var-board.js';
-import { taskPoolHistograms } from '../metrics/task-pool-histograms.js';
+import { taskPoolHistograms } from './task-pool-histograms.js';
 import { JobRunner, type JobRunnerDeps } from './job-runner.js';
 import { Ledger } from './ledger.js';
 import { validateTaskPoolMessage, type RuntimeMessage } from './pool-messages.js';

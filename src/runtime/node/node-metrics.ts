@@ -9,10 +9,10 @@
  * direction, operation, or a figure's name.
  */
 import type { Counter, Gauge, Registry } from 'prom-client';
-import type { PrometheusRegistry } from './metrics-registry.js';
+import type { PrometheusRegistry } from '../metrics/metrics-registry.js';
 import { addStats, emptyStats } from '../../coord/recipes/recipe-stats.js';
-import type { NodeCounters, NodeStats } from '../node/node-stats.js';
-import { promClient } from './prom-client.js';
+import type { NodeCounters, NodeStats } from './node-stats.js';
+import { promClient } from '../metrics/prom-client.js';
 
 /** Kinds counted apart; a node that runs more kinds counts the rest as "other". */
 export const MAX_KINDS = 32;

@@ -2,8 +2,8 @@
  * The task pool's histograms (TASKWORK's runtime, see docs/papers.md): how long tasks run, and how long a thief waits
  * for the answer to a steal request. Registered through the job's `Metrics`, so they carry the kind.
  */
-import type { Histogram, HistogramDefinition } from './histogram.js';
-import type { Metrics } from './metrics-registry.js';
+import type { Histogram, HistogramDefinition } from '../metrics/histogram.js';
+import type { Metrics } from '../metrics/metrics-registry.js';
 
 export const TASK_DURATION: HistogramDefinition<never> = {
   name: 'tidepool_task_duration_seconds',

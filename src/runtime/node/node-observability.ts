@@ -4,8 +4,8 @@
  * served with health and readiness probes on a port of its own.
  */
 import type { SessionState } from '../../coord/types.js';
-import { NO_METRICS, MetricsRegistry, type Metrics } from './metrics-registry.js';
-import { startMetricsServer, type MetricsServer } from './metrics-server.js';
+import { NO_METRICS, MetricsRegistry, type Metrics } from '../metrics/metrics-registry.js';
+import { startMetricsServer, type MetricsServer } from '../metrics/metrics-server.js';
 import { NodeMetrics, type JobEnd, type NodeReading } from './node-metrics.js';
 
 /** A node's metrics endpoint (`NodeOptions.metrics`): its port and address, and prom-client's process figures. */
