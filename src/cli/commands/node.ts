@@ -1,4 +1,6 @@
 import { newNodeId, TidepoolNode } from '../../runtime/node/node.js';
+import { loadJobKind } from '../../runtime/kinds/kind-registry.js';
+import { TASK_POOL_KIND } from '../../runtime/pool/task-pool-ref.js';
 import { nodeIdOfCertificate } from '../../transport/channel-credentials.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import { log } from '../../util/log.js';
@@ -86,6 +88,8 @@ export function registerNodeCommand(program: SettingsCommand): void {
       if (named !== undefined && opts.id !== undefined && named !== opts.id) throw new UsageError(`--id: "${opts.id}" but the --tls-cert certificate names node "${named}"`);
       const nodeId = opts.id ?? named ?? newNodeId();
       const transport = newTransport(() => new TcpTransport({ nodeId, secret: secrets, ...(tls ? { tls } : {}), host: opts.host, port: opts.port }));
+      // The task pool's code is loaded before the node registers: its first job does not wait for it.
+      await loadJobKind(TASK_POOL_KIND);
       const client = await connectZk(opts.zk, opts.timeout, { sessionTimeoutMs: 6_000 });
       const node = await TidepoolNode.start({ client, transport, workers, nodeId, ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: opts.host } } : {}) });
       const reload = () => {

@@ -15,6 +15,9 @@ export const FINISHED_ON_REQUEST = 'finished on request';
 /** In-process tests hold the `finish` handler after it has called `finish` with this global hook. */
 export const FINISH_HOOK = Symbol.for('tidepool.test.probe-finish');
 
+/** How long a task's request for the member list waits for the job's nodes to join (ms). */
+const MEMBERS_WAIT_MS = 10_000;
+
 /** Items per block a task may run before it checkpoints (granted through TaskContext.budget). */
 export const BUDGET = 2_000;
 
@@ -40,11 +43,24 @@ export default defineJobKind({
   async member(ctx) {
     const counts = { hellosIn: 0, hellosAcked: 0, taskMessages: 0 };
     let toLeader: ((from: string, figures: MemberFigures) => void) | undefined;
+    // The member list a task asks for, once every node the job asked for has joined (the root places a
+    // slice on each other member: asked too early, it would place nothing); at the latest after MEMBERS_WAIT_MS.
+    const answerPeers = (slot: number) => {
+      const complete = () => ctx.peers().length + 1 >= ctx.spec.nodes.requested;
+      const answer = () => {
+        clearTimeout(timer);
+        off();
+        ctx.workers.post?.(slot, { peers: ctx.peers() });
+      };
+      const timer = setTimeout(answer, MEMBERS_WAIT_MS);
+      const off = ctx.membership.on('joined', () => complete() && answer());
+      if (complete()) answer();
+    };
     const pool = await taskPoolMember(ctx, {
       onTaskMessage: (_taskId, body, slot) => {
         counts.taskMessages++;
         const type = (body as { type?: unknown }).type;
-        if (type === 'want-peers') ctx.workers.post?.(slot, { peers: ctx.peers() });
+        if (type === 'want-peers') answerPeers(slot);
         if (type === 'want-budget') ctx.workers.setBudget?.(slot, BUDGET);
       },
     });
