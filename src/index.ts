@@ -54,7 +54,7 @@ export { TASK_POOL_KIND, taskPoolJob } from './runtime/pool/task-pool-ref.js';
 export type { TaskPoolSpec, TaskPoolSubmission } from './runtime/pool/task-pool-spec.js';
 export type { Workers } from './runtime/worker/worker-pool.js';
 export { readTallies, settledTallies } from './runtime/job/tallies.js';
-export type { JobTally } from './runtime/job/tallies.js';
+export type { JobTally, WorkCounters } from './runtime/job/tallies.js';
 export { EventRing } from './runtime/kinds/kind-events.js';
 export type { EventLists, TimedEvent } from './runtime/kinds/kind-events.js';
 export { EventPublisher } from './runtime/node/event-source.js';

@@ -12,14 +12,18 @@ import { watchChildren } from '../../coord/watch.js';
 import { jobPaths, type JobPaths } from './job-paths.js';
 import { log } from '../../util/log.js';
 
-/** What a member did in a job (the fields of its kind's counters that every kind may keep). */
-export interface JobTally {
+/** The counts of a member's work in a job that any kind may keep (the dashboard draws them for every kind). */
+export interface WorkCounters {
   tasksDone: number;
   splits: number;
   stealsIn: number;
   stealsOut: number;
   migrationsIn: number;
   migrationsOut: number;
+}
+
+/** What a member did in a job, as recorded when it left: its work counters and its workers' time (ms). */
+export interface JobTally extends WorkCounters {
   workerMs: number;
 }
 

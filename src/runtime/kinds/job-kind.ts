@@ -20,6 +20,7 @@ import type { Metrics } from '../metrics/metrics-registry.js';
 import type { JobPaths } from '../job/job-paths.js';
 import type { JobSpec } from '../job/job-spec.js';
 import type { JobOutcome } from '../job/outcome.js';
+import type { WorkCounters } from '../job/tallies.js';
 import type { WorkerEvent, Workers } from '../worker/worker-pool.js';
 import type { EventLists } from './kind-events.js';
 
@@ -121,13 +122,7 @@ export interface MemberRole {
 }
 
 /** The counters a member reports for its node in a job (published with the node's stats; the dashboard draws them for every kind that keeps them). */
-export interface MemberCounters {
-  tasksDone: number;
-  splits: number;
-  stealsIn: number;
-  stealsOut: number;
-  migrationsIn: number;
-  migrationsOut: number;
+export interface MemberCounters extends WorkCounters {
   /** Time this node's workers spent running the job's tasks (ms), for a kind that measures it. */
   workerMs?: number;
   /** Kind-specific figures (a layer adds its own without touching the core's). */
