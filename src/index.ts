@@ -29,7 +29,7 @@ export { Cluster } from './runtime/client/cluster.js';
 export type { ClusterEvent, EmbeddedClusterOptions, JobHandle, JobOptions, JobRequest } from './runtime/client/cluster.js';
 export type { NodeEvent, KindReport } from './runtime/node/node-events.js';
 export type { JobOutcome, TaskFailure } from './runtime/job/outcome.js';
-export type { KindRef, NodeRange } from './runtime/job/job-spec.js';
+export type { JobSpec, KindRef, NodeRange } from './runtime/job/job-spec.js';
 export { requestJob } from './runtime/client/job-requests.js';
 export { awaitOutcome } from './runtime/job/outcome.js';
 export { listJobs } from './runtime/client/job-list.js';

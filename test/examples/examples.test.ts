@@ -4,6 +4,8 @@ import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { childEnv } from '../support/child-env.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
+import { listJobs } from '../../src/runtime/client/job-list.js';
 
 const run = promisify(execFile);
 
@@ -42,4 +44,24 @@ it('examples/job-kind.ts runs a job of its own kind: exact sum, and the leader a
   assert.equal(out.sum, (3_000_000 * 2_999_999) / 2);
   assert.equal(out.sum, out.expected);
   assert.equal(typeof out.greetingsAtLeader.greetedBy, 'number', JSON.stringify(out.greetingsAtLeader));
+});
+
+it('examples/roll-call.ts runs a job of a kind not built on the task pool: its leader ends it with every member\'s answer', { timeout: 120_000 }, async () => {
+  const script = fileURLToPath(new URL('../../examples/roll-call.ts', import.meta.url));
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script], { timeout: 110_000, env: childEnv() });
+  const out = JSON.parse(stdout) as { question: string; members: Array<{ node: string; workers: number }> };
+  assert.equal(out.question, 'who is here?');
+  assert.equal(new Set(out.members.map((m) => m.node)).size, 3, 'all three nodes answered, each once');
+  assert.ok(out.members.every((m) => /^n-[0-9a-f]{8}$/.test(m.node) && m.workers === 1), JSON.stringify(out.members));
+});
+
+it('the roll-call kind refuses a job without a question at submission, naming the field, and writes nothing', { timeout: 60_000 }, async () => {
+  const cluster = await Cluster.embedded({ nodes: 1, workers: 1 });
+  try {
+    const kind = { module: new URL('../../examples/kinds/roll-call.ts', import.meta.url).href, export: 'default' };
+    await assert.rejects(cluster.submitJob({ kind, kindSpec: { question: '' }, nodes: 1 }), /kind spec field "question" must be a string of 1 to 200 characters/);
+    assert.deepEqual(await listJobs(cluster.coordination), []);
+  } finally {
+    await cluster.close();
+  }
 });
