@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ProcessHold } from '../../src/runtime/process-hold.js';
+import { ProcessHold } from '../../src/runtime/client/process-hold.js';
 import { runCommand } from '../support/cli.js';
 
 const APP = fileURLToPath(new URL('./apps/forgotten-close.ts', import.meta.url));

@@ -19,7 +19,7 @@ import { awaitOutcome, cancelJob, resolveOutcome, type JobOutcome } from '../job
 import type { NodeEvent } from '../node/node-events.js';
 import type { TidepoolNode } from '../node/node.js';
 import { taskPoolJob } from '../pool/task-pool-ref.js';
-import { holdWhileJobsRun, ProcessHold } from '../process-hold.js';
+import { holdWhileJobsRun, ProcessHold } from './process-hold.js';
 import { assignNamedNode, drainNode, scaleJob } from '../scheduler/job-sizing.js';
 import { listNodes, type NodeInfo } from '../scheduler/node-list.js';
 import type { TaskRef } from '../worker/task.js';

@@ -5,10 +5,10 @@
  * (whoever submitted it: `Cluster.submit`, a framework, the resource manager) until its outcome is
  * written or its znode is gone; a cluster operation (starting nodes, closing) holds it while it runs.
  */
-import type { CoordClient } from '../coord/types.js';
-import { watchChildren } from '../coord/watch.js';
-import { awaitOutcome } from './job/outcome.js';
-import { clusterPaths } from './job/job-paths.js';
+import type { CoordClient } from '../../coord/types.js';
+import { watchChildren } from '../../coord/watch.js';
+import { awaitOutcome } from '../job/outcome.js';
+import { clusterPaths } from '../job/job-paths.js';
 
 /** One referenced timer shared by every holder: the process stays alive while anyone holds it. */
 export class ProcessHold {
