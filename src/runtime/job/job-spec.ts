@@ -24,6 +24,10 @@ export interface NodeRange {
   max?: number;
 }
 
+/**
+ * A job as stored in its `spec` znode: its kind and the kind's part of the spec, its node range, a label
+ * for listings, and what it brings along (input, shipped code). A kind's `prepare` receives it at submission.
+ */
 export interface JobSpec<KindSpec = unknown> {
   id: string;
   /** The job's kind (kinds/kind-registry.ts loads it on every node). */

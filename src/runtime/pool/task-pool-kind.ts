@@ -168,6 +168,7 @@ export function taskPoolLeader(ctx: LeaderContext): LeaderRole {
   return { stop: () => leaderDuties.stop() };
 }
 
+/** The task pool as a job kind (built in as `TASK_POOL_KIND`): kinds built on the pool reuse its `prepare` and message validator. */
 export const taskPoolKind = defineJobKind({
   name: 'task-pool',
   prepare: prepareTaskPool,
