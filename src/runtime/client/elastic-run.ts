@@ -5,6 +5,8 @@
  * scale schedule, stops the nodes it started once they are released, and counts what happened.
  * Frameworks supply only how to submit their job and how to describe its progress.
  */
+import { GroupMembership } from '../../coord/recipes/group-membership.js';
+import { jobPaths } from '../job/job-paths.js';
 import { Cluster, type ClusterEvent, type JobHandle } from './cluster.js';
 import type { JobOutcome } from '../job/outcome.js';
 import { settledTallies } from '../job/tallies.js';
@@ -88,6 +90,21 @@ export async function runElastic(
   const decommissioning: Promise<void>[] = [];
   const counts = { steals: 0, migrations: 0, nodesLeft: 0 };
   const joined = new Set<string>();
+  /** Nodes seen in the job's membership group (any process's), and nodes that left the cluster. */
+  const members = new Set<string>();
+  const gone = new Set<string>();
+  let membership: GroupMembership | undefined;
+  /** Waits for nodes to join the job (see `inJob`), re-checked on every event; true once settled. */
+  const waiting: Array<() => boolean> = [];
+  const recheck = () => {
+    for (let i = waiting.length - 1; i >= 0; i--) if (waiting[i]!()) waiting.splice(i, 1);
+  };
+  /** Resolves once each of `ids` has joined the job or left the cluster, or the run has finished. */
+  const inJob = (ids: string[]) => new Promise<void>((resolve) => {
+    const settled = () => finished || ids.every((id) => members.has(id) || gone.has(id));
+    if (settled()) return resolve();
+    waiting.push(() => (settled() ? (resolve(), true) : false));
+  });
   const timers: NodeJS.Timeout[] = [];
   /** Scale steps under way; the run waits for them before it stops what they started. */
   const steps: Promise<void>[] = [];
@@ -106,10 +123,20 @@ export async function runElastic(
       if (e.type === 'migration' && e.job === job.id) counts.migrations++;
       if (e.type === 'job-joined' && e.job === job.id) joined.add(e.node);
       if (e.type === 'job-left' && e.job === job.id && e.reason === 'drained') counts.nodesLeft++;
+      if (e.type === 'node-left') gone.add(e.node);
+      recheck();
     }));
+    membership = new GroupMembership(cluster.coordination, jobPaths(job.id).members);
+    membership.on('joined', (m) => {
+      members.add(m.id);
+      recheck();
+    });
+    await membership.watch();
     let size = initialNodes;
     // Steps take effect in the schedule's order: a scale-in due while the scale-out before it is still
-    // starting its nodes waits for it (else it would shrink first, and the nodes added late stay).
+    // starting its nodes waits for it (else it would shrink first, and the nodes added late stay). A
+    // scale-out ends when the nodes it assigned have joined the job: a scale-in after it drains them,
+    // instead of releasing a node still joining, which would leave without having taken part.
     let previous: Promise<void> = Promise.resolve();
     for (const step of opts.schedule) {
       timers.push(setTimeout(() => {
@@ -123,6 +150,7 @@ export async function runElastic(
           size = Math.max(1, size + step.delta);
           const change = await cluster.scale(job.id, size);
           decommissioning.push(...change.released.map((id) => decommission(id).catch(() => undefined)));
+          await inJob(change.added);
         })().catch(() => undefined));
       }, step.atMs));
     }
@@ -150,6 +178,8 @@ export async function runElastic(
     };
   } finally {
     finished = true;
+    recheck();
+    membership?.stop();
     described?.stop();
     for (const t of timers) clearTimeout(t);
     for (const off of listeners) off();
