@@ -23,17 +23,9 @@ import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
 const T = { timeout: 180_000 };
 
-/** `tidepool ARGS` with the cluster secret in the environment or none at all. */
-async function cli(args: string[], secret?: string): Promise<Run> {
-  const saved = process.env.TIDEPOOL_SECRET;
-  if (secret === undefined) delete process.env.TIDEPOOL_SECRET;
-  else process.env.TIDEPOOL_SECRET = secret;
-  try {
-    return await tidepool(args, 150_000);
-  } finally {
-    if (saved === undefined) delete process.env.TIDEPOOL_SECRET;
-    else process.env.TIDEPOOL_SECRET = saved;
-  }
+/** `tidepool ARGS` with the cluster secret in its environment, or none at all (childEnv leaves the caller's out). */
+function cli(args: string[], secret?: string): Promise<Run> {
+  return tidepool(args, 150_000, secret === undefined ? {} : { TIDEPOOL_SECRET: secret });
 }
 
 describe('tidepool result', () => {
