@@ -6,7 +6,7 @@
  * the objects are spread over nodes and threads — across shrink, expand, replace, balancing and
  * rollbacks — and equal to the sequential run's.
  */
-import type { Delivered } from './malleable-app.js';
+import type { Delivered } from './object-messages.js';
 
 /**
  * How the contributions to a reduction combine: `sum`, `min` and `max` over numbers, or a function

@@ -3,7 +3,8 @@
  * (`defineMalleable`), submission and rescaling of malleable jobs, the bundled applications — and the
  * resource manager that places rigid, moldable and malleable jobs.
  */
-export { defineMalleable, type MalleableApp, type MalleableDefinition, type AppRef, type AnyMalleableApp, type StepContext, type Delivered, type Send, type Reductions } from './malleable-app.js';
+export { defineMalleable, type MalleableApp, type MalleableDefinition, type AppRef, type AnyMalleableApp, type StepContext, type Reductions } from './malleable-app.js';
+export type { Delivered, Send } from './object-messages.js';
 export type { ReduceOp } from './collectives.js';
 export { runSequential } from './sequential.js';
 export type { Strategy } from './load-balance.js';

@@ -10,15 +10,7 @@
  * i, every object reads in iteration i + 1.
  */
 import { checkReductions, type ReduceOp } from './collectives.js';
-
-/** A message as the receiving object sees it: the sender's index and what it sent. */
-export interface Delivered<M> {
-  from: number;
-  msg: M;
-}
-
-/** Sends a message to the object with index `to` (read by it in the next iteration). */
-export type Send<M> = (to: number, msg: M) => void;
+import type { Delivered, Send } from './object-messages.js';
 
 /** Reduction names and the type of their values (the sixth type parameter of an application). */
 export type Reductions = Record<string, unknown>;

@@ -5,7 +5,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { CollectiveBuffer, type CollectivePart, type CollectiveView } from './collectives.js';
-import type { AnyMalleableApp, Delivered } from './malleable-app.js';
+import type { AnyMalleableApp } from './malleable-app.js';
+import type { Delivered } from './object-messages.js';
 
 /** A message between objects, as routed by the runtime. */
 export interface Routed {

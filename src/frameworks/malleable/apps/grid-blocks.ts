@@ -3,7 +3,7 @@
  * cell on every side: the decomposition Stencil2D and Wave2D share, and their halo exchange.
  */
 import { createHash } from 'node:crypto';
-import type { Delivered, Send } from '../malleable-app.js';
+import type { Delivered, Send } from '../object-messages.js';
 
 export interface GridParams {
   /** Cells per side of the whole grid. */
