@@ -52,13 +52,7 @@ export async function assignNamedNode(client: CoordClient, nodeId: string, jobId
   for (let attempt = 0; attempt < 20; attempt++) {
     const spec = await readSpec(client, jobId, root);
     if (await client.exists(jobPaths(jobId, root).result)) throw new Error(`job ${jobId} has finished`);
-    let current: { data: Buffer; stat: { version: number } };
-    try {
-      current = await client.getData(assignment);
-    } catch (err) {
-      if (isCoordError(err, 'NO_NODE')) throw new Error(`no node ${nodeId} in the cluster`);
-      throw err;
-    }
+    const current = await readAssignment(client, assignment, nodeId);
     const holder = current.data.toString('utf8');
     if (holder === jobId) return;
     if (holder !== '') throw new Error(`node ${nodeId} is assigned to job ${holder}; drain it first`);
@@ -84,6 +78,16 @@ export async function assignNamedNode(client: CoordClient, nodeId: string, jobId
     }
   }
   throw new Error(`could not assign node ${nodeId} to job ${jobId}: the cluster kept changing`);
+}
+
+/** A node's assignment znode (the job it is assigned to, '' when idle) with its version. */
+async function readAssignment(client: CoordClient, path: string, nodeId: string): Promise<{ data: Buffer; stat: { version: number } }> {
+  try {
+    return await client.getData(path);
+  } catch (err) {
+    if (isCoordError(err, 'NO_NODE')) throw new Error(`no node ${nodeId} in the cluster`);
+    throw err;
+  }
 }
 
 async function readSpec(client: CoordClient, jobId: string, root?: string): Promise<JobSpec> {
@@ -130,13 +134,7 @@ export async function drainNode(client: CoordClient, nodeId: string, root?: stri
   const path = joinPath(sp.assignments, nodeId);
   await mkdirp(client, sp.epoch);
   for (let attempt = 0; attempt < 20; attempt++) {
-    let current: { data: Buffer; stat: { version: number } };
-    try {
-      current = await client.getData(path);
-    } catch (err) {
-      if (isCoordError(err, 'NO_NODE')) throw new Error(`no node ${nodeId} in the cluster`);
-      throw err;
-    }
+    const current = await readAssignment(client, path, nodeId);
     const job = current.data.toString('utf8');
     if (job === '') return false;
     const nodes = await listNodes(client, root);
