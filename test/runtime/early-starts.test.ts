@@ -48,6 +48,8 @@ async function setUp(jobId: string) {
   }
   const sent: Array<{ to: string; m: RuntimeMessage }> = [];
   const proposals: unknown[] = [];
+  /** The task's moves between the states of the runner's task table (pool-tasks.ts). */
+  const moves: string[] = [];
   const workers: SimWorkers = new SimWorkers(1, (e) => runner.onWorker(e));
   const runner: JobRunner = new JobRunner({
     nodeId: 'n1', jobId, ref: { module: 'sim', export: 'default' }, ledger, workers, board: undefined, varNames: [],
@@ -59,6 +61,7 @@ async function setUp(jobId: string) {
     clock: new SimClock(),
     // No steal requests of its own get in the way of what the test looks at.
     steal: { minBackoffMs: 60_000, maxBackoffMs: 60_000, requestTimeoutMs: 60_000 },
+    onTransition: (task, from, to) => void moves.push(`${task}: ${from} → ${to}`),
   });
   // A run's global-variable proposal (the simulated worker makes none of its own).
   const propose = (value: number) => runner.onWorker({ slot: 0, type: 'setVar', jobId, taskId: 't1', name: 'bound', value });
@@ -70,7 +73,7 @@ async function setUp(jobId: string) {
     for (const t of await client.getChildren(znodes.txns)) out.push(decode<TxnMarker>((await client.getData(`${znodes.txns}/${t}`)).data));
     return out;
   };
-  return { client, paths, znodes, runner, workers, senderLedger, release, writes, proposals, propose, offer, acks, record, markers };
+  return { client, paths, znodes, runner, workers, senderLedger, release, writes, proposals, moves, propose, offer, acks, record, markers };
 }
 
 describe('a task started before its claim settled', () => {
@@ -101,6 +104,7 @@ describe('a task started before its claim settled', () => {
       assert.deepEqual(results, [2 ** 4], 'every tree node counted once, by the receiver');
       assert.equal(t.runner.stats.tasksDone, 1);
       assert.equal(t.runner.idle, true);
+      assert.deepEqual(t.moves, ['t1: new → early', 't1: early → running', 't1: running → completing', 't1: completing → gone']);
     } finally {
       t.runner.stop();
     }
@@ -139,6 +143,7 @@ describe('a task started before its claim settled', () => {
       assert.deepEqual(markers.filter((m) => m.node === 'n1'), [], 'no transaction of the receiver');
       assert.deepEqual(markers.flatMap((m) => m.results), [], 'no completion');
       assert.equal(t.runner.stats.tasksDone, 0);
+      assert.deepEqual(t.moves, ['t1: new → early', 't1: early → abandoned', 't1: abandoned → gone'], 'the held split never became a task here');
     } finally {
       t.runner.stop();
     }

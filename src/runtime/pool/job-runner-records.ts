@@ -5,6 +5,7 @@ import type { RuntimeMessage } from './pool-messages.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import type { TaskRef } from '../worker/task.js';
 import { encodedSnapshots, TaskIds, type TaskSnapshot } from './task-snapshot.js';
+import { PoolTasks, type PoolTask, type PoolTaskState } from './pool-tasks.js';
 import type { EncodedRecords } from '../worker/task-record.js';
 import type { InlineRuns } from '../worker/messages.js';
 import type { Workers } from '../worker/worker-pool.js';
@@ -67,61 +68,58 @@ export interface JobRunnerDeps {
   histograms?: TaskPoolHistograms;
   /** Logging with the job's and node's ids (default: the process's). */
   log?: Log;
+  /** Told of every move of a task between the states of pool-tasks.ts (tests count them). */
+  onTransition?(taskId: string, from: PoolTaskState | 'new', to: PoolTaskState | 'gone'): void;
 }
 
 /**
  * The half of a job runner that turns its workers' reports into ledger writes: children split off or
  * spawned (recorded with their parent's checkpoint or completion), completions (gathered into one group
  * per turn), checkpoints, migrations and failures; a write that lost its task's ownership drops the task.
- * The scheduling half (JobRunner) decides where the recorded tasks go.
+ * Every task's state is its PoolTask's (pool-tasks.ts); the scheduling half (JobRunner) decides where
+ * the recorded tasks go.
  */
 export abstract class JobRunnerRecords {
   /** `workerMs`: time this node's workers spent running tasks that completed here, as they measured it. */
   readonly stats = { workerMs: 0, tasksRun: 0, tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsOut: 0, migrationsIn: 0, placementsOut: 0, checkpoints: 0, retries: 0, failedTasks: 0 };
-  /** Each running task's latest durable state (start, split or checkpoint): a retry resumes from it. */
-  protected readonly latest = new Map<string, { state: unknown; partial: unknown }>();
-  /** Only a task type with retries needs `latest` (most jobs pay nothing for it). */
+  /** Every task this node holds or is about to hold, each in one state. */
+  protected readonly tasks: PoolTasks;
+  /** Only a task type with retries needs a running task's latest durable state (most jobs pay nothing for it). */
   protected get keepsLatest(): boolean {
     return (this.d.retries ?? 0) > 0;
   }
-  protected readonly attempts = new Map<string, number>();
-  protected readonly pool: TaskSnapshot[] = [];
-  protected readonly running = new Map<string, number>(); // task -> worker slot
-  /** When each running task was started, and the moving average of how long tasks take (ms). */
-  protected readonly startedAt = new Map<string, number>();
+  /** The moving average of how long tasks take (ms). */
   protected averageTaskMs: number | undefined;
   protected readonly ids: TaskIds;
-  protected inFlight = 0; // ledger writes whose outcome decides where a task goes
-  /** Completion writes: no task comes back from them, so they keep the node busy (not idle, not drained) without holding back a steal. */
-  protected finishing = 0;
   /** Completions (without children) reported in this turn of the event loop: written as one ledger group at its end. */
-  protected completing: Array<{ taskId: string; partial: unknown; inline?: InlineRuns | undefined; took?: number | undefined }> = [];
+  protected completions: Array<{ task: PoolTask; partial: unknown; inline?: InlineRuns | undefined; took?: number | undefined }> = [];
   protected stopped = false;
   protected readonly clock: Clock;
   protected abstract readonly transfers: TaskTransfers;
   protected readonly log: Log;
 
   constructor(protected readonly d: JobRunnerDeps) {
+    this.tasks = new PoolTasks(d.onTransition);
     this.ids = new TaskIds(d.nodeId);
     this.clock = d.clock ?? systemClock;
     this.log = d.log ?? rootLog.child({ job: d.jobId, node: d.nodeId });
   }
 
-  /** Puts an owned task where it is wanted (an idle worker, a waiting thief, or the pool). */
-  protected abstract place(snapshot: TaskSnapshot): void;
+  /** Puts a task this node owns (new, or recorded, claimed or checkpointed just now) where it is wanted: an idle worker, a waiting thief, or the pool. */
+  protected abstract place(task: PoolTask, snapshot: TaskSnapshot): void;
   protected abstract schedule(): void;
 
   // ---- worker events -----------------------------------------------------------------
 
-  protected onChild(parentId: string, childState: unknown, checkpoint: { state: unknown; partial: unknown }, on?: string): void {
-    const childId = this.ids.fresh();
+  protected onChild(parent: PoolTask, childState: unknown, checkpoint: { state: unknown; partial: unknown }, on?: string): void {
     this.stats.splits++;
-    if (this.keepsLatest && this.running.has(parentId)) this.latest.set(parentId, checkpoint);
-    this.write(parentId, this.d.ledger.split(parentId, checkpoint, childId, childState), () => {
-      const child = { id: childId, state: childState, partial: undefined, version: 0 };
+    if (this.keepsLatest) parent.latest = checkpoint;
+    const child = this.recording({ id: this.ids.fresh(), state: childState, partial: undefined, version: 0 });
+    this.write(parent, this.d.ledger.split(parent.id, checkpoint, child.id, childState), [child], () => {
+      const snapshot = child.snapshot!;
       // Placement: a child meant for another node is offered there (claimed in the ledger, as a steal is).
-      if (on !== undefined && on !== this.d.nodeId && !this.stopped) this.transfers.offer(child, on, undefined, 'placement');
-      else this.place(child);
+      if (on !== undefined && on !== this.d.nodeId && !this.stopped) this.transfers.offer(child, snapshot, on, undefined, 'placement');
+      else this.place(child, snapshot);
       this.schedule();
     });
   }
@@ -130,10 +128,10 @@ export abstract class JobRunnerRecords {
    * Children spawned together (as states, or as their encoded first records): recorded in one group with the
    * parent's checkpoint, then placed.
    */
-  protected onChildren(parentId: string, spawned: unknown[] | EncodedRecords, checkpoint: { state: unknown; partial: unknown }): void {
+  protected onChildren(parent: PoolTask, spawned: unknown[] | EncodedRecords, checkpoint: { state: unknown; partial: unknown }): void {
     const children = this.fresh(spawned);
-    if (this.keepsLatest && this.running.has(parentId)) this.latest.set(parentId, checkpoint);
-    this.write(parentId, this.d.ledger.spawned(parentId, children, { checkpoint }), () => {
+    if (this.keepsLatest) parent.latest = checkpoint;
+    this.write(parent, this.d.ledger.spawned(parent.id, children.map((c) => c.snapshot!), { checkpoint }), children, () => {
       this.placeAll(children);
       this.schedule();
     });
@@ -144,8 +142,8 @@ export abstract class JobRunnerRecords {
    * spawned tasks its worker ran inline after it, committed with it (their contributions folded into one that
    * counts as that many completions); `ms`: the run time of it all, as its worker measured it.
    */
-  protected onDone(taskId: string, partial: unknown, done: { children?: unknown[]; encodedChildren?: EncodedRecords; inline?: InlineRuns; ms?: number } = {}): void {
-    const started = this.startedAt.get(taskId);
+  protected onDone(task: PoolTask, partial: unknown, done: { children?: unknown[]; encodedChildren?: EncodedRecords; inline?: InlineRuns; ms?: number } = {}): void {
+    const started = task.startedAt;
     let took: number | undefined;
     if (done.ms !== undefined || started !== undefined) {
       // The worker's own measure when there is one (a task of a batch waits behind the others before it starts), per task.
@@ -154,20 +152,19 @@ export abstract class JobRunnerRecords {
       took = ran / (1 + (done.inline?.tasks ?? 0));
       this.averageTaskMs = this.averageTaskMs === undefined ? took : 0.8 * this.averageTaskMs + 0.2 * took;
     }
-    this.forget(taskId);
-    this.attempts.delete(taskId);
+    this.tasks.move(task, 'completing');
     const inline = done.inline;
     this.stats.splits += inline?.tasks ?? 0;
     const spawned = done.children ?? done.encodedChildren;
     if (!spawned) {
       // Completions arrive in batches (a worker reports a dispatch's together): one ledger group for them all.
-      this.finishing++;
-      if (this.completing.push({ taskId, partial, inline, took }) === 1) queueMicrotask(() => this.writeCompletions());
+      if (this.completions.push({ task, partial, inline, took }) === 1) queueMicrotask(() => this.writeCompletions());
       return this.schedule();
     }
     const children = this.fresh(spawned);
-    this.write(taskId, this.d.ledger.spawned(taskId, children, { partial, inline }), () => {
-      this.completed(taskId, inline, took);
+    this.write(task, this.d.ledger.spawned(task.id, children.map((c) => c.snapshot!), { partial, inline }), [task, ...children], () => {
+      this.tasks.move(task, 'gone');
+      this.completed(task.id, inline, took);
       this.placeAll(children);
       this.schedule();
     });
@@ -184,41 +181,48 @@ export abstract class JobRunnerRecords {
 
   /** Writes the completions gathered in this turn as one group; if one was lost, each on its own (to learn which). */
   protected writeCompletions(): void {
-    const done = this.completing;
-    this.completing = [];
-    const one = (c: (typeof done)[number]) => this.write(c.taskId, this.d.ledger.complete(c.taskId, c.partial, c.inline), () => {
-      this.completed(c.taskId, c.inline, c.took);
+    const done = this.completions;
+    this.completions = [];
+    const one = (c: (typeof done)[number]) => this.write(c.task, this.d.ledger.complete(c.task.id, c.partial, c.inline), [c.task], () => {
+      this.tasks.move(c.task, 'gone');
+      this.completed(c.task.id, c.inline, c.took);
       this.schedule();
-    }, 'finishing');
-    this.finishing -= done.length; // from here on `write` counts them
+    });
     if (done.length === 1) return one(done[0]!);
-    this.finishing++;
-    this.d.ledger.completeAll(done).then(() => {
-      this.finishing--;
-      for (const c of done) this.completed(c.taskId, c.inline, c.took);
+    this.d.ledger.completeAll(done.map((c) => ({ taskId: c.task.id, partial: c.partial, inline: c.inline }))).then(() => {
+      for (const c of done) {
+        this.tasks.move(c.task, 'gone');
+        this.completed(c.task.id, c.inline, c.took);
+      }
       this.schedule();
     }, (err: unknown) => {
-      this.finishing--;
-      if (err instanceof LostOwnership) for (const c of done) one(c);
-      else this.lost(done[0]!.taskId, err);
+      if (err instanceof LostOwnership) return done.forEach(one);
+      for (const c of done) this.tasks.move(c.task, 'gone');
+      this.lost(done[0]!.task, err);
     });
   }
 
-  /** Snapshots of spawned children under fresh ids (counted as splits, as one spawned alone is). */
-  protected fresh(spawned: unknown[] | EncodedRecords): TaskSnapshot[] {
+  /** Spawned children under fresh ids, their records being written (counted as splits, as one spawned alone is). */
+  protected fresh(spawned: unknown[] | EncodedRecords): PoolTask[] {
     if (Array.isArray(spawned)) {
       this.stats.splits += spawned.length;
-      return spawned.map((state) => ({ id: this.ids.fresh(), state, partial: undefined, version: 0 }));
+      return spawned.map((state) => this.recording({ id: this.ids.fresh(), state, partial: undefined, version: 0 }));
     }
     this.stats.splits += spawned.ends.length;
-    return encodedSnapshots(spawned.ends.map(() => this.ids.fresh()), spawned);
+    return encodedSnapshots(spawned.ends.map(() => this.ids.fresh()), spawned).map((snapshot) => this.recording(snapshot));
+  }
+
+  /** A new child of a task here, whose record is about to be written. */
+  private recording(snapshot: TaskSnapshot): PoolTask {
+    const child = this.tasks.create(snapshot.id, 'recording');
+    child.snapshot = snapshot;
+    return child;
   }
 
   /** An explicit checkpoint: the task keeps running; after a crash it resumes from here. */
-  protected onCheckpoint(taskId: string, state: unknown, partial: unknown): void {
-    if (!this.running.has(taskId)) return;
-    if (this.keepsLatest) this.latest.set(taskId, { state, partial });
-    this.write(taskId, this.d.ledger.checkpoint(taskId, state, partial), () => {
+  protected onCheckpoint(task: PoolTask, state: unknown, partial: unknown): void {
+    if (this.keepsLatest) task.latest = { state, partial };
+    this.write(task, this.d.ledger.checkpoint(task.id, state, partial), [], () => {
       this.stats.checkpoints++;
       this.schedule();
     });
@@ -229,83 +233,77 @@ export abstract class JobRunnerRecords {
    * before exists as separate tasks, so nothing is done twice); then, as its type says, it fails
    * the job or completes with no contribution and is listed among the outcome's failures.
    */
-  protected onFailed(taskId: string, error: string): void {
-    const latest = this.latest.get(taskId);
-    this.forget(taskId);
-    const attempt = (this.attempts.get(taskId) ?? 0) + 1;
+  protected onFailed(task: PoolTask, error: string): void {
+    const latest = task.latest;
+    const attempt = task.attempts + 1;
     if (attempt <= (this.d.retries ?? 0) && latest && !this.stopped) {
-      this.attempts.set(taskId, attempt);
+      task.attempts = attempt;
       this.stats.retries++;
-      this.log.child({ task: taskId }).info('runtime', `task ${taskId} failed (attempt ${attempt}); running it again: ${firstLine(error)}`);
-      return this.onMigrated(taskId, latest.state, latest.partial);
+      this.log.child({ task: task.id }).info('runtime', `task ${task.id} failed (attempt ${attempt}); running it again: ${firstLine(error)}`);
+      return this.onMigrated(task, latest.state, latest.partial);
     }
-    this.attempts.delete(taskId);
     if (!this.d.collectFailures) {
-      this.d.onEvent({ type: 'failed', error: `task ${taskId} failed: ${error}` });
+      this.tasks.move(task, 'gone');
+      this.d.onEvent({ type: 'failed', error: `task ${task.id} failed: ${error}` });
       return;
     }
     this.stats.failedTasks++;
-    this.write(taskId, this.d.ledger.complete(taskId, failedContribution(taskId, firstLine(error))), () => {
+    this.tasks.move(task, 'completing');
+    this.write(task, this.d.ledger.complete(task.id, failedContribution(task.id, firstLine(error))), [task], () => {
+      this.tasks.move(task, 'gone');
       this.schedule();
     });
     this.schedule();
   }
 
-  protected onMigrated(taskId: string, state: unknown, partial: unknown): void {
-    this.forget(taskId);
-    this.write(taskId, this.d.ledger.checkpoint(taskId, state, partial), () => {
-      const version = this.d.ledger.versionOf(taskId) ?? 0;
-      this.place({ id: taskId, state, partial, version });
+  /** A task came back from its worker (to move, or to run again): its checkpoint is written, then it is placed. */
+  protected onMigrated(task: PoolTask, state: unknown, partial: unknown): void {
+    this.tasks.move(task, 'migrating');
+    task.snapshot = { id: task.id, state, partial, version: this.d.ledger.versionOf(task.id) ?? 0 };
+    this.write(task, this.d.ledger.checkpoint(task.id, state, partial), [task], () => {
+      const snapshot = { id: task.id, state, partial, version: this.d.ledger.versionOf(task.id) ?? 0 };
+      task.snapshot = snapshot;
+      this.place(task, snapshot);
       this.schedule();
     });
   }
 
-  /** Tracks a ledger write (one whose outcome decides where a task goes, or a completion); a failed write goes to `lost`. */
-  protected write(taskId: string, pending: Promise<void>, then: () => void, counts: 'placing' | 'finishing' = 'placing'): void {
-    const track = (delta: 1 | -1) => (counts === 'placing' ? (this.inFlight += delta) : (this.finishing += delta));
-    track(1);
-    pending.then(
-      () => {
-        track(-1);
-        then();
-      },
-      (err: unknown) => {
-        track(-1);
-        this.lost(taskId, err);
-      },
-    );
+  /**
+   * A ledger write for `owner`: `waiting` are the tasks whose next state depends on it (they leave the
+   * table if it fails); a failed write goes to `lost`.
+   */
+  protected write(owner: PoolTask, pending: Promise<void>, waiting: PoolTask[], then: () => void): void {
+    pending.then(then, (err: unknown) => {
+      for (const t of waiting) if (t.state !== 'gone') this.tasks.move(t, 'gone');
+      this.lost(owner, err);
+    });
   }
 
   /** A ledger write failed: if ownership was lost the task is someone else's now; drop it. */
-  protected lost(taskId: string, err: unknown): void {
+  protected lost(task: PoolTask, err: unknown): void {
     if (err instanceof LostOwnership) {
-      this.log.child({ task: taskId }).info('runtime', `task ${taskId} was taken over elsewhere; dropping the local copy`);
-      this.stopRun(taskId);
+      this.log.child({ task: task.id }).info('runtime', `task ${task.id} was taken over elsewhere; dropping the local copy`);
+      if (task.state === 'running') {
+        this.tasks.move(task, 'abandoned');
+        this.stopRun(task);
+      }
     } else if (!this.stopped) {
-      this.d.onEvent({ type: 'failed', error: `ledger write for task ${taskId} failed: ${err instanceof Error ? err.message : String(err)}` });
+      this.d.onEvent({ type: 'failed', error: `ledger write for task ${task.id} failed: ${err instanceof Error ? err.message : String(err)}` });
     }
     this.schedule();
   }
 
   /** Stops a task where it runs (its end is reported as usual); a pipelined task still waiting behind another never runs. */
-  protected stopRun(taskId: string): void {
-    const slot = this.running.get(taskId);
+  protected stopRun(task: PoolTask): void {
+    const slot = task.slot;
     if (slot === undefined) return;
-    const current = this.d.workers.currentTask?.(slot) ?? taskId;
-    if (current === taskId) this.d.workers.cancel(slot);
-    else this.d.workers.drop?.(slot, taskId);
+    const current = this.d.workers.currentTask?.(slot) ?? task.id;
+    if (current === task.id) this.d.workers.cancel(slot);
+    else this.d.workers.drop?.(slot, task.id);
   }
 
   /** New tasks recorded together: into the pool, from where `schedule` gives them to workers (in batches) and thieves. */
-  protected placeAll(children: readonly TaskSnapshot[]): void {
-    if (this.stopped) return;
-    for (const c of children) this.pool.push(c);
+  protected placeAll(children: readonly PoolTask[]): void {
+    for (const c of children) this.tasks.move(c, this.stopped ? 'gone' : 'pooled');
   }
-
-  protected forget(taskId: string): void {
-    this.running.delete(taskId);
-    this.latest.delete(taskId);
-    this.startedAt.delete(taskId);
-  }
-
 }

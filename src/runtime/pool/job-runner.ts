@@ -4,8 +4,8 @@ import type { TaskSnapshot } from './task-snapshot.js';
 import type { RunRequest } from '../worker/messages.js';
 import type { WorkerEvent } from '../worker/worker-pool.js';
 import { TaskTransfers } from './task-transfers.js';
-import { EarlyStarts } from './early-starts.js';
 import { JobRunnerRecords, type JobRunnerDeps, type RunnerEvent } from './job-runner-records.js';
+import { PoolTask, RUN_ENDS, type PoolTaskState } from './pool-tasks.js';
 
 export type { JobRunnerDeps, RunnerEvent };
 
@@ -22,12 +22,20 @@ interface PendingSteal {
   deadline: number;
 }
 
+/** The states in which a task is on one of the node's workers. */
+const ON_WORKER: PoolTaskState[] = ['running', 'early', 'abandoned'];
+/** The states from which a task may still come back to this node's pool or workers (the node does not ask for work meanwhile). */
+const COMING: PoolTaskState[] = ['pooled', 'running', 'early', 'abandoned', 'recording', 'migrating', 'claiming'];
+/** Everything but pooled: what a draining node waits for before it is drained. */
+const UNSETTLED: PoolTaskState[] = ['running', 'early', 'abandoned', 'offered', 'claiming', 'recording', 'migrating', 'completing'];
+
 /**
  * One node's part in one job: its local task pool, its running tasks, the thief and victim sides
  * of work stealing, potential splitting, and the migration of its tasks when it drains.
  * Every task it holds is owned in the ledger; ownership moves only through a claim there, so
  * a task counts on exactly one node whatever messages are lost (a task offered here may start before
  * its claim settles, but what it does is held until then, and dropped if the claim is refused).
+ * Each task's state is a PoolTask's in one table (pool-tasks.ts), moved only by its legal transitions.
  */
 export class JobRunner extends JobRunnerRecords {
   private readonly pendingSteals: PendingSteal[] = [];
@@ -39,8 +47,6 @@ export class JobRunner extends JobRunnerRecords {
   private timerAt = 0;
   private drainWaiters: Array<() => void> = [];
   private migrateCursor = 0;
-  /** Offered tasks started before their claim settled, and what their runs reported meanwhile. */
-  private readonly early = new EarlyStarts();
   /** The input as workers get it: 'loading' until `loadInput` resolved (`d.input` when there is no loader). */
   private input: { value: unknown } | 'loading' | undefined;
 
@@ -49,14 +55,14 @@ export class JobRunner extends JobRunnerRecords {
     this.planner = new StealPlanner(d.rng, d.steal);
     this.transfers = new TaskTransfers({
       nodeId: d.nodeId, jobId: d.jobId, ledger: d.ledger, clock: this.clock, offerTimeoutMs: d.offerTimeoutMs ?? 5_000,
+      tasks: this.tasks,
       send: (to, m) => d.send(to, m),
       accepting: () => !this.stopped && !this.draining,
-      place: (snapshot) => this.place(snapshot),
-      startEarly: (snapshot) => this.startEarly(snapshot),
-      claimSettled: (taskId, claimed) => this.claimSettled(taskId, claimed),
+      place: (task, snapshot) => this.place(task, snapshot),
+      startEarly: (task, snapshot) => this.startEarly(task, snapshot),
+      claimSettled: (task, claimed) => this.claimSettled(task, claimed),
       schedule: () => this.schedule(),
       arm: (ms) => this.arm(ms),
-      inFlight: (delta) => void (this.inFlight += delta),
       handedOver: (kind, to, taskId) => {
         if (kind === 'steal') this.stats.stealsOut++;
         else if (kind === 'migration') this.stats.migrationsOut++;
@@ -72,7 +78,12 @@ export class JobRunner extends JobRunnerRecords {
 
   /** Tasks held here: queued, running, or being handed over. */
   get load(): { pooled: number; running: number; outgoing: number } {
-    return { pooled: this.pool.length, running: this.running.size, outgoing: this.transfers.size };
+    return { pooled: this.tasks.count('pooled'), running: this.onWorkers(), outgoing: this.tasks.count('offered') };
+  }
+
+  /** Checks the task table's invariants (pool-tasks.ts); throws naming the first that fails. The simulation tests run it after every step. */
+  validate(): void {
+    this.tasks.validate(this.d.workers.size);
   }
 
   get isDraining(): boolean {
@@ -86,34 +97,38 @@ export class JobRunner extends JobRunnerRecords {
   /** A task this node now owns (claimed in the ledger): run it or queue it. */
   adopt(snapshot: TaskSnapshot): void {
     if (this.stopped) return;
-    this.place(snapshot);
+    const held = this.tasks.get(snapshot.id);
+    if (held) return this.log.child({ task: snapshot.id }).error('runtime', `adopted task ${snapshot.id}, which this node holds already (${held.state}): kept as it is`);
+    this.place(new PoolTask(snapshot.id), snapshot);
     this.schedule();
   }
 
   /** Events from the worker pool about this job's tasks. */
   onWorker(ev: WorkerEvent): void {
-    switch (this.early.intercept(ev)) {
-      case 'held':
-      case 'dropped':
-        return;
-      case 'refused-end':
-        this.forget((ev as { taskId: string }).taskId);
-        return this.schedule();
+    if (ev.type === 'ready') return;
+    const task = this.tasks.get(ev.taskId);
+    // A run started before its claim settled: its reports wait for the claim (claimSettled).
+    if (task?.state === 'early') return void task.held!.push(ev);
+    // A run that is not this node's any more: its reports are dropped, its end takes it off the table.
+    if (task?.state === 'abandoned') {
+      if (!RUN_ENDS.has(ev.type)) return;
+      this.tasks.move(task, 'gone');
+      return this.schedule();
     }
+    if (ev.type === 'app') return this.d.onTaskMessage?.(ev.taskId, ev.body, ev.slot);
+    if (ev.type === 'setVar') return this.d.setVar(ev.name, ev.value);
+    if (task?.state !== 'running') return this.log.child({ task: ev.taskId }).debug('runtime', `dropped a ${ev.type} report of task ${ev.taskId}, which is ${task?.state ?? 'not'} held here`);
     switch (ev.type) {
-      case 'child': return this.onChild(ev.taskId, ev.childState, ev.checkpoint, ev.on);
-      case 'children': return this.onChildren(ev.taskId, ev.states, ev.checkpoint);
-      case 'encoded-children': return this.onChildren(ev.taskId, ev.records, ev.checkpoint);
-      case 'done': return this.onDone(ev.taskId, ev.partial, ev);
-      case 'migrated': return this.onMigrated(ev.taskId, ev.state, ev.partial);
-      case 'checkpoint': return this.onCheckpoint(ev.taskId, ev.state, ev.partial);
-      case 'app': return this.d.onTaskMessage?.(ev.taskId, ev.body, ev.slot);
+      case 'child': return this.onChild(task, ev.childState, ev.checkpoint, ev.on);
+      case 'children': return this.onChildren(task, ev.states, ev.checkpoint);
+      case 'encoded-children': return this.onChildren(task, ev.records, ev.checkpoint);
+      case 'done': return this.onDone(task, ev.partial, ev);
+      case 'migrated': return this.onMigrated(task, ev.state, ev.partial);
+      case 'checkpoint': return this.onCheckpoint(task, ev.state, ev.partial);
       case 'cancelled':
-        this.forget(ev.taskId);
+        this.tasks.move(task, 'gone');
         return this.schedule();
-      case 'failed': return this.onFailed(ev.taskId, ev.error);
-      case 'setVar': return this.d.setVar(ev.name, ev.value);
-      case 'ready': return;
+      case 'failed': return this.onFailed(task, ev.error);
     }
   }
 
@@ -152,7 +167,7 @@ export class JobRunner extends JobRunnerRecords {
     this.draining = true;
     this.handOver = opts.handOver ?? true;
     for (const p of this.pendingSteals.splice(0)) void this.sendSafe(p.thief, { type: 'steal-empty', job: this.d.jobId, requestId: p.requestId });
-    for (const slot of new Set(this.running.values())) this.d.workers.requestMigrate(slot);
+    for (const slot of this.tasks.busySlots()) this.d.workers.requestMigrate(slot);
     this.schedule();
     return new Promise((resolve) => {
       this.drainWaiters.push(resolve);
@@ -165,28 +180,33 @@ export class JobRunner extends JobRunnerRecords {
     this.stopped = true;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
-    for (const slot of new Set(this.running.values())) this.d.workers.cancel(slot);
-    this.pool.length = 0;
+    for (const slot of this.tasks.busySlots()) this.d.workers.cancel(slot);
+    while (this.tasks.count('pooled') > 0) this.tasks.takePooled(this.tasks.count('pooled') - 1, 'gone');
     this.pendingSteals.length = 0;
     this.checkDrained();
   }
 
+  /** Nothing held, nothing under way: no task in the table. */
   get idle(): boolean {
-    return this.running.size === 0 && this.pool.length === 0 && this.transfers.size === 0 && this.inFlight === 0 && this.finishing === 0;
+    return this.tasks.size === 0;
   }
 
   // ---- scheduling --------------------------------------------------------------------
 
   /** Puts an owned task where it is wanted: an idle worker, a waiting thief, or the pool. */
-  protected place(snapshot: TaskSnapshot): void {
-    if (this.stopped) return;
+  protected place(task: PoolTask, snapshot: TaskSnapshot): void {
+    if (this.stopped) {
+      if (task.state !== 'new') this.tasks.move(task, 'gone');
+      return;
+    }
     if (!this.draining) {
       const idle = this.inputReady() ? this.freeSlot() : undefined;
-      if (idle !== undefined) return this.start(idle, snapshot);
+      if (idle !== undefined) return this.start(idle, task, snapshot);
       const thief = this.pendingSteals.shift();
-      if (thief) return this.transfers.offer(snapshot, thief.thief, thief.requestId, 'steal');
+      if (thief) return this.transfers.offer(task, snapshot, thief.thief, thief.requestId, 'steal');
     }
-    this.pool.push(snapshot);
+    task.snapshot = snapshot;
+    this.tasks.move(task, 'pooled');
   }
 
   protected schedule(): void {
@@ -199,19 +219,19 @@ export class JobRunner extends JobRunnerRecords {
       return;
     }
     // Local workers first (newest task: depth-first, good locality), thieves get the oldest.
-    if (this.pool.length > 0 && this.inputReady()) {
-      for (let slot = this.freeSlot(); slot !== undefined && this.pool.length > 0; slot = this.freeSlot()) this.dispatch(slot);
+    if (this.pooled() > 0 && this.inputReady()) {
+      for (let slot = this.freeSlot(); slot !== undefined && this.pooled() > 0; slot = this.freeSlot()) this.dispatch(slot);
     }
-    while (this.pendingSteals.length > 0 && this.pool.length > 0) {
+    while (this.pendingSteals.length > 0 && this.pooled() > 0) {
       const p = this.pendingSteals.shift()!;
-      this.transfers.offer(this.takeForThief(p.thief)!, p.thief, p.requestId, 'steal');
+      this.offerToThief(p.thief, p.requestId);
     }
     this.expireSteals(now);
     this.pipeline();
     // Potential splitting: ask running tasks for as many new tasks as there are takers.
     let wanted = this.idleSlots().length + this.pendingSteals.length;
     if (wanted > 0) {
-      for (const slot of new Set(this.running.values())) {
+      for (const slot of this.tasks.busySlots()) {
         if (wanted <= 0) break;
         if (!this.d.workers.splitRequested(slot)) this.d.workers.requestSplit(slot);
         wanted--;
@@ -229,10 +249,10 @@ export class JobRunner extends JobRunnerRecords {
    */
   protected pipeline(): void {
     if (this.input === undefined || this.input === 'loading') return;
-    if (this.draining || this.pendingSteals.length > 0 || this.pool.length === 0) return;
+    if (this.draining || this.pendingSteals.length > 0 || this.pooled() === 0) return;
     if (this.averageTaskMs === undefined || this.averageTaskMs >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS)) return;
     for (const slot of this.d.workers.pipelineSlots?.() ?? []) {
-      if (this.pool.length === 0) return;
+      if (this.pooled() === 0) return;
       this.dispatch(slot);
     }
   }
@@ -244,23 +264,27 @@ export class JobRunner extends JobRunnerRecords {
    */
   protected dispatch(slot: number): void {
     const size = this.batchSize();
-    if (size <= 1) return this.start(slot, this.pool.pop()!);
-    const batch = this.pool.splice(this.pool.length - size, size).reverse();
-    const reqs = batch.map((snapshot) => this.started(slot, snapshot));
+    const pool = this.tasks.pooled;
+    if (size <= 1) {
+      const task = pool[pool.length - 1]!;
+      return this.start(slot, task, task.snapshot!);
+    }
+    const batch = pool.slice(pool.length - size).reverse();
+    const reqs = batch.map((task) => this.started(slot, task, task.snapshot!));
     this.d.workers.runBatch!(slot, reqs, (this.input as { value: unknown }).value);
   }
 
   protected batchSize(): number {
     const avg = this.averageTaskMs;
     if (!this.d.workers.runBatch || avg === undefined || avg >= (this.d.pipelineBelowMs ?? PIPELINE_BELOW_MS) || this.pendingSteals.length > 0 || this.draining) return 1;
-    const fair = Math.floor(this.pool.length / (2 * this.d.workers.size));
+    const fair = Math.floor(this.pooled() / (2 * this.d.workers.size));
     return Math.max(1, Math.min(MAX_BATCH, fair, Math.floor(BATCH_MS / Math.max(avg, 0.001))));
   }
 
   /** The thief side: an idle node asks a random peer for work. */
   protected steal(now: number): void {
     // A completion still being written brings no task back: the node asks for work meanwhile (a steal's round trip overlaps it).
-    const needWork = this.idleSlots().length > 0 && this.pool.length === 0 && this.running.size === 0 && this.inFlight === 0;
+    const needWork = this.idleSlots().length > 0 && !this.tasks.any(...COMING);
     // Busy with nothing asked of anyone: the planner has nothing to do (spares a peer list per event).
     if (!needWork && !this.planner.asking) return;
     const peers = this.d.peers();
@@ -284,9 +308,8 @@ export class JobRunner extends JobRunnerRecords {
 
   protected onStealRequest(thief: string, requestId: number): void {
     if (this.stopped || this.draining) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
-    const task = this.takeForThief(thief);
-    if (task) return this.transfers.offer(task, thief, requestId, 'steal');
-    if (this.running.size === 0) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
+    if (this.pooled() > 0) return this.offerToThief(thief, requestId);
+    if (this.onWorkers() === 0) return void this.sendSafe(thief, { type: 'steal-empty', job: this.d.jobId, requestId });
     this.pendingSteals.push({ thief, requestId, deadline: this.clock.now() + (this.d.stealWaitMs ?? 25) });
     this.schedule();
   }
@@ -312,39 +335,41 @@ export class JobRunner extends JobRunnerRecords {
    * if that node refuses or is unreachable the task comes back here). Returns false if the task is not pooled here.
    */
   placeOn(taskId: string, node: string): boolean {
-    const at = this.pool.findIndex((t) => t.id === taskId);
-    if (at < 0 || this.stopped || node === this.d.nodeId) return false;
-    this.transfers.offer(this.pool.splice(at, 1)[0]!, node, undefined, 'placement');
+    const task = this.tasks.get(taskId);
+    if (task?.state !== 'pooled' || this.stopped || node === this.d.nodeId) return false;
+    this.transfers.offer(task, task.snapshot!, node, undefined, 'placement');
     return true;
   }
 
   /** The ids of the tasks waiting in this node's pool (oldest first). */
   pooledTasks(): string[] {
-    return this.pool.map((t) => t.id);
+    return this.tasks.pooled.map((t) => t.id);
   }
 
-  protected takeForThief(thief: string): TaskSnapshot | undefined {
-    if (this.pool.length === 0) return undefined;
-    const at = this.d.forThief ? this.d.forThief(this.pool, thief) : 0;
-    return this.pool.splice(Number.isInteger(at) && at >= 0 && at < this.pool.length ? at : 0, 1)[0];
+  /** Offers a pooled task to a thief: the oldest, or the one `forThief` picks. */
+  protected offerToThief(thief: string, requestId: number): void {
+    const pool = this.tasks.pooled;
+    const at = this.d.forThief ? this.d.forThief(pool.map((t) => t.snapshot!), thief) : 0;
+    const task = pool[Number.isInteger(at) && at >= 0 && at < pool.length ? at : 0]!;
+    this.transfers.offer(task, task.snapshot!, thief, requestId, 'steal');
   }
 
   protected migratePool(): void {
     if (!this.handOver) return;
     const peers = this.d.peers();
     if (peers.length === 0) return; // nobody to hand over to yet: wait for a member
-    while (this.pool.length > 0) {
-      const task = this.pool.shift()!;
+    while (this.pooled() > 0) {
+      const task = this.tasks.pooled[0]!;
       const to = peers[this.migrateCursor++ % peers.length]!;
-      this.transfers.offer(task, to, undefined, 'migration');
+      this.transfers.offer(task, task.snapshot!, to, undefined, 'migration');
     }
   }
 
   protected checkDrained(): void {
     if (!this.draining && !this.stopped) return;
     if (!this.stopped) {
-      if (this.running.size > 0 || this.transfers.size > 0 || this.inFlight > 0 || this.finishing > 0) return;
-      if (this.pool.length > 0 && this.handOver && this.d.peers().length > 0) return;
+      if (this.tasks.any(...UNSETTLED)) return;
+      if (this.pooled() > 0 && this.handOver && this.d.peers().length > 0) return;
     }
     for (const resolve of this.drainWaiters.splice(0)) resolve();
   }
@@ -364,38 +389,45 @@ export class JobRunner extends JobRunnerRecords {
     return false;
   }
 
-  protected start(slot: number, snapshot: TaskSnapshot): void {
-    this.d.workers.run(slot, this.started(slot, snapshot), (this.input as { value: unknown }).value);
+  protected start(slot: number, task: PoolTask, snapshot: TaskSnapshot): void {
+    this.d.workers.run(slot, this.started(slot, task, snapshot), (this.input as { value: unknown }).value);
   }
 
-  /** An offered task starts on an idle worker before its claim settles (see EarlyStarts); false if none is idle. */
-  private startEarly(snapshot: TaskSnapshot): boolean {
+  /**
+   * An offered task starts on an idle worker before its claim settles, in state `early`: what its run
+   * reports is held until the claim is known (a bound proposed by a run that does not count could
+   * otherwise keep the run that does from recording the solution behind it); false if no worker is idle.
+   */
+  private startEarly(task: PoolTask, snapshot: TaskSnapshot): boolean {
     if (this.stopped || this.draining || !this.inputReady()) return false;
     const slot = this.freeSlot();
     if (slot === undefined) return false;
-    this.early.begin(snapshot.id);
-    this.start(slot, snapshot);
+    this.d.workers.run(slot, this.started(slot, task, snapshot, 'early'), (this.input as { value: unknown }).value);
     return true;
   }
 
   /** Claimed: the run's held reports are handled now, in order. Refused: the run is stopped and nothing it did counts. */
-  private claimSettled(taskId: string, claimed: boolean): void {
-    const { replay, over } = this.early.settle(taskId, claimed);
-    if (this.stopped) return this.forget(taskId);
+  private claimSettled(task: PoolTask, claimed: boolean): void {
+    const held = task.held ?? [];
+    if (this.stopped) return this.tasks.move(task, 'gone');
     if (claimed) {
-      for (const ev of replay) this.onWorker(ev);
+      this.tasks.move(task, 'running');
+      for (const ev of held) this.onWorker(ev);
       return;
     }
-    this.log.child({ task: taskId }).info('runtime', `task ${taskId} started before its claim, which was refused: its run is dropped`);
-    if (over) this.forget(taskId);
-    else this.stopRun(taskId);
+    this.log.child({ task: task.id }).info('runtime', `task ${task.id} started before its claim, which was refused: its run is dropped`);
+    if (held.some((ev) => RUN_ENDS.has(ev.type))) return this.tasks.move(task, 'gone');
+    this.tasks.move(task, 'abandoned');
+    this.stopRun(task);
   }
 
-  /** Marks a task running on `slot`; its run request. */
-  protected started(slot: number, snapshot: TaskSnapshot): RunRequest {
-    this.running.set(snapshot.id, slot);
-    if (this.keepsLatest) this.latest.set(snapshot.id, { state: snapshot.state, partial: snapshot.partial });
-    this.startedAt.set(snapshot.id, this.clock.now());
+  /** Marks a task as on worker `slot` (running, or early: before its claim settled); its run request. */
+  protected started(slot: number, task: PoolTask, snapshot: TaskSnapshot, as: 'running' | 'early' = 'running'): RunRequest {
+    this.tasks.move(task, as);
+    task.slot = slot;
+    if (as === 'early') task.held = [];
+    if (this.keepsLatest) task.latest = { state: snapshot.state, partial: snapshot.partial };
+    task.startedAt = this.clock.now();
     this.stats.tasksRun++;
     // A child still encoded goes to its worker as its record (its state is decoded there, not here).
     const encoded = snapshot.encoded;
@@ -403,6 +435,16 @@ export class JobRunner extends JobRunnerRecords {
       taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: encoded ? undefined : snapshot.state, partial: snapshot.partial,
       board: this.d.board, varNames: this.d.varNames, owner: this.d.nodeId, ...(encoded ? { encoded } : {}),
     };
+  }
+
+  private pooled(): number {
+    return this.tasks.count('pooled');
+  }
+
+  private onWorkers(): number {
+    let n = 0;
+    for (const s of ON_WORKER) n += this.tasks.count(s);
+    return n;
   }
 
   private idleSlots(): number[] {

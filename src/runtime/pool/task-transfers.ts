@@ -9,23 +9,18 @@
  *   back by claiming the record at the version it handed out — which fences a late claim by the
  *   receiver; if the receiver claimed first, the task is the receiver's (and recovered from it if it
  *   is gone). Either way it ends up with exactly one of the two.
+ *
+ * In the task table (pool-tasks.ts) the sender's task is `offered` until the answer, then gone or
+ * `claiming` (taken back); the receiver's is `claiming`, or `early` when it started at once.
  */
 import type { Log } from '../../util/log.js';
 import type { Clock } from '../../util/clock.js';
 import type { Ledger } from './ledger.js';
 import type { RuntimeMessage } from './pool-messages.js';
+import { PoolTask, type PoolTasks, type TransferKind } from './pool-tasks.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
-export type TransferKind = 'steal' | 'migration' | 'placement';
-
-interface Outgoing {
-  snapshot: TaskSnapshot;
-  to: string;
-  requestId: number | undefined;
-  kind: TransferKind;
-  /** After this time the offer is taken back (a lost offer or answer must not strand the task). */
-  deadline: number;
-}
+export type { TransferKind };
 
 /** What the transfers need of their job runner. */
 export interface TransferHost {
@@ -34,23 +29,23 @@ export interface TransferHost {
   readonly ledger: Ledger;
   readonly clock: Clock;
   readonly offerTimeoutMs: number;
+  /** The node's task table. */
+  readonly tasks: PoolTasks;
   send(to: string, message: RuntimeMessage): Promise<void>;
   /** Whether this node takes tasks now (not draining or stopped). */
   accepting(): boolean;
   /** A task this node owns now: run it or queue it. */
-  place(snapshot: TaskSnapshot): void;
+  place(task: PoolTask, snapshot: TaskSnapshot): void;
   /**
-   * Starts an offered task on an idle worker before the claim settles, its reports held until then
-   * (see EarlyStarts); false if no worker is idle (optional: without it every task waits for its claim).
+   * Starts an offered task on an idle worker before the claim settles (state `early`), its reports held
+   * until then; false if no worker is idle (optional: without it every task waits for its claim).
    */
-  startEarly?(snapshot: TaskSnapshot): boolean;
+  startEarly?(task: PoolTask, snapshot: TaskSnapshot): boolean;
   /** The claim on a task started early settled: hand on its held reports, or stop and drop the run. */
-  claimSettled?(taskId: string, claimed: boolean): void;
+  claimSettled?(task: PoolTask, claimed: boolean): void;
   schedule(): void;
   /** Wakes the runner after `ms`. */
   arm(ms: number): void;
-  /** Counts a ledger write whose outcome decides where a task goes (+1 before, -1 after). */
-  inFlight(delta: 1 | -1): void;
   /** A hand-over completed (sender side) or a task arrived (receiver side). */
   handedOver(kind: TransferKind, to: string, taskId: string): void;
   received(kind: 'steal' | 'migration', taskId: string): void;
@@ -61,50 +56,48 @@ export interface TransferHost {
 }
 
 export class TaskTransfers {
-  private readonly outgoing = new Map<string, Outgoing>();
-
   constructor(private readonly h: TransferHost) {}
 
-  /** Tasks offered and not yet answered. */
-  get size(): number {
-    return this.outgoing.size;
-  }
-
-  /** Offers a task of this node to `to`. */
-  offer(pooled: TaskSnapshot, to: string, requestId: number | undefined, kind: TransferKind): void {
+  /** Offers a task of this node (`snapshot`: as it holds it) to `to`. */
+  offer(task: PoolTask, snapshot: TaskSnapshot, to: string, requestId: number | undefined, kind: TransferKind): void {
     // A large state travels as the reference its ledger record holds; the receiver obtains the bytes.
-    const ref = this.h.ledger.refOf(pooled.id);
-    const snapshot: TaskSnapshot = { id: pooled.id, state: pooled.state, partial: pooled.partial, version: pooled.version, ...(ref ? { ref } : {}) };
-    this.outgoing.set(snapshot.id, { snapshot, to, requestId, kind, deadline: this.h.clock.now() + this.h.offerTimeoutMs });
+    const ref = this.h.ledger.refOf(snapshot.id);
+    const handedOut: TaskSnapshot = { id: snapshot.id, state: snapshot.state, partial: snapshot.partial, version: snapshot.version, ...(ref ? { ref } : {}) };
+    task.snapshot = snapshot;
+    task.offer = { to, requestId, kind, deadline: this.h.clock.now() + this.h.offerTimeoutMs, handedOut };
+    this.h.tasks.move(task, 'offered');
     this.h.arm(this.h.offerTimeoutMs);
-    const task: TaskSnapshot = ref ? { id: snapshot.id, state: null, partial: null, version: snapshot.version, ref } : snapshot;
+    const sent: TaskSnapshot = ref ? { id: snapshot.id, state: null, partial: null, version: snapshot.version, ref } : handedOut;
     const msg: RuntimeMessage = requestId === undefined
-      ? { type: 'offer', job: this.h.jobId, task }
-      : { type: 'offer', job: this.h.jobId, requestId, task };
-    this.h.send(to, msg).catch(() => void this.takeBack(snapshot.id));
+      ? { type: 'offer', job: this.h.jobId, task: sent }
+      : { type: 'offer', job: this.h.jobId, requestId, task: sent };
+    this.h.send(to, msg).catch(() => void this.takeBack(task));
   }
 
   /** The receiver's answer to an offer: it owns the task now, or we take it back. */
   async onAck(from: string, taskId: string, claimed: boolean): Promise<void> {
-    const out = this.outgoing.get(taskId);
-    if (!out || out.to !== from) return;
-    if (!claimed) return this.takeBack(taskId);
-    this.outgoing.delete(taskId);
-    this.h.ledger.release(taskId, out.snapshot.version);
-    this.h.handedOver(out.kind, from, taskId);
+    const task = this.h.tasks.get(taskId);
+    const offer = task?.state === 'offered' ? task.offer! : undefined;
+    if (!task || !offer || offer.to !== from) return;
+    if (!claimed) return this.takeBack(task);
+    this.h.tasks.move(task, 'gone');
+    this.h.ledger.release(taskId, offer.handedOut.version);
+    this.h.handedOver(offer.kind, from, taskId);
     this.h.schedule();
   }
 
   /** Another member left: take back what was offered to it. */
   peerLeft(nodeId: string): void {
-    for (const [id, out] of this.outgoing) if (out.to === nodeId) void this.takeBack(id);
+    for (const task of this.h.tasks.inState('offered')) if (task.offer!.to === nodeId) void this.takeBack(task);
   }
 
   /** Offers unanswered past their deadline are taken back (the claim decides who owns them). */
   expire(now: number): void {
-    for (const [id, out] of this.outgoing) {
-      if (out.deadline <= now) void this.takeBack(id);
-      else this.h.arm(out.deadline - now);
+    if (this.h.tasks.count('offered') === 0) return;
+    for (const task of this.h.tasks.inState('offered')) {
+      const deadline = task.offer!.deadline;
+      if (deadline <= now) void this.takeBack(task);
+      else this.h.arm(deadline - now);
     }
   }
 
@@ -112,31 +105,38 @@ export class TaskTransfers {
    * The receiving side of an offer: claim the task in the ledger, answer, and run it — started at once
    * where a worker is idle (its reports wait for the claim), else placed once claimed.
    */
-  async receive(from: string, snapshot: TaskSnapshot, requestId: number | undefined): Promise<void> {
+  async receive(from: string, offered: TaskSnapshot, requestId: number | undefined): Promise<void> {
+    let snapshot = offered;
     const answer = (claimed: boolean) => this.h.send(from, { type: 'offer-ack', job: this.h.jobId, taskId: snapshot.id, claimed })
       .catch((err: unknown) => this.h.log.child({ task: snapshot.id }).debug('runtime', `could not answer the offer of ${snapshot.id} to ${from}`, err));
-    if (!this.h.accepting()) {
+    const held = this.h.tasks.get(snapshot.id);
+    if (!this.h.accepting() || held) {
+      if (held) this.h.log.child({ task: snapshot.id }).debug('runtime', `refused an offer of task ${snapshot.id}, which this node holds (${held.state})`);
       if (requestId !== undefined) this.h.stealAnswered(requestId, false);
       return answer(false);
     }
-    this.h.inFlight(1);
-    let claimed = false;
+    const task = new PoolTask(snapshot.id);
     // A referenced state is not here yet: that task waits for its bytes and its claim.
-    const early = !snapshot.ref && (this.h.startEarly?.({ ...snapshot, version: snapshot.version + 1 }) ?? false);
+    const early = !snapshot.ref && (this.h.startEarly?.(task, { ...snapshot, version: snapshot.version + 1 }) ?? false);
+    if (!early) {
+      task.snapshot = snapshot;
+      this.h.tasks.move(task, 'claiming');
+    }
+    let claimed = false;
     try {
       // A referenced state is obtained before the claim: a task whose bytes cannot be had stays with the sender.
-      if (snapshot.ref) snapshot = { ...snapshot, ...(await this.h.ledger.load(snapshot.ref, snapshot.id)) };
+      if (snapshot.ref) task.snapshot = snapshot = { ...snapshot, ...(await this.h.ledger.load(snapshot.ref, snapshot.id)) };
       claimed = await this.h.ledger.claim(snapshot);
     } catch (err) {
       this.h.log.child({ task: snapshot.id }).warn('runtime', `claiming task ${snapshot.id} failed`, err);
     }
-    this.h.inFlight(-1);
-    if (early) this.h.claimSettled!(snapshot.id, claimed);
+    if (early) this.h.claimSettled!(task, claimed);
     await answer(claimed);
     if (requestId !== undefined) this.h.stealAnswered(requestId, claimed);
-    if (claimed) {
-      this.h.received(requestId !== undefined ? 'steal' : 'migration', snapshot.id);
-      if (!early) this.h.place({ ...snapshot, version: snapshot.version + 1 });
+    if (claimed) this.h.received(requestId !== undefined ? 'steal' : 'migration', snapshot.id);
+    if (!early) {
+      if (claimed) this.h.place(task, { ...snapshot, version: snapshot.version + 1 });
+      else this.h.tasks.move(task, 'gone');
     }
     this.h.schedule();
   }
@@ -146,19 +146,19 @@ export class TaskTransfers {
    * version we handed out fences any late claim by the receiver; if the receiver claimed first,
    * the task is theirs.
    */
-  private async takeBack(taskId: string): Promise<void> {
-    const out = this.outgoing.get(taskId);
-    if (!out) return;
-    this.outgoing.delete(taskId);
-    this.h.inFlight(1);
+  private async takeBack(task: PoolTask): Promise<void> {
+    if (task.state !== 'offered') return;
+    const handedOut = task.offer!.handedOut;
+    task.snapshot = handedOut;
+    this.h.tasks.move(task, 'claiming');
+    let mine = false;
     try {
-      const mine = await this.h.ledger.claim(out.snapshot);
-      if (mine) this.h.place({ ...out.snapshot, version: out.snapshot.version + 1 });
+      mine = await this.h.ledger.claim(handedOut);
     } catch (err) {
-      this.h.log.child({ task: taskId }).warn('runtime', `could not take back task ${taskId}`, err);
-    } finally {
-      this.h.inFlight(-1);
-      this.h.schedule();
+      this.h.log.child({ task: task.id }).warn('runtime', `could not take back task ${task.id}`, err);
     }
+    if (mine) this.h.place(task, { ...handedOut, version: handedOut.version + 1 });
+    else this.h.tasks.move(task, 'gone');
+    this.h.schedule();
   }
 }

@@ -24,7 +24,8 @@ interface Slot {
 export class SimWorkers implements Workers {
   private readonly slots: Slot[];
 
-  constructor(readonly size: number, private readonly onEvent: (e: WorkerEvent) => void) {
+  /** `fails`: asked at each tree node a task visits; true makes the task throw there (a simulated failure). */
+  constructor(readonly size: number, private readonly onEvent: (e: WorkerEvent) => void, private readonly fails: () => boolean = () => false) {
     this.slots = Array.from({ length: size }, () => ({ req: undefined, next: undefined, dropped: new Set<string>(), wantSplit: false, migrate: false, cancel: false }));
   }
 
@@ -83,6 +84,7 @@ export class SimWorkers implements Workers {
       for (let i = 0; i < quantum; i++) {
         if (s.migrate) return this.finish(slot, { type: 'migrated', taskId: req.taskId, state: structuredClone(state), partial });
         if (s.cancel) return this.finish(slot, { type: 'cancelled', taskId: req.taskId });
+        if (this.fails()) return this.finish(slot, { type: 'failed', taskId: req.taskId, error: 'simulated failure' });
         const sum = state.open.pop();
         if (sum === undefined) return this.finish(slot, { type: 'done', taskId: req.taskId, partial: partial + state.count });
         state.count++;
