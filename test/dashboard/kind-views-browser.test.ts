@@ -22,7 +22,7 @@ import { loadWorkflow } from '../../src/frameworks/workflow/load-workflow.js';
 import { submitWorkflow } from '../../src/frameworks/workflow/run-workflow.js';
 import { Cluster, type EmbeddedClusterOptions } from '../../src/runtime/client/cluster.js';
 import { cancelJob } from '../../src/runtime/job/outcome.js';
-import { finishExactly, submit } from '../frameworks/malleable/manager/manager-scenario.js';
+import { finishExactly, MECHANICS_ONLY, submit } from '../frameworks/malleable/manager/manager-scenario.js';
 import { collectPageProblems, launchBrowser, screenshot } from '../support/browser.js';
 import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
@@ -167,7 +167,7 @@ describe('kinds over time on the dashboard (headless Chromium)', () => {
   it('resource manager: nodes to jobs over time and each job\'s rescale events', { timeout: 120_000 }, async () => {
     await onDashboard('manager', { nodes: 3, workers: 1 }, async (page, cluster) => {
       const client = cluster.coordination;
-      const manager = new ResourceManager(client, { id: 'm', policy: 'equipartition', tGapMs: 0 });
+      const manager = new ResourceManager(client, { id: 'm', policy: 'equipartition', ...MECHANICS_ONLY });
       await manager.start();
       const jobs: string[] = [];
       try {

@@ -32,6 +32,8 @@ export function jobGapMs(opts: RescaleCostOptions, tRescaleMs: number | undefine
 export function worthRescaling(opts: RescaleCostOptions, from: number, to: number, tRescaleMs: number | undefined): boolean {
   if (from === to || tRescaleMs === undefined) return true;
   const k = opts.costFactor ?? DEFAULT_COST_FACTOR;
+  // k = 0 is documented as "every rescale is worth it": with T_gap 0 the gain below is 0 too, and 0 > 0 would refuse all.
+  if (k === 0) return true;
   return Math.abs(to - from) * jobGapMs(opts, tRescaleMs) > k * Math.max(from, to) * tRescaleMs;
 }
 

@@ -37,6 +37,8 @@ describe('the cost of a rescale (rescale-cost.ts)', () => {
     assert.equal(worthRescaling(OPTS, 16, 15, undefined), true);
     // k = 0: every rescale is worth it.
     assert.equal(worthRescaling({ ...OPTS, costFactor: 0 }, 16, 15, COSTLY), true);
+    // … also with T_gap 0 and no adaptation, where the gain is 0 (once refused every measured rescale).
+    assert.equal(worthRescaling({ tGapMs: 0, costFactor: 0, maxOverhead: 0 }, 2, 1, COSTLY), true);
   });
 
   it('estimates a job by its own last rescales, else by the pool\'s, else not at all', () => {

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { readManagedJob, requestRescale } from '../../../../src/frameworks/malleable/manager/manager-store.js';
 import { clearWarning, ResourceManager, warnNode } from '../../../../src/frameworks/malleable/manager/resource-manager.js';
 import { Cluster, type ClusterEvent } from '../../../../src/runtime/client/cluster.js';
-import { finishExactly, membersOf, nodesOf, RESCALABLE, rescaleLog, submit, waitFor } from './manager-scenario.js';
+import { finishExactly, MECHANICS_ONLY, membersOf, nodesOf, RESCALABLE, rescaleLog, submit, waitFor } from './manager-scenario.js';
 
 const T = { timeout: 150_000 };
 
@@ -19,7 +19,7 @@ describe('resource manager on an embedded cluster', () => {
     const events: ClusterEvent[] = [];
     cluster.on((e) => events.push(e));
     const client = cluster.coordination;
-    const manager = new ResourceManager(client, { id: 'm1', policy: 'equipartition', tGapMs: 0 });
+    const manager = new ResourceManager(client, { id: 'm1', policy: 'equipartition', ...MECHANICS_ONLY });
     try {
       await manager.start();
       // A: a task-pool job (shrinks by draining) takes the whole pool.

@@ -17,7 +17,7 @@ import { requestJob } from '../../../../src/runtime/client/job-requests.js';
 import { withDeadline } from '../../../support/wait.js';
 import type { DecayResult } from '../apps/coupled-decay.js';
 import { assertBitIdentical, plainDecay } from '../plain-decay.js';
-import { membersOf, waitFor } from './manager-scenario.js';
+import { MECHANICS_ONLY, membersOf, waitFor } from './manager-scenario.js';
 
 const DECAY = { module: new URL('../apps/coupled-decay.ts', import.meta.url).href, export: 'default' };
 
@@ -25,7 +25,7 @@ describe('an evolving job under the resource manager', () => {
   it('gets the node range it asks for, as bounds the policy keeps; bit-identical to the plain loops', { timeout: 150_000 }, async () => {
     const cluster = await Cluster.embedded({ nodes: 4, workers: 1, progressIntervalMs: 0 });
     const client = cluster.coordination;
-    const manager = new ResourceManager(client, { id: 'm', policy: 'equipartition', tGapMs: 0 });
+    const manager = new ResourceManager(client, { id: 'm', policy: 'equipartition', ...MECHANICS_ONLY });
     try {
       await manager.start();
       const params = { objects: 8, width: 4, iterations: 60, resizeAt: [{ iteration: 20, min: 1, max: 2 }, { iteration: 40, min: 3, max: 4 }] };

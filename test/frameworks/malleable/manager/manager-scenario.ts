@@ -24,6 +24,15 @@ import { rootState } from '../../../runtime/apps/compositions.js';
 export const HELD: TaskRef = { module: new URL('../../../runtime/apps/held-compositions.ts', import.meta.url).href, export: 'default' };
 export const RESCALABLE: KindRef = { module: new URL('./apps/rescalable-kind.ts', import.meta.url).href, export: 'default' };
 
+/**
+ * The manager's options for tests of the split-phase mechanics (shrink, launch, vacate, expand): T_gap 0
+ * and no cost gate, so each rescale the test waits for is proposed as soon as it is possible. Without
+ * this, the adaptive T_gap (10 x the job's measured T_rescale) held a job after a drain that was slow
+ * on a loaded machine for longer than the test's deadline. The cost-aware policy has its own tests
+ * (cost-policy.test.ts, manager-sticky.test.ts).
+ */
+export const MECHANICS_ONLY = { tGapMs: 0, costFactor: 0, maxOverhead: 0 } as const;
+
 export interface RescaleLogEntry { type: string; body: { nodes?: string[]; node?: string }; members: string[] }
 
 export async function nodesOf(client: CoordClient, job: string): Promise<string[]> {

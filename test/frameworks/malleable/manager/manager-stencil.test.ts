@@ -17,7 +17,7 @@ import { Cluster, type ClusterEvent } from '../../../../src/runtime/client/clust
 import { awaitOutcome } from '../../../../src/runtime/job/outcome.js';
 import { requestJob } from '../../../../src/runtime/client/job-requests.js';
 import { plainStencil } from '../plain-grids.js';
-import { finishExactly, membersOf, submit, waitFor } from './manager-scenario.js';
+import { finishExactly, MECHANICS_ONLY, membersOf, submit, waitFor } from './manager-scenario.js';
 import { withDeadline } from '../../../support/wait.js';
 
 const STENCIL = { module: new URL('../../../../src/frameworks/malleable/apps/stencil2d.ts', import.meta.url).href, export: 'default' };
@@ -28,7 +28,7 @@ describe('resource manager with the malleable job kind', () => {
     const events: ClusterEvent[] = [];
     cluster.on((e) => events.push(e));
     const client = cluster.coordination;
-    const manager = new ResourceManager(client, { id: 'm', policy: 'equipartition', tGapMs: 0 });
+    const manager = new ResourceManager(client, { id: 'm', policy: 'equipartition', ...MECHANICS_ONLY });
     try {
       await manager.start();
       const params = { grid: 48, blocks: 4, iterations: 400 };
