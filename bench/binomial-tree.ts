@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { Cluster } from '../src/runtime/client/cluster.js';
 import { settledTallies } from '../src/runtime/job/tallies.js';
-import { secretFile, startNodeProcess } from '../test/support/node-process.js';
+import { secretFile, secretIn, startNodeProcess } from '../test/support/node-process.js';
 import { waitFor } from '../test/support/wait.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import type { TaskRef } from '../src/runtime/worker/task.js';
@@ -109,7 +109,7 @@ async function onProcesses(shape: TreeShape, expected: number): Promise<{ runs: 
   const zk = await startEnsemble({ size: 3 });
   const secret = secretFile();
   const nodes = await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
-  const cluster = await Cluster.connect(zk.connectionString);
+  const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
   try {
     await waitFor(async () => (await cluster.nodes()).length >= 2, 'both node processes seen by this session'); // it may lag behind the nodes'
     await parallel(cluster, TREES.small, countSequentially(TREES.small).nodes, true); // loads the task module on every worker

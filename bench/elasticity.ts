@@ -25,7 +25,7 @@ import type { TspInstance } from '../src/frameworks/search/tsp/tsplib.js';
 import { randomEuclideanInstance } from '../src/frameworks/search/tsp/tsp-tours.js';
 import { Cluster } from '../src/runtime/client/cluster.js';
 import type { ScaleStep } from '../src/runtime/client/scale-schedule.js';
-import { secretFile } from '../test/support/node-process.js';
+import { secretFile, secretIn } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
 import { writeElasticityCharts, type ElasticityResults } from './elasticity-charts.js';
@@ -57,7 +57,7 @@ async function run(backend: 'embedded' | 'zookeeper', zk: string | undefined, ad
   const common = { workers: 1, noPrune: NO_PRUNE, schedule, jobNodes: K, startNodesOnScaleOut: false };
   let cluster: Cluster | undefined;
   if (backend === 'embedded') cluster = await Cluster.embedded({ nodes: total, workers: 1, progressIntervalMs: 250 });
-  const watcher = cluster ?? await Cluster.connect(zk!);
+  const watcher = cluster ?? await Cluster.connect(zk!, { secret: secretIn(SECRET!) });
   const monitor = new ClusterMonitor(watcher.coordination, { intervalMs: 250, historyPoints: 100_000 });
   await monitor.start();
   try {

@@ -37,7 +37,7 @@ import type { BalanceStrategy } from '../src/frameworks/iterative/iterative-type
 import { submitIterative } from '../src/frameworks/iterative/run-iterative.js';
 import { Cluster } from '../src/runtime/client/cluster.js';
 import { requestJob } from '../src/runtime/client/job-requests.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, projectRoot, resultsFile } from './machine.js';
 import { processCpuSeconds, statTicks } from './proc-cpu.js';
@@ -375,7 +375,7 @@ try {
 }
 const zk = await startEnsemble({ size: 1 });
 const secret = secretFile();
-const cluster = await Cluster.connect(zk.connectionString);
+const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
 let twoProcesses: IterativeRun[] = [];
 let halfCoreRuns: IterativeRun[] = [];
 let oneProcess: IterativeRun[] = [];

@@ -1,6 +1,6 @@
 /** Node processes on loopback over a 1-server ZooKeeper, for the malleable benchmarks. */
 import { Cluster } from '../src/runtime/client/cluster.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 
 /** Runs `run` on `count` fresh `tidepool node` processes (one worker each); everything is torn down afterwards, the nodes' logs printed on failure. */
@@ -8,7 +8,7 @@ export async function withNodeProcesses<T>(count: number, run: (cluster: Cluster
   const zk = await startEnsemble({ size: 1 });
   const secret = secretFile();
   const procs = await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
-  const cluster = await Cluster.connect(zk.connectionString);
+  const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
   try {
     return await run(cluster, procs);
   } catch (err) {

@@ -59,7 +59,7 @@ async function runPolicy(cluster: Cluster, p: (typeof POLICIES)[number], sizes: 
     for (const [i, at] of ARRIVALS.entries()) {
       await sleep(Math.max(0, t0 + at - Date.now())); // the workload's arrival schedule
       const spec = await submitManagedJob(client, {
-        ...malleableJob(MALLEABLE_APPS.stencil!, PARAMS, { startWaitMs: 60_000 }),
+        ...malleableJob(MALLEABLE_APPS.stencil!, PARAMS, { startWaitMs: 60_000 }), secret: cluster.secret!,
         flexibility: p.flexibility, ...(p.flexibility === 'rigid' ? { nodes: sizes[i]! } : { minNodes: 1, maxNodes: POOL }),
       });
       submitted.push({ id: spec.id, at: Date.now() });

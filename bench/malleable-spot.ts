@@ -118,7 +118,7 @@ async function main(): Promise<void> {
       await manager.start();
       await waitFor(async () => (await listNodes(client)).length === STATIC + SPOT, 'the nodes', 60_000);
       for (const n of spotNodes) await warnNode(client, n); // no spot instance yet
-      const job = await submitManagedJob(client, { ...malleableJob(MALLEABLE_APPS[JOB.app]!, JOB.params, { startWaitMs: 30_000 }), flexibility: 'malleable', minNodes: STATIC, maxNodes: STATIC + SPOT });
+      const job = await submitManagedJob(client, { ...malleableJob(MALLEABLE_APPS[JOB.app]!, JOB.params, { startWaitMs: 30_000 }), secret: cluster.secret!, flexibility: 'malleable', minNodes: STATIC, maxNodes: STATIC + SPOT });
       jobId = job.id;
       await waitFor(async () => (await members(job.id)).length === STATIC, 'the job on the static set', 120_000);
       const running = async () => {

@@ -10,7 +10,7 @@ import { runWorkflow, type RunWorkflowOptions } from '../src/frameworks/workflow
 import type { MemberReport, WorkflowResult } from '../src/frameworks/workflow/workflow-kind.js';
 import type { Workflow } from '../src/frameworks/workflow/workflow.js';
 import { Cluster } from '../src/runtime/client/cluster.js';
-import { secretFile, startNodeProcess } from '../test/support/node-process.js';
+import { secretFile, secretIn, startNodeProcess } from '../test/support/node-process.js';
 import { fourLetterWord, startEnsemble } from '../test/support/zk-ensemble.js';
 
 export interface Measured {
@@ -26,7 +26,7 @@ export async function startBenchCluster(count: number) {
   const zk = await startEnsemble({ size: 1 });
   const secret = secretFile();
   const nodes = await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
-  const cluster = await Cluster.connect(zk.connectionString);
+  const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
   /** What ZooKeeper's `mntr` says it has received so far. */
   const zkPackets = async () => Number(/zk_packets_received\s+(\d+)/.exec(await fourLetterWord(zk.servers[0]!.clientPort, 'mntr'))?.[1] ?? NaN);
   const idle = async () => {

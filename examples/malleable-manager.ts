@@ -19,9 +19,9 @@ const launched = new Promise<void>((resolve) => manager.on('event', (e) => {
 }));
 try {
   await manager.start();
-  const first = await submitManagedJob(cluster.coordination, { ...taskPoolJob(countPrimes, { lo: 0, hi: n, found: 0 }), flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
+  const first = await submitManagedJob(cluster.coordination, { ...taskPoolJob(countPrimes, { lo: 0, hi: n, found: 0 }), secret: cluster.secret!, flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
   await launched; // the first job runs on all 4 nodes
-  const second = await submitManagedJob(cluster.coordination, { ...taskPoolJob(countPrimes, { lo: 0, hi: n / 2, found: 0 }), flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
+  const second = await submitManagedJob(cluster.coordination, { ...taskPoolJob(countPrimes, { lo: 0, hi: n / 2, found: 0 }), secret: cluster.secret!, flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
   const outcomes = await Promise.all([first, second].map((j) => awaitOutcome(cluster.coordination, j.id)));
   const name = (id: string) => (id === first.id ? 'first' : 'second');
   process.stdout.write(`${JSON.stringify({ primes: outcomes.map((o) => (o.status === 'done' ? o.value : o.status)), events: events.map((e) => `${e.type} ${name(e.job)} ${e.nodes}`) })}\n`);

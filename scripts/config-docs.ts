@@ -107,8 +107,8 @@ export function configurationDoc(program: Command = buildProgram()): string {
   line('`yes`/`no`, `on`/`off`, `1`/`0`). An empty variable counts as unset. A bad value is an error naming the');
   line('variable: `error: TIDEPOOL_NODE_WORKERS: "x" is not a positive whole number`.');
   line();
-  line('Also read: `TIDEPOOL_SECRET` (the cluster secret itself, when no `secretFile` is given; `tidepool result`');
-  line('uses it to fetch large results), `TIDEPOOL_SERVICE_TOKEN` (the token of `tidepool serve`, when no');
+  line('Also read: `TIDEPOOL_SECRET` (the cluster secret itself, or a monitor credential, when no `secretFile` is');
+  line('given; see [security.md](security.md)), `TIDEPOOL_SERVICE_TOKEN` (the token of `tidepool serve`, when no');
   line('`--token-file` is given), `TIDEPOOL_LOG` (an older name for `TIDEPOOL_LOG_LEVEL`, which wins over it) and');
   line('`TIDEPOOL_DEBUG` (any value: errors print their stack trace).');
   line();

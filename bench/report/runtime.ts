@@ -10,6 +10,7 @@ export function runtimeSections(): Section {
   const dask = load('peers-dask');
   const binomial = load('binomial-tree');
   const beforeAfter = load('core-before-after');
+  const access = load('access-cost');
   const targets: Target[] = [];
   const out: string[] = [];
   const smallRows = small?.rows as Json[] | undefined;
@@ -112,6 +113,16 @@ export function runtimeSections(): Section {
     out.push('## Runtime costs', '', `\`node dist/bench/runtime.js\`: composition tree n = ${runtime.n} (${int(2 ** (runtime.n as number))} nodes, ${runtime.work} operations each), median of ${runtime.repeat}:`, '');
     out.push(table([['setup', 'seconds', 'speedup', 'efficiency'], ...(runtime.rows as Json[]).map((r) => [r.setup, f(r.seconds as number, 3), f(r.speedup as number), f(r.efficiency as number)])]));
     out.push('');
+  }
+
+  // ---- what cluster security costs (docs/security.md) -------------------------------------------
+  out.push('## Cluster security: access lists and signed specs', '');
+  if (access) {
+    out.push(`\`npx tsx bench/access-cost.ts\` (${when(access)}): the ledger's batched termination transactions, ${access.tasks} tasks by ${access.clients} clients, with and without the cluster's access lists (median of ${access.rounds} rounds, open and secured taking turns):`, '');
+    out.push(table([['backend', 'open tasks/s', 'secured tasks/s', 'secured / open'], ...(access.termination as Json[]).map((r) => [r.backend, int(r.openTasksPerSecond as number), int(r.securedTasksPerSecond as number), `${f(r.ratio as number, 3)}×`])]));
+    out.push('', `A job spec with a 64 KiB input: signed in ${int(access.spec.signMicros as number)} µs (once per submission), checked in ${int(access.spec.admitMicros as number)} µs (once per node joining the job).`, '');
+  } else {
+    out.push('Not measured yet: `npx tsx bench/access-cost.ts --tasks 4000 --rounds 5` on a quiet machine (it writes bench/results/access-cost.json).', '');
   }
 
   if (beforeAfter) {

@@ -6,6 +6,7 @@ import { connect } from '../coord/connect.js';
 import { isCoordError } from '../coord/errors.js';
 import type { ConnectOptions, CoordClient } from '../coord/types.js';
 import { Cluster } from '../runtime/client/cluster.js';
+import type { SecretInput } from '../util/cluster-secret.js';
 import { formatDuration } from './settings/durations.js';
 
 /** The error a command prints when the ensemble at `zk` did not answer within `timeoutMs`. */
@@ -24,7 +25,7 @@ export async function connectZk(zk: string, timeoutMs: number, options: Omit<Con
 }
 
 /** A client of the cluster registered at `zk` (`Cluster.connect`). */
-export async function connectCluster(zk: string, timeoutMs: number, opts: { secret?: Buffer | string } = {}): Promise<Cluster> {
+export async function connectCluster(zk: string, timeoutMs: number, opts: { secret?: SecretInput; serveData?: boolean } = {}): Promise<Cluster> {
   try {
     return await Cluster.connect(zk, { ...opts, connectTimeoutMs: timeoutMs });
   } catch (err) {
@@ -32,9 +33,12 @@ export async function connectCluster(zk: string, timeoutMs: number, opts: { secr
   }
 }
 
-/** Runs `run` with a session to `zk`, closed afterwards. */
-export async function withZk<T>(zk: string, timeoutMs: number, run: (client: CoordClient) => Promise<T>): Promise<T> {
-  const client = await connectZk(zk, timeoutMs);
+/**
+ * Runs `run` with a session to `zk` holding `credential` (the cluster secret to change the cluster;
+ * to read, the secret or a monitor credential, or none on an open tree), closed afterwards.
+ */
+export async function withZk<T>(zk: string, timeoutMs: number, credential: SecretInput | undefined, run: (client: CoordClient) => Promise<T>): Promise<T> {
+  const client = await connectZk(zk, timeoutMs, credential !== undefined ? { secret: credential } : {});
   try {
     return await run(client);
   } finally {

@@ -16,8 +16,12 @@ import { secretForLocalNodes } from './options.js';
  */
 export async function secretForLocalNodesOn(zk: string, secretFile: string | undefined, timeoutMs: number): Promise<void> {
   if (secretForLocalNodes(secretFile) !== 'fresh') return;
-  await withZk(zk, timeoutMs, async (client) => {
-    const nodes = await client.getChildren(clusterPaths().nodes).catch((err: unknown) => (isCoordError(err, 'NO_NODE') ? [] : Promise.reject(err)));
+  await withZk(zk, timeoutMs, undefined, async (client) => {
+    const nodes = await client.getChildren(clusterPaths().nodes).catch((err: unknown) => {
+      if (isCoordError(err, 'NO_NODE')) return [];
+      if (isCoordError(err, 'NO_AUTH')) throw new UsageError(`${zk} holds a cluster secured by its own secret: --secret-file (or TIDEPOOL_SECRET) is needed to run on it`);
+      throw err;
+    });
     if (nodes.length > 0) {
       throw new UsageError(`${zk} already has ${nodes.length} node(s), which use the cluster's secret: --secret-file (or TIDEPOOL_SECRET) is needed to start local node processes with --zk`);
     }

@@ -14,6 +14,7 @@ import { registerResultCommand } from './commands/result.js';
 import { registerSolveCommand } from './commands/solve.js';
 import { registerMalleableCommand } from './commands/malleable.js';
 import { registerIterateCommand } from './commands/iterate.js';
+import { registerSecretCommands } from './commands/secret.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerWorkflowCommands } from './commands/workflow.js';
 import { reportError } from './errors.js';
@@ -67,6 +68,7 @@ export function buildProgram(): SettingsCommand {
   registerCoordCommands(program);
   registerManagerCommands(program);
   registerServeCommand(program);
+  registerSecretCommands(program);
   registerWorkflowCommands(program);
   return program;
 }

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { ClusterSecret } from '../util/cluster-secret.js';
 import { usableCores } from '../util/capacity.js';
 import { UsageError } from './errors.js';
 
@@ -12,38 +12,35 @@ export function readFlagFile(file: string, flag: string): string {
   }
 }
 
-/** The cluster secret from --secret-file or $TIDEPOOL_SECRET (the file's first line: see clusterSecrets). */
-export function clusterSecret(file: string | undefined): Buffer {
-  return clusterSecrets(file)[0]!;
-}
+/** --secret-file's help on commands that change the cluster, and on those that only read it. */
+export const SECRET_FILE_TO_WRITE = 'file holding the cluster secret (or the secret itself in $TIDEPOOL_SECRET): required, this command changes the cluster';
+export const SECRET_FILE_TO_READ = 'file holding the cluster secret or a monitor credential (`tidepool secret monitor`), or either in $TIDEPOOL_SECRET: reading a cluster needs one';
 
 /**
- * Every secret of --secret-file, one per line (blank lines ignored), or $TIDEPOOL_SECRET: the first is
- * the current one; lines after it are the secrets a node still accepts during a rotation
- * (docs/security.md, "Rotating the secret").
+ * What --secret-file (or $TIDEPOOL_SECRET) holds: the cluster secret — one per line (blank lines ignored),
+ * the first current, the others still accepted during a rotation (docs/security.md, "Rotating the
+ * secret") — or a read-only monitor credential; undefined when neither is given.
  */
-export function clusterSecrets(file: string | undefined): Buffer[] {
-  if (file !== undefined) {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(file);
-    } catch (err) {
-      throw new UsageError(`--secret-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-    }
-    const lines = bytes.toString('utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 0);
-    if (lines.length === 0) throw new UsageError(`--secret-file: ${file} is empty; a cluster secret needs at least 16 bytes`);
-    return lines.map((line, i) => {
-      const secret = Buffer.from(line);
-      if (secret.length < 16) throw new UsageError(`--secret-file: ${file}:${i + 1} holds ${secret.length} bytes; a cluster secret needs at least 16`);
-      return secret;
-    });
-  }
+export function clusterCredential(file: string | undefined): ClusterSecret | undefined {
+  if (file !== undefined) return parsed(readFlagFile(file, '--secret-file'), `--secret-file ${file}`);
   const env = process.env.TIDEPOOL_SECRET;
-  if (env !== undefined) {
-    if (env.length < 16) throw new UsageError('TIDEPOOL_SECRET needs at least 16 characters');
-    return [Buffer.from(env)];
+  return env === undefined ? undefined : parsed(env, 'TIDEPOOL_SECRET');
+}
+
+function parsed(text: string, where: string): ClusterSecret {
+  try {
+    return ClusterSecret.parse(text, where);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
   }
-  throw new UsageError('a cluster secret is required: --secret-file FILE (or TIDEPOOL_SECRET); every node of a cluster uses the same one');
+}
+
+/** The cluster secret from --secret-file or $TIDEPOOL_SECRET, for commands that write (a monitor credential does not do). */
+export function clusterSecret(file: string | undefined): ClusterSecret {
+  const secret = clusterCredential(file);
+  if (secret === undefined) throw new UsageError('a cluster secret is required: --secret-file FILE (or TIDEPOOL_SECRET); every node and writing client of a cluster uses the same one');
+  if (!secret.isSecret) throw new UsageError(`${file !== undefined ? `--secret-file ${file}` : 'TIDEPOOL_SECRET'} holds a read-only monitor credential; this command changes the cluster and needs the cluster secret`);
+  return secret;
 }
 
 /**
@@ -57,7 +54,7 @@ export function secretForLocalNodes(file: string | undefined): 'given' | 'fresh'
     clusterSecret(file);
     return 'given';
   }
-  process.env.TIDEPOOL_SECRET = randomBytes(32).toString('base64url');
+  process.env.TIDEPOOL_SECRET = ClusterSecret.newText();
   return 'fresh';
 }
 

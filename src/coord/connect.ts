@@ -1,3 +1,4 @@
+import { sessionAccess } from './access.js';
 import { parseConnectionString } from './connection-string.js';
 import { EmbeddedClient } from './embedded/embedded-client.js';
 import { EmbeddedServer } from './embedded/embedded-server.js';
@@ -18,10 +19,13 @@ export function embeddedServer(name = 'default'): EmbeddedServer {
 
 /**
  * Opens a coordination session. `embedded` (the default) needs no external service;
- * `zk://host:port,…[/chroot]` connects to an Apache ZooKeeper ensemble.
+ * `zk://host:port,…[/chroot]` connects to an Apache ZooKeeper ensemble. With `secret` the session
+ * presents the cluster's credentials and its znodes carry the cluster's access list (access.ts).
  */
 export async function connect(connection?: string, options: ConnectOptions = {}): Promise<CoordClient> {
   const target = parseConnectionString(connection);
-  if (target.backend === 'embedded') return new EmbeddedClient(embeddedServer(target.name), options.sessionTimeoutMs);
-  return ZooKeeperClient.connect({ ...options, hosts: target.hosts, chroot: target.chroot });
+  const { secret, ...rest } = options;
+  const access = sessionAccess(secret);
+  if (target.backend === 'embedded') return new EmbeddedClient(embeddedServer(target.name), rest.sessionTimeoutMs, access);
+  return ZooKeeperClient.connect({ ...rest, hosts: target.hosts, chroot: target.chroot, access });
 }

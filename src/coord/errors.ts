@@ -5,6 +5,9 @@ export type CoordErrorCode =
   | 'BAD_VERSION'
   | 'NOT_EMPTY'
   | 'NO_CHILDREN_FOR_EPHEMERALS'
+  /** The znode's access list does not grant this session the operation (access.ts). */
+  | 'NO_AUTH'
+  | 'INVALID_ACL'
   | 'CONNECTION_LOSS'
   | 'SESSION_EXPIRED'
   | 'OPERATION_TIMEOUT'
@@ -27,6 +30,8 @@ export class CoordError extends Error {
   readonly code: CoordErrorCode;
   readonly path: string | undefined;
   readonly opIndex: number | undefined;
+  /** What more the message says after the code and path. */
+  readonly detail: string | undefined;
 
   constructor(code: CoordErrorCode, path?: string, opIndex?: number, detail?: string) {
     const where = path === undefined ? '' : ` at ${path}`;
@@ -36,6 +41,7 @@ export class CoordError extends Error {
     this.code = code;
     this.path = path;
     this.opIndex = opIndex;
+    this.detail = detail;
   }
 }
 

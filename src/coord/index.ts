@@ -6,6 +6,7 @@
 export type * from './types.js';
 export { connect } from './connect.js';
 export { CoordError, isCoordError, isRetryable, type CoordErrorCode } from './errors.js';
+export { OPEN_ACL, Perm, type Acl, type AclEntry } from './access.js';
 export { Transaction } from './transaction.js';
 export { watchChildren, watchData, type WatchHandle, type WatchOptions } from './watch.js';
 export { GroupMembership, type Member, type MemberMeta } from './recipes/group-membership.js';

@@ -1,8 +1,10 @@
 /**
  * The coordination contract: ZooKeeper's data model (znodes with data and versions, one-shot
- * watches, atomic multi-op transactions, sessions with expiry), typed and promise-based.
+ * watches, atomic multi-op transactions, sessions with expiry, access lists), typed and promise-based.
  * Both backends (embedded and zookeeper) implement it and pass one contract suite.
  */
+import type { SecretInput } from '../util/cluster-secret.js';
+import type { Acl, AclEntry } from './access.js';
 
 export type CreateMode = 'persistent' | 'ephemeral' | 'persistent_sequential' | 'ephemeral_sequential';
 
@@ -85,6 +87,18 @@ export interface CoordClient {
   getChildren(path: string, watcher?: Watcher): Promise<string[]>;
   /** Applies all operations atomically or none; a failure names the failing op in `opIndex`. */
   multi(ops: readonly Op[]): Promise<OpResult[]>;
+  /** The access list of every znode this session creates (access.ts: the cluster's with the secret, open without). */
+  readonly acl: Acl;
+  /** A znode's access list and stat; throws NO_NODE, or NO_AUTH without READ or ADMIN (without ADMIN digests read "user:x"). */
+  getACL(path: string): Promise<{ acl: AclEntry[]; stat: Stat }>;
+  /** Replaces a znode's access list (needs ADMIN); `version` -1 (default) matches any access-list version. */
+  setACL(path: string, acl: Acl, version?: number): Promise<void>;
+  /**
+   * Takes another secret (a rotation): the session presents its credentials from now on (besides those it
+   * presented before: ZooKeeper cannot take credentials back from a session) and its creates carry its
+   * access list. A monitor credential, or a session opened without a secret, cannot take one.
+   */
+  useSecret(secret: SecretInput): void;
   /** Subscribes to session state changes; returns the unsubscribe function. */
   onState(listener: (state: SessionState) => void): () => void;
   /** Ends the session: its ephemeral znodes are deleted. */
@@ -96,4 +110,10 @@ export interface ConnectOptions {
   sessionTimeoutMs?: number;
   /** How long `connect` waits for the first connection before failing. */
   connectTimeoutMs?: number;
+  /**
+   * The cluster secret (or a read-only monitor credential): the session presents the credentials derived
+   * from it and gives every znode it creates the cluster's access list (access.ts). Without it the session
+   * reaches only open znodes, and creates open ones.
+   */
+  secret?: SecretInput;
 }

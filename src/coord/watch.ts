@@ -9,9 +9,15 @@ export interface WatchHandle {
   close(): void;
 }
 
+/**
+ * Why a watch stopped for good: its session expired or was closed, or a read failed in a way no retry
+ * mends (NO_AUTH: the session may not read the znode; `ready` then rejects with that error).
+ */
+export type WatchEndReason = 'expired' | 'closed' | 'failed';
+
 export interface WatchOptions {
-  /** Called once when the watch stops for good (session expired or closed). */
-  onEnd?: (reason: 'expired' | 'closed') => void;
+  /** Called once when the watch stops for good; `err` is the failure when the reason is 'failed'. */
+  onEnd?: (reason: WatchEndReason, err?: unknown) => void;
   /**
    * How long to wait after a change before re-reading (default 0). Changes in between are not
    * lost (the next read sees them) but coalesce into one delivery: a watcher of a list that
@@ -60,7 +66,12 @@ function rearming<T>(client: CoordClient, path: string, opts: WatchOptions, read
   let generation = 0;
   let delayed: NodeJS.Timeout | undefined;
   let markReady!: () => void;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  let markFailed!: (err: unknown) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    markFailed = reject;
+  });
+  ready.catch(() => undefined); // a caller that never awaits `ready` learns of a failure through onEnd
   const stop = (): boolean => {
     if (closed) return false;
     closed = true;
@@ -69,8 +80,9 @@ function rearming<T>(client: CoordClient, path: string, opts: WatchOptions, read
     markReady();
     return true;
   };
-  const end = (reason: 'expired' | 'closed') => {
-    if (stop()) opts.onEnd?.(reason);
+  const end = (reason: WatchEndReason, err?: unknown) => {
+    if (err !== undefined) markFailed(err);
+    if (stop()) opts.onEnd?.(reason, err);
   };
 
   const arm = (): void => {
@@ -96,7 +108,9 @@ function rearming<T>(client: CoordClient, path: string, opts: WatchOptions, read
         if (isCoordError(err, 'CONNECTION_LOSS', 'OPERATION_TIMEOUT')) return; // the state listener re-arms
         if (isCoordError(err, 'SESSION_EXPIRED')) return end('expired');
         if (isCoordError(err, 'CLOSED')) return end('closed');
+        // Nothing mends it by retrying (NO_AUTH, a malformed path): the watch ends, and says why.
         log.warn('coord', `watch on ${path} failed`, err);
+        end('failed', err);
       },
     );
   };

@@ -7,3 +7,4 @@ import '../runtime/pool/task-pool-ref.js';
 import './iterative/iterative-kind-ref.js';
 import './malleable/malleable-kind-ref.js';
 import './workflow/workflow-kind-ref.js';
+import './service/service-kind-ref.js';

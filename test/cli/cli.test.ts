@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { assertCleanError, tidepool } from '../support/cli.js';
+import { assertCleanError, tidepool, tidepool as runTidepool } from '../support/cli.js';
 import { allCommands, buildProgram } from '../../src/cli/main.js';
 import { commandPath } from '../../src/cli/settings/settings-command.js';
 import { randomUUID } from 'node:crypto';
@@ -15,7 +15,7 @@ import { listNodes } from '../../src/runtime/scheduler/index.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { rootState } from '../runtime/apps/compositions.js';
-import { secretFile, startNodeProcess } from '../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess } from '../support/node-process.js';
 import { waitFor } from '../support/wait.js';
 
 
@@ -68,12 +68,30 @@ describe('tidepool CLI', () => {
     assertCleanError(await tidepool(['status']), /--zk is required/);
   });
 
+  it('every command that changes a cluster needs the secret: a one-line error before it connects', async () => {
+    const secret = secretFile();
+    const monitor = join(mkdtempSync(join(tmpdir(), 'tp-')), 'monitor');
+    writeFileSync(monitor, (await tidepool(['secret', 'monitor', '--secret-file', secret])).stdout);
+    const zk = ['--zk', 'zk://127.0.0.1:1'];
+    const writes = [['scale', 'j', '2'], ['cancel', 'j'], ['drain', 'n'], ['control', 'j', 'status'], ['jobs', '--prune', '3'], ['submit', 'x-package', '--flexibility', 'rigid'],
+      ['manager'], ['warn', 'n'], ['clear', 'n'], ['node'], ['secret', 'protect'], ['solve', 'nqueens', '6'], ['malleable', 'run', 'stencil'], ['workflow', 'run', 'test/data/workflows/none.json']];
+    for (const args of writes) {
+      const run = await tidepool([...args, ...zk]);
+      assertCleanError(run, /a cluster secret is required: --secret-file FILE \(or TIDEPOOL_SECRET\)/);
+      assert.equal(run.stderr.trim().split('\n').length, 1, `${args.join(' ')}: one line (${run.stderr})`);
+      if (args[0] !== 'node') assertCleanError(await tidepool([...args, ...zk, '--secret-file', monitor]), /holds a read-only monitor credential; this command changes the cluster and needs the cluster secret/);
+    }
+    const made = await tidepool(['secret', 'new', '--json']);
+    assert.match((JSON.parse(made.stdout) as { secret: string }).secret, /^[A-Za-z0-9_-]{43}$/);
+    assert.match(await tidepool(['secret', 'monitor', '--secret-file', secret]).then((r) => r.stdout), /^tidepool-monitor:[A-Za-z0-9_-]{43}\n$/);
+  });
+
   describe('against a ZooKeeper ensemble', () => {
     let zk: ZkEnsemble;
     const root = `/cli-${randomUUID()}`;
     before(async () => {
       zk = await startEnsemble({ size: 3 });
-      const client = await connect(zk.connectionString);
+      const client = await connect(zk.connectionString); // an open tree of its own, outside any cluster's root
       await mkdirp(client, `${root}/jobs/j1/vars`);
       await client.create(`${root}/jobs/j1/vars/bound`, Buffer.from('42'));
       await client.close();
@@ -97,7 +115,9 @@ describe('tidepool CLI', () => {
     });
 
     it('status, jobs, scale and drain act on a running cluster', { timeout: 120_000 }, async () => {
-      const node = await startNodeProcess({ zk: zk.connectionString, secretFile: secretFile() });
+      const file = secretFile();
+      const node = await startNodeProcess({ zk: zk.connectionString, secretFile: file });
+      const tidepool = (args: string[]) => runTidepool([...args, '--secret-file', file]);
       try {
         // Each CLI run is a new session that may read from a server a moment behind: repeat until it sees the change.
         const status = await until(async () => JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string; job: string | null; workers: number }> }, (st) => st.nodes.length === 1);
@@ -106,8 +126,8 @@ describe('tidepool CLI', () => {
         const text = await until(() => tidepool(['status', '--zk', zk.connectionString]), (r) => row.test(r.stdout));
         assert.match(text.stdout, row);
         // A long job with no nodes yet, then scaled to one node, then drained off it.
-        const client = await connect(zk.connectionString);
-        const spec = await submitJob(client, { ...taskPoolJob({ module: new URL('../runtime/apps/compositions.ts', import.meta.url).href, export: 'default' }, rootState(30, 1000)), nodes: 0 });
+        const client = await connect(zk.connectionString, { secret: secretIn(file) });
+        const spec = await submitJob(client, { ...taskPoolJob({ module: new URL('../runtime/apps/compositions.ts', import.meta.url).href, export: 'default' }, rootState(30, 1000)), nodes: 0, secret: secretIn(file) });
         const jobs = await until(async () => JSON.parse((await tidepool(['jobs', '--zk', zk.connectionString, '--json'])).stdout) as { jobs: Array<{ id: string; state: string; nodes: number }> }, (j) => j.jobs.length === 1);
         assert.deepEqual(jobs.jobs.map((j) => [j.id, j.state, j.nodes]), [[spec.id, 'running', 0]]);
         const scaled = await until(async () => JSON.parse((await tidepool(['scale', spec.id, '1', '--zk', zk.connectionString, '--json'])).stdout) as { added: string[]; size: number }, (r) => r.size === 1);
@@ -140,6 +160,30 @@ describe('tidepool CLI', () => {
       }
     });
 
+    it('on a secured cluster, a command without a credential or with another cluster\'s secret fails in one line naming what it lacks; none hangs', { timeout: 240_000 }, async () => {
+      // A cluster of its own (a chroot): the case before made /tidepool with another secret.
+      const file = secretFile();
+      const other = secretFile();
+      const conn = `${zk.connectionString}/secured`;
+      const node = await startNodeProcess({ zk: conn, secretFile: file });
+      try {
+        const reading = [['status'], ['jobs'], ['jobs', '--managed'], ['coord', 'ls', '/tidepool'], ['result', 'j-x'], ['monitor', '--dashboard', '0']];
+        const holding = [['status', '--secret-file', other], ['manager', '--secret-file', other], ['solve', 'nqueens', '6', '--secret-file', other, '--zk']];
+        for (const args of [...reading, ...holding]) {
+          const run = await runTidepool([...args, ...(args.at(-1) === '--zk' ? [] : ['--zk']), conn], 60_000);
+          assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+          const errors = run.stderr.split('\n').filter((l) => l.startsWith('error:'));
+          assert.equal(errors.length, 1, `${args.join(' ')}: ${run.stderr}`);
+          assert.match(errors[0]!, args.includes(other)
+            ? /^error: NO_AUTH at \/tidepool\/\S+: cluster secret (or monitor credential )?required( to read)?: this session's secret is not one this znode's access list accepts \(another cluster's, or rotated out\)$/
+            : /^error: NO_AUTH at \/tidepool(\/\S+)?: cluster secret or monitor credential required to read: this session holds no credential \(give the secret: --secret-file or TIDEPOOL_SECRET/, args.join(' '));
+        }
+      } finally {
+        node.kill('SIGKILL');
+        await node.exited;
+      }
+    });
+
     it('an unreachable cluster fails within the timeout, naming the address, on every command that talks to ZooKeeper', { timeout: 120_000 }, async () => {
       const secret = secretFile();
       const oneShot = [['coord', 'ls', '/'], ['coord', 'get', '/x'], ['status'], ['jobs'], ['scale', 'j', '1'], ['cancel', 'j'], ['control', 'j', 'status'], ['drain', 'n'], ['result', 'j'],
@@ -148,7 +192,9 @@ describe('tidepool CLI', () => {
       for (const args of [...oneShot, ...lasting]) {
         const zkGiven = args.at(-1) === '--zk';
         const started = performance.now();
-        const run = await tidepool([...args, ...(zkGiven ? [] : ['--zk']), '127.0.0.1:1', '--timeout', '1500ms'], 30_000);
+        // With the secret: commands that change the cluster check for it before they connect.
+        const withSecret = args.includes('--secret-file') ? [] : ['--secret-file', secret];
+        const run = await tidepool([...args, ...(zkGiven ? [] : ['--zk']), '127.0.0.1:1', '--timeout', '1500ms', ...withSecret], 30_000);
         const seconds = (performance.now() - started) / 1000;
         assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
         assert.match(run.stderr, /^error: no ZooKeeper server at zk:\/\/127\.0\.0\.1:1 answered within 1\.5s \(--timeout\)$/m, args.join(' '));

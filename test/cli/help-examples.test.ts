@@ -37,7 +37,7 @@ import { submitJob } from '../../src/runtime/client/submit.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { runCommand, type Run } from '../support/cli.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 
@@ -121,9 +121,9 @@ describe('every --help example and README command runs as printed', () => {
     chmodSync(join(shims, 'tidepool'), 0o755);
     env.PATH = `${shims}:${env.PATH ?? ''}`;
     zk = await startEnsemble({ size: 1 });
-    client = await connect(zk.connectionString);
+    client = await connect(zk.connectionString, { secret: secretIn(secret) });
     nodes.push(...await Promise.all([1, 2].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret }))));
-    const done = await submitJob(client, { ...taskPoolJob(COUNT, { n: 1000 }), nodes: 1 });
+    const done = await submitJob(client, { ...taskPoolJob(COUNT, { n: 1000 }), nodes: 1, secret: secretIn(secret) });
     const outcome = await withDeadline(awaitOutcome(client, done.id), 'the finished job', 60_000);
     assert.equal(outcome.status === 'done' && outcome.value, 168, 'examples/count.js counts the 168 primes below 1000');
     finished = done.id;
@@ -138,7 +138,7 @@ describe('every --help example and README command runs as printed', () => {
   /** A fresh job running on one of the test's nodes (the one before is cancelled). */
   async function runningJob(): Promise<string> {
     await idle();
-    const spec = await submitJob(client, { ...taskPoolJob(COUNT, { n: 1e15 }), nodes: 1 }); // runs until cancelled
+    const spec = await submitJob(client, { ...taskPoolJob(COUNT, { n: 1e15 }), nodes: 1, secret: secretIn(secret) }); // runs until cancelled
     running = spec.id;
     await waitFor(async () => (await listNodes(client)).some((n) => n.job === spec.id), 'the job to run on a node', 60_000);
     return spec.id;

@@ -1,25 +1,27 @@
 /**
  * `tidepool monitor` (formerly `tidepool coordinator`) on a real ZooKeeper ensemble: it follows node
  * processes as they join and leave and a job to its end, on its dashboard API and its Prometheus endpoint.
+ * It reads with the read-only monitor credential; the commands that change the cluster hold the secret.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { DashboardHello } from '../../src/dashboard/snapshot.js';
 import { childEnv } from '../support/child-env.js';
 import { assertCleanError, tidepool } from '../support/cli.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
 const GR17 = fileURLToPath(new URL('../data/tsplib/gr17.tsp', import.meta.url));
 
-/** Starts the monitor (by `name`) and resolves with its ready line. */
-async function startMonitor(zk: string, name = 'monitor', interval = '200ms'): Promise<{ child: ChildProcess; dashboard: string; metrics: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, name, '--zk', zk, '--dashboard', '0', '--interval', interval, '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+/** Starts the monitor (by `name`, reading with the credential in `credentialFile`) and resolves with its ready line. */
+async function startMonitor(zk: string, credentialFile: string, name = 'monitor', interval = '200ms'): Promise<{ child: ChildProcess; dashboard: string; metrics: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [BIN, name, '--zk', zk, '--secret-file', credentialFile, '--dashboard', '0', '--interval', interval, '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const lines = createInterface({ input: child.stdout! });
@@ -38,8 +40,11 @@ async function hello(url: string): Promise<DashboardHello> {
 describe('tidepool monitor (ZooKeeper ensemble)', () => {
   let zk: ZkEnsemble;
   const nodes: NodeProcess[] = [];
+  const secret = secretFile();
+  const monitor = `${secret}.monitor`;
   before(async () => {
     zk = await startEnsemble({ size: 3 });
+    writeFileSync(monitor, secretIn(secret).monitorCredential(), { mode: 0o600 });
   });
   after(async () => {
     for (const n of nodes) n.kill('SIGKILL');
@@ -48,12 +53,11 @@ describe('tidepool monitor (ZooKeeper ensemble)', () => {
   });
 
   it('shows nodes joining and leaving and a job to its end; metrics per node and job', { timeout: 180_000 }, async () => {
-    const coordinator = await startMonitor(zk.hosts);
+    const coordinator = await startMonitor(zk.hosts, monitor);
     try {
-      const secret = secretFile();
       nodes.push(...await Promise.all([1, 2].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret }))));
       await waitFor(async () => (await hello(coordinator.dashboard)).snapshot.nodes.length === 2, 'the dashboard to show both nodes', 30_000);
-      const solved = await tidepool(['solve', 'tsp', GR17, '--zk', zk.connectionString, '--json']);
+      const solved = await tidepool(['solve', 'tsp', GR17, '--zk', zk.connectionString, '--secret-file', secret, '--json']);
       assert.equal(solved.code, 0, solved.stderr);
       assert.equal((JSON.parse(solved.stdout) as { objective: number }).objective, 2085);
       await waitFor(async () => (await hello(coordinator.dashboard)).snapshot.jobs.some((j) => j.state === 'done'), 'the dashboard to show the job done', 30_000);
@@ -67,7 +71,8 @@ describe('tidepool monitor (ZooKeeper ensemble)', () => {
       assert.match(metrics, /^tidepool_nodes 2$/m);
       assert.match(metrics, new RegExp(`^tidepool_job_tasks_completed\\{job="${done.id}",state="done"\\} ${done.tasksDone}$`, 'm'));
       // Finished jobs can be removed (running ones never are); the dashboard drops them too.
-      const pruned = await tidepool(['jobs', '--zk', zk.connectionString, '--prune', '0', '--grace', '0s', '--json']);
+      assertCleanError(await tidepool(['jobs', '--zk', zk.connectionString, '--secret-file', monitor, '--prune', '0']), /holds a read-only monitor credential; this command changes the cluster/);
+      const pruned = await tidepool(['jobs', '--zk', zk.connectionString, '--secret-file', secret, '--prune', '0', '--grace', '0s', '--json']);
       assert.equal(pruned.code, 0, pruned.stderr);
       assert.deepEqual(JSON.parse(pruned.stdout), { pruned: [done.id] });
       await waitFor(async () => (await hello(coordinator.dashboard)).snapshot.jobs.length === 0, 'the dashboard to drop the removed job', 30_000);
@@ -87,7 +92,7 @@ describe('tidepool monitor (ZooKeeper ensemble)', () => {
   });
 
   it('the old name `coordinator` (and its bare-millisecond --interval) still work, each with a note', { timeout: 60_000 }, async () => {
-    const old = await startMonitor(zk.connectionString, 'coordinator', '200');
+    const old = await startMonitor(zk.connectionString, monitor, 'coordinator', '200');
     try {
       assert.equal((await hello(old.dashboard)).snapshot.nodes.length, nodes.filter((n) => n.process.exitCode === null).length);
       assert.match(old.stderr(), /^warning: deprecated: tidepool coordinator is now tidepool monitor/m);

@@ -1,11 +1,11 @@
 /**
  * `tidepool result JOB` (the built CLI) against a ZooKeeper ensemble and a node process: a finished
  * job's value decoded, as text and as JSON; a large result fetched from the job's nodes through the
- * data plane with the cluster secret (and a clear refusal without it); unfinished, cancelled and
- * unknown jobs.
+ * data plane with the cluster secret (and a clear refusal with only the read-only monitor credential);
+ * unfinished, cancelled and unknown jobs.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { connect } from '../../src/coord/connect.js';
@@ -17,7 +17,7 @@ import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { assemble, streamBytes, type Piece } from '../runtime/apps/big-result.js';
 import { countSequentially, rootState } from '../runtime/apps/compositions.js';
 import { assertCleanError, tidepool, type Run } from '../support/cli.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
@@ -33,9 +33,13 @@ describe('tidepool result', () => {
   let client: CoordClient;
   let node: NodeProcess;
   const secret = secretFile();
+  const monitor = `${secret}.monitor`;
+  /** `tidepool ARGS` reading with the credential in `credentialFile` (by default the cluster secret). */
+  const cli = (args: string[], credentialFile = secret): Promise<Run> => tidepool([...args, '--secret-file', credentialFile], 150_000);
   before(async () => {
     zk = await startEnsemble({ size: 1 });
-    client = await connect(zk.connectionString);
+    writeFileSync(monitor, secretIn(secret).monitorCredential(), { mode: 0o600 });
+    client = await connect(zk.connectionString, { secret: secretIn(secret) });
     node = await startNodeProcess({ zk: zk.connectionString, secretFile: secret });
   });
   after(async () => {
@@ -46,18 +50,19 @@ describe('tidepool result', () => {
   });
 
   it('prints a finished job\'s value: decoded text, or JSON with --json; waits with --wait', T, async () => {
-    const spec = await submitJob(client, { ...taskPoolJob(app('compositions'), rootState(12)), nodes: 1 });
+    const spec = await submitJob(client, { ...taskPoolJob(app('compositions'), rootState(12)), nodes: 1, secret: secretIn(secret) });
     const json = await cli(['result', spec.id, '--zk', zk.hosts, '--wait', '2m', '--json']);
     assert.equal(json.code, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout), { job: spec.id, status: 'done', value: countSequentially(12) });
-    const text = await cli(['result', spec.id, '--zk', zk.hosts]);
+    const text = await cli(['result', spec.id, '--zk', zk.hosts], monitor); // reading: the monitor credential does
+
     assert.equal(text.code, 0, text.stderr);
     assert.equal(text.stdout, `${inspect(countSequentially(12))}\n`);
   });
 
   it('fetches a result too large for ZooKeeper from the job\'s nodes with the cluster secret, and says what is missing without it', T, async () => {
     const total = 1024 * 1024 + 5;
-    const spec = await submitJob(client, { ...taskPoolJob(app('big-result'), { lo: 0, hi: total }), nodes: 1 });
+    const spec = await submitJob(client, { ...taskPoolJob(app('big-result'), { lo: 0, hi: total }), nodes: 1, secret: secretIn(secret) });
     const key = readFileSync(secret, 'utf8').trim();
     const run = await cli(['result', spec.id, '--zk', zk.hosts, '--wait', '2m', '--json'], key);
     assert.equal(run.code, 0, run.stderr);
@@ -65,13 +70,13 @@ describe('tidepool result', () => {
     assert.equal(out.status, 'done');
     const pieces: Piece[] = out.value.map((p) => ({ lo: p.lo, bytes: Buffer.from(p.bytes, 'base64') }));
     assert.equal(Buffer.compare(Buffer.from(assemble(pieces, total)), Buffer.from(streamBytes(0, total))), 0, 'every byte, in place');
-    const refused = await cli(['result', spec.id, '--zk', zk.hosts]);
+    const refused = await cli(['result', spec.id, '--zk', zk.hosts], monitor);
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, new RegExp(`^error: the result of job ${spec.id} \\(\\d+ bytes\\) is held in the data plane: set TIDEPOOL_SECRET to the cluster secret to fetch it$`, 'm'));
+    assert.match(refused.stderr, new RegExp(`^error: the result of job ${spec.id} \\(\\d+ bytes\\) is held in the data plane: --secret-file \\(or TIDEPOOL_SECRET\\) with the cluster secret fetches it$`, 'm'));
   });
 
   it('an unfinished job: exit 1 at once, or after --wait; a cancelled job: its outcome, exit 1; an unknown job: exit 2', T, async () => {
-    const waiting = await submitJob(client, { ...taskPoolJob(app('compositions'), rootState(30)), nodes: 0 }); // no node: it never starts
+    const waiting = await submitJob(client, { ...taskPoolJob(app('compositions'), rootState(30)), nodes: 0, secret: secretIn(secret) }); // no node: it never starts
     const now = await cli(['result', waiting.id, '--zk', zk.hosts]);
     assert.equal(now.code, 1);
     assert.match(now.stderr, new RegExp(`^error: job ${waiting.id} has not finished yet \\(--wait DURATION waits for it\\)$`, 'm'));

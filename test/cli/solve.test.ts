@@ -61,9 +61,9 @@ describe('the secret of local node processes', () => {
       assert.notEqual(process.env.TIDEPOOL_SECRET, first, 'fresh each time');
       assert.equal(secretForLocalNodes(undefined), 'given', 'a secret in the environment wins');
       assert.equal(secretForLocalNodes(tmpFile('s', 'a-secret-of-enough-length\n')), 'given');
-      assert.throws(() => secretForLocalNodes(tmpFile('s', 'short')), /--secret-file: .* holds 5 bytes/);
+      assert.throws(() => secretForLocalNodes(tmpFile('s', 'short')), /--secret-file .*: line 1 holds 5 bytes; a cluster secret needs at least 16/);
       process.env.TIDEPOOL_SECRET = 'short';
-      assert.throws(() => secretForLocalNodes(undefined), /TIDEPOOL_SECRET needs at least 16/);
+      assert.throws(() => secretForLocalNodes(undefined), /TIDEPOOL_SECRET: line 1 holds \d+ bytes; a cluster secret needs at least 16/);
     } finally {
       if (saved === undefined) delete process.env.TIDEPOOL_SECRET;
       else process.env.TIDEPOOL_SECRET = saved;
@@ -133,7 +133,7 @@ describe('tidepool solve', () => {
 
     it('solve --zk runs jobs on the registered nodes: TSPLIB optima', { timeout: 120_000 }, async () => {
       for (const [name, optimum] of [['gr17', 2085], ['ulysses22', 7013], ['bays29', 2020]] as const) {
-        const r = await solveJson(['tsp', join(DATA, `tsplib/${name}.tsp`), '--zk', zk.connectionString]);
+        const r = await solveJson(['tsp', join(DATA, `tsplib/${name}.tsp`), '--zk', zk.connectionString, '--secret-file', secret]);
         assert.equal(r.objective, optimum, name);
         assert.equal(r.verified, true);
       }
@@ -141,13 +141,13 @@ describe('tidepool solve', () => {
 
     it('clique and knapsack on the ZooKeeper cluster; a node added and one drained mid-run (--scale)', { timeout: 180_000 }, async () => {
       for (const [name, omega] of [['keller4', 11], ['brock200_2', 12], ['MANN_a9', 16]] as const) {
-        const c = await solveJson(['clique', join(DATA, `clique/${name}.clq`), '--zk', zk.connectionString]);
+        const c = await solveJson(['clique', join(DATA, `clique/${name}.clq`), '--zk', zk.connectionString, '--secret-file', secret]);
         assert.equal(c.objective, omega, name);
         assert.equal(c.verified, true);
       }
       const k = randomKnapsack(50, 8);
       const file = tmpFile('k.txt', `${k.values.length} ${k.capacity}\n${k.values.map((v, i) => `${v} ${k.weights[i]}`).join('\n')}\n`);
-      const ks = await solveJson(['knapsack', file, '--zk', zk.connectionString]);
+      const ks = await solveJson(['knapsack', file, '--zk', zk.connectionString, '--secret-file', secret]);
       assert.equal(ks.objective, knapsackByDynamicProgramming(k).value);
       const plain = await solveJson(['tsp', 'random:11:6']);
       const r = await solveJson(['tsp', 'random:11:6', '--no-prune', '--zk', zk.connectionString, '--scale', '300ms:+1,1500ms:-1', '--secret-file', secret]);
@@ -163,10 +163,10 @@ describe('tidepool solve', () => {
       assert.equal(r.stats.searchNodes, 986410, 'fixed work: 1 + 9 + 9·8 + … + 9! search nodes');
       const registered = JSON.stringify(nodes.map((n) => n.id).sort());
       await waitFor(async () => {
-        const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--json'])).stdout) as { nodes: Array<{ id: string }> };
+        const status = JSON.parse((await tidepool(['status', '--zk', zk.connectionString, '--secret-file', secret, '--json'])).stdout) as { nodes: Array<{ id: string }> };
         return JSON.stringify(status.nodes.map((n) => n.id).sort()) === registered;
       }, 'the local node to leave with the run', 30_000);
-      assertCleanError(await tidepool(['solve', 'tsp', 'random:10', '--zk', zk.connectionString, '--nodes', '1']), /already has 2 node\(s\).*--secret-file \(or TIDEPOOL_SECRET\) is needed/);
+      assertCleanError(await tidepool(['solve', 'tsp', 'random:10', '--zk', zk.connectionString, '--nodes', '1']), /holds a cluster secured by its own secret: --secret-file \(or TIDEPOOL_SECRET\) is needed/);
     });
 
     it('solve --zk --nodes 2 with no secret: its own node processes share a fresh one (in their environment, not on their command line) and steal from each other', { timeout: 120_000 }, async () => {
@@ -199,8 +199,9 @@ describe('tidepool solve', () => {
       assert.equal(r.stats.searchNodes, 986410, 'fixed work: every search node once');
       // One worker each: a task splits only for a steal request from the other node, which needs the shared secret.
       assert.ok((r.stats.tasks ?? 0) >= 2, `the nodes talked to each other (tasks: ${r.stats.tasks})`);
+      const freshSecret = tmpFile('fresh-secret', secrets[0]!.slice('TIDEPOOL_SECRET='.length));
       await waitFor(async () => {
-        const status = JSON.parse((await tidepool(['status', '--zk', fresh, '--json'])).stdout) as { nodes: unknown[] };
+        const status = JSON.parse((await tidepool(['status', '--zk', fresh, '--secret-file', freshSecret, '--json'])).stdout) as { nodes: unknown[] };
         return status.nodes.length === 0;
       }, 'the local nodes to leave with the run', 30_000);
     });

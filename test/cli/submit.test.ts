@@ -17,6 +17,7 @@ import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import type { JobSpec } from '../../src/runtime/job/job-spec.js';
 import type { TaskPoolSpec } from '../../src/runtime/pool/task-pool-spec.js';
 import { assertCleanError, runCommand } from '../support/cli.js';
+import { secretFile, secretIn } from '../support/node-process.js';
 import { withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 
@@ -31,13 +32,14 @@ describe('tidepool submit', () => {
   // As in a user's project that installed tidepool: count.js imports it.
   mkdirSync(join(dir, 'node_modules'));
   symlinkSync(fileURLToPath(new URL('../../', import.meta.url)), join(dir, 'node_modules', 'tidepool-runtime'));
+  const secret = secretFile();
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TIDEPOOL_')));
-  const submit = (args: string[], cwd = dir) => runCommand(process.execPath, [BIN, 'submit', ...args, '--zk', zk.hosts, '--json'], { cwd, env, timeoutMs: 60_000 });
+  const submit = (args: string[], cwd = dir) => runCommand(process.execPath, [BIN, 'submit', ...args, '--zk', zk.hosts, '--secret-file', secret, '--json'], { cwd, env, timeoutMs: 60_000 });
   const moduleOf = async (job: string) => decode<JobSpec<TaskPoolSpec>>((await client.getData(jobPaths(job).spec)).data).kindSpec.ref.module;
 
   before(async () => {
     zk = await startEnsemble({ size: 1 });
-    client = await connect(zk.connectionString);
+    client = await connect(zk.connectionString, { secret: secretIn(secret) });
   });
   after(async () => {
     await client.close();
@@ -54,7 +56,7 @@ describe('tidepool submit', () => {
   });
 
   it('with a manager running: no warning', { timeout: 120_000 }, async () => {
-    const manager = spawn(process.execPath, [BIN, 'manager', '--zk', zk.hosts, '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const manager = spawn(process.execPath, [BIN, 'manager', '--zk', zk.hosts, '--secret-file', secret, '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     const exited = new Promise<number | null>((resolve) => manager.once('exit', resolve));
     try {
       await withDeadline(new Promise<void>((resolve, reject) => {

@@ -4,9 +4,11 @@
  */
 import zookeeper from 'node-zookeeper-client';
 import { after, before } from 'node:test';
+import { sessionAccess } from '../../src/coord/access.js';
 import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
 import type { CoordClient } from '../../src/coord/types.js';
+import type { SecretInput } from '../../src/util/cluster-secret.js';
 import { ZooKeeperClient } from '../../src/coord/zookeeper/zookeeper-client.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
@@ -14,7 +16,8 @@ import { waitFor } from '../support/wait.js';
 
 export interface Backend {
   name: 'embedded' | 'zookeeper';
-  connect(opts?: { sessionTimeoutMs?: number }): Promise<CoordClient>;
+  /** Opens a session; with `secret`, one that presents the cluster's credentials (or a monitor's). */
+  connect(opts?: { sessionTimeoutMs?: number; secret?: SecretInput }): Promise<CoordClient>;
   /** Breaks the client's connection once; the session survives and reconnects. */
   interrupt(client: CoordClient): Promise<void>;
   /** Makes the cluster expire the client's session. */
@@ -28,7 +31,7 @@ export function embeddedBackend(): Backend {
   const server = new EmbeddedServer();
   return {
     name: 'embedded',
-    connect: async (opts) => new EmbeddedClient(server, opts?.sessionTimeoutMs ?? 4_000),
+    connect: async (opts) => new EmbeddedClient(server, opts?.sessionTimeoutMs ?? 4_000, sessionAccess(opts?.secret)),
     interrupt: async (client) => {
       server.disconnect(client.sessionId);
       server.reconnect(client.sessionId);
@@ -54,6 +57,7 @@ export async function zookeeperBackend(ensemble?: ZkEnsemble): Promise<Backend &
       const client = await ZooKeeperClient.connect({
         hosts: list.map((p) => ({ host: '127.0.0.1', port: p.port })),
         sessionTimeoutMs: opts?.sessionTimeoutMs ?? 4_000,
+        access: sessionAccess(opts?.secret),
       });
       proxies.set(client, list);
       return client;
@@ -109,6 +113,8 @@ export { waitFor };
 export function useBackend<B extends Backend>(make: () => Promise<B>, defaultTimeoutMs?: number): {
   backend: () => B;
   open: (sessionTimeoutMs?: number) => Promise<CoordClient>;
+  /** A session presenting `secret` (the cluster secret, several while rotating, or a monitor credential). */
+  openWith: (secret: SecretInput, sessionTimeoutMs?: number) => Promise<CoordClient>;
 } {
   let backend: B | undefined;
   const sessions: CoordClient[] = [];
@@ -123,6 +129,11 @@ export function useBackend<B extends Backend>(make: () => Promise<B>, defaultTim
     backend: () => backend!,
     open: async (sessionTimeoutMs = defaultTimeoutMs) => {
       const c = await backend!.connect(sessionTimeoutMs ? { sessionTimeoutMs } : undefined);
+      sessions.push(c);
+      return c;
+    },
+    openWith: async (secret, sessionTimeoutMs = defaultTimeoutMs) => {
+      const c = await backend!.connect({ secret, ...(sessionTimeoutMs ? { sessionTimeoutMs } : {}) });
       sessions.push(c);
       return c;
     },

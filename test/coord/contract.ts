@@ -5,24 +5,32 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { aclBytes, clusterAcl, CLUSTER_USER, digestId, MONITOR_USER, OPEN_ACL, Perm } from '../../src/coord/access.js';
 import { CoordError } from '../../src/coord/errors.js';
 import { Transaction } from '../../src/coord/transaction.js';
 import { catchUp, mkdirp, waitForState } from '../../src/coord/tree-ops.js';
 import { MAX_REQUEST_BYTES, requestBytes } from '../../src/coord/request-size.js';
 import type { CoordClient, Op, WatchEvent } from '../../src/coord/types.js';
 import { watchChildren, watchData } from '../../src/coord/watch.js';
+import { ClusterSecret } from '../../src/util/cluster-secret.js';
 import { deferred, waitFor, withDeadline } from '../support/wait.js';
 import { useBackend, type Backend } from './backends.js';
 
 const T = { timeout: 60_000 };
 
-async function rejectsWith(p: Promise<unknown>, code: string, opIndex?: number): Promise<void> {
+async function rejectsWith(p: Promise<unknown>, code: string, opIndex?: number, message?: RegExp): Promise<void> {
   await assert.rejects(p, (err: unknown) => {
     assert.ok(err instanceof CoordError, `expected CoordError, got ${String(err)}`);
     assert.equal(err.code, code);
     if (opIndex !== undefined) assert.equal(err.opIndex, opIndex);
+    if (message) assert.match(err.message, message);
     return true;
   });
+}
+
+/** A NO_AUTH refusal at `path` (op `opIndex` of a transaction) whose message says what is required. */
+function refused(p: Promise<unknown>, path: string, message: RegExp, opIndex?: number): Promise<void> {
+  return rejectsWith(p, 'NO_AUTH', opIndex, new RegExp(`NO_AUTH at ${path}[ :(].*${message.source}`));
 }
 
 export function contractSuite(name: string, makeBackend: () => Promise<Backend>): void {
@@ -301,6 +309,169 @@ export function contractSuite(name: string, makeBackend: () => Promise<Backend>)
       await expired;
       await withDeadline(gone.promise, 'ephemeral removal seen by another session', 30_000);
       await rejectsWith(a.getData('/'), 'SESSION_EXPIRED');
+    });
+
+    describe('access lists', () => {
+      const secret = ClusterSecret.random();
+      /** A tree made by a session with the secret: dir, dir/leaf (data "v0"), dir/sub/inner. */
+      const securedTree = async () => {
+        const owner = await setup.openWith(secret);
+        const dir = await freshRoot(owner);
+        await owner.create(`${dir}/leaf`, Buffer.from('v0'));
+        await owner.create(`${dir}/sub`);
+        await owner.create(`${dir}/sub/inner`);
+        return { owner, dir };
+      };
+
+      it('a session with the secret gives its znodes the cluster access list; one without gives open znodes', T, async () => {
+        const { owner, dir } = await securedTree();
+        assert.deepEqual(owner.acl, clusterAcl(secret));
+        const { acl, stat } = await owner.getACL(`${dir}/leaf`);
+        assert.deepEqual(acl, [
+          { perms: Perm.all, scheme: 'digest', id: digestId(`${CLUSTER_USER}:${secret.key('zookeeper-digest').toString('base64url')}`) },
+          { perms: Perm.read, scheme: 'digest', id: digestId(`${MONITOR_USER}:${secret.monitorPassword()}`) },
+        ]);
+        assert.equal(stat.dataLength, 2);
+        // The ids are ZooKeeper's digest ids, computed here independently of access.ts: user:base64(SHA-1(user:password)).
+        const { createHash } = await import('node:crypto');
+        assert.equal(acl[0]!.id, `tidepool:${createHash('sha1').update(`tidepool:${secret.key('zookeeper-digest').toString('base64url')}`).digest('base64')}`);
+        const plain = await open();
+        const openDir = await freshRoot(plain);
+        assert.deepEqual((await plain.getACL(openDir)).acl, OPEN_ACL);
+        assert.deepEqual(plain.acl, OPEN_ACL);
+      });
+
+      it('without credentials a session can neither read nor change a secured znode (exists still answers)', T, async () => {
+        const { dir } = await securedTree();
+        const stranger = await open();
+        const need = /cluster secret required: this session holds no credential/;
+        const needRead = /cluster secret or monitor credential required to read: this session holds no credential/;
+        await refused(stranger.create(`${dir}/new`), `${dir}/new`, need);
+        await refused(stranger.create(`${dir}/eph`, undefined, 'ephemeral_sequential'), `${dir}/eph`, need);
+        await refused(stranger.setData(`${dir}/leaf`, Buffer.from('x')), `${dir}/leaf`, need);
+        await refused(stranger.delete(`${dir}/leaf`), `${dir}/leaf`, need);
+        await refused(stranger.delete(`${dir}/sub/inner`), `${dir}/sub/inner`, need);
+        await refused(stranger.getData(`${dir}/leaf`), `${dir}/leaf`, needRead);
+        await refused(stranger.getChildren(dir), dir, needRead);
+        await refused(stranger.getACL(`${dir}/leaf`), `${dir}/leaf`, needRead);
+        await refused(stranger.setACL(`${dir}/leaf`, OPEN_ACL), `${dir}/leaf`, need);
+        await refused(stranger.multi([{ op: 'check', path: `${dir}/leaf`, version: 0 }]), `${dir}/leaf`, needRead, 0);
+        await refused(stranger.multi([{ op: 'setData', path: `${dir}/leaf`, data: Buffer.from('x') }]), `${dir}/leaf`, need, 0);
+        assert.ok(await stranger.exists(`${dir}/leaf`), 'exists needs no permission (as in ZooKeeper)');
+        const owner = await setup.openWith(secret);
+        assert.equal((await owner.getData(`${dir}/leaf`)).data.toString(), 'v0', 'nothing changed');
+        assert.deepEqual((await owner.getChildren(dir)).sort(), ['leaf', 'sub']);
+      });
+
+      it('a transaction mixing open and secured znodes is refused whole, naming the secured op', T, async () => {
+        const { dir } = await securedTree();
+        const stranger = await open();
+        const mine = await freshRoot(stranger);
+        await refused(stranger.multi([
+          { op: 'create', path: `${mine}/a` },
+          { op: 'setData', path: mine, data: Buffer.from('changed') },
+          { op: 'create', path: `${dir}/sneaked` },
+        ]), `${dir}/sneaked`, /cluster secret required/, 2);
+        assert.equal(await stranger.exists(`${mine}/a`), null, 'nothing of a refused transaction is applied');
+        assert.equal((await stranger.getData(mine)).data.length, 0);
+      });
+
+      it('a watch on a znode the session may not read ends: ready rejects with NO_AUTH, onEnd says failed', T, async () => {
+        const { dir } = await securedTree();
+        const stranger = await open();
+        const ended = deferred<string>();
+        const handle = watchData(stranger, `${dir}/leaf`, () => assert.fail('nothing is delivered'), { onEnd: (reason) => ended.resolve(reason) });
+        await assert.rejects(withDeadline(handle.ready, 'the refused watch'), /NO_AUTH at .*\/leaf: cluster secret or monitor credential required to read/);
+        assert.equal(await withDeadline(ended.promise, 'onEnd'), 'failed');
+        const children = watchChildren(stranger, dir, () => assert.fail('nothing is delivered'));
+        await assert.rejects(withDeadline(children.ready, 'the refused child watch'), /NO_AUTH/);
+      });
+
+      it('a monitor credential reads everything and changes nothing', T, async () => {
+        const { dir } = await securedTree();
+        const monitor = await setup.openWith(secret.monitorCredential());
+        assert.equal((await monitor.getData(`${dir}/leaf`)).data.toString(), 'v0');
+        assert.deepEqual((await monitor.getChildren(dir)).sort(), ['leaf', 'sub']);
+        await monitor.multi([{ op: 'check', path: `${dir}/leaf`, version: 0 }]);
+        const need = /cluster secret required: this session holds a read-only monitor credential/;
+        await refused(monitor.create(`${dir}/new`), `${dir}/new`, need);
+        await refused(monitor.setData(`${dir}/leaf`, Buffer.from('x')), `${dir}/leaf`, need);
+        await refused(monitor.delete(`${dir}/sub/inner`), `${dir}/sub/inner`, need);
+        await refused(monitor.setACL(`${dir}/leaf`, OPEN_ACL), `${dir}/leaf`, need);
+        // Without ADMIN, getACL shows digests as user:x (ZooKeeper's answer).
+        assert.deepEqual((await monitor.getACL(`${dir}/leaf`)).acl.map((e) => `${e.scheme}:${e.id}:${e.perms}`), [`digest:tidepool:x:${Perm.all}`, `digest:tidepool-monitor:x:${Perm.read}`]);
+      });
+
+      it("another cluster's secret is refused like no secret, and says so", T, async () => {
+        const { dir } = await securedTree();
+        const other = await setup.openWith(ClusterSecret.random());
+        const need = /this session's secret is not one this znode's access list accepts/;
+        await refused(other.create(`${dir}/new`), `${dir}/new`, need);
+        await refused(other.setData(`${dir}/leaf`, Buffer.from('x')), `${dir}/leaf`, need);
+        await refused(other.getData(`${dir}/leaf`), `${dir}/leaf`, need);
+      });
+
+      it('rotation: two secrets reach znodes of either; setACL narrows a znode to the new one', T, async () => {
+        const { dir } = await securedTree();
+        const next = ClusterSecret.random();
+        const both = ClusterSecret.parse(`${next.current.toString()}\n${secret.current.toString()}\n`, 'test');
+        const during = await setup.openWith(both);
+        await during.setData(`${dir}/leaf`, Buffer.from('v1'));
+        await during.create(`${dir}/made-during`);
+        assert.deepEqual((await during.getACL(`${dir}/made-during`)).acl, clusterAcl(both));
+        const old = await setup.openWith(secret);
+        await old.setData(`${dir}/made-during`, Buffer.from('old still writes'));
+        await during.setACL(`${dir}/made-during`, clusterAcl(next));
+        await refused(old.setData(`${dir}/made-during`, Buffer.from('x')), `${dir}/made-during`, /not one this znode's access list accepts/);
+        const fresh = await setup.openWith(next);
+        await fresh.setData(`${dir}/made-during`, Buffer.from('new writes'));
+        await rejectsWith(fresh.setACL(`${dir}/made-during`, clusterAcl(next), 0), 'BAD_VERSION'); // the list's own version is 1 now
+        await rejectsWith(fresh.setACL(`${dir}/made-during`, []), 'INVALID_ACL');
+      });
+
+      it('credentials hold across a reconnect, for requests made while disconnected too', T, async () => {
+        const { dir } = await securedTree();
+        const c = await setup.openWith(secret, 6_000);
+        await c.create(`${dir}/before`);
+        const cut = await setup.backend().partition(c);
+        await waitForState(c, 'disconnected', 20_000);
+        // ZooKeeper's client queues it and sends it on the next connection, after the credentials; the
+        // embedded backend fails requests at once while disconnected.
+        const queued = c.create(`${dir}/queued`).then(() => 'created', (e: unknown) => {
+          if (e instanceof CoordError && e.code === 'CONNECTION_LOSS') return 'lost';
+          throw e;
+        });
+        cut.heal();
+        assert.equal(await withDeadline(queued, 'the queued create'), setup.backend().name === 'zookeeper' ? 'created' : 'lost');
+        await waitForState(c, 'connected', 20_000);
+        await c.setData(`${dir}/leaf`, Buffer.from('after'));
+        assert.equal((await c.getData(`${dir}/leaf`)).data.toString(), 'after');
+      });
+
+      it('an ended session\'s ephemerals under a secured znode are removed', T, async () => {
+        const { owner, dir } = await securedTree();
+        const a = await setup.openWith(secret);
+        await a.create(`${dir}/member`, undefined, 'ephemeral');
+        const expired = waitForState(a, 'expired', 30_000);
+        await setup.backend().expire(a);
+        await expired;
+        await waitFor(async () => (await owner.exists(`${dir}/member`)) === null, 'the ephemeral to go', 30_000);
+      });
+
+      it('counts the access list in the request size: a secured transaction at the limit is accepted, one byte over refused', T, async () => {
+        const c = await setup.openWith(secret);
+        const root = await freshRoot(c);
+        const paths = [`${root}/big-a`, `${root}/big-b`];
+        const acl = aclBytes(c.acl);
+        const ops = (extra: number): Op[] => {
+          const room = MAX_REQUEST_BYTES - requestBytes(paths.map((path) => ({ op: 'create', path })), true, 0, acl) + extra;
+          return paths.map((path, i) => ({ op: 'create', path, data: Buffer.alloc(i === 0 ? Math.floor(room / 2) : room - Math.floor(room / 2)) }));
+        };
+        await rejectsWith(c.multi(ops(1)), 'BAD_ARGUMENTS');
+        assert.equal(requestBytes(ops(0), true, 0, acl), MAX_REQUEST_BYTES);
+        await c.multi(ops(0));
+        assert.equal(c.state, 'connected');
+      });
     });
 
     it('detects expiry of a client cut off from the cluster', T, async () => {

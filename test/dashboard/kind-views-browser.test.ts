@@ -172,11 +172,11 @@ describe('kinds over time on the dashboard (headless Chromium)', () => {
       const jobs: string[] = [];
       try {
         // A malleable task-pool job takes the pool; a rigid one arriving makes equipartition shrink it by a node (seed 003 Fig. 6).
-        const malleable = await submit(client, 18, { flexibility: 'malleable', min: 1, max: 3 });
+        const malleable = await submit(cluster, 18, { flexibility: 'malleable', min: 1, max: 3 });
         jobs.push(malleable.id);
         const nodesOf = async (job: string) => (await rowsOf(page, '#chart-jobnodes')).filter((r) => r.job === job).map((r) => [Number(r.t), Number(r.nodes)] as const);
         await waitFor(async () => (await nodesOf(malleable.id)).some(([, n]) => n === 3), 'the malleable job on 3 nodes in the nodes-per-job chart', SHOW);
-        const rigid = await submit(client, 16, { flexibility: 'rigid', nodes: 1 });
+        const rigid = await submit(cluster, 16, { flexibility: 'rigid', nodes: 1 });
         jobs.push(rigid.id);
 
         const rescales = '[data-origin="manager.m"] [data-list="rescales"]';

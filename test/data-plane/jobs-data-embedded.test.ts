@@ -25,6 +25,7 @@ import { binaryInput } from './binary-input.js';
 import { assemble, streamBytes, type Piece } from '../runtime/apps/big-result.js';
 import type { JobOutcome } from '../../src/runtime/job/outcome.js';
 import { PAYLOAD_BYTES } from '../runtime/apps/checkpoint-rounds.js';
+import { ClusterSecret } from '../../src/util/cluster-secret.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
 const T = { timeout: 180_000 };
@@ -185,10 +186,11 @@ describe('the data plane in jobs (embedded cluster)', () => {
   });
 
   it('an input too large for a job spec is refused, naming its size, when the submitter has no data plane', T, async () => {
-    const client = await connect(`embedded:refuse-${Date.now()}`);
+    const secret = ClusterSecret.random();
+    const client = await connect(`embedded:refuse-${Date.now()}`, { secret });
     try {
       await assert.rejects(
-        submitJob(client, { ...taskPoolJob(app('byte-sum'), { lo: 0, hi: 0, sum: 0 }), input: Buffer.alloc(100_000) }),
+        submitJob(client, { ...taskPoolJob(app('byte-sum'), { lo: 0, hi: 0, sum: 0 }), input: Buffer.alloc(100_000), secret }),
         /the job input is 100000 bytes, over the 65536 bytes a job spec holds inline/,
       );
     } finally {

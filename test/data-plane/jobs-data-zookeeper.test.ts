@@ -6,7 +6,7 @@
  * (and a clear error for a client without the secret); MANN_a27 (ω = 126) with `tidepool solve`.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +15,7 @@ import { bundleTaskModule } from '../../src/data/code-bundle.js';
 import { decode } from '../../src/util/codec.js';
 import { Cluster } from '../../src/runtime/client/cluster.js';
 import { jobCommitters, taskOwners } from '../support/ledger-probes.js';
+import { awaitOutcome, resolveOutcome } from '../../src/runtime/job/outcome.js';
 import { jobLeader } from '../../src/runtime/client/job-list.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
@@ -22,7 +23,7 @@ import { startNodeProcess as startProcess } from '../../src/runtime/client/node-
 import type { TaskRecord } from '../../src/runtime/worker/task-record.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { tidepool } from '../support/cli.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { openGate } from '../support/gate.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
@@ -60,7 +61,7 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
   before(async () => {
     zk = await startEnsemble({ size: 3 });
     secret = secretFile();
-    cluster = await Cluster.connect(zk.connectionString, { secret: readFileSync(secret, 'utf8').trim() });
+    cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
   });
   after(async () => {
     await cluster?.close();
@@ -112,20 +113,22 @@ describe('the data plane in jobs (node processes, ZooKeeper)', () => {
     await stopAll();
   });
 
-  it('a 3 MB final value reaches a client with the secret byte for byte; one without gets a clear error', T, async () => {
+  it('a 3 MB final value reaches a client with the secret byte for byte; a monitor gets a clear error, a client without the secret cannot submit', T, async () => {
     await start(2);
     const total = 3 * 1024 * 1024 + 5;
     const job = await cluster.submit(app('big-result'), { lo: 0, hi: total }, { nodes: 2 });
     const pieces = await withDeadline(job.result<Piece[]>(), 'the result', 120_000);
     assert.equal(Buffer.compare(Buffer.from(assemble(pieces, total)), Buffer.from(streamBytes(0, total))), 0, 'every byte, once, in place');
-    // A client connected without the secret has no data plane: it is told how to fetch the value.
-    const bare = await Cluster.connect(zk.connectionString);
+    // A client with a monitor credential reads the outcome but has no data plane: it is told how to fetch the value.
+    const monitor = await Cluster.connect(zk.connectionString, { secret: secretIn(secret).monitorCredential() });
     try {
-      const second = await bare.submit(app('big-result'), { lo: 0, hi: 2 * 1024 * 1024 }, { nodes: 2 });
-      await assert.rejects(withDeadline(second.result(), 'the second result', 120_000), /result of job .* \(\d+ bytes\) is held in the data plane: connect with the cluster secret/);
+      const outcome = await awaitOutcome(monitor.coordination, job.id);
+      await assert.rejects(resolveOutcome(outcome, job.id, undefined), /result of job .* \(\d+ bytes\) is held in the data plane: connect with the cluster secret/);
+      await assert.rejects(monitor.submit(app('big-result'), { lo: 0, hi: 10 }, { nodes: 1 }), /submitting a job needs the cluster secret/);
     } finally {
-      await bare.close();
+      await monitor.close();
     }
+    await assert.rejects(Cluster.connect(zk.connectionString), /NO_AUTH at \/tidepool\/nodes: cluster secret or monitor credential required to read/);
     await stopAll();
   });
 

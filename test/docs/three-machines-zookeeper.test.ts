@@ -14,7 +14,7 @@
  *   node (TIDEPOOL_NODE_WORKERS=1: three nodes share this host's cores) and no other TIDEPOOL_* variable
  *   of the caller; ZooKeeper's JVMs get a small heap (SERVER_JVMFLAGS).
  * Commands that keep running (ZooKeeper servers, nodes, the monitor) run in process groups of their
- * own, killed when the test ends. The copy of the secret to b and c, which the page leaves to scp, is
+ * own, killed when the test ends. The copy of the secret to b, c and the laptop, which the page leaves to scp, is
  * done by the test; so is the SIGTERM the page describes in prose.
  *
  * Checked: one ZooKeeper leader and two followers; the secret's mode; each node publishing the address
@@ -199,7 +199,7 @@ describe('docs/three-machines.md, run on three loopback addresses', () => {
 
   interface NodeRow { id: string; address: string; job: string | null; assignment: string }
   async function nodes(): Promise<NodeRow[]> {
-    const bg = new Background('tidepool status --json', spawn('tidepool', ['status', '--zk', zk(), '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
+    const bg = new Background('tidepool status --json', spawn('tidepool', ['status', '--zk', zk(), '--secret-file', path.join(root, 'laptop/home/.tidepool/secret'), '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
     groups.push(bg);
     const code = await withDeadline(bg.exited, 'tidepool status --json', 60_000);
     assert.equal(code, 0, bg.stderr);
@@ -248,7 +248,7 @@ describe('docs/three-machines.md, run on three loopback addresses', () => {
       assert.equal(run.stdout.trim(), '600');
       const secret = path.join(root, 'a/home/.tidepool/secret');
       assert.ok(readFileSync(secret, 'utf8').trim().length >= 16);
-      for (const s of ['b', 'c'] as const) { // "Copy the file to the same place on b and c"
+      for (const s of ['b', 'c', 'laptop'] as const) { // "Copy the file to the same place on b, c and the laptop"
         mkdirSync(path.join(root, s, 'home/.tidepool'), { mode: 0o700 });
         copyFileSync(secret, path.join(root, s, 'home/.tidepool/secret'));
         chmodSync(path.join(root, s, 'home/.tidepool/secret'), 0o600);

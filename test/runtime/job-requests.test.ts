@@ -14,16 +14,18 @@ import { requestJob } from '../../src/runtime/client/job-requests.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { jobPaths } from '../../src/runtime/job/job-paths.js';
+import { ClusterSecret } from '../../src/util/cluster-secret.js';
 import { withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 
 const APP = { module: new URL('./apps/compositions.ts', import.meta.url).href, export: 'default' };
+const secret = ClusterSecret.random();
 
 describe('requestJob', () => {
   it('rejects when the job ends before acknowledging; refuses an ended job; honours the caller\'s signal', { timeout: 60_000 }, async () => {
-    const client = await connect(`embedded:control-${randomBytes(3).toString('hex')}`);
+    const client = await connect(`embedded:control-${randomBytes(3).toString('hex')}`, { secret });
     try {
-      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0 });
+      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0, secret });
       const caller = new AbortController();
       const mine = requestJob(client, spec.id, 'status', null, { timeoutMs: 60_000, signal: caller.signal }).then(() => new Error('resolved'), (err: unknown) => err);
       caller.abort(new Error('the operator pressed ^C'));
@@ -38,9 +40,9 @@ describe('requestJob', () => {
   });
 
   it('many requests to a running job share one watch on its result (a watch stays registered until it fires)', { timeout: 60_000 }, async () => {
-    const client = await connect(`embedded:control-${randomBytes(3).toString('hex')}`);
+    const client = await connect(`embedded:control-${randomBytes(3).toString('hex')}`, { secret });
     try {
-      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0 });
+      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0, secret });
       // The test serves the job's channel itself (no node runs the job).
       const server = new ControlChannel(client, jobPaths(spec.id).control).serve((req) => `ok ${req.type}`);
       for (let i = 0; i < 25; i++) assert.equal(await requestJob(client, spec.id, 'status'), 'ok status');

@@ -18,21 +18,23 @@ import { InProcessNetwork, InProcessTransport } from '../../src/transport/in-pro
 import { waitFor, withDeadline } from '../support/wait.js';
 import { rootState } from './apps/compositions.js';
 import { openGate } from '../support/gate.js';
+import { ClusterSecret } from '../../src/util/cluster-secret.js';
 
 const HELD = { module: new URL('./apps/held-compositions.ts', import.meta.url).href, export: 'default' };
 
 describe('leader session expiry', () => {
   it('the expired leader stops leading; another member leads; the count stays exact', { timeout: 90_000 }, async () => {
     const name = `expiry-${randomBytes(3).toString('hex')}`;
-    const admin = await connect(`embedded:${name}`);
+    const secret = ClusterSecret.random();
+    const admin = await connect(`embedded:${name}`, { secret });
     const network = InProcessNetwork.get(name);
     const nodes: Array<{ node: TidepoolNode; client: CoordClient }> = [];
     try {
       for (const id of ['n-a', 'n-b', 'n-c']) {
-        const client = await connect(`embedded:${name}`);
-        nodes.push({ node: await TidepoolNode.start({ client, transport: new InProcessTransport(id, network), workers: 1, nodeId: id, seed: 5 }), client });
+        const client = await connect(`embedded:${name}`, { secret });
+        nodes.push({ node: await TidepoolNode.start({ client, transport: new InProcessTransport(id, network), workers: 1, nodeId: id, seed: 5, secret }), client });
       }
-      const spec = await submitJob(admin, { ...taskPoolJob(HELD, rootState(18)), nodes: 3 });
+      const spec = await submitJob(admin, { ...taskPoolJob(HELD, rootState(18)), nodes: 3, secret });
       const outcome = awaitOutcome(admin, spec.id);
       await waitFor(async () => nodes.every((n) => n.node.currentJob === spec.id) && (await jobLeader(admin, spec.id)) !== null, 'the job on three nodes with a leader');
       const first = await jobLeader(admin, spec.id);

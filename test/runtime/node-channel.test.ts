@@ -15,6 +15,7 @@ import { submitJob } from '../../src/runtime/client/submit.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { TidepoolNode } from '../../src/runtime/node/node.js';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
+import { ClusterSecret } from '../../src/util/cluster-secret.js';
 import { admittedClient } from '../support/channel-client.js';
 import { openGate } from '../support/gate.js';
 import { withWarnings } from '../support/log-capture.js';
@@ -35,13 +36,13 @@ interface Member {
 }
 
 async function startMember(cluster: string, id: string, secret: Buffer, advertise?: string): Promise<Member> {
-  const client = await connect(`embedded:${cluster}`);
+  const client = await connect(`embedded:${cluster}`, { secret });
   const transport = new TcpTransport({ nodeId: id, secret, ...(advertise ? { advertise } : {}) });
   const rejected: string[] = [];
   transport.events.on('rejected', (r) => rejected.push(r.reason));
   let admitted = 0;
   transport.events.on('accepted', () => admitted++);
-  const node = await TidepoolNode.start({ client, transport, workers: 2, nodeId: id, seed: 7 });
+  const node = await TidepoolNode.start({ client, transport, workers: 2, nodeId: id, seed: 7, secret: ClusterSecret.from(secret) });
   return { node, client, transport, rejected, admitted: () => admitted };
 }
 
@@ -59,7 +60,7 @@ describe('node channel under a running job', { timeout: 180_000 }, () => {
       const name = `mitm-${randomBytes(3).toString('hex')}`;
       const secret = randomBytes(32);
       const marker = `tidepool-marker-${randomBytes(6).toString('hex')}`;
-      const admin = await connect(`embedded:${name}`);
+      const admin = await connect(`embedded:${name}`, { secret });
       const members: Member[] = [];
       const proxies: TcpProxy[] = [];
       const wire: Buffer[] = [];
@@ -89,7 +90,7 @@ describe('node channel under a running job', { timeout: 180_000 }, () => {
         }
         let steals = 0;
         for (const m of members) m.node.on((e) => { if (e.type === 'steal') steals++; });
-        const spec = await submitJob(admin, { ...taskPoolJob(TAGGED, taggedRoot(marker, N)), nodes: 2 });
+        const spec = await submitJob(admin, { ...taskPoolJob(TAGGED, taggedRoot(marker, N)), nodes: 2, secret: ClusterSecret.from(secret) });
         const outcome = awaitOutcome(admin, spec.id);
         for (const m of members) {
           await waitFor(() => m.rejected.some((r) => /a TLS record failed authentication/.test(r)), `${m.node.id} to drop the altered connection`, 30_000);
@@ -119,14 +120,14 @@ describe('node channel under a running job', { timeout: 180_000 }, () => {
       const name = `rotation-${randomBytes(3).toString('hex')}`;
       const oldSecret = randomBytes(32);
       const newSecret = randomBytes(32);
-      const admin = await connect(`embedded:${name}`);
+      const admin = await connect(`embedded:${name}`, { secret: oldSecret });
       const members: Member[] = [];
       const outsiders: TcpTransport[] = [];
       try {
         for (const id of ['node-a', 'node-b']) members.push(await startMember(name, id, oldSecret));
         let steals = 0;
         for (const m of members) m.node.on((e) => { if (e.type === 'steal') steals++; });
-        const spec = await submitJob(admin, { ...taskPoolJob(TAGGED, taggedRoot('tidepool-rotation', N)), nodes: 2 });
+        const spec = await submitJob(admin, { ...taskPoolJob(TAGGED, taggedRoot('tidepool-rotation', N)), nodes: 2, secret: ClusterSecret.from(oldSecret) });
         const outcome = awaitOutcome(admin, spec.id);
         await waitFor(() => steals > 0, 'a task state to move between the nodes');
         // The three steps of a rotation, each on every node: trust both; present the new; drop the old.

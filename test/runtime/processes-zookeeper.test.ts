@@ -9,7 +9,7 @@ import { Cluster } from '../../src/runtime/client/cluster.js';
 import { jobCommitters, taskOwners } from '../support/ledger-probes.js';
 import { jobLeader } from '../../src/runtime/client/job-list.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 import { rootState } from './apps/compositions.js';
@@ -42,7 +42,7 @@ describe('node processes on ZooKeeper', () => {
   });
 
   it('three node processes count exactly; a fourth joins and one drains on SIGTERM mid-run', T, async () => {
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     const nodes = await start(4, cluster);
     try {
       const job = await cluster.submit(COMPOSITIONS, rootState(N, WORK), { nodes: 3 });
@@ -66,7 +66,7 @@ describe('node processes on ZooKeeper', () => {
 
   for (const target of ['a worker node', 'the coordinator'] as const) {
     it(`SIGKILL of ${target} mid-run: exact count, one result`, T, async () => {
-      const cluster = await Cluster.connect(zk.connectionString);
+      const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
       try {
         const idle = (await cluster.nodes()).filter((n) => n.assignment === '').length;
         if (idle < 3) await start(3 - idle, cluster);

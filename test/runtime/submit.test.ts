@@ -13,17 +13,20 @@ import { jobPaths } from '../../src/runtime/job/job-paths.js';
 import type { JobSpec } from '../../src/runtime/job/job-spec.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { ledgerPaths } from '../../src/runtime/pool/task-pool-spec.js';
+import { ClusterSecret } from '../../src/util/cluster-secret.js';
 import { decode } from '../../src/util/codec.js';
 import { rootState } from './apps/compositions.js';
+
+const secret = ClusterSecret.random();
 
 const APP = { module: new URL('./apps/compositions.ts', import.meta.url).href, export: 'default' };
 const PLAIN = { module: new URL('./apps/plain-kind.ts', import.meta.url).href, export: 'default' };
 
 describe('submitJob', () => {
   it('creates a job without blobs — its znode, ledger with the root task, and spec — in one transaction', { timeout: 60_000 }, async () => {
-    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`);
+    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`, { secret });
     try {
-      await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0 }); // creates the jobs directory
+      await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0, secret }); // creates the jobs directory
       const writes: string[] = [];
       const counting = new Proxy(client, {
         get(target, key, receiver) {
@@ -35,7 +38,7 @@ describe('submitJob', () => {
           };
         },
       });
-      const spec = await submitJob(counting, { ...taskPoolJob(APP, rootState(4)), nodes: 0, input: { small: true } });
+      const spec = await submitJob(counting, { ...taskPoolJob(APP, rootState(4)), nodes: 0, secret, input: { small: true } });
       assert.deepEqual(writes, ['multi'], 'one transaction, no separate create');
       const paths = jobPaths(spec.id);
       const znodes = ledgerPaths(paths);
@@ -46,28 +49,28 @@ describe('submitJob', () => {
   });
 
   it('fills a job znode its caller made first (as the resource manager does); refuses a job id in use', { timeout: 60_000 }, async () => {
-    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`);
+    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`, { secret });
     try {
       const paths = jobPaths('j-premade');
       await mkdirp(client, paths.base);
       await client.create(`${paths.base}/managed`, Buffer.from('{}'));
-      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0, jobId: 'j-premade' });
+      const spec = await submitJob(client, { ...taskPoolJob(APP, rootState(4)), nodes: 0, secret, jobId: 'j-premade' });
       assert.equal(spec.id, 'j-premade');
       for (const path of [paths.spec, `${ledgerPaths(paths).tasks}/root`, `${paths.base}/managed`]) assert.ok(await client.exists(path), `${path} exists`);
-      await assert.rejects(submitJob(client, { ...taskPoolJob(APP, rootState(5)), nodes: 0, jobId: 'j-premade' }), /job j-premade exists already/);
+      await assert.rejects(submitJob(client, { ...taskPoolJob(APP, rootState(5)), nodes: 0, secret, jobId: 'j-premade' }), /job j-premade exists already/);
     } finally {
       await client.close();
     }
   });
 
   it('stores a kind spec as submitted when the kind has no prepare; refuses one over 64 KiB, naming the kind and its size', { timeout: 60_000 }, async () => {
-    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`);
+    const client = await connect(`embedded:submit-${randomBytes(3).toString('hex')}`, { secret });
     try {
-      const spec = await submitJob(client, { kind: PLAIN, kindSpec: { say: 'hello' }, nodes: 0 });
+      const spec = await submitJob(client, { kind: PLAIN, kindSpec: { say: 'hello' }, nodes: 0, secret });
       assert.deepEqual(decode<JobSpec>((await client.getData(jobPaths(spec.id).spec)).data).kindSpec, { say: 'hello' });
       assert.equal(spec.label, PLAIN.module, 'a job without a label is listed by its kind');
       await assert.rejects(
-        submitJob(client, { kind: PLAIN, kindSpec: { text: 'x'.repeat(70_000) }, nodes: 0, jobId: 'j-large' }),
+        submitJob(client, { kind: PLAIN, kindSpec: { text: 'x'.repeat(70_000) }, nodes: 0, secret, jobId: 'j-large' }),
         /the plain spec of job j-large is 700\d\d bytes encoded, over the 65536 bytes a job spec holds/,
       );
       assert.equal(await client.exists(jobPaths('j-large').base), null, 'nothing of the refused job was written');

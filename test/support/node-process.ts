@@ -2,12 +2,13 @@
  * Test support: tidepool node processes (`tidepool node`) started from the sources with tsx,
  * so that tests exercise the real CLI, real TCP and real ZooKeeper.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startNodeProcess as start, type NodeProcess } from '../../src/runtime/client/node-processes.js';
 import { childEnv } from './child-env.js';
+import { ClusterSecret } from '../../src/util/cluster-secret.js';
 
 export type { NodeProcess };
 
@@ -18,8 +19,13 @@ const RUN = fileURLToPath(new URL(import.meta.url.includes('/dist/test/') ? '../
 export function secretFile(): string {
   const dir = mkdtempSync(join(os.tmpdir(), 'tidepool-secret-'));
   const file = join(dir, 'secret');
-  writeFileSync(file, `${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}-test-secret`, { mode: 0o600 });
+  writeFileSync(file, `${ClusterSecret.newText()}\n`, { mode: 0o600 });
   return file;
+}
+
+/** The secret a secret file holds (what a client of those nodes connects with). */
+export function secretIn(file: string): ClusterSecret {
+  return ClusterSecret.parse(readFileSync(file, 'utf8'), file);
 }
 
 /** Starts `tidepool node` from the sources and resolves once it printed its ready line. */

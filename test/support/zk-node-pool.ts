@@ -3,22 +3,26 @@
  * before a suite's tests and killed after them (`useZkNodePool(3)` inside a `describe`).
  */
 import { after, before } from 'node:test';
-import { secretFile, startNodeProcess, type NodeProcess } from './node-process.js';
+import type { ClusterSecret } from '../../src/util/cluster-secret.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from './node-process.js';
 import { startEnsemble, type ZkEnsemble } from './zk-ensemble.js';
 
 export interface ZkNodePool {
   /** The ensemble's connection string (set once the suite's `before` has run). */
   readonly zk: string;
   readonly processes: NodeProcess[];
+  /** The file holding the nodes' cluster secret, and the secret (clients connect with it). */
+  readonly secretFile: string;
+  readonly secret: ClusterSecret;
 }
 
 export function useZkNodePool(count: number, opts: { workers?: number } = {}): ZkNodePool {
   let ensemble: ZkEnsemble | undefined;
   const processes: NodeProcess[] = [];
+  const file = secretFile();
   before(async () => {
     ensemble = await startEnsemble({ size: 3 });
-    const secret = secretFile();
-    processes.push(...await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: ensemble!.connectionString, secretFile: secret, workers: opts.workers ?? 1 }))));
+    processes.push(...await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: ensemble!.connectionString, secretFile: file, workers: opts.workers ?? 1 }))));
   });
   after(async () => {
     for (const p of processes) p.kill('SIGKILL');
@@ -31,5 +35,7 @@ export function useZkNodePool(count: number, opts: { workers?: number } = {}): Z
       return ensemble.connectionString;
     },
     processes,
+    secretFile: file,
+    secret: secretIn(file),
   };
 }

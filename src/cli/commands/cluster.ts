@@ -11,9 +11,10 @@ import { jobPaths } from '../../runtime/job/job-paths.js';
 import { pruneFinishedJobs } from '../../runtime/client/job-retention.js';
 import type { JobOutcome } from '../../runtime/job/outcome.js';
 import type { JobSpec } from '../../runtime/job/job-spec.js';
-import { jsonOption, zkOptions } from '../common-options.js';
+import { jsonOption, secretOption, zkOptions } from '../common-options.js';
 import { withZk } from '../connection.js';
 import { UsageError } from '../errors.js';
+import { clusterCredential, clusterSecret } from '../options.js';
 import { argument, printJson, table } from '../output.js';
 import { givenInOldForm } from '../settings/apply-settings.js';
 import { deprecated } from '../settings/deprecations.js';
@@ -24,6 +25,7 @@ import type { SettingsCommand } from '../settings/settings-command.js';
 interface Common {
   zk: string;
   timeout: number;
+  secretFile?: string;
   json?: boolean;
 }
 
@@ -32,11 +34,12 @@ const CLUSTER = 'the cluster\'s ZooKeeper ensemble';
 
 /** `tidepool status|jobs|scale|cancel|control|drain`: act on a running cluster registered on ZooKeeper. */
 export function registerClusterCommands(program: SettingsCommand): void {
-  const common = (cmd: SettingsCommand) => jsonOption(zkOptions(cmd, CLUSTER, ACTS));
+  // Commands that change the cluster need its secret; reading ones take the secret or a monitor credential.
+  const common = (cmd: SettingsCommand, use: 'write' | 'read' | string = 'write') => jsonOption(secretOption(zkOptions(cmd, CLUSTER, ACTS), use));
 
-  common(program.command('status').description('list the nodes of the cluster: address, workers, job, busy workers, queue depth, tasks done'))
-    .addHelpText('after', '\nExample:\n  tidepool status --zk 127.0.0.1:2181')
-    .action((opts: Common) => withZk(opts.zk, opts.timeout, async (client) => {
+  common(program.command('status').description('list the nodes of the cluster: address, workers, job, busy workers, queue depth, tasks done'), 'read')
+    .addHelpText('after', '\nExample:\n  tidepool status --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret')
+    .action((opts: Common) => withZk(opts.zk, opts.timeout, credential('read', opts), async (client) => {
       // What nodes publish (see docs/operations.md); stats are null until a node first reports.
       const nodes = (await new ClusterReader(client).readNodes()).map(({ info, stats }) => ({ ...info, stats }));
       if (opts.json) return printJson({ nodes });
@@ -48,7 +51,7 @@ export function registerClusterCommands(program: SettingsCommand): void {
     }));
 
   const jobs = common(program.command('jobs')
-    .description('list the jobs of the cluster with their state (--managed: the resource manager\'s jobs with flexibility, node range and rescales); --prune removes old finished ones'))
+    .description('list the jobs of the cluster with their state (--managed: the resource manager\'s jobs with flexibility, node range and rescales); --prune removes old finished ones (with the cluster secret)'), 'file holding the cluster secret or a monitor credential (`tidepool secret monitor`), or either in $TIDEPOOL_SECRET: reading a cluster needs one, --prune the secret')
     .option('--managed', 'only the jobs of the resource manager (tidepool manager), with their flexibility, node range, rescales and pending shrink')
     .setting('--prune <keep>', 'remove the znodes of finished jobs beyond the KEEP most recently finished (running jobs are never touched)', kinds.count)
     .setting('--grace <duration>', 'with --prune: only jobs finished at least this long ago', duration('s'), '60s')
@@ -56,11 +59,11 @@ export function registerClusterCommands(program: SettingsCommand): void {
 Old name: tidepool queue (= tidepool jobs --managed; it still works, with a note, for one release).
 
 Examples:
-  tidepool jobs --zk 127.0.0.1:2181 --json
-  tidepool jobs --managed --zk 127.0.0.1:2181
-  tidepool jobs --zk 127.0.0.1:2181 --prune 10`);
+  tidepool jobs --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --json
+  tidepool jobs --managed --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret
+  tidepool jobs --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --prune 10`);
   jobs.deprecatedName('queue', ' --managed');
-  jobs.action((opts: Common & { managed?: boolean; prune?: number; grace: number }) => withZk(opts.zk, opts.timeout, async (client) => {
+  jobs.action((opts: Common & { managed?: boolean; prune?: number; grace: number }) => withZk(opts.zk, opts.timeout, credential(opts.prune !== undefined ? 'write' : 'read', opts), async (client) => {
     const asQueue = jobs.invokedAs === 'queue';
     if (opts.prune !== undefined) {
       const pruned = await pruneFinishedJobs(client, { keep: opts.prune, graceMs: opts.grace });
@@ -94,15 +97,15 @@ come free. Released, the policy sizes it again from its next pass (after T_gap).
 Old name: tidepool rescale (it still works, with a note, for one release).
 
 Examples:
-  tidepool scale JOB 2 --zk 127.0.0.1:2181
-  tidepool scale JOB --release --zk 127.0.0.1:2181 --json`);
+  tidepool scale JOB 2 --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret
+  tidepool scale JOB --release --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --json`);
   scale.deprecatedName('rescale');
   scale.action((job: string, count: string | undefined, opts: Common & { wait: number; release?: boolean }) => {
     if (opts.release === true && count !== undefined) throw new UsageError('give NODES or --release, not both');
     if (opts.release !== true && count === undefined) throw new UsageError('NODES is required (or --release, for a job of the resource manager)');
     const n = count === undefined ? 0 : argument(count, 'NODES', kinds.count);
     const waitMs = legacyWait(scale, opts);
-    return withZk(opts.zk, opts.timeout, async (client) => {
+    return withZk(opts.zk, opts.timeout, credential('write', opts), async (client) => {
       const managed = await readManagedJob(client, job);
       if (opts.release === true) {
         const was = managed ? await releasePin(client, job) : undefined; // only a job of the resource manager keeps a size until released
@@ -119,8 +122,8 @@ Examples:
   });
 
   common(program.command('cancel').argument('<job>', 'job id').description('cancel a job: its tasks stop, its nodes are freed, its outcome is "cancelled"'))
-    .addHelpText('after', '\nExample:\n  tidepool cancel JOB --zk 127.0.0.1:2181')
-    .action((job: string, opts: Common) => withZk(opts.zk, opts.timeout, async (client) => {
+    .addHelpText('after', '\nExample:\n  tidepool cancel JOB --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret')
+    .action((job: string, opts: Common) => withZk(opts.zk, opts.timeout, credential('write', opts), async (client) => {
       const cancelled = await cancelJob(client, job).catch((err: unknown) => Promise.reject(new UsageError((err as Error).message)));
       if (opts.json) return printJson({ job, cancelled });
       process.stdout.write(cancelled ? `job ${job} cancelled\n` : `job ${job} had already ended\n`);
@@ -130,7 +133,7 @@ Examples:
     .argument('<job>', 'job id').argument('<type>', 'request type: status, or one the job\'s kind takes').argument('[body]', 'request body as JSON (default null)')
     .description('ask a running job for something through its control channel and print its acknowledgement'))
     .setting('--wait <duration>', 'how long to wait for the acknowledgement (the request stays queued after)', kinds.duration, '30s')
-    .addHelpText('after', '\nExamples:\n  tidepool control JOB status --zk 127.0.0.1:2181\n  tidepool control JOB status --zk 127.0.0.1:2181 --wait 10s --json');
+    .addHelpText('after', '\nExamples:\n  tidepool control JOB status --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret\n  tidepool control JOB status --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --wait 10s --json');
   control.action((job: string, type: string, rawBody: string | undefined, opts: Common & { wait: number }) => {
     const timeoutMs = legacyWait(control, opts);
     let body: unknown = null;
@@ -141,7 +144,7 @@ Examples:
         throw new UsageError(`BODY: not JSON (${(err as Error).message})`);
       }
     }
-    return withZk(opts.zk, opts.timeout, async (client) => {
+    return withZk(opts.zk, opts.timeout, credential('write', opts), async (client) => {
       const result = await requestJob(client, job, type, body, { timeoutMs, from: 'cli' }).catch((err: unknown) => Promise.reject(new UsageError((err as Error).message)));
       if (opts.json) return printJson({ job, type, result });
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -149,12 +152,17 @@ Examples:
   });
 
   common(program.command('drain').argument('<node>', 'node id').description('move a node out of its job: its tasks migrate to the job\'s other nodes'))
-    .addHelpText('after', '\nExample:\n  tidepool drain NODE --zk 127.0.0.1:2181')
-    .action((node: string, opts: Common) => withZk(opts.zk, opts.timeout, async (client) => {
+    .addHelpText('after', '\nExample:\n  tidepool drain NODE --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret')
+    .action((node: string, opts: Common) => withZk(opts.zk, opts.timeout, credential('write', opts), async (client) => {
       const drained = await drainNode(client, node).catch((err: unknown) => Promise.reject(new UsageError((err as Error).message)));
       if (opts.json) return printJson({ node, draining: drained });
       process.stdout.write(drained ? `node ${node} is draining\n` : `node ${node} has no job\n`);
     }));
+}
+
+/** The credential a command connects with: the cluster secret to change the cluster; to read, the secret or a monitor credential if given. */
+function credential(need: 'read' | 'write', opts: Common) {
+  return need === 'write' ? clusterSecret(opts.secretFile) : clusterCredential(opts.secretFile);
 }
 
 /**

@@ -1,9 +1,10 @@
 import { isCoordError } from '../../coord/errors.js';
 import { joinPath, validatePath } from '../../coord/paths.js';
 import type { CoordClient } from '../../coord/types.js';
-import { jsonOption, zkOptions } from '../common-options.js';
+import { jsonOption, secretOption, zkOptions } from '../common-options.js';
 import { withZk } from '../connection.js';
 import { UsageError } from '../errors.js';
+import { clusterCredential } from '../options.js';
 import { printJson } from '../output.js';
 import { kinds } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
@@ -11,6 +12,7 @@ import type { SettingsCommand } from '../settings/settings-command.js';
 interface CoordOptions {
   zk: string;
   timeout: number;
+  secretFile?: string;
   json?: boolean;
   depth?: number;
 }
@@ -20,13 +22,13 @@ export function registerCoordCommands(program: SettingsCommand): void {
   const coord = program
     .command('coord')
     .description('inspect the coordination state (znodes) of a cluster on ZooKeeper')
-    .addHelpText('after', '\nExamples:\n  tidepool coord ls / --zk 127.0.0.1:2181 --depth 3\n  tidepool coord get /tidepool/nodes --zk 127.0.0.1:2181 --json');
+    .addHelpText('after', '\nExamples:\n  tidepool coord ls / --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --depth 3\n  tidepool coord get /tidepool/nodes --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --json');
 
-  const common = (cmd: SettingsCommand) => jsonOption(zkOptions(cmd, 'the cluster\'s ZooKeeper ensemble', 'coord commands inspect a running cluster'));
+  const common = (cmd: SettingsCommand) => jsonOption(secretOption(zkOptions(cmd, 'the cluster\'s ZooKeeper ensemble', 'coord commands inspect a running cluster'), 'read'));
 
   common(coord.command('ls').argument('[path]', 'znode path', '/').description('list the znodes under PATH as a tree'))
     .setting('--depth <n>', 'how many levels to descend', kinds.positiveInt, '1')
-    .addHelpText('after', '\nExample:\n  tidepool coord ls /tidepool --zk 127.0.0.1:2181 --depth 3')
+    .addHelpText('after', '\nExample:\n  tidepool coord ls /tidepool --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --depth 3')
     .action(async (path: string, opts: CoordOptions) => {
       const depth = opts.depth ?? 1;
       await withClient(opts, path, async (client) => {
@@ -37,7 +39,7 @@ export function registerCoordCommands(program: SettingsCommand): void {
     });
 
   common(coord.command('get').argument('<path>', 'znode path').description('print the data and version of a znode'))
-    .addHelpText('after', '\nExample:\n  tidepool coord get /tidepool/nodes --zk 127.0.0.1:2181 --json')
+    .addHelpText('after', '\nExample:\n  tidepool coord get /tidepool/nodes --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --json')
     .action(async (path: string, opts: CoordOptions) => {
       await withClient(opts, path, async (client) => {
         const { data, stat } = await client.getData(path);
@@ -71,7 +73,7 @@ async function withClient(opts: CoordOptions, path: string, run: (client: CoordC
   } catch {
     throw new UsageError(`path "${path}" is not an absolute znode path (like /tidepool/jobs)`);
   }
-  await withZk(opts.zk, opts.timeout, async (client) => {
+  await withZk(opts.zk, opts.timeout, clusterCredential(opts.secretFile), async (client) => {
     try {
       await run(client);
     } catch (err) {

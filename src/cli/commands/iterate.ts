@@ -8,12 +8,12 @@ import { dashboardOption, jsonOption, progressOption } from '../common-options.j
 import { dashboardPlace, withDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';
 import { secretForLocalNodesOn } from '../local-nodes.js';
-import { defaultWorkers } from '../options.js';
+import { clusterSecret, defaultWorkers } from '../options.js';
 import { Progress } from '../progress.js';
 import { formatDuration } from '../settings/durations.js';
 import { DEFAULT_TIMEOUT, ZK_HELP, duration, kinds, oneOf, type ValueKind } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
-import { workCluster } from '../work-cluster.js';
+import { MODULE_ON_NODES, shipsModule, workCluster } from '../work-cluster.js';
 import { builtinParams, givenParams, givenTasks, iterativeApplication, seedKind } from './iterate-input.js';
 
 interface IterateFlags {
@@ -63,7 +63,7 @@ export function registerIterateCommand(program: SettingsCommand): void {
     .setting('--workers <n>', 'worker threads per node (default: usable cores / nodes, at least 1)', kinds.positiveInt)
     .option('--zk <ensemble>', `run on the cluster registered at this ZooKeeper ensemble (the job takes every idle node): ${ZK_HELP}`)
     .option('--timeout <duration>', 'with --zk: how long to wait for ZooKeeper to answer', DEFAULT_TIMEOUT)
-    .option('--secret-file <file>', 'with --zk and --nodes: the cluster secret for the local node processes (or $TIDEPOOL_SECRET); without one they get a fresh random secret, if the cluster has no other nodes')
+    .option('--secret-file <file>', 'with --zk: the cluster secret (or the secret itself in $TIDEPOOL_SECRET), for this client and local node processes; with --nodes and none given, a fresh random one, if the cluster has no nodes yet')
     .setting('--balance <strategy>', 'how iterations are balanced: ruper (RUPER-LB), steal (work stealing) or static', oneOf(STRATEGIES), 'steal')
     .setting('--seed <n>', 'seed of the iteration-indexed random streams, 0 to 2^64 − 1', seedKind, '1')
     .setting('--checkpoint-interval <duration>', 'ruper: Δt_pc, the time between checkpoints (and the longest report interval)', duration(undefined, true), formatDuration(DEFAULT_RUPER.checkpointInterval * 1000))
@@ -76,7 +76,7 @@ export function registerIterateCommand(program: SettingsCommand): void {
   jsonOption(iterate)
     .addHelpText('after', `
 The result is bit-identical for a given seed, iteration count and block size, whatever the nodes, workers or strategy.
-A module is loaded by every node: with --zk on several machines, give a package or a path all of them have.
+${MODULE_ON_NODES}
 ${EXAMPLES}`)
     .action(async (name: string, flags: IterateFlags) => {
       const { builtin, ref } = await iterativeApplication(name);
@@ -103,12 +103,13 @@ ${EXAMPLES}`)
         throw new UsageError((err as Error).message);
       }
       if (zk && nodes > 0) await secretForLocalNodesOn(zk, flags.secretFile, flags.timeout);
+      const secret = zk ? clusterSecret(flags.secretFile) : undefined;
       const place = dashboardPlace(flags.dashboard);
       const progress = Progress.from(flags.progress, flags.json === true);
       const where = zk ? `the cluster at ${zk}${nodes > 0 ? ` with ${nodes} local node process(es) × ${workers} worker(s)` : ''}` : `${nodes} node(s) × ${workers} worker(s)`;
       const what = builtin ? `${builtin.name}: ${builtin.describe(params)}` : `${ref.module}${ref.export === 'default' ? '' : `#${ref.export}`}`;
       if (!flags.json) process.stdout.write(`${what}; ${iterations} ${builtin?.unit ?? 'iterations'}${tasks ? ` in ${tasks.length} tasks` : ''} on ${where}, balance ${flags.balance}\n`);
-      const cluster = await workCluster({ ...(zk ? { zk } : {}), timeout: flags.timeout, nodes, workers, dashboard: place !== null, quiet: true });
+      const cluster = await workCluster({ ...(zk ? { zk, secret, serveData: shipsModule(ref.module) } : {}), timeout: flags.timeout, nodes, workers, dashboard: place !== null, quiet: true });
       try {
         const run = await withDashboard(cluster.coordination, place, () => runIterativeJob({
           ref, options, unit: builtin?.unit ?? 'iterations', nodes, workers, cluster,

@@ -5,11 +5,12 @@ import { malleableProgress, submitMalleable } from '../../frameworks/malleable/s
 import { dashboardOption, jsonOption, progressOption } from '../common-options.js';
 import { dashboardPlace, withDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';
+import { clusterSecret, SECRET_FILE_TO_WRITE } from '../options.js';
 import { Progress } from '../progress.js';
 import { DEFAULT_TIMEOUT, ZK_HELP, kinds, oneOf } from '../settings/kinds.js';
 import { planSizes, type PlanStep } from '../settings/scale-plan.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
-import { workCluster } from '../work-cluster.js';
+import { MODULE_ON_NODES, shipsModule, workCluster } from '../work-cluster.js';
 import { givenParams } from './iterate-input.js';
 import { checkParams, malleableApplication } from './malleable-input.js';
 
@@ -28,6 +29,7 @@ interface RunFlags {
   check?: boolean;
   zk?: string;
   timeout: number;
+  secretFile?: string;
   dashboard?: boolean | number;
   progress?: boolean | number;
   json?: boolean;
@@ -79,12 +81,13 @@ export function registerMalleableCommand(program: SettingsCommand): void {
     .setting('--strategy <name>', 'load balancing', oneOf(['refine', 'greedy']), 'refine')
     .option('--check', 'also run the application sequentially here and compare the results bit for bit')
     .option('--zk <ensemble>', `run on the cluster registered at this ZooKeeper ensemble instead of an embedded one: ${ZK_HELP}`)
-    .option('--timeout <duration>', 'with --zk: how long to wait for ZooKeeper to answer', DEFAULT_TIMEOUT);
+    .option('--timeout <duration>', 'with --zk: how long to wait for ZooKeeper to answer', DEFAULT_TIMEOUT)
+    .option('--secret-file <file>', `with --zk: ${SECRET_FILE_TO_WRITE}`);
   dashboardOption(run);
   progressOption(run);
   jsonOption(run)
     .addHelpText('after', `
-A module is loaded by every node: with --zk on several machines, give a package or a path all of them have.
+${MODULE_ON_NODES}
 Old flag: --rescale-at ITER:N … (now --scale ITERit:N,…; it still works, with a note, for one release).
 
 Examples:
@@ -124,7 +127,7 @@ Examples:
       };
       const size = Math.max(nodes, ...rescaleAt.map((r) => r.nodes));
       const place = dashboardPlace(flags.dashboard);
-      const cluster = await workCluster({ ...(flags.zk ? { zk: flags.zk } : {}), timeout: flags.timeout, nodes: size, workers: 1, dashboard: place !== null, quiet: true });
+      const cluster = await workCluster({ ...(flags.zk ? { zk: flags.zk, secret: clusterSecret(flags.secretFile), serveData: shipsModule(given.ref.module) } : {}), timeout: flags.timeout, nodes: size, workers: 1, dashboard: place !== null, quiet: true });
       const progress = Progress.from(flags.progress, flags.json === true);
       let timer: NodeJS.Timeout | undefined;
       try {

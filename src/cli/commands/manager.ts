@@ -15,10 +15,11 @@ import { clearWarning, ResourceManager, warnNode } from '../../frameworks/mallea
 import { listNodes } from '../../runtime/scheduler/index.js';
 import { taskPoolJob } from '../../runtime/pool/task-pool-ref.js';
 import { log } from '../../util/log.js';
-import { jsonOption, zkOptions } from '../common-options.js';
+import { jsonOption, secretOption, zkOptions } from '../common-options.js';
 import { connectZk, withZk } from '../connection.js';
 import { UsageError } from '../errors.js';
 import { moduleRef, moduleSpecifier } from '../module-specifier.js';
+import { clusterSecret } from '../options.js';
 import { printLine } from '../output.js';
 import { warnOnce } from '../settings/deprecations.js';
 import { parseDuration } from '../settings/durations.js';
@@ -31,6 +32,7 @@ import { malleableApplication, malleableInput } from './malleable-input.js';
 interface Common {
   zk: string;
   timeout: number;
+  secretFile?: string;
   json?: boolean;
 }
 
@@ -62,9 +64,9 @@ interface ManagerFlags extends Common {
 
 /** `tidepool manager|submit`: the resource manager for rigid, moldable and malleable jobs (docs/malleable.md); its jobs are listed by `jobs --managed` and rescaled by `scale`. */
 export function registerManagerCommands(program: SettingsCommand): void {
-  jsonOption(zkOptions(program.command('manager')
+  jsonOption(secretOption(zkOptions(program.command('manager')
     .description('run the resource manager: place managed jobs on the pool of nodes by a policy, rescaling malleable jobs split-phase (after "Towards Realizing the Potential of Malleable Jobs", Gupta, Acun, Sarood, Kalé)'),
-  CLUSTER, 'the manager places jobs on a cluster registered on ZooKeeper'), 'print one JSON line per event')
+  CLUSTER, 'the manager places jobs on a cluster registered on ZooKeeper'), 'write'), 'print one JSON line per event')
     .setting('--policy <name>', 'scheduling policy', oneOf(POLICY_NAMES), 'equipartition')
     .setting('--tgap <duration>', 'equipartition: least time between two rescales of a job (T_gap); it grows to T_rescale / --rescale-overhead for a job whose rescales are slow', duration('s'), '40s')
     .setting('--cost-factor <k>', 'equipartition: propose a rescale only when what it gains over the next T_gap exceeds k × what it costs (|Δnodes| × T_gap > k × nodes × T_rescale; 0: always)', kinds.factor, String(DEFAULT_COST_FACTOR))
@@ -77,13 +79,21 @@ Runs until SIGINT/SIGTERM; several managers may run, one acts (elected). A malfo
 feed is refused with its file:line and skipped; the manager keeps running.
 
 Examples:
-  tidepool manager --zk 127.0.0.1:2181 --policy equipartition --tgap 100s --json
-  tidepool manager --zk 127.0.0.1:2181 --tgap 10s --cost-factor 4 --backfill --failure-feed - --json`)
+  tidepool manager --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --policy equipartition --tgap 100s --json
+  tidepool manager --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --tgap 10s --cost-factor 4 --backfill --failure-feed - --json`)
     .action(async (flags: ManagerFlags) => {
       // Listening for SIGTERM before anything is announced: a signal right after the first line must stop us cleanly.
       const stopping = stopSignal();
       const feed = flags.failureFeed === undefined ? undefined : await openFeed(flags.failureFeed);
-      const client = await connectZk(flags.zk, flags.timeout);
+      const secret = (() => {
+        try {
+          return clusterSecret(flags.secretFile);
+        } catch (err) {
+          feed?.input.destroy(); // an open stdin or pipe would keep the process alive
+          throw err;
+        }
+      })();
+      const client = await connectZk(flags.zk, flags.timeout, { secret });
       const manager = new ResourceManager(client, {
         id: flags.id ?? `manager-${randomBytes(4).toString('hex')}`, policy: flags.policy, tGapMs: flags.tgap,
         costFactor: flags.costFactor, maxOverhead: flags.rescaleOverhead, backfill: flags.backfill === true,
@@ -95,7 +105,13 @@ Examples:
         log.error('manager', 'coordination session expired; exiting (3) for the supervisor to restart us');
         process.exit(3);
       });
-      await manager.start();
+      await manager.start().catch(async (err: unknown) => {
+        // Refused (another cluster's secret, say): nothing stays open, the command exits with the error.
+        feed?.input.destroy();
+        await manager.stop().catch(() => undefined);
+        await client.close();
+        throw err;
+      });
       printLine(flags.json, { ready: true, policy: flags.policy, tGapMs: flags.tgap, costFactor: flags.costFactor, rescaleOverhead: flags.rescaleOverhead, backfill: flags.backfill === true, zk: flags.zk },
         `manager ready (${flags.policy}${flags.policy === 'equipartition' ? `, T_gap ${flags.tgap / 1000} s, cost factor ${flags.costFactor}` : ''}${flags.backfill ? ', backfill' : ''}) on ${flags.zk}`);
       if (feed) {
@@ -114,9 +130,9 @@ Examples:
       await client.close();
     });
 
-  jsonOption(zkOptions(program.command('submit')
-    .argument('<module>', 'task module: a file (relative to the current directory) or a package specifier; with --job-kind malleable, a malleable application: stencil, wave, leanmd, lulesh or a module')
-    .description('queue a job for the resource manager'), CLUSTER, 'jobs are queued on a cluster registered on ZooKeeper'))
+  jsonOption(secretOption(zkOptions(program.command('submit')
+    .argument('<module>', 'task module: a file (relative to the current directory; nodes run it only from a location they allow: tidepool node --allow-code) or a package specifier; with --job-kind malleable, a malleable application: stencil, wave, leanmd, lulesh or a module')
+    .description('queue a job for the resource manager'), CLUSTER, 'jobs are queued on a cluster registered on ZooKeeper'), 'write'))
     .setting('--flexibility <flexibility>', 'who sizes the job: rigid (its own size), moldable (the manager, once), malleable (the manager, at any time)', oneOf(FLEXIBILITIES))
     .requireSetting('flexibility', 'rigid, moldable or malleable')
     .deprecatedFlag('--kind <flexibility>', 'flexibility')
@@ -132,10 +148,10 @@ Warns when no resource manager (tidepool manager) is running: the job waits in t
 Old flag: --kind (now --flexibility; it still works, with a note, for one release).
 
 Examples:
-  tidepool submit examples/count.js --flexibility malleable --min 1 --max 2 --root '{"n":200000}' --zk 127.0.0.1:2181
-  tidepool submit examples/count.js --flexibility rigid --nodes 1 --root '{"n":200000}' --zk 127.0.0.1:2181 --json
-  tidepool submit stencil --job-kind malleable --flexibility malleable --min 1 --max 2 --input '{"params":{"grid":256,"blocks":4,"iterations":200},"runtime":{"checkpointEvery":50}}' --zk 127.0.0.1:2181
-  tidepool submit examples/malleable/heat.js --job-kind malleable --flexibility moldable --max 2 --input '{"params":{"cells":2000,"segments":16,"loss":0.1,"tol":1e-9,"iterations":5000}}' --zk 127.0.0.1:2181 --json`)
+  tidepool submit examples/count.js --flexibility malleable --min 1 --max 2 --root '{"n":200000}' --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret
+  tidepool submit examples/count.js --flexibility rigid --nodes 1 --root '{"n":200000}' --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --json
+  tidepool submit stencil --job-kind malleable --flexibility malleable --min 1 --max 2 --input '{"params":{"grid":256,"blocks":4,"iterations":200},"runtime":{"checkpointEvery":50}}' --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret
+  tidepool submit examples/malleable/heat.js --job-kind malleable --flexibility moldable --max 2 --input '{"params":{"cells":2000,"segments":16,"loss":0.1,"tol":1e-9,"iterations":5000}}' --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --json`)
     .action(async (module: string, flags: SubmitFlags) => {
       const { flexibility, min, max, nodes } = flags;
       if (max !== undefined && max < min) throw new UsageError(`--max (${max}) is below --min (${min})`);
@@ -158,11 +174,12 @@ Examples:
         const kind = flags.jobKind === undefined ? undefined : moduleRef(flags.jobKind, '--job-kind');
         job = { ...taskPoolJob({ module: moduleSpecifier(module, 'MODULE'), export: flags.export }, root, kind), ...(input !== undefined ? { input } : {}) };
       }
-      return withZk(flags.zk, flags.timeout, async (client) => {
+      const secret = clusterSecret(flags.secretFile);
+      return withZk(flags.zk, flags.timeout, secret, async (client) => {
         let spec;
         try {
           spec = await submitManagedJob(client, {
-            ...job, flexibility, minNodes: min, ...(max !== undefined ? { maxNodes: max } : {}), ...(nodes !== undefined ? { nodes } : {}),
+            ...job, flexibility, minNodes: min, secret, ...(max !== undefined ? { maxNodes: max } : {}), ...(nodes !== undefined ? { nodes } : {}),
           });
         } catch (err) {
           throw new UsageError((err as Error).message);
@@ -172,21 +189,21 @@ Examples:
       });
     });
 
-  jsonOption(zkOptions(program.command('warn')
+  jsonOption(secretOption(zkOptions(program.command('warn')
     .argument('<node>', 'node id (as tidepool status lists it)')
-    .description('predict a failure of a node: the resource manager moves every malleable job off it at once and gives it to no job until `tidepool clear NODE` (proactive fault tolerance)'), CLUSTER, 'the warning is kept on the cluster\'s ZooKeeper'))
+    .description('predict a failure of a node: the resource manager moves every malleable job off it at once and gives it to no job until `tidepool clear NODE` (proactive fault tolerance)'), CLUSTER, 'the warning is kept on the cluster\'s ZooKeeper'), 'write'))
     .setting('--at <time>', 'when the failure is predicted: an ISO 8601 time (2026-11-28T02:00:00Z) or a duration from now (10m); recorded with the warning', kinds.text)
     .addHelpText('after', `
 The manager acts on the warning at once, whatever the predicted time. A job that is not malleable
 cannot leave the node and is left to crash recovery. A stream of predictions: tidepool manager --failure-feed.
 
 Examples:
-  tidepool warn NODE --zk 127.0.0.1:2181 --at 10m
-  tidepool warn NODE --zk 127.0.0.1:2181 --at 2026-11-28T02:00:00Z --json
-  tidepool clear NODE --zk 127.0.0.1:2181`)
+  tidepool warn NODE --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --at 10m
+  tidepool warn NODE --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --at 2026-11-28T02:00:00Z --json
+  tidepool clear NODE --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret`)
     .action((node: string, flags: Common & { at?: string }) => {
       const at = flags.at === undefined ? undefined : predictedTime(flags.at);
-      return withZk(flags.zk, flags.timeout, async (client) => {
+      return withZk(flags.zk, flags.timeout, clusterSecret(flags.secretFile), async (client) => {
         if (!(await listNodes(client)).some((n) => n.id === node)) throw new UsageError(`no node ${node} in the cluster (tidepool status lists them)`);
         await warnNode(client, node, undefined, at);
         if (!(await managerRunning(client))) warnOnce(`no resource manager is running on ${flags.zk}: nothing leaves ${node} until one starts (tidepool manager --zk ${flags.zk})`);
@@ -194,11 +211,11 @@ Examples:
       });
     });
 
-  jsonOption(zkOptions(program.command('clear')
+  jsonOption(secretOption(zkOptions(program.command('clear')
     .argument('<node>', 'node id')
-    .description('clear a node\'s failure warning: the resource manager may give it to jobs again'), CLUSTER, 'the warning is kept on the cluster\'s ZooKeeper'))
-    .addHelpText('after', '\nExample:\n  tidepool clear NODE --zk 127.0.0.1:2181 --json')
-    .action((node: string, flags: Common) => withZk(flags.zk, flags.timeout, async (client) => {
+    .description('clear a node\'s failure warning: the resource manager may give it to jobs again'), CLUSTER, 'the warning is kept on the cluster\'s ZooKeeper'), 'write'))
+    .addHelpText('after', '\nExample:\n  tidepool clear NODE --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --json')
+    .action((node: string, flags: Common) => withZk(flags.zk, flags.timeout, clusterSecret(flags.secretFile), async (client) => {
       const cleared = await clearWarning(client, node);
       printLine(flags.json, { node, cleared }, cleared ? `node ${node}: warning cleared` : `node ${node} had no warning`);
     }));

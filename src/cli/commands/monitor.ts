@@ -1,10 +1,13 @@
+import { isCoordError } from '../../coord/errors.js';
 import { ClusterMonitor } from '../../dashboard/cluster-monitor.js';
+import { ClusterReader } from '../../dashboard/cluster-reader.js';
 import { startDashboard } from '../../dashboard/dashboard-server.js';
 import { pruneFinishedJobs } from '../../runtime/client/job-retention.js';
 import { log } from '../../util/log.js';
-import { jsonOption, zkOptions } from '../common-options.js';
+import { jsonOption, secretOption, zkOptions } from '../common-options.js';
 import { connectZk } from '../connection.js';
 import { UsageError } from '../errors.js';
+import { clusterCredential } from '../options.js';
 import { duration, kinds } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
 import { stopSignal } from '../stop-signal.js';
@@ -12,6 +15,7 @@ import { stopSignal } from '../stop-signal.js';
 interface MonitorFlags {
   zk: string;
   timeout: number;
+  secretFile?: string;
   dashboard: boolean | number;
   host: string;
   interval: number;
@@ -28,9 +32,11 @@ export const MONITOR_PORT = 7470;
  * affecting any computation.
  */
 export function registerMonitorCommand(program: SettingsCommand): void {
-  const monitor = jsonOption(zkOptions(program.command('monitor')
+  const monitor = jsonOption(secretOption(zkOptions(program.command('monitor')
     .description('serve the live dashboard and Prometheus metrics (/metrics) of a cluster registered on ZooKeeper'),
-  'the cluster\'s ZooKeeper ensemble', 'the monitor watches a cluster registered on ZooKeeper'), 'print one JSON line when ready')
+  'the cluster\'s ZooKeeper ensemble', 'the monitor watches a cluster registered on ZooKeeper'),
+  'file holding the cluster secret, or a monitor credential (`tidepool secret monitor`: reads only, finished jobs are then not removed), or either in $TIDEPOOL_SECRET'),
+  'print one JSON line when ready')
     .setting('--dashboard [port]', `HTTP port of the dashboard and /metrics (default ${MONITOR_PORT}; 0 = any free port)`, kinds.optionalPort, true)
     .setting('--host <host>', 'address to listen on', kinds.text, '127.0.0.1')
     .setting('--interval <duration>', 'how often to read the cluster', duration('ms', true), '1s')
@@ -38,8 +44,12 @@ export function registerMonitorCommand(program: SettingsCommand): void {
     .addHelpText('after', `
 Runs until SIGINT/SIGTERM. Old name: tidepool coordinator (it still works, with a note, for one release).
 
+It reads the cluster with --secret-file: the cluster secret, or the read-only monitor credential
+(\`tidepool secret monitor\`), with which it changes nothing (finished jobs are then not removed).
+
 Example:
-  tidepool monitor --zk 127.0.0.1:2181 --dashboard 8080 --host 0.0.0.0
+  tidepool secret monitor --secret-file ~/.tidepool/secret > tidepool.monitor
+  tidepool monitor --zk 127.0.0.1:2181 --dashboard 8080 --host 0.0.0.0 --secret-file tidepool.monitor
   curl http://127.0.0.1:8080/metrics`);
   monitor.deprecatedName('coordinator');
   monitor.action(async (flags: MonitorFlags) => {
@@ -47,7 +57,15 @@ Example:
     const httpPort = flags.dashboard === true ? MONITOR_PORT : flags.dashboard;
     // Listening for SIGTERM before anything is announced: a signal right after the ready line must stop us cleanly.
     const stopping = stopSignal();
-    const client = await connectZk(flags.zk, flags.timeout);
+    const secret = clusterCredential(flags.secretFile);
+    const client = await connectZk(flags.zk, flags.timeout, secret ? { secret } : {});
+    // A monitor that may not read the cluster (no credential, or another cluster's secret) says so and
+    // stops, rather than serve an empty dashboard; other errors pass (its reads retry every interval).
+    await new ClusterReader(client).read().catch(async (err: unknown) => {
+      if (!isCoordError(err, 'NO_AUTH')) return;
+      await client.close();
+      throw err;
+    });
     const watcher = new ClusterMonitor(client, { intervalMs: flags.interval });
     await watcher.start();
     const server = await startDashboard(watcher, { host: flags.host, port: httpPort });
@@ -57,8 +75,11 @@ Example:
       (removed) => removed.length > 0 && log.info('monitor', `removed ${removed.length} finished job(s)`, removed),
       (err: unknown) => log.warn('monitor', 'could not remove finished jobs', err),
     );
-    void prune();
-    const pruning = setInterval(() => void prune(), 60_000);
+    // Removing needs the secret; with a monitor credential the monitor only reads.
+    const mayPrune = secret === undefined || secret.isSecret;
+    if (mayPrune) void prune();
+    else log.info('monitor', 'a monitor credential only reads: finished jobs are not removed (run it with the cluster secret for that)');
+    const pruning = setInterval(() => void (mayPrune && prune()), 60_000);
     process.stdout.write(flags.json
       ? `${JSON.stringify({ dashboard: server.url, metrics, zk: flags.zk })}\n`
       : `monitor for ${flags.zk}\ndashboard ${server.url}\nmetrics   ${metrics}\n`);

@@ -7,7 +7,7 @@ import { log } from '../../util/log.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { connectZk } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { clusterSecrets, defaultWorkers, readFlagFile } from '../options.js';
+import { clusterSecret, defaultWorkers, readFlagFile } from '../options.js';
 import { kinds } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
 import { stopSignal } from '../stop-signal.js';
@@ -24,6 +24,8 @@ interface NodeOptions {
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
+  /** Several on the command line; one from TIDEPOOL_ALLOW_CODE or a settings file. */
+  allowCode?: string[] | string;
   json?: boolean;
 }
 
@@ -65,37 +67,51 @@ export function registerNodeCommand(program: SettingsCommand): void {
     .option('--tls-cert <file>', 'node channel: this node\'s certificate (PEM) from your PKI, naming it as URI urn:tidepool:node:<id> (default: one issued under the cluster secret)')
     .option('--tls-key <file>', 'node channel: the private key of --tls-cert (PEM)')
     .option('--tls-ca <file>', 'node channel: the CA certificates (PEM) peers\' certificates must chain to')
+    .option('--allow-code <location...>', 'also run job code from these locations (file: URLs of directories, e.g. file:///opt/apps/); by default a node runs only built-in code, files of its tidepool installation, installed packages and code shipped signed with the secret (docs/security.md)')
     .setting('--metrics-port <port>', 'serve /metrics (Prometheus), /healthz and /readyz on this port of --host (0 = any free port; default: not served)', kinds.port)
     .addHelpText('after', [
       '',
       'Runs until SIGINT/SIGTERM, then drains: its tasks move to the job\'s other nodes.',
       'Node-to-node connections are mutual TLS 1.3. By default each node holds a certificate issued under the',
       'cluster secret; with --tls-cert/--tls-key/--tls-ca they come from your PKI. SIGHUP re-reads --secret-file',
-      '(one secret per line: the first is presented, all are accepted; see docs/security.md) and the --tls-* files.',
+      '(one secret per line: the first is presented and signs, all are accepted; see docs/security.md) and the --tls-* files.',
       '',
-      'Example:',
-      '  head -c 32 /dev/urandom | base64 > secret',
-      '  tidepool node --zk 127.0.0.1:2181 --workers 4 --secret-file secret',
+      'A new cluster\'s secret comes from `tidepool secret new` (one file, copied to every node and writing client).',
+      '',
+      'Examples:',
+      '  tidepool node --zk 127.0.0.1:2181 --workers 4 --secret-file ~/.tidepool/secret',
+      '  tidepool node --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --allow-code file:///opt/apps/',
     ].join('\n'))
     .action(async (opts: NodeOptions) => {
       // Listening for SIGTERM before anything is announced: a signal right after the ready line must drain us.
       const stopping = stopSignal();
       const workers = opts.workers ?? defaultWorkers();
-      const secrets = clusterSecrets(opts.secretFile);
+      const secret = clusterSecret(opts.secretFile);
       if (opts.id !== undefined && !/^[\w.-]{1,64}$/.test(opts.id)) throw new UsageError(`--id: "${opts.id}" may use letters, digits, "_", "." and "-" only`);
       const tls = operatorTls(opts);
       const named = tls ? certificateNodeId(tls.cert) : undefined;
       if (named !== undefined && opts.id !== undefined && named !== opts.id) throw new UsageError(`--id: "${opts.id}" but the --tls-cert certificate names node "${named}"`);
       const nodeId = opts.id ?? named ?? newNodeId();
-      const transport = newTransport(() => new TcpTransport({ nodeId, secret: secrets, ...(tls ? { tls } : {}), host: opts.host, port: opts.port }));
+      const transport = newTransport(() => new TcpTransport({ nodeId, secret: [...secret.accepted], ...(tls ? { tls } : {}), host: opts.host, port: opts.port }));
       // The task pool's code is loaded before the node registers: its first job does not wait for it.
       await loadJobKind(TASK_POOL_KIND);
-      const client = await connectZk(opts.zk, opts.timeout, { sessionTimeoutMs: 6_000 });
-      const node = await TidepoolNode.start({ client, transport, workers, nodeId, ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: opts.host } } : {}) });
+      const client = await connectZk(opts.zk, opts.timeout, { sessionTimeoutMs: 6_000, secret });
+      const node = await TidepoolNode.start({
+        client, transport, workers, nodeId, secret, ...(opts.allowCode !== undefined ? { allowCode: [opts.allowCode].flat() } : {}),
+        ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: opts.host } } : {}),
+      }).catch(async (err: unknown) => {
+        // A refused start (a root this secret does not protect, say) leaves nothing open: the command exits with its error.
+        await client.close();
+        throw err;
+      });
       const reload = () => {
         try {
-          transport.setCredentials(operatorTls(opts) ?? { secrets: clusterSecrets(opts.secretFile) });
-          log.warn('node', `SIGHUP: node channel credentials reloaded (${transport.channelSummary})`);
+          const next = clusterSecret(opts.secretFile);
+          transport.setCredentials(operatorTls(opts) ?? { secrets: [...next.accepted] });
+          // The coordination session presents the new secret's credentials too, new znodes carry its list, and
+          // specs signed with any listed secret are admitted.
+          node.useSecret(next);
+          log.warn('node', `SIGHUP: node channel credentials reloaded (${transport.channelSummary}); coordination and code admission use ${next.accepted.length} secret(s)`);
         } catch (err) {
           log.error('node', `SIGHUP: kept the node channel credentials: ${(err as Error).message}`);
         }

@@ -1,9 +1,10 @@
 import { inspect } from 'node:util';
 import { jobPaths } from '../../runtime/job/job-paths.js';
 import type { JobOutcome } from '../../runtime/job/outcome.js';
-import { jsonOption, zkOptions } from '../common-options.js';
+import { jsonOption, secretOption, zkOptions } from '../common-options.js';
 import { connectCluster } from '../connection.js';
 import { UsageError } from '../errors.js';
+import { clusterCredential } from '../options.js';
 import { formatDuration } from '../settings/durations.js';
 import { kinds } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
@@ -11,31 +12,32 @@ import type { SettingsCommand } from '../settings/settings-command.js';
 interface ResultFlags {
   zk: string;
   timeout: number;
+  secretFile?: string;
   wait?: number;
   json?: boolean;
 }
 
 /**
  * `tidepool result JOB`: a finished job's result, decoded (what `job.result()` gives a program).
- * A result too large for ZooKeeper is held in the data plane: fetching it needs the cluster secret
- * ($TIDEPOOL_SECRET).
+ * Reading needs the cluster secret or its monitor credential; a result too large for ZooKeeper is held
+ * in the data plane, and fetching it needs the secret itself.
  */
 export function registerResultCommand(program: SettingsCommand): void {
-  jsonOption(zkOptions(program.command('result')
+  jsonOption(secretOption(zkOptions(program.command('result')
     .argument('<job>', 'job id')
     .description('print a finished job\'s result (failed or cancelled jobs: their outcome, exit code 1)'),
-  'the cluster\'s ZooKeeper ensemble', 'the job is on a cluster registered on ZooKeeper'), 'print one JSON object: {job, status, value} (or error)')
+  'the cluster\'s ZooKeeper ensemble', 'the job is on a cluster registered on ZooKeeper'), 'read'), 'print one JSON object: {job, status, value} (or error)')
     .setting('--wait <duration>', 'wait this long for a job that has not finished yet (default: do not wait)', kinds.duration)
     .addHelpText('after', `
-A result larger than 512 KiB is held by the job's nodes: with the cluster secret in $TIDEPOOL_SECRET it
-is fetched from them.
+A result larger than 512 KiB is held by the job's nodes: with the cluster secret (not a monitor
+credential) it is fetched from them.
 
 Examples:
-  tidepool result JOB --zk 127.0.0.1:2181
-  tidepool result JOB --zk 127.0.0.1:2181 --wait 1m --json`)
+  tidepool result JOB --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret
+  tidepool result JOB --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --wait 1m --json`)
     .action(async (job: string, flags: ResultFlags) => {
-      const secret = process.env.TIDEPOOL_SECRET;
-      const cluster = await connectCluster(flags.zk, flags.timeout, secret !== undefined && secret !== '' ? { secret } : {});
+      const secret = clusterCredential(flags.secretFile);
+      const cluster = await connectCluster(flags.zk, flags.timeout, secret !== undefined ? { secret } : {});
       try {
         const client = cluster.coordination;
         if (!(await client.exists(jobPaths(job).spec))) throw new UsageError(`no job ${job} in the cluster`);
@@ -46,7 +48,7 @@ Examples:
         const outcome = await within(handle.outcome(), flags.wait, job).catch((err: unknown) => {
           // Without the secret this client has no data plane: say how to get one.
           const message = (err as Error).message;
-          if (message.includes('held in the data plane') && (secret === undefined || secret === '')) throw new Error(`${message.replace(/: connect with the cluster secret.*$/, '')}: set TIDEPOOL_SECRET to the cluster secret to fetch it`);
+          if (message.includes('held in the data plane') && !secret?.isSecret) throw new Error(`${message.replace(/: connect with the cluster secret.*$/, '')}: --secret-file (or TIDEPOOL_SECRET) with the cluster secret fetches it`);
           throw err;
         });
         print(job, outcome, flags.json === true);

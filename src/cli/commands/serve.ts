@@ -4,7 +4,6 @@ import { ServiceTenants, type TenantSpec } from '../../frameworks/service/servic
 import { log } from '../../util/log.js';
 import { MetricsRegistry } from '../../runtime/metrics/metrics-registry.js';
 import { startMetricsServer } from '../../runtime/metrics/metrics-server.js';
-import { PACKAGE_NAME } from '../../util/package-info.js';
 import { dashboardOption, jsonOption } from '../common-options.js';
 import { dashboardPlace, serveDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';
@@ -113,16 +112,14 @@ Example:
       const place = dashboardPlace(flags.dashboard);
       const { nodes } = flags;
       const cluster = await workCluster({
-        ...(flags.zk !== undefined ? { zk: flags.zk, secret: clusterSecret(flags.secretFile) } : {}),
+        // The service ships captured data and packages to the nodes through the data plane.
+        ...(flags.zk !== undefined ? { zk: flags.zk, secret: clusterSecret(flags.secretFile), serveData: true } : {}),
         timeout: flags.timeout, nodes, workers: flags.workers ?? Math.max(1, Math.floor(defaultWorkers() / nodes)), dashboard: place !== null,
       });
-      // Node processes have tidepool installed: they run the service's job by the package's name.
-      const taskRef = flags.zk !== undefined ? { module: `${PACKAGE_NAME}/service`, export: 'serviceTask' } : undefined;
-      const kindRef = flags.zk !== undefined ? { module: `${PACKAGE_NAME}/service`, export: 'serviceJobKind' } : undefined;
       const registry = flags.metricsPort === undefined ? undefined : new MetricsRegistry({ prefix: 'tidepool_service_' });
       const service = await startService({
         cluster, tls, insecure: flags.insecure, token, tenants, port: flags.port, host: flags.host, maxBodyBytes: flags.maxBodyMb * 1024 * 1024,
-        limits: { memoryMb: flags.memoryMb, timeoutMs: flags.taskTimeout }, taskRef, kindRef, packages: flags.package, ...(registry ? { metrics: registry } : {}),
+        limits: { memoryMb: flags.memoryMb, timeoutMs: flags.taskTimeout }, packages: flags.package, ...(registry ? { metrics: registry } : {}),
       });
       let closing = false;
       const metrics = registry && await startMetricsServer({

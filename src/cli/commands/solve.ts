@@ -6,7 +6,7 @@ import { dashboardOption, jsonOption, progressOption } from '../common-options.j
 import { dashboardPlace, withDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';
 import { secretForLocalNodesOn } from '../local-nodes.js';
-import { defaultWorkers } from '../options.js';
+import { clusterSecret, defaultWorkers } from '../options.js';
 import { Progress } from '../progress.js';
 import { DEFAULT_TIMEOUT, ZK_HELP, kinds } from '../settings/kinds.js';
 import { isRelative, planSizes, type PlanStep } from '../settings/scale-plan.js';
@@ -37,7 +37,7 @@ export function registerSolveCommand(program: SettingsCommand): void {
     .setting('--workers <n>', 'worker threads per node (default: cores / nodes, at least 1)', kinds.positiveInt)
     .option('--zk <ensemble>', `run on the cluster registered at this ZooKeeper ensemble: ${ZK_HELP}`)
     .option('--timeout <duration>', 'with --zk: how long to wait for ZooKeeper to answer', DEFAULT_TIMEOUT)
-    .option('--secret-file <file>', 'with --zk and --nodes or --scale: the cluster secret for local node processes (or the secret itself in $TIDEPOOL_SECRET); without one they get a fresh random secret, if the cluster has no other nodes')
+    .option('--secret-file <file>', 'with --zk: the cluster secret (or the secret itself in $TIDEPOOL_SECRET), for this client and local node processes; with --nodes or --scale and none given, a fresh random one, if the cluster has no nodes yet')
     .option('--no-prune', 'explore the whole tree (a fixed amount of work, for scalability measurements)')
     .setting('--scale <plan>', 'change the node count during the run: WHEN:SIZE[,…], e.g. 1s:+2,3s:-2 (add 2 nodes at 1 s, remove 2 at 3 s) or 2s:3 (3 nodes at 2 s)', kinds.timePlan);
   dashboardOption(solve);
@@ -60,10 +60,11 @@ export function registerSolveCommand(program: SettingsCommand): void {
         throw err;
       }
       if (zk && (nodes > 0 || schedule.length > 0)) await secretForLocalNodesOn(zk, flags.secretFile, flags.timeout);
+      const secret = zk ? clusterSecret(flags.secretFile) : undefined;
       const place = dashboardPlace(flags.dashboard);
       const progress = Progress.from(flags.progress, flags.json === true);
       if (!flags.json) process.stdout.write(`${app.name}: ${app.describe(instance)}\n`);
-      const cluster = await workCluster({ ...(zk ? { zk } : {}), timeout: flags.timeout, nodes, workers, dashboard: place !== null, quiet: true });
+      const cluster = await workCluster({ ...(zk ? { zk, secret } : {}), timeout: flags.timeout, nodes, workers, dashboard: place !== null, quiet: true });
       try {
         const { result, stats } = await withDashboard(cluster.coordination, place, () => solveOnCluster(app, instance, {
           cluster, nodes, workers, noPrune: !flags.prune, schedule, ...(zk ? { zk } : {}),

@@ -13,7 +13,7 @@ import type { Workflow } from '../../frameworks/workflow/workflow.js';
 import { dashboardOption, jsonOption, progressOption } from '../common-options.js';
 import { dashboardPlace, withDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';
-import { defaultWorkers } from '../options.js';
+import { clusterSecret, defaultWorkers, SECRET_FILE_TO_WRITE } from '../options.js';
 import { Progress } from '../progress.js';
 import { DEFAULT_TIMEOUT, ZK_HELP, kinds, oneOf } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
@@ -32,6 +32,7 @@ interface RunFlags extends CatalogFlags {
   workers?: number;
   zk?: string;
   timeout: number;
+  secretFile?: string;
   shared?: string;
   storage: WorkflowJobConfig['storage'];
   dispatch: WorkflowJobConfig['mode'];
@@ -155,6 +156,7 @@ export function registerWorkflowCommands(program: SettingsCommand): void {
     .setting('--workers <n>', 'worker threads per embedded node (default: cores / nodes)', kinds.positiveInt)
     .option('--zk <ensemble>', `run on the cluster registered at this ZooKeeper ensemble: ${ZK_HELP}`)
     .option('--timeout <duration>', 'with --zk: how long to wait for ZooKeeper to answer', DEFAULT_TIMEOUT)
+    .option('--secret-file <file>', `with --zk: ${SECRET_FILE_TO_WRITE}`)
     .setting('--shared <dir>', 'shared directory: inputs are read from it, final outputs written to it (default: the site catalog\'s sharedScratch, else the file\'s directory)', kinds.path)
     .setting('--storage <mode>', 'intermediate files: collocated (peer to peer), isolated (on a storage node), shared (all through the shared directory)', oneOf(['collocated', 'isolated', 'shared']), 'collocated')
     .setting('--dispatch <mode>', 'decentralized (dispatchers per node, counts to the submitter) or centralized', oneOf(['decentralized', 'centralized']), 'decentralized')
@@ -179,10 +181,11 @@ Examples:
   tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --nodes 3 --shared run
   tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --shared run --dry-run
   tidepool workflow run ${PEGASUS_EXAMPLE} --tc ${PEGASUS_DIR}/tc.yml ${PEGASUS_DIR}/tc.txt --rc ${PEGASUS_DIR}/rc.txt --shared words-run
-  tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --zk 127.0.0.1:2181 --nodes 2 --shared run --json`)
+  tidepool workflow run ${EXAMPLE_WORKFLOW} --replay 0.01 --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --nodes 2 --shared run --json`)
     .action(async (file: string, flags: RunFlags) => {
       const { nodes, replay } = flags;
       const workers = flags.workers ?? Math.max(1, Math.floor(defaultWorkers() / nodes));
+      const secret = flags.zk ? clusterSecret(flags.secretFile) : undefined;
       if (flags.taskTimeout === 0) throw new UsageError('--task-timeout: a positive number of seconds, got 0');
       const catalogs = catalogFiles(flags);
       const sharedGiven = flags.shared ?? (replay === undefined ? await usage(() => sharedFromSiteFiles(catalogs)) : undefined);
@@ -218,7 +221,7 @@ Examples:
         return printNothingToDo(workflow.name, workflow.counts.tasks);
       }
       const place = dashboardPlace(flags.dashboard);
-      const cluster = await workCluster({ ...(flags.zk ? { zk: flags.zk } : {}), timeout: flags.timeout, nodes, workers, dashboard: place !== null });
+      const cluster = await workCluster({ ...(flags.zk ? { zk: flags.zk, secret } : {}), timeout: flags.timeout, nodes, workers, dashboard: place !== null });
       const started = performance.now();
       const progress = Progress.from(flags.progress, flags.json === true);
       const line = (members: MemberReport[]) => progressLine(workflow, members);

@@ -188,7 +188,7 @@ export function readableFile(file: string): string {
 export const COMMON: Readonly<Record<string, { kind: ValueKind; what: string }>> = {
   zk: { kind: kinds.zk, what: 'the ZooKeeper ensemble of the cluster' },
   timeout: { kind: duration('ms'), what: 'how long to wait for ZooKeeper to answer' },
-  secretFile: { kind: kinds.file, what: 'the file holding the cluster secret' },
+  secretFile: { kind: kinds.file, what: 'the file holding the cluster secret (one a line while rotating) or a monitor credential (security.md)' },
   logLevel: { kind: kinds.logLevel, what: 'how much to log' },
   logFormat: { kind: kinds.logFormat, what: 'log line format (json: one JSON object per line)' },
 };

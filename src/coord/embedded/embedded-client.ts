@@ -1,5 +1,7 @@
 import { Emitter } from '../../util/emitter.js';
 import { log } from '../../util/log.js';
+import { NO_ACCESS, nextAccess, type Acl, type AclEntry, type SessionAccess } from '../access.js';
+import type { SecretInput } from '../../util/cluster-secret.js';
 import { CoordError } from '../errors.js';
 import { validatePath } from '../paths.js';
 import type {
@@ -31,10 +33,22 @@ export class EmbeddedClient implements CoordClient {
   private readonly queue: Delivery[] = [];
   private flushing = false;
 
-  constructor(private readonly server: EmbeddedServer, sessionTimeoutMs = 10_000) {
-    const session = server.openSession(sessionTimeoutMs, { push: (m) => this.onMessage(m) });
+  private access: SessionAccess;
+
+  constructor(private readonly server: EmbeddedServer, sessionTimeoutMs = 10_000, access: SessionAccess = NO_ACCESS) {
+    const session = server.openSession(sessionTimeoutMs, { push: (m) => this.onMessage(m) }, access);
     this.sessionId = session.id;
     this.sessionTimeoutMs = session.timeoutMs;
+    this.access = access;
+  }
+
+  get acl(): Acl {
+    return this.access.acl;
+  }
+
+  useSecret(secret: SecretInput): void {
+    this.access = nextAccess(this.access, secret);
+    this.server.addCredentials(this.sessionId, this.access);
   }
 
   get state(): SessionState {
@@ -76,6 +90,23 @@ export class EmbeddedClient implements CoordClient {
 
   getChildren(path: string, watcher?: Watcher): Promise<string[]> {
     return this.readOp(path, () => ({ value: this.server.getChildren(this.sessionId, path, watcher !== undefined), kind: 'child' }), watcher);
+  }
+
+  getACL(path: string): Promise<{ acl: AclEntry[]; stat: Stat }> {
+    this.stats.reads++;
+    return this.reply(() => {
+      validatePath(path);
+      return { value: this.server.getAcl(this.sessionId, path) };
+    });
+  }
+
+  setACL(path: string, acl: Acl, version = -1): Promise<void> {
+    this.stats.writes++;
+    return this.reply(() => {
+      validatePath(path);
+      this.server.setAcl(this.sessionId, path, acl, version);
+      return { value: undefined };
+    });
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
+import { aclBytes, NO_ACCESS, refusalDetail, sessionIds, validateAcl, type Acl, type AclEntry, type SessionAccess } from '../access.js';
 import { CoordError } from '../errors.js';
-import { checkRequestSize } from '../request-size.js';
+import { checkRequestSize, MAX_REQUEST_BYTES } from '../request-size.js';
 import type { DataResult, Op, OpResult, Stat, WatchEvent } from '../types.js';
-import { ZnodeTree, type Trigger } from './znode-tree.js';
+import { SERVICE, ZnodeTree, type Caller, type Trigger } from './znode-tree.js';
 
 /** Which kind of watch a session holds on a path, as ZooKeeper's server distinguishes them. */
 export type WatchKind = 'data' | 'exist' | 'child';
@@ -43,6 +44,9 @@ interface Session {
   ephemerals: Set<string>;
   expiryTimer: NodeJS.Timeout | undefined;
   faults: FaultInjector | undefined;
+  /** The ids its credentials gave it and the access list its creates carry. */
+  caller: Caller;
+  aclBytes: number;
 }
 
 export const MIN_SESSION_TIMEOUT_MS = 100;
@@ -64,10 +68,14 @@ export class EmbeddedServer {
   private zxid = 0n;
   private nextSession = BigInt(Date.now()) << 16n;
 
-  openSession(requestedTimeoutMs: number, sink: SessionSink): { id: string; timeoutMs: number } {
+  /** Opens a session presenting `access`'s credentials (as a ZooKeeper client does on every connection). */
+  openSession(requestedTimeoutMs: number, sink: SessionSink, access: SessionAccess = NO_ACCESS): { id: string; timeoutMs: number } {
     const timeoutMs = Math.min(MAX_SESSION_TIMEOUT_MS, Math.max(MIN_SESSION_TIMEOUT_MS, requestedTimeoutMs));
     const id = (this.nextSession++).toString(16).padStart(16, '0');
-    this.sessions.set(id, { id, timeoutMs, sink, connected: true, ephemerals: new Set(), expiryTimer: undefined, faults: undefined });
+    const caller: Caller = { ids: sessionIds(access), acl: access.acl, refusal: (read) => refusalDetail(access, read) };
+    this.sessions.set(id, {
+      id, timeoutMs, sink, connected: true, ephemerals: new Set(), expiryTimer: undefined, faults: undefined, caller, aclBytes: aclBytes(access.acl),
+    });
     return { id, timeoutMs };
   }
 
@@ -76,6 +84,15 @@ export class EmbeddedServer {
     const s = this.sessions.get(id);
     if (!s) return;
     this.endSession(s);
+  }
+
+  /** A session takes more credentials (a rotation): its ids grow, its creates carry the new list. */
+  addCredentials(sessionId: string, access: SessionAccess): void {
+    const s = this.sessions.get(sessionId);
+    if (!s) return;
+    const ids = new Set([...s.caller.ids, ...sessionIds(access)]);
+    s.caller = { ids, acl: access.acl, refusal: (read) => refusalDetail(access, read) };
+    s.aclBytes = aclBytes(access.acl);
   }
 
   // ---- reads -------------------------------------------------------------------------
@@ -88,17 +105,30 @@ export class EmbeddedServer {
   }
 
   getData(sessionId: string, path: string, watch: boolean): DataResult {
-    this.live(sessionId);
-    const result = this.tree.getData(path);
+    const s = this.live(sessionId);
+    const result = this.tree.getData(path, s.caller);
     if (watch) this.addWatch('data', path, sessionId);
     return result;
   }
 
   getChildren(sessionId: string, path: string, watch: boolean): string[] {
-    this.live(sessionId);
-    const children = this.tree.getChildren(path);
+    const s = this.live(sessionId);
+    const children = this.tree.getChildren(path, s.caller);
     if (watch) this.addWatch('child', path, sessionId);
     return children;
+  }
+
+  getAcl(sessionId: string, path: string): { acl: AclEntry[]; stat: Stat } {
+    return this.tree.getAcl(path, this.live(sessionId).caller);
+  }
+
+  /** Replaces a znode's access list; a refused list is INVALID_ACL, as ZooKeeper answers. */
+  setAcl(sessionId: string, path: string, acl: Acl, version: number): void {
+    const s = this.live(sessionId);
+    const wrong = validateAcl(acl);
+    if (wrong) throw new CoordError('INVALID_ACL', path, undefined, wrong);
+    ++this.zxid;
+    this.tree.setAcl(path, acl, version, s.caller);
   }
 
   // ---- writes ------------------------------------------------------------------------
@@ -107,14 +137,14 @@ export class EmbeddedServer {
   write(sessionId: string, ops: readonly Op[], isMulti: boolean): OpResult[] {
     const s = this.live(sessionId);
     // ZooKeeper refuses a request longer than jute.maxbuffer as a whole, not only per znode.
-    checkRequestSize(ops, isMulti);
+    checkRequestSize(ops, isMulti, 0, MAX_REQUEST_BYTES, s.aclBytes);
     const fault = s.faults?.(ops);
     if (fault === 'before') {
       this.blip(s);
       throw new CoordError('CONNECTION_LOSS', ops[0]?.path);
     }
     const zxid = ++this.zxid;
-    const applied = this.tree.apply(ops, zxid, Date.now(), sessionId, isMulti);
+    const applied = this.tree.apply(ops, zxid, Date.now(), sessionId, isMulti, s.caller);
     for (const p of applied.createdEphemerals) s.ephemerals.add(p);
     for (const p of applied.deletedPaths) this.forgetEphemeral(p);
     this.fire(applied.triggers);
@@ -199,7 +229,7 @@ export class EmbeddedServer {
       const zxid = ++this.zxid;
       for (const p of paths) {
         if (!this.tree.has(p)) continue;
-        const applied = this.tree.apply([{ op: 'delete', path: p }], zxid, Date.now(), s.id, false);
+        const applied = this.tree.apply([{ op: 'delete', path: p }], zxid, Date.now(), s.id, false, SERVICE);
         this.fire(applied.triggers);
       }
     }

@@ -4,7 +4,7 @@ import { isCoordError, isRetryable } from '../errors.js';
 import { joinPath, sequenceOf } from '../paths.js';
 import { catchUp, mkdirp, reconnected } from '../tree-ops.js';
 import type { CoordClient } from '../types.js';
-import { watchChildren, watchData, type WatchHandle } from '../watch.js';
+import { watchChildren, watchData, type WatchEndReason, type WatchHandle } from '../watch.js';
 import { emptyStats, type RecipeStats } from './recipe-stats.js';
 
 /** Largest request or acknowledgement, encoded (JSON). */
@@ -45,7 +45,7 @@ export interface ControlServer {
   /** Stops taking requests; resolves once the one in progress (if any) is acknowledged. */
   stop(): Promise<void>;
   /** Resolves when serving ends: stopped, or the session expired or closed. */
-  readonly ended: Promise<'stopped' | 'expired' | 'closed'>;
+  readonly ended: Promise<'stopped' | WatchEndReason>;
 }
 
 /**
@@ -102,7 +102,9 @@ export class ControlChannel {
         this.stats.reads++;
         settle(() => parseAck(d.data));
       }, {
-        onEnd: (reason) => settle(() => new Error(`control request ${name} (${type}): the coordination session ${reason === 'expired' ? 'expired' : 'was closed'} before it was acknowledged`)),
+        onEnd: (reason, err) => settle(() => new Error(reason === 'failed'
+          ? `control request ${name} (${type}): its acknowledgement cannot be read: ${err instanceof Error ? err.message : String(err)}`
+          : `control request ${name} (${type}): the coordination session ${reason === 'expired' ? 'expired' : 'was closed'} before it was acknowledged`)),
       });
       // Aborted: an acknowledgement written meanwhile (by the server's session, so possibly not on this
       // session's server yet: catch up first) still counts; without one the caller stops waiting.
@@ -154,11 +156,11 @@ export class ControlChannel {
     let stopped = false;
     let wake: (() => void) | undefined;
     let pending = true; // the children changed since the last scan
-    let finish!: (reason: 'stopped' | 'expired' | 'closed') => void;
-    const ended = new Promise<'stopped' | 'expired' | 'closed'>((resolve) => (finish = resolve));
+    let finish!: (reason: 'stopped' | WatchEndReason) => void;
+    const ended = new Promise<'stopped' | WatchEndReason>((resolve) => (finish = resolve));
     const done = new Set<string>();
     let watch: WatchHandle | undefined;
-    const end = (reason: 'stopped' | 'expired' | 'closed') => {
+    const end = (reason: 'stopped' | WatchEndReason) => {
       stopped = true;
       watch?.close();
       wake?.();

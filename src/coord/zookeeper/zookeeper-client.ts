@@ -2,16 +2,19 @@ import zookeeper from 'node-zookeeper-client';
 import type { Client, Event as LibEvent, Stat as LibStat } from 'node-zookeeper-client';
 import { Emitter } from '../../util/emitter.js';
 import { log } from '../../util/log.js';
+import { aclBytes, NO_ACCESS, nextAccess, refusalDetail, validateAcl, type Acl, type AclEntry, type SessionAccess } from '../access.js';
+import type { SecretInput } from '../../util/cluster-secret.js';
 import { CoordError } from '../errors.js';
 import { validatePath } from '../paths.js';
-import { checkRequestSize } from '../request-size.js';
+import { checkRequestSize, MAX_REQUEST_BYTES } from '../request-size.js';
 import type {
   ClientStats, ConnectOptions, CoordClient, CreateMode, DataResult, Op, OpResult, SessionState, Stat, WatchEvent, Watcher,
 } from '../types.js';
-import { CM_CLOSING, connectionManagerOf, fixLastOpVersion } from './library-internals.js';
+import { CM_CLOSING, connectionManagerOf, credentialsFirst, fixLastOpVersion, permissionsOf } from './library-internals.js';
 import { OK, RUNTIME_INCONSISTENCY, codeOf, toCoordError } from './zookeeper-errors.js';
 
-const { createClient, CreateMode: LibMode, State, Event } = zookeeper;
+const { createClient, CreateMode: LibMode, State, Event, ACL: LibACL, Id: LibId } = zookeeper;
+type LibAcl = InstanceType<typeof LibACL>;
 const SESSION_EXPIRED_CODE = -112;
 
 const MODES: Record<CreateMode, number> = {
@@ -28,10 +31,12 @@ const EVENT_TYPES: Record<number, WatchEvent['type']> = {
   [Event.NODE_CHILDREN_CHANGED]: 'childrenChanged',
 };
 
-export interface ZooKeeperClientOptions extends ConnectOptions {
+export interface ZooKeeperClientOptions extends Omit<ConnectOptions, 'secret'> {
   hosts: Array<{ host: string; port: number }>;
   /** Path prefix applied to every operation; created on connect when missing. */
   chroot?: string;
+  /** Credentials to present and the access list of created znodes (access.ts; default: none, open znodes). */
+  access?: SessionAccess;
 }
 
 /**
@@ -52,12 +57,21 @@ export class ZooKeeperClient implements CoordClient {
   private disconnectedAt: number | undefined;
   private readonly requestedTimeoutMs: number;
   private watchdog: NodeJS.Timeout | undefined;
+  private access: SessionAccess;
+  private libAcl: LibAcl[];
+  private aclSize: number;
 
   private constructor(opts: ZooKeeperClientOptions) {
     this.root = opts.chroot ?? '';
     this.requestedTimeoutMs = opts.sessionTimeoutMs ?? 10_000;
+    this.access = opts.access ?? NO_ACCESS;
+    this.libAcl = toLibAcl(this.access.acl);
+    this.aclSize = aclBytes(this.access.acl);
     const hosts = opts.hosts.map((h) => `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`).join(',');
     this.lib = createClient(hosts, { sessionTimeout: this.requestedTimeoutMs, spinDelay: 100, retries: 0 });
+    // Presented on every connection (the library re-sends them when it reconnects), ahead of any request.
+    for (const credential of this.access.credentials) this.lib.addAuthInfo('digest', Buffer.from(credential));
+    credentialsFirst(this.lib);
     const cm = connectionManagerOf(this.lib);
     const onData = cm.onSocketData;
     cm.onSocketData = (buffer: Buffer) => {
@@ -86,6 +100,19 @@ export class ZooKeeperClient implements CoordClient {
     return this.lib.getSessionTimeout();
   }
 
+  get acl(): Acl {
+    return this.access.acl;
+  }
+
+  useSecret(secret: SecretInput): void {
+    const next = nextAccess(this.access, secret);
+    // The library keeps every credential and presents it on each (re)connection; only new ones are added.
+    for (const credential of next.credentials) if (!this.access.credentials.includes(credential)) this.lib.addAuthInfo('digest', Buffer.from(credential));
+    this.access = { ...next, credentials: [...new Set([...this.access.credentials, ...next.credentials])] };
+    this.libAcl = toLibAcl(next.acl);
+    this.aclSize = aclBytes(next.acl);
+  }
+
   /** The session password, for tests that expire a session by opening it a second time. */
   get sessionPassword(): Buffer {
     return this.lib.getSessionPassword();
@@ -99,13 +126,13 @@ export class ZooKeeperClient implements CoordClient {
     this.stats.writes++;
     return this.call<string>(path, (cb) => {
       this.sized([{ op: 'create', path, ...(data ? { data } : {}) }], false);
-      this.lib.create(this.abs(path), toBuffer(data), MODES[mode], cb);
-    }).then((p) => this.rel(p));
+      this.lib.create(this.abs(path), toBuffer(data), this.libAcl, MODES[mode], cb);
+    }, 'write').then((p) => this.rel(p));
   }
 
   delete(path: string, version = -1): Promise<void> {
     this.stats.writes++;
-    return this.call<void>(path, (cb) => this.lib.remove(this.abs(path), version, cb));
+    return this.call<void>(path, (cb) => this.lib.remove(this.abs(path), version, cb), 'write');
   }
 
   setData(path: string, data: Uint8Array, version = -1): Promise<Stat> {
@@ -113,7 +140,7 @@ export class ZooKeeperClient implements CoordClient {
     return this.call<LibStat>(path, (cb) => {
       this.sized([{ op: 'setData', path, data }], false);
       this.lib.setData(this.abs(path), toBuffer(data), version, cb);
-    }).then(toStat);
+    }, 'write').then(toStat);
   }
 
   exists(path: string, watcher?: Watcher): Promise<Stat | null> {
@@ -140,6 +167,21 @@ export class ZooKeeperClient implements CoordClient {
     );
   }
 
+  getACL(path: string): Promise<{ acl: AclEntry[]; stat: Stat }> {
+    this.stats.reads++;
+    return this.call<{ acl: AclEntry[]; stat: Stat }>(path, (cb) => this.lib.getACL(this.abs(path), (err, acls, stat) =>
+      cb(err, err ? (undefined as never) : { acl: (acls ?? []).map((a) => ({ perms: permissionsOf(a), scheme: a.id.scheme as AclEntry['scheme'], id: a.id.id })), stat: toStat(stat) })));
+  }
+
+  setACL(path: string, acl: Acl, version = -1): Promise<void> {
+    this.stats.writes++;
+    return this.call<void>(path, (cb) => {
+      const wrong = validateAcl(acl);
+      if (wrong) throw new CoordError('INVALID_ACL', path, undefined, wrong);
+      this.lib.setACL(this.abs(path), toLibAcl(acl), version, (err) => cb(err, undefined));
+    }, 'write');
+  }
+
   multi(ops: readonly Op[]): Promise<OpResult[]> {
     this.stats.writes++;
     this.stats.transactions++;
@@ -153,7 +195,7 @@ export class ZooKeeperClient implements CoordClient {
           validatePath(op.path);
           const p = this.abs(op.path);
           switch (op.op) {
-            case 'create': txn.create(p, toBuffer(op.data), MODES[op.mode ?? 'persistent']); break;
+            case 'create': txn.create(p, toBuffer(op.data), this.libAcl, MODES[op.mode ?? 'persistent']); break;
             case 'delete': txn.remove(p, op.version ?? -1); fixLastOpVersion(txn, op.version ?? -1); break;
             case 'setData': txn.setData(p, toBuffer(op.data), op.version ?? -1); fixLastOpVersion(txn, op.version ?? -1); break;
             case 'check': txn.check(p, op.version); fixLastOpVersion(txn, op.version); break;
@@ -168,13 +210,14 @@ export class ZooKeeperClient implements CoordClient {
           const index = results?.findIndex((r) => r.err !== undefined && r.err !== OK && r.err !== RUNTIME_INCONSISTENCY) ?? -1;
           if (index >= 0) {
             this.stats.failures++;
-            reject(new CoordError(codeOf(results![index]!.err!), ops[index]!.path, index));
+            const code = codeOf(results![index]!.err!);
+            reject(new CoordError(code, ops[index]!.path, index, code === 'NO_AUTH' ? refusalDetail(this.access, ops[index]!.op === 'check') : undefined));
           } else {
-            this.fail(reject, err, ops[0]!.path);
+            this.fail(reject, err, ops[0]!.path, 'write');
           }
         });
       } catch (err) {
-        this.fail(reject, err, ops[0]?.path);
+        this.fail(reject, err, ops[0]?.path, 'write');
       }
     });
   }
@@ -215,15 +258,22 @@ export class ZooKeeperClient implements CoordClient {
       this.lib.connect();
     });
     this.startWatchdog();
+    // A round trip behind the credentials: ZooKeeper answers in order, so once it returns they are in effect.
+    if (this.access.credentials.length > 0) {
+      await new Promise<void>((resolve, reject) => this.lib.exists('/', (err: unknown) => (err ? reject(this.coordError(err, '/', 'read')) : resolve())));
+    }
     if (this.root !== '') await this.ensureRoot();
   }
 
+  /** Creates the chroot's znodes that are missing, with this session's access list (an existing one is not touched: its parent may refuse this session a create). */
   private async ensureRoot(): Promise<void> {
     let path = '';
     for (const segment of this.root.slice(1).split('/')) {
       path += `/${segment}`;
+      const at = path;
+      if (await new Promise<boolean>((resolve, reject) => this.lib.exists(at, (err: unknown, stat: unknown) => (err ? reject(this.coordError(err, at, 'read')) : resolve(stat !== null && stat !== undefined))))) continue;
       await new Promise<void>((resolve, reject) =>
-        this.lib.create(path, (err: unknown) => (err && toCoordError(err).code !== 'NODE_EXISTS' ? reject(toCoordError(err, path)) : resolve())),
+        this.lib.create(path, this.libAcl, (err: unknown) => (err && toCoordError(err).code !== 'NODE_EXISTS' ? reject(this.coordError(err, path, 'write')) : resolve())),
       );
     }
   }
@@ -302,14 +352,14 @@ export class ZooKeeperClient implements CoordClient {
     };
   }
 
-  private call<T>(path: string, start: (cb: (err: unknown, value: T) => void) => void): Promise<T> {
+  private call<T>(path: string, start: (cb: (err: unknown, value: T) => void) => void, kind: 'read' | 'write' = 'read'): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       try {
         validatePath(path);
         this.checkUsable(path);
-        start((err, value) => (err ? this.fail(reject, err, path) : resolve(value)));
+        start((err, value) => (err ? this.fail(reject, err, path, kind) : resolve(value)));
       } catch (err) {
-        this.fail(reject, err, path);
+        this.fail(reject, err, path, kind);
       }
     });
   }
@@ -319,7 +369,7 @@ export class ZooKeeperClient implements CoordClient {
    * as a connection loss — retried forever by callers. Refusing it here makes it a clear, final error.
    */
   private sized(ops: readonly Op[], isMulti: boolean): void {
-    checkRequestSize(ops, isMulti, Buffer.byteLength(this.root));
+    checkRequestSize(ops, isMulti, Buffer.byteLength(this.root), MAX_REQUEST_BYTES, this.aclSize);
   }
 
   private checkUsable(path: string | undefined): void {
@@ -327,9 +377,15 @@ export class ZooKeeperClient implements CoordClient {
     if (this.currentState === 'expired') throw new CoordError('SESSION_EXPIRED', path);
   }
 
-  private fail(reject: (err: unknown) => void, err: unknown, path?: string): void {
+  private fail(reject: (err: unknown) => void, err: unknown, path: string | undefined, kind: 'read' | 'write'): void {
     this.stats.failures++;
-    reject(toCoordError(err, path));
+    reject(this.coordError(err, path, kind));
+  }
+
+  /** The library's error as a CoordError; a refusal says what the session holds (refusalDetail). */
+  private coordError(err: unknown, path: string | undefined, kind: 'read' | 'write'): CoordError {
+    const e = toCoordError(err, path);
+    return e.code === 'NO_AUTH' && e.detail === undefined ? new CoordError('NO_AUTH', e.path, e.opIndex, refusalDetail(this.access, kind === 'read')) : e;
   }
 
   private toOpResult(op: Op, r: { path?: string; stat?: LibStat } | undefined): OpResult {
@@ -349,6 +405,10 @@ export class ZooKeeperClient implements CoordClient {
     if (this.root === '' || !path.startsWith(this.root)) return path;
     return path.slice(this.root.length) || '/';
   }
+}
+
+function toLibAcl(acl: Acl): LibAcl[] {
+  return acl.map((e) => new LibACL(e.perms, new LibId(e.scheme, e.id)));
 }
 
 function toBuffer(data: Uint8Array | undefined): Buffer {

@@ -7,11 +7,13 @@ const CODES: Record<number, CoordErrorCode> = {
   [-7]: 'OPERATION_TIMEOUT',
   [-8]: 'BAD_ARGUMENTS',
   [-101]: 'NO_NODE',
+  [-102]: 'NO_AUTH',
   [-103]: 'BAD_VERSION',
   [-108]: 'NO_CHILDREN_FOR_EPHEMERALS',
   [-110]: 'NODE_EXISTS',
   [-111]: 'NOT_EMPTY',
   [-112]: 'SESSION_EXPIRED',
+  [-114]: 'INVALID_ACL',
 };
 
 export const OK = 0;

@@ -1,15 +1,12 @@
 /** The applications that ship with tidepool, by the name the CLI and the benchmark use. */
 import type { AppRef } from './malleable-app.js';
 
-// Sources run under tsx (.ts), the built package as JavaScript (.js).
-const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-const ref = (file: string): AppRef => ({ module: new URL(`./apps/${file}${ext}`, import.meta.url).href, export: 'default' });
-
+/** By built-in name: each node loads its own installation's copy (runtime/worker/builtin-code.ts). */
 export const MALLEABLE_APPS: Record<string, AppRef> = {
-  stencil: ref('stencil2d'),
-  wave: ref('wave2d'),
-  leanmd: ref('leanmd'),
-  lulesh: ref('lulesh'),
+  stencil: { module: 'builtin:stencil', export: 'default' },
+  wave: { module: 'builtin:wave', export: 'default' },
+  leanmd: { module: 'builtin:leanmd', export: 'default' },
+  lulesh: { module: 'builtin:lulesh', export: 'default' },
 };
 
 /** The parameters each built-in application runs with when none are given (`tidepool malleable run`). */

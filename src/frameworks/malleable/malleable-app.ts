@@ -9,6 +9,7 @@
  * Collectives (collectives.ts) follow the same rhythm: what objects reduce or broadcast in iteration
  * i, every object reads in iteration i + 1.
  */
+import { resolveModule } from '../../runtime/worker/builtin-code.js';
 import { checkReductions, type ReduceOp } from './collectives.js';
 import type { Delivered, Send } from './object-messages.js';
 
@@ -98,7 +99,7 @@ export function isMalleableApp(value: unknown): value is AnyMalleableApp {
 
 /** Loads an application by module reference (the node side of weak migration). */
 export async function loadMalleableApp(ref: AppRef): Promise<AnyMalleableApp> {
-  const mod = (await import(ref.module)) as Record<string, unknown>;
+  const mod = (await import(resolveModule(ref.module))) as Record<string, unknown>;
   const app = mod[ref.export];
   if (!isMalleableApp(app)) throw new Error(`${ref.module} has no malleable application export "${ref.export}" (export the result of defineMalleable)`);
   return app;

@@ -5,9 +5,10 @@
  * runtime's options (MalleableSpec); submission checks both.
  */
 import type { JobSpec } from '../../runtime/job/job-spec.js';
-import { defineJobKind } from '../../runtime/kinds/job-kind.js';
+import { moduleOnNode } from '../../runtime/job/job-inputs.js';
+import { defineJobKind, type MemberContext } from '../../runtime/kinds/job-kind.js';
 import { malleableLeader } from './leader.js';
-import { loadMalleableApp } from './malleable-app.js';
+import { loadMalleableApp, type AnyMalleableApp } from './malleable-app.js';
 import { malleableMember } from './member.js';
 import { validateMalleableMessage } from './protocol.js';
 import { checkRuntimeOptions, type MalleableSpec } from './runtime-options.js';
@@ -20,6 +21,11 @@ function malleableSpecOf(spec: JobSpec): MalleableSpec {
   return s as MalleableSpec;
 }
 
+/** The job's application on this node, admitted by its code admission first (shipped: the node's copy). */
+async function appOnNode(ctx: MemberContext, s: MalleableSpec): Promise<AnyMalleableApp> {
+  return loadMalleableApp({ ...s.app, module: await moduleOnNode(ctx.spec, s.app.module, ctx.data, ctx.nodeId, ctx.code) });
+}
+
 export const malleableKind = defineJobKind({
   name: 'malleable',
   async prepare(spec) {
@@ -30,11 +36,11 @@ export const malleableKind = defineJobKind({
   },
   async member(ctx) {
     const s = malleableSpecOf(ctx.spec);
-    return malleableMember(ctx, await loadMalleableApp(s.app), s.params);
+    return malleableMember(ctx, await appOnNode(ctx, s), s.params);
   },
   async leader(ctx) {
     const s = malleableSpecOf(ctx.spec);
-    return malleableLeader(ctx, await loadMalleableApp(s.app), s);
+    return malleableLeader(ctx, await appOnNode(ctx, s), s);
   },
   validateMessage: validateMalleableMessage,
 });

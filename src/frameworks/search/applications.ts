@@ -11,9 +11,8 @@ import { tspProblem } from './tsp/tsp.js';
 import { parseTsplib, type TspInstance } from './tsp/tsplib.js';
 import { randomEuclideanInstance, tourLength, validateTour } from './tsp/tsp-tours.js';
 
-/** Module specifiers of the problem modules: .ts when running from sources, .js when built. */
-const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-const moduleRef = (path: string): TaskRef => ({ module: new URL(`${path}${EXT}`, import.meta.url).href, export: 'default' });
+/** The problem modules by their built-in names: each node loads its own installation's copy (runtime/worker/builtin-code.ts). */
+const moduleRef = (name: string): TaskRef => ({ module: `builtin:${name}`, export: 'default' });
 
 /** What `tidepool solve` reports for a solved instance. */
 export interface Report {
@@ -39,7 +38,7 @@ export interface Application<I> {
 
 const tsp: Application<TspInstance> = {
   name: 'tsp',
-  ref: moduleRef('./tsp/tsp'),
+  ref: moduleRef('tsp'),
   problem: tspProblem as unknown as SearchProblem<unknown, TspInstance>,
   load(input) {
     const random = /^random:(\d+)(?::(\d+))?$/.exec(input);
@@ -66,7 +65,7 @@ const tsp: Application<TspInstance> = {
 
 const nqueens: Application<{ n: number }> = {
   name: 'nqueens',
-  ref: moduleRef('./nqueens/nqueens'),
+  ref: moduleRef('nqueens'),
   problem: nqueensProblem as unknown as SearchProblem<unknown, { n: number }>,
   load(input) {
     const n = Number(input);
@@ -79,7 +78,7 @@ const nqueens: Application<{ n: number }> = {
 
 const clique: Application<Graph> = {
   name: 'clique',
-  ref: moduleRef('./clique/max-clique'),
+  ref: moduleRef('clique'),
   problem: maxCliqueProblem as unknown as SearchProblem<unknown, Graph>,
   load: (input) => parseDimacs(readInput(input), input),
   describe: (g) => `${g.name}: ${g.n} vertices, ${g.edges} edges`,
@@ -97,7 +96,7 @@ const clique: Application<Graph> = {
 
 const knapsack: Application<KnapsackInstance> = {
   name: 'knapsack',
-  ref: moduleRef('./knapsack/knapsack'),
+  ref: moduleRef('knapsack'),
   problem: knapsackProblem as unknown as SearchProblem<unknown, KnapsackInstance>,
   load: (input) => parseKnapsack(readInput(input), input),
   describe: (k) => `${k.name}: ${k.values.length} items, capacity ${k.capacity}`,

@@ -6,6 +6,7 @@
  * Requests are MessagePack, compressed as `Content-Encoding` says (wire-format.ts), schema-validated and
  * size-limited. Every batch runs on the service's one long-lived job on its cluster (service-job.ts).
  */
+import { SERVICE_KIND } from './service-kind-ref.js';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -123,10 +124,9 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   if (!opts.tls && !opts.insecure) throw new Error('the service needs --tls-cert and --tls-key (or --insecure for loopback development)');
   if (opts.token !== undefined && (opts.token.length < 16)) throw new Error('the service needs a token of at least 16 characters (--token-file)');
   const tenants = new ServiceTenants(opts.tenants ?? (opts.token !== undefined ? [{ name: 'default', token: opts.token }] : []));
-  const here = import.meta.url;
-  const ext = here.endsWith('.ts') ? '.ts' : '.js';
-  const taskRef = opts.taskRef ?? { module: new URL(`./service-task${ext}`, here).href, export: 'default' };
-  const kindRef = opts.kindRef ?? { module: new URL(`./service-kind${ext}`, here).href, export: 'default' };
+  // Each node resolves the service's code in its own installation (runtime/worker/builtin-code.ts).
+  const taskRef = opts.taskRef ?? { module: 'builtin:service-task', export: 'default' };
+  const kindRef = opts.kindRef ?? SERVICE_KIND;
   const maxBody = opts.maxBodyBytes ?? 64 * 1024 * 1024;
   const maxTasks = opts.maxTasks ?? 100_000;
   const app = fastify()({ https: opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : null, bodyLimit: maxBody, logger: false }) as unknown as FastifyInstance;

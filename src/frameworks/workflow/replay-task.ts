@@ -5,6 +5,7 @@
  * (and collects the tasks it adds).
  * Command tasks run as child processes from the node's main thread instead (task-execution.ts).
  */
+import { resolveModule } from '../../runtime/worker/builtin-code.js';
 import { defineTask } from '../../runtime/worker/task.js';
 import { replayBytes } from './replay-bytes.js';
 import type { AddedTask, WorkflowFunction } from './workflow.js';
@@ -43,7 +44,7 @@ export default defineTask<WorkerJob, Record<string, Uint8Array> | Record<string,
   async run(job, ctx) {
     if (job.kind === 'replay') return ctx.emit(replay(job));
     if (job.kind === 'bundle') return ctx.emit(job.jobs.map(replay));
-    const mod = (await import(job.module)) as Record<string, unknown>;
+    const mod = (await import(resolveModule(job.module))) as Record<string, unknown>;
     const fn = mod[job.export] as WorkflowFunction | undefined;
     if (typeof fn !== 'function') throw new Error(`${job.module} has no exported function "${job.export}"`);
     const added: AddedTask[] = [];

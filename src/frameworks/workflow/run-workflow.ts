@@ -131,7 +131,9 @@ export async function submitPlanned(cluster: Cluster, prepared: PreparedRun, opt
     ...rest, shared, run: dir, ...(scratch !== undefined ? { scratch } : {}),
     source: file !== undefined ? { path: resolve(file) } : { code: builder!.toSource() },
   };
-  const job = await cluster.submitJob({ kind: WORKFLOW_KIND, kindSpec: config, label: workflow.name, ...(nodes !== undefined ? { nodes } : {}) });
+  // Its function modules: on an embedded cluster, admitted by the in-process nodes as the submitter's own files.
+  const modules = [...new Set(workflow.tasks.flatMap((t) => (t.fn ? [t.fn.module] : [])))];
+  const job = await cluster.submitJob({ kind: WORKFLOW_KIND, kindSpec: config, label: workflow.name, modules, ...(nodes !== undefined ? { nodes } : {}) });
   return Object.assign(job, { dir, prepared });
 }
 

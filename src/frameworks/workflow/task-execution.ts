@@ -26,7 +26,7 @@ export type StorageMode = 'collocated' | 'isolated' | 'shared';
 // Sources run under tsx (.ts), the built package as JavaScript (.js).
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 /** The task type a worker thread runs a workflow task with (a replay, or a function task): this node's own copy. */
-const REPLAY_TASK: TaskRef = { module: new URL(`./replay-task${EXT}`, import.meta.url).href, export: 'default' };
+const REPLAY_TASK: TaskRef = { module: 'builtin:workflow-task', export: 'default' };
 
 /** A location meaning "in the shared directory" (a holder that never leaves). */
 export const SHARED_NODE = '*';

@@ -141,6 +141,17 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     return by;
   };
   for (const rec of early.filter((r) => !r.before)) grow(byId(rec), rec.tasks, rec.fingerprints);
+  // A function task's module is code the job names: admitted by the node's rules before any task runs
+  // (tasks added later: by the leader before it records them).
+  const admitted = new Set<string>();
+  const admitFunctions = (tasks: ReadonlyArray<{ id: string; fn?: { module: string } | undefined }>) => {
+    for (const t of tasks) {
+      if (!t.fn || admitted.has(t.fn.module)) continue;
+      ctx.code.admitModule(t.fn.module, `function module of workflow task ${t.id}`);
+      admitted.add(t.fn.module);
+    }
+  };
+  admitFunctions(workflow.tasks);
   const provenance = new ProvenanceWriter(cfg.run, ctx.nodeId);
   const host = hostname();
   const journal = new Journal(cfg.run, ctx.nodeId);
@@ -330,6 +341,7 @@ async function member(ctx: MemberContext): Promise<WorkflowMember> {
     try {
       if (by !== body.task) throw new AdditionError(`task ${id} asked to add tasks as task number ${body.task as number}, which is ${by < 0 ? 'no task' : `task ${workflow.tasks[by]!.id}`} here`);
       decls = checkAddition(workflow, by, body.tasks);
+      admitFunctions(decls);
     } catch (err) {
       return finish?.({ ok: false, error: (err as Error).message });
     }

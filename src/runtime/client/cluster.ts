@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from '../../coord/connect.js';
+import { parseConnectionString } from '../../coord/connection-string.js';
 import { GroupMembership } from '../../coord/recipes/group-membership.js';
 import type { CoordClient } from '../../coord/types.js';
 import { isCoordError } from '../../coord/errors.js';
 import type { BlobRef } from '../../data/blob-directory.js';
 import { DataPlane } from '../../data/data-plane.js';
-import { InProcessTransport } from '../../transport/in-process-transport.js';
+import { InProcessNetwork, InProcessTransport } from '../../transport/in-process-transport.js';
 import { nodeIdOfCertificate } from '../../transport/channel-credentials.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import type { Transport } from '../../transport/types.js';
+import { ClusterSecret, type SecretInput } from '../../util/cluster-secret.js';
 import { Emitter } from '../../util/emitter.js';
 import { decode } from '../../util/codec.js';
 import { log } from '../../util/log.js';
@@ -30,9 +32,13 @@ import { submitJob, type SubmitOptions } from './submit.js';
 export type ClusterEvent = NodeEvent | { type: 'node-joined'; node: string } | { type: 'node-left'; node: string };
 
 /** How `Cluster.embedded()` starts its in-process nodes. */
-export interface EmbeddedClusterOptions extends LocalNodeOptions {
+export interface EmbeddedClusterOptions extends Omit<LocalNodeOptions, 'secret'> {
   /** Nodes to start with (default 1). */
   nodes?: number;
+  /** The cluster secret of its nodes and this client (default: a fresh random one, kept in this process). */
+  secret?: SecretInput;
+  /** The name of its embedded coordination service (`embedded:NAME` reaches it; default: a fresh random one). */
+  name?: string;
 }
 
 /** A submitted job (`Cluster.submit`, `Cluster.submitJob`, `Cluster.job`): its id, its result or outcome once it ends, and cancellation. */
@@ -48,9 +54,15 @@ export interface JobHandle {
 }
 
 /** A job of any kind as `Cluster.submitJob` takes it (this client's data plane, if any, carries its blobs). */
-export type JobRequest = Omit<SubmitOptions, 'data' | 'nodes'> & {
+export type JobRequest = Omit<SubmitOptions, 'data' | 'nodes' | 'secret'> & {
   /** Nodes the job wants (default: every idle node, at least 1). */
   nodes?: number;
+  /**
+   * Other modules the job's kind imports (a workflow's function modules). On an embedded cluster, files
+   * among them are admitted by its in-process nodes as the task module is; elsewhere they must be files
+   * every node has and allows, or packages (docs/security.md).
+   */
+  modules?: readonly string[];
 };
 
 /** How a task-pool job is submitted (`Cluster.submit`): its node range, its read-only input and its kind. */
@@ -67,6 +79,12 @@ export interface JobOptions {
   input?: unknown;
   /** A kind built on the task pool that runs the job (default: the task pool itself); see docs/job-kinds.md. */
   kind?: KindRef;
+  /**
+   * Other modules the job's kind imports (a workflow's function modules). On an embedded cluster, files
+   * among them are admitted by its in-process nodes as the task module is; elsewhere they must be files
+   * every node has and allows, or packages (docs/security.md).
+   */
+  modules?: readonly string[];
 }
 
 /**
@@ -88,6 +106,8 @@ export class Cluster {
     private readonly client: CoordClient,
     /** The in-process nodes of an embedded cluster. */
     private readonly local: LocalNodes | undefined,
+    /** The cluster secret (or a read-only monitor credential), if this client was given one. */
+    readonly secret: ClusterSecret | undefined,
   ) {
     this.members = new GroupMembership(client, clusterPaths().nodes);
     this.members.on('joined', (m) => this.events.emit('event', { type: 'node-joined', node: m.id }));
@@ -95,12 +115,13 @@ export class Cluster {
     local?.events.on('event', (e) => this.events.emit('event', e));
   }
 
-  /** Starts an in-process cluster of `nodes` nodes. */
+  /** Starts an in-process cluster of `nodes` nodes, all holding one secret (a fresh random one unless given). */
   static async embedded(opts: EmbeddedClusterOptions = {}): Promise<Cluster> {
-    const name = `cluster-${randomBytes(4).toString('hex')}`;
-    const client = await connect(`embedded:${name}`);
-    const local = new LocalNodes(name, opts);
-    const cluster = new Cluster(client, local);
+    const name = opts.name ?? `cluster-${randomBytes(4).toString('hex')}`;
+    const secret = opts.secret === undefined ? ClusterSecret.random() : ClusterSecret.from(opts.secret, 'EmbeddedClusterOptions.secret');
+    const client = await connect(`embedded:${name}`, { secret });
+    const local = new LocalNodes(name, { ...opts, secret });
+    const cluster = new Cluster(client, local, secret);
     await cluster.hold.during(async () => {
       cluster.stopHoldingForJobs = holdWhileJobsRun(client, cluster.hold);
       await cluster.members.watch();
@@ -111,22 +132,42 @@ export class Cluster {
   }
 
   /**
-   * Attaches to a cluster whose nodes run elsewhere (e.g. `zk://…`). With the cluster's `secret` (or the
-   * operator's certificates, `tls`, when the nodes use them) this client can submit inputs of any size
-   * and task modules that are local files (shipped as bundles): it serves them to the job's nodes on the
-   * node channel (mutual TLS) until one holds them. `connectTimeoutMs`: how long to wait for the
-   * coordination service (ZooKeeper's default: 15 s).
+   * Attaches to a cluster whose nodes run elsewhere (e.g. `zk://…`). The cluster's `secret` is needed to
+   * change anything (submit, scale, cancel: the coordination service refuses a client without it; it signs
+   * the jobs) and to read the cluster's state (a read-only monitor credential does for reading). With it
+   * (and the operator's certificates, `tls`, when the nodes use them) this client also submits inputs of
+   * any size and task modules that are local files (shipped as bundles): it serves them to the job's nodes
+   * on the node channel (mutual TLS) until one holds them — unless `serveData` is false (then it has no
+   * data plane: no shipping, inputs up to 64 KiB). On `embedded:NAME` it joins that in-process cluster.
+   * `connectTimeoutMs`: how long to wait for the coordination service (ZooKeeper's default: 15 s).
    */
-  static async connect(connection: string, opts: { secret?: Buffer | string; tls?: { cert: string; key: string; ca: string }; host?: string; connectTimeoutMs?: number } = {}): Promise<Cluster> {
-    const client = await connect(connection, opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {});
-    const cluster = new Cluster(client, undefined);
-    await cluster.members.watch();
-    if (opts.secret !== undefined || opts.tls !== undefined) {
-      // With the operator's PKI (`tls`) the client is the node its certificate names; else a fresh client id.
-      const nodeId = opts.tls ? nodeIdOfCertificate(opts.tls.cert) : `client-${randomBytes(4).toString('hex')}`;
-      await cluster.startData(new TcpTransport({
-        nodeId, ...(opts.secret !== undefined ? { secret: opts.secret } : {}), ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.host ? { host: opts.host } : {}),
-      }));
+  static async connect(connection: string, opts: { secret?: SecretInput; tls?: { cert: string; key: string; ca: string }; host?: string; serveData?: boolean; connectTimeoutMs?: number } = {}): Promise<Cluster> {
+    const secret = opts.secret === undefined ? undefined : ClusterSecret.from(opts.secret, 'the secret given to Cluster.connect');
+    const client = await connect(connection, { ...(secret ? { secret } : {}), ...(opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {}) });
+    // An embedded cluster of this process (by name): its nodes share this process's network, and with the
+    // secret this client can start more of them (addNodes).
+    const target = parseConnectionString(connection);
+    const network = target.backend === 'embedded' ? InProcessNetwork.get(target.name) : undefined;
+    const local = target.backend === 'embedded' && secret?.isSecret ? new LocalNodes(target.name, { secret }) : undefined;
+    const cluster = new Cluster(client, local, secret);
+    try {
+      await cluster.members.watch();
+    } catch (err) {
+      // Refused (NO_AUTH without the secret or a monitor credential): nothing stays open.
+      cluster.members.stop();
+      await client.close();
+      throw err;
+    }
+    if ((secret?.isSecret || opts.tls !== undefined) && opts.serveData !== false) {
+      if (network) {
+        await cluster.startData(new InProcessTransport(`client-${randomBytes(4).toString('hex')}`, network));
+      } else {
+        // With the operator's PKI (`tls`) the client is the node its certificate names; else a fresh client id.
+        const nodeId = opts.tls ? nodeIdOfCertificate(opts.tls.cert) : `client-${randomBytes(4).toString('hex')}`;
+        await cluster.startData(new TcpTransport({
+          nodeId, ...(secret?.isSecret ? { secret: [...secret.accepted] } : {}), ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.host ? { host: opts.host } : {}),
+        }));
+      }
     }
     return cluster;
   }
@@ -171,12 +212,15 @@ export class Cluster {
     const idle = (await this.nodes()).filter((n) => n.assignment === '').length;
     const nodes = job.nodes ?? Math.min(Math.max(1, idle, job.minNodes ?? 0), job.maxNodes ?? Infinity);
     // Embedded nodes share this process and its files: code is shipped only to nodes elsewhere.
-    const { shipModule, ...rest } = job;
+    if (!this.secret?.isSecret) throw new Error('submitting a job needs the cluster secret (Cluster.connect(connection, { secret })): it signs the job for the nodes');
+    const { shipModule, modules, ...rest } = job;
+    // The in-process nodes admit the files this client submits: they share this program, which could import them itself.
+    for (const module of [shipModule, job.kind.module, ...(modules ?? [])]) if (module?.startsWith('file:')) this.local?.submittedHere.add(module);
     const release = this.hold.acquire(); // until the outcome is known: the program waits for it
     let spec: JobSpec;
     try {
       spec = await submitJob(this.client, {
-        ...rest, nodes, ...(this.data ? { data: this.data.plane } : {}), ...(shipModule !== undefined && !this.local ? { shipModule } : {}),
+        ...rest, nodes, secret: this.secret, ...(this.data ? { data: this.data.plane } : {}), ...(shipModule !== undefined && !this.local ? { shipModule } : {}),
       });
     } catch (err) {
       release();

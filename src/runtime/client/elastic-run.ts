@@ -5,7 +5,9 @@
  * scale schedule, stops the nodes it started once they are released, and counts what happened.
  * Frameworks supply only how to submit their job and how to describe its progress.
  */
+import { readFileSync } from 'node:fs';
 import { GroupMembership } from '../../coord/recipes/group-membership.js';
+import { ClusterSecret, type SecretInput } from '../../util/cluster-secret.js';
 import { jobPaths } from '../job/job-paths.js';
 import { Cluster, type ClusterEvent, type JobHandle } from './cluster.js';
 import type { JobOutcome } from '../job/outcome.js';
@@ -21,6 +23,8 @@ export interface ElasticRunOptions {
   zk?: string;
   /** With `zk`: the cluster secret's file for local node processes (else $TIDEPOOL_SECRET). */
   secretFile?: string;
+  /** With `zk`: the cluster secret this client submits with (default: the one in `secretFile`). */
+  secret?: SecretInput;
   schedule: ScaleStep[];
   /** Run on this embedded cluster (owned by the caller, left running) instead of starting one. */
   cluster?: Cluster;
@@ -60,7 +64,10 @@ export async function runElastic(
   submit: (cluster: Cluster) => Promise<JobHandle>,
   describe: (cluster: Cluster, job: string) => { line(): string; stop(): void } = () => ({ line: () => '', stop: () => undefined }),
 ): Promise<{ outcome: JobOutcome; stats: ElasticRunStats; jobId: string }> {
-  const cluster = opts.cluster ?? (opts.zk ? await Cluster.connect(opts.zk) : await Cluster.embedded({ nodes: opts.nodes, workers: opts.workers, progressIntervalMs: 0 }));
+  // With `zk` the client needs the secret too: given, or the nodes' file.
+  const secret = opts.secret ?? (opts.secretFile !== undefined ? ClusterSecret.parse(readFileSync(opts.secretFile, 'utf8'), opts.secretFile) : undefined);
+  // The client signs and submits; it serves no data (nodes need not reach it): its job's root stays in the ledger.
+  const cluster = opts.cluster ?? (opts.zk ? await Cluster.connect(opts.zk, { ...(secret !== undefined ? { secret } : {}), serveData: false }) : await Cluster.embedded({ nodes: opts.nodes, workers: opts.workers, progressIntervalMs: 0 }));
   const processes: NodeProcess[] = [];
   /** Nodes this run started; when a scale-in releases one, it is decommissioned (stopped), as in seed 000's Fig. 6. */
   const startedHere = new Set<string>();

@@ -7,6 +7,7 @@ import { connect, embeddedServer } from '../../coord/connect.js';
 import type { CoordClient } from '../../coord/types.js';
 import { InProcessNetwork, InProcessTransport } from '../../transport/in-process-transport.js';
 import { usableCores } from '../../util/capacity.js';
+import type { ClusterSecret } from '../../util/cluster-secret.js';
 import { Emitter } from '../../util/emitter.js';
 import type { Logger } from '../../util/log.js';
 import type { NodeEvent } from '../node/node-events.js';
@@ -27,11 +28,21 @@ export interface LocalNodeOptions {
   metrics?: { host?: string; processMetrics?: boolean };
   /** Where the nodes' log records go (with `node`, `job`, `task` fields); default: the process's (see `setLogger`). */
   logger?: Logger;
+  /** The cluster secret the nodes hold (their coordination sessions, code admission). */
+  secret: ClusterSecret;
+  /** Locations of code the nodes run beyond the built-ins and tidepool's installation (NodeOptions.allowCode). */
+  allowCode?: readonly string[];
 }
 
 export class LocalNodes {
   private readonly running = new Map<string, { node: TidepoolNode; client: CoordClient }>();
   readonly network: InProcessNetwork;
+
+  /**
+   * The file modules the cluster's own client submitted, admitted by these nodes (they share the submitting
+   * program, which could import them itself). Code admission refuses other files outside tidepool's installation.
+   */
+  readonly submittedHere = new Set<string>();
 
   /** Every local node's events. */
   readonly events = new Emitter<{ event: NodeEvent }>();
@@ -45,10 +56,11 @@ export class LocalNodes {
   async add(count: number): Promise<string[]> {
     const workers = this.opts.workers ?? Math.max(1, Math.floor(usableCores() / Math.max(1, this.opts.nodes ?? 1)));
     return Promise.all(Array.from({ length: count }, async () => {
-      const client = await connect(`embedded:${this.backend}`);
+      const client = await connect(`embedded:${this.backend}`, { secret: this.opts.secret });
       const id = newNodeId();
       const node = await TidepoolNode.start({
-        client, transport: new InProcessTransport(id, this.network), workers, nodeId: id, holdsProcess: false,
+        client, transport: new InProcessTransport(id, this.network), workers, nodeId: id, holdsProcess: false, secret: this.opts.secret, submittedHere: this.submittedHere,
+        ...(this.opts.allowCode ? { allowCode: this.opts.allowCode } : {}),
         ...(this.opts.kindOptions ? { kindOptions: this.opts.kindOptions } : {}),
         ...(this.opts.seed !== undefined ? { seed: this.opts.seed + this.running.size } : {}),
         ...(this.opts.progressIntervalMs !== undefined ? { progressIntervalMs: this.opts.progressIntervalMs } : {}),

@@ -12,9 +12,12 @@ import type { BlobRef } from '../../data/blob-directory.js';
 import { INLINE_INPUT_BYTES } from '../../data/blob-values.js';
 import { bundleTaskModule, isLocalModule } from '../../data/code-bundle.js';
 import type { DataPlane } from '../../data/data-plane.js';
+import type { ClusterSecret } from '../../util/cluster-secret.js';
 import { encode } from '../../util/codec.js';
+import { isInstalledFile } from '../../util/installation.js';
 import { jobPaths, type JobPaths } from '../job/job-paths.js';
 import { newJobId, type JobSpec, type KindRef } from '../job/job-spec.js';
+import { signSpec } from '../job/job-signature.js';
 import { loadJobKind } from '../kinds/kind-registry.js';
 import { validateNodeRange } from '../scheduler/cluster-view.js';
 
@@ -23,6 +26,11 @@ export interface SubmitOptions {
   kind: KindRef;
   /** The kind's part of the submission, as its `prepare` takes it (the task pool's: `{ ref, root }`). */
   kindSpec: unknown;
+  /**
+   * The cluster secret: it signs the spec (its kind, kind spec, input, shipped code: every field), which
+   * nodes check before they run any of the job's code (job/code-admission.ts).
+   */
+  secret: ClusterSecret;
   /** What the job runs, for listings (default: the kind's module). */
   label?: string;
   /** Nodes the job wants (default 1); the scheduler assigns them as they are free. */
@@ -41,7 +49,10 @@ export interface SubmitOptions {
    * spec gets a reference, and it is served to the job's nodes; keep it open until a node holds it (`DataPlane.handOff`).
    */
   data?: DataPlane;
-  /** A module the kind's spec names that is a local file of this machine (a task module): bundled and shipped through `data`. */
+  /**
+   * A module the kind's spec names that is a local file of this machine (a task module): bundled and shipped
+   * through `data`, unless it is a file of tidepool's own installation (its examples, a checkout's tests), which nodes find themselves.
+   */
   shipModule?: string;
   /** An external resource manager places the job's nodes (JobSpec.managedBy); the cluster's reconciler leaves it alone. */
   managedBy?: string;
@@ -54,6 +65,7 @@ type Share = (bytes: Uint8Array, what: string) => Promise<BlobRef>;
 export async function submitJob(client: CoordClient, opts: SubmitOptions, root?: string): Promise<JobSpec> {
   const requested = opts.nodes ?? 1;
   const min = opts.minNodes ?? 0;
+  if (!opts.secret?.isSecret) throw new Error('submitting a job needs the cluster secret: it signs the job for the nodes (SubmitOptions.secret)');
   validateNodeRange({ nodes: requested, minNodes: min, ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}) });
   const kind = await loadJobKind(opts.kind); // fails here, clearly, rather than on every node
   const id = opts.jobId ?? newJobId();
@@ -66,7 +78,7 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
     madeBase = true;
     return data.share(bytes, id, what);
   });
-  const ship = share && opts.shipModule !== undefined && isLocalModule(opts.shipModule) ? opts.shipModule : undefined;
+  const ship = share && opts.shipModule !== undefined && isLocalModule(opts.shipModule) && !isInstalledFile(opts.shipModule) ? opts.shipModule : undefined;
   const draft: JobSpec = {
     id, kind: opts.kind, kindSpec: opts.kindSpec, createdAt: Date.now(), label: opts.label ?? opts.kind.module,
     nodes: { requested, min, ...(opts.maxNodes !== undefined ? { max: opts.maxNodes } : {}) },
@@ -75,7 +87,8 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
     ...(ship ? { code: { module: ship, bundle: await share!((await bundleTaskModule(ship)).code, `code of ${ship}`) } } : {}),
   };
   const prepared = (await kind.prepare?.(draft, { client, paths, ...(share ? { share } : {}) })) ?? {};
-  const spec: JobSpec = prepared.kindSpec !== undefined ? { ...draft, kindSpec: prepared.kindSpec } : draft;
+  // Signed after prepare: the signature covers the spec exactly as nodes read it.
+  const spec: JobSpec = signSpec(prepared.kindSpec !== undefined ? { ...draft, kindSpec: prepared.kindSpec } : draft, opts.secret);
   const kindSpecBytes = encode(spec.kindSpec).length;
   if (kindSpecBytes > INLINE_INPUT_BYTES) {
     throw new Error(`the ${kind.name} spec of job ${id} is ${kindSpecBytes} bytes encoded, over the ${INLINE_INPUT_BYTES} bytes a job spec holds; ` +

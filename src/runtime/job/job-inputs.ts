@@ -6,10 +6,16 @@
 import type { DataPlane } from '../../data/data-plane.js';
 import { materializeBundle } from '../../data/code-cache.js';
 import { SharedInput } from '../worker/shared-input.js';
+import type { CodeAdmission } from './code-admission.js';
 import type { JobSpec } from './job-spec.js';
 
-/** The module to import on this node for `module` of the job's spec: the local copy of shipped code, or the module itself. */
-export async function moduleOnNode(spec: JobSpec, module: string, data: DataPlane | undefined, nodeId: string): Promise<string> {
+/**
+ * The module to import on this node for `module` of the job's spec: the local copy of shipped code, or
+ * the module itself. Either is first admitted by the node's code admission (`code`, MemberContext.code):
+ * nothing the spec names is imported that it refuses.
+ */
+export async function moduleOnNode(spec: JobSpec, module: string, data: DataPlane | undefined, nodeId: string, code: CodeAdmission): Promise<string> {
+  code.admitJobModule(spec, module, 'task module');
   if (spec.code?.module !== module) return module;
   if (!data) throw new Error(`job ${spec.id} ships its code and node ${nodeId} has no data plane`);
   const bytes = await data.obtain(spec.code.bundle, spec.id, `code of ${module}`);

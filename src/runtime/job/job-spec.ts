@@ -46,6 +46,11 @@ export interface JobSpec<KindSpec = unknown> {
   code?: { module: string; bundle: BlobRef };
   /** The resource manager that places this job's nodes (e.g. 'manager'); the cluster's reconciler leaves it alone. */
   managedBy?: string;
+  /**
+   * HMAC by the cluster secret over every other field (job/job-signature.ts): a node runs the job only when
+   * it verifies (job/code-admission.ts).
+   */
+  signature?: string;
 }
 
 export function newJobId(): string {

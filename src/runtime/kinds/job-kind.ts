@@ -9,6 +9,7 @@
  * are plain objects the kind gives meaning to.
  */
 import type { CoordClient, Op } from '../../coord/types.js';
+import type { CodeAdmission } from '../job/code-admission.js';
 import type { GlobalVariables } from '../../coord/recipes/global-variables.js';
 import type { GroupMembership } from '../../coord/recipes/group-membership.js';
 import type { RecipeStats } from '../../coord/recipes/recipe-stats.js';
@@ -82,6 +83,11 @@ export interface MemberContext {
   peers(): string[];
   /** The job's live membership (read it; the node joins and leaves it). */
   readonly membership: GroupMembership;
+  /**
+   * The node's code admission: the job's spec and its kind were admitted before the kind was loaded; a
+   * kind admits each further module the job names (the task pool's task module, a workflow's functions) before importing it.
+   */
+  readonly code: CodeAdmission;
   /** Reports what happened to the node's listeners (tagged with the job and the node; see KindEvents). */
   report(event: KindEvent): void;
   /** Ends the job as failed (the first outcome written wins), e.g. when a task failed for good. */

@@ -17,6 +17,9 @@ import { Emitter } from '../../util/emitter.js';
 import { log as rootLog, logTo, type Log, type Logger } from '../../util/log.js';
 import { Rng } from '../../util/rng.js';
 import { decode } from '../../util/codec.js';
+import type { ClusterSecret } from '../../util/cluster-secret.js';
+import { secureClusterRoot } from '../job/cluster-root.js';
+import { CodeAdmission, CodeRefused } from '../job/code-admission.js';
 import { finishJob, publishOutcome, serveControl, type ShareBytes } from '../job/outcome.js';
 import { clusterPaths, jobPaths, type JobPaths } from '../job/job-paths.js';
 import type { JobSpec } from '../job/job-spec.js';
@@ -32,8 +35,15 @@ import { SchedulerService } from '../scheduler/scheduler-service.js';
 import { WorkerPool, type WorkerEvent } from '../worker/worker-pool.js';
 
 export interface NodeOptions {
+  /** The node's coordination session, opened with the cluster secret (connect(connection, { secret })). */
   client: CoordClient;
   transport: Transport;
+  /** The cluster secret: the node checks job specs' signatures with it (code-admission.ts). */
+  secret: ClusterSecret;
+  /** Locations of code the operator allows beyond the built-ins and tidepool's installation (file: URLs of directories). */
+  allowCode?: readonly string[];
+  /** In-process nodes of an embedded cluster: the file modules its own client submitted (CodeAdmissionOptions.submittedHere). */
+  submittedHere?: ReadonlySet<string>;
   /** Worker threads (default: one per core). */
   workers: number;
   nodeId?: string;
@@ -106,12 +116,14 @@ export class TidepoolNode {
   private closed = false;
   private readonly observed: NodeObservability;
   private readonly log: Log;
+  private code: CodeAdmission;
 
   private constructor(private readonly opts: NodeOptions) {
     this.id = opts.nodeId ?? newNodeId();
     this.client = opts.client;
     this.transport = opts.transport;
     this.paths = clusterPaths(opts.root);
+    this.code = this.admission(opts.secret);
     this.rng = new Rng(opts.seed ?? (Math.random() * 2 ** 32) >>> 0);
     this.workers = new WorkerPool(opts.workers, (ev) => this.onWorkerEvent(ev), { holdsProcess: opts.holdsProcess ?? true });
     this.cluster = new GroupMembership(this.client, this.paths.nodes);
@@ -218,6 +230,20 @@ export class TidepoolNode {
     await this.observed.close();
   }
 
+  /**
+   * Takes another cluster secret (a rotation, `tidepool node` on SIGHUP): its coordination session presents
+   * the new credentials and gives new znodes their list, and job specs signed with any secret it lists are
+   * admitted. The node channel's credentials are the transport's (TcpTransport.setCredentials).
+   */
+  useSecret(secret: ClusterSecret): void {
+    this.client.useSecret(secret);
+    this.code = this.admission(secret);
+  }
+
+  private admission(secret: ClusterSecret): CodeAdmission {
+    return new CodeAdmission({ secret, ...(this.opts.allowCode ? { allow: this.opts.allowCode } : {}), ...(this.opts.submittedHere ? { submittedHere: this.opts.submittedHere } : {}) });
+  }
+
   /** The node's data plane (blobs of its jobs), once started. */
   get data(): DataPlane | undefined {
     return this.dataPlane;
@@ -235,6 +261,15 @@ export class TidepoolNode {
     await this.workers.start();
     this.transport.onMessage((from, m) => this.onMessage(from, m));
     await this.transport.start();
+    // The first coordination request: nothing joins a cluster whose root this secret does not protect.
+    try {
+      await secureClusterRoot(this.client, this.paths.root, this.opts.secret);
+    } catch (err) {
+      await this.workers.close();
+      await this.transport.close();
+      await this.observed.close();
+      throw err;
+    }
     // Blob frames reach the data plane through onMessage (one routing rule), not a subscription of its own.
     this.dataPlane = await DataPlane.start({
       client: this.client, transport: this.transport, root: this.paths.root, subscribe: false,
@@ -291,6 +326,15 @@ export class TidepoolNode {
       throw err;
     }
     if (await this.client.exists(paths.result)) return; // already over
+    try {
+      this.code.admitJob(spec, jobId);
+    } catch (err) {
+      // Nothing of the job was imported; it fails here and this node stays free for others.
+      const error = `node ${this.id} refused job ${jobId}: ${err instanceof Error ? err.message : String(err)}`;
+      this.log.child({ job: jobId }).error('node', error);
+      await publishOutcome(this.client, paths, { status: 'failed', error, finishedAt: Date.now() }).catch(() => false);
+      return;
+    }
     const kind = await loadJobKind(spec.kind);
     const vars = new GlobalVariables(this.client, paths.vars);
     const members = new GroupMembership(this.client, paths.members);
@@ -298,7 +342,7 @@ export class TidepoolNode {
     const jobLog = this.log.child({ job: jobId });
     const ctx: MemberContext = {
       metrics: this.observed.forKind(kind.name), log: jobLog,
-      nodeId: this.id, spec, client: this.client, paths, workers: this.workers, vars, rng: this.rng, membership: members,
+      nodeId: this.id, spec, client: this.client, paths, workers: this.workers, vars, rng: this.rng, membership: members, code: this.code,
       ...(this.dataPlane ? { data: this.dataPlane } : {}),
       ...(options !== undefined ? { options } : {}),
       send: (to, body) => this.send(to, { type: 'job', job: jobId, body }),
@@ -310,7 +354,10 @@ export class TidepoolNode {
     try {
       role = await kind.member(ctx);
     } catch (err) {
-      const error = `job kind ${kind.name} could not start on node ${this.id}: ${err instanceof Error ? err.message : String(err)}`;
+      // A module of the kind's spec its code admission refused (the task module, say): nothing of it was imported.
+      const error = err instanceof CodeRefused
+        ? `node ${this.id} refused job ${jobId}: ${err.message}`
+        : `job kind ${kind.name} could not start on node ${this.id}: ${err instanceof Error ? err.message : String(err)}`;
       jobLog.error('node', error);
       await publishOutcome(this.client, paths, { status: 'failed', error, finishedAt: Date.now() }).catch(() => false);
       return;

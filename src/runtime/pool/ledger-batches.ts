@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CoordError, isCoordError } from '../../coord/errors.js';
 import { joinPath } from '../../coord/paths.js';
+import { aclBytes } from '../../coord/access.js';
 import { fitsRequest, MAX_REQUEST_BYTES, requestBytes } from '../../coord/request-size.js';
 import type { CoordClient, Op } from '../../coord/types.js';
 import { commitMarked, type MarkedCommit } from '../../coord/recipes/marked-commit.js';
@@ -117,13 +118,17 @@ export abstract class LedgerBatches {
   protected readonly versions = new Map<string, number>();
   private queue: Group[] = [];
   private pumping = false;
+  /** The access list every create of this session carries, as counted in a request's size. */
+  private readonly acl: number;
 
   constructor(
     protected readonly client: CoordClient,
     readonly paths: LedgerPaths,
     readonly nodeId: string,
     private readonly maxBatch: number,
-  ) {}
+  ) {
+    this.acl = aclBytes(client.acl);
+  }
 
   get pending(): number {
     return this.queue.length;
@@ -227,7 +232,7 @@ export abstract class LedgerBatches {
       }
     }
     ops.push({ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results, ...(tasks ? { tasks } : {}) } satisfies TxnMarker) });
-    if (!fitsRequest(ops, true, MAX_BATCH_BYTES)) return this.fitting(batch, ops, owner, txnPath);
+    if (!fitsRequest(ops, true, MAX_BATCH_BYTES, 0, this.acl)) return this.fitting(batch, ops, owner, txnPath);
     let outcome: MarkedCommit;
     try {
       outcome = await commitMarked(this.client, ops, txnPath, this.stats);
@@ -247,19 +252,19 @@ export abstract class LedgerBatches {
    * Only oversized batches come here, so the common small batch pays for no extra encoding.
    */
   private fitting(batch: Group[], ops: Op[], owner: number[], txnPath: string): Oversized {
-    let bytes = requestBytes([{ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results: [] }) }], true);
+    let bytes = requestBytes([{ op: 'create', path: txnPath, data: encode({ node: this.nodeId, results: [] }) }], true, 0, this.acl);
     let fits = 0;
     for (let gi = 0; gi < batch.length; gi++) {
       const g = batch[gi]!;
       const mine = ops.filter((_, i) => owner[i] === gi);
-      let share = requestBytes(mine, true) - EMPTY_MULTI_BYTES;
+      let share = requestBytes(mine, true, 0, this.acl) - EMPTY_MULTI_BYTES;
       for (const r of g.results ?? []) share += encode(r.value).length;
       if (bytes + share > MAX_BATCH_BYTES) break;
       bytes += share;
       fits++;
     }
     if (fits > 0) return { fits };
-    const alone = bytes + requestBytes(ops.filter((_, i) => owner[i] === 0), true) - EMPTY_MULTI_BYTES;
+    const alone = bytes + requestBytes(ops.filter((_, i) => owner[i] === 0), true, 0, this.acl) - EMPTY_MULTI_BYTES;
     const record = ops.find((o, i) => owner[i] === 0 && o.op !== 'delete') ?? ops[0]!;
     return {
       tooLarge: new CoordError('BAD_ARGUMENTS', record.path, undefined,

@@ -77,7 +77,7 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
   const { spec, data } = ctx;
   const pool = taskPoolSpecOf(spec);
   // Shipped code is loaded from this node's code cache (workers too); installed modules as they are.
-  const ref = { module: await moduleOnNode(spec, pool.ref.module, data, ctx.nodeId), export: pool.ref.export };
+  const ref = { module: await moduleOnNode(spec, pool.ref.module, data, ctx.nodeId, ctx.code), export: pool.ref.export };
   const type = await loadTaskType(ref);
   // The variables' values in shared memory, for the workers (before they are defined: every change reaches it).
   const board = VarBoard.mirror(ctx.vars, pool.varNames, spec.id);

@@ -2,7 +2,7 @@ import { isCoordError, isRetryable } from '../../coord/errors.js';
 import { joinPath } from '../../coord/paths.js';
 import { mkdirp } from '../../coord/tree-ops.js';
 import type { CoordClient, Op } from '../../coord/types.js';
-import { watchChildren, watchData, type WatchHandle } from '../../coord/watch.js';
+import { watchChildren, watchData, type WatchEndReason, type WatchHandle } from '../../coord/watch.js';
 import { Emitter } from '../../util/emitter.js';
 import { log } from '../../util/log.js';
 import { decode } from '../../util/codec.js';
@@ -40,7 +40,7 @@ type Events = {
   /** The stale assignment of a dead node was deleted. */
   removed: string;
   /** The session ended: this reconciler does nothing more. */
-  ended: 'expired' | 'closed';
+  ended: WatchEndReason;
 };
 
 /** What a pass read about one job (`znodes`: the scheduler znodes it was built from). */
@@ -115,7 +115,7 @@ export class Reconciler {
     } catch (err) {
       if (!isCoordError(err, 'NODE_EXISTS')) throw err;
     }
-    const onEnd = (reason: 'expired' | 'closed') => this.end(reason);
+    const onEnd = (reason: WatchEndReason) => this.end(reason);
     this.offState = this.client.onState((s) => {
       if (s !== 'connected') return;
       this.knownEpoch = undefined; // changes may have gone by unwatched
@@ -149,7 +149,7 @@ export class Reconciler {
     this.jobWatches.clear();
   }
 
-  private end(reason: 'expired' | 'closed'): void {
+  private end(reason: WatchEndReason): void {
     if (this.stopped) return;
     this.stop();
     this.events.emit('ended', reason);

@@ -5,6 +5,7 @@
  * where tasks run, when they migrate, and how their results are combined. Task state is plain,
  * serializable data; code is loaded by module specifier on every node (weak migration, §3.4).
  */
+import { resolveModule } from './builtin-code.js';
 
 /**
  * How results emitted by tasks are combined. Unordered (the default), contributions are folded in
@@ -167,9 +168,9 @@ export interface TaskRef {
   export: string;
 }
 
-/** Loads a task type from its module (used by workers and nodes alike). */
+/** Loads a task type from its module, a `builtin:` name from this installation (used by workers and nodes alike). */
 export async function loadTaskType(ref: TaskRef): Promise<TaskType<unknown, unknown>> {
-  const mod = (await import(ref.module)) as Record<string, unknown>;
+  const mod = (await import(resolveModule(ref.module))) as Record<string, unknown>;
   const value = mod[ref.export];
   if (!value || (value as { kind?: unknown }).kind !== 'tidepool.task') {
     throw new Error(`${ref.module} has no task type export "${ref.export}" (export the result of defineTask)`);

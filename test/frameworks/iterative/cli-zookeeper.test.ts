@@ -26,7 +26,7 @@ describe('tidepool iterate --zk', () => {
   let zk: ZkEnsemble;
   const nodes: NodeProcess[] = [];
   // The caller's TIDEPOOL_* variables stay out of the commands (the secret especially): childEnv.
-  const iterate = (args: string[], cwd = ROOT) => runCommand(process.execPath, [BIN, 'iterate', ...args, '--zk', zk.hosts, '--json'], { cwd, env: childEnv(), timeoutMs: 200_000 });
+  const iterate = (args: string[], cwd = ROOT, conn = zk.hosts) => runCommand(process.execPath, [BIN, 'iterate', ...args, '--zk', conn, '--json'], { cwd, env: childEnv(), timeoutMs: 200_000 });
 
   before(async () => {
     zk = await startEnsemble({ size: 1 });
@@ -48,19 +48,21 @@ describe('tidepool iterate --zk', () => {
   });
 
   it('on the cluster\'s own nodes: a user\'s module runs there; local node processes need the cluster\'s secret', T, async () => {
+    // A cluster of its own (a chroot): the first case's nodes made /tidepool with their fresh secret.
     const secret = secretFile();
-    nodes.push(...await Promise.all([1, 2].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
+    const own = `${zk.hosts}/own`;
+    nodes.push(...await Promise.all([1, 2].map(() => startNodeProcess({ zk: `zk://${own}`, secretFile: secret, workers: 1 }))));
     const project = mkdtempSync(join(tmpdir(), 'tp-iterate-zk-'));
     mkdirSync(join(project, 'node_modules'));
     symlinkSync(ROOT, join(project, 'node_modules', 'tidepool-runtime'));
     writeFileSync(join(project, 'package.json'), '{"type": "module"}');
     copyFileSync(join(ROOT, 'examples/iterative/buffon.js'), join(project, 'needle.js'));
     const buffon = ((await import(new URL('../../../examples/iterative/buffon.js', import.meta.url).href)) as { default: IterativeTaskType<unknown, unknown> }).default;
-    const run = await iterate(['./needle.js', '--iterations', '60000', '--block-size', '500', '--balance', 'ruper', '--secret-file', secret], project);
+    const run = await iterate(['./needle.js', '--iterations', '60000', '--block-size', '500', '--balance', 'ruper', '--secret-file', secret], project, own);
     assert.equal(run.code, 0, run.stderr);
     const r = JSON.parse(run.stdout) as { iterations: number; value: unknown };
     assert.equal(r.iterations, 60_000);
     assert.deepEqual(r.value, iterateSequentially(buffon, { iterations: 60_000, blockSize: 500 }).value);
-    assertCleanError(await iterate(['slab', '--iterations', '1000', '--nodes', '1']), /already has 2 node\(s\), which use the cluster's secret: --secret-file \(or TIDEPOOL_SECRET\) is needed/);
+    assertCleanError(await iterate(['slab', '--iterations', '1000', '--nodes', '1'], ROOT, own), /holds a cluster secured by its own secret: --secret-file \(or TIDEPOOL_SECRET\) is needed to run on it/);
   });
 });

@@ -12,7 +12,7 @@ import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { iterateSequentially, submitIterative, type IterativeOptions } from '../../../src/frameworks/iterative/run-iterative.js';
 import type { NodeFigures } from '../../../src/frameworks/iterative/figures.js';
 import type { BalanceStrategy } from '../../../src/frameworks/iterative/iterative-types.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import checksum, { type Checksum } from './apps/checksum.js';
@@ -36,7 +36,7 @@ describe('iterative jobs on node processes over ZooKeeper', () => {
     zk = await startEnsemble({ size: 3 });
     const secret = secretFile();
     processes.push(...await Promise.all(Array.from({ length: 5 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
-    cluster = await Cluster.connect(zk.connectionString);
+    cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
   });
   after(async () => {
     await cluster?.close();

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { iterateSequentially, submitIterative, type IterativeOptions } from '../../../src/frameworks/iterative/run-iterative.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import paced from './apps/paced.js';
@@ -72,7 +72,7 @@ describe('RUPER moves work from a slow thread and node to fast ones', () => {
       startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 2, env: { PACED_CHUNK_MS: '5,5', PACED_LOG: join(dir, 'A.log') } }),
       startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 2, env: { PACED_CHUNK_MS: '20,5', PACED_LOG: join(dir, 'B.log') } }),
     ]));
-    cluster = await Cluster.connect(zk.connectionString);
+    cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
   });
   after(async () => {
     await cluster?.close();

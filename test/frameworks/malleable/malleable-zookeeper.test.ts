@@ -12,7 +12,7 @@ import { malleableProgress, rescaleMalleable, submitMalleable, vacateMalleable }
 import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { jobLeader } from '../../../src/runtime/client/job-list.js';
 import { requestJob } from '../../../src/runtime/client/job-requests.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import { plainStencil } from './plain-grids.js';
@@ -22,10 +22,10 @@ const STENCIL = { module: new URL('../../../src/frameworks/malleable/apps/stenci
 describe('malleable jobs on node processes over ZooKeeper', () => {
   let zk: ZkEnsemble;
   const processes: NodeProcess[] = [];
+  const secret = secretFile();
 
   before(async () => {
     zk = await startEnsemble({ size: 3 });
-    const secret = secretFile();
     processes.push(...await Promise.all(Array.from({ length: 4 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
   });
   after(async () => {
@@ -35,7 +35,7 @@ describe('malleable jobs on node processes over ZooKeeper', () => {
   });
 
   it('shrink 2 → 1, expand 1 → 4, vacate of a node given notice, shrink 3 → 2, SIGKILL of a member and rollback: bit-identical', { timeout: 240_000 }, async () => {
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     const params = { grid: 64, blocks: 4, iterations: 80 };
     const pausedAt = (job: string, iteration: number) =>
       waitFor(async () => (await malleableProgress(cluster.coordination, job).catch(() => undefined))?.iteration === iteration, `job at iteration ${iteration}`, 90_000);

@@ -132,6 +132,7 @@ export class SimCluster {
       fail: (error) => {
         throw new Error(`a member failed the simulated job: ${error}`);
       },
+      code: { admitModule: () => undefined, admitJobModule: () => undefined } as never,
     };
   }
 

@@ -10,18 +10,20 @@ import type { CoordClient } from '../../../src/coord/types.js';
 import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { TidepoolNode } from '../../../src/runtime/node/node.js';
 import { InProcessNetwork, InProcessTransport } from '../../../src/transport/in-process-transport.js';
+import { ClusterSecret } from '../../../src/util/cluster-secret.js';
 import { optimumFoundByALostRun } from './lost-incumbent.js';
 
 describe('branch-and-bound: the optimum of a run that does not count (embedded)', () => {
   it('a node crashes after publishing the optimum: the job answers with it, each search node counted once', { timeout: 120_000 }, async () => {
     const name = `lost-incumbent-${randomBytes(3).toString('hex')}`;
-    const cluster = await Cluster.connect(`embedded:${name}`);
+    const secret = ClusterSecret.random();
+    const cluster = await Cluster.connect(`embedded:${name}`, { secret });
     const network = InProcessNetwork.get(name);
     const nodes = new Map<string, { node: TidepoolNode; client: CoordClient }>();
     try {
       for (const id of ['n-a', 'n-b']) {
-        const client = await connect(`embedded:${name}`);
-        nodes.set(id, { node: await TidepoolNode.start({ client, transport: new InProcessTransport(id, network), workers: 1, nodeId: id, seed: 7 }), client });
+        const client = await connect(`embedded:${name}`, { secret });
+        nodes.set(id, { node: await TidepoolNode.start({ client, transport: new InProcessTransport(id, network), workers: 1, nodeId: id, seed: 7, secret }), client });
       }
       await optimumFoundByALostRun(cluster, async (id) => {
         const victim = nodes.get(id)!;

@@ -12,7 +12,7 @@ describe('branch-and-bound: the optimum of a run that does not count (ZooKeeper)
   const pool = useZkNodePool(2);
 
   it('a node process is killed after publishing the optimum: the job answers with it, each search node counted once', { timeout: 180_000 }, async () => {
-    const cluster = await Cluster.connect(pool.zk);
+    const cluster = await Cluster.connect(pool.zk, { secret: pool.secret });
     try {
       await optimumFoundByALostRun(cluster, async (id) => {
         const victim = pool.processes.find((p) => p.id === id)!;

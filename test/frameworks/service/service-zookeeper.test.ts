@@ -7,13 +7,13 @@
  * Needs `npm run build`: the nodes load the service's task type and job kind from the installed package ('tidepool-runtime/service').
  */
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { awaitOutcome } from '../../../src/index.js';
 import { Distribution, startService, type RunningService } from '../../../src/frameworks/service/index.js';
 import { allKnightTours, countPrimes, factorize, factorizeAll, knightTours, mandelbrot, mandelbrotRow, primes } from '../../../examples/service/programs.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import { nestedWritesArrive } from './side-effect-cases.js';
@@ -37,7 +37,7 @@ describe('the service on node processes over ZooKeeper', () => {
     zk = await startEnsemble({ size: 3 });
     secret = secretFile();
     processes.push(...await Promise.all(Array.from({ length: 2 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
-    cluster = await Cluster.connect(zk.connectionString, { secret: readFileSync(secret, 'utf8').trim() });
+    cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 2, 'two idle nodes', 60_000);
     tls = selfSignedCert();
     service = await startService({ cluster, tls, token, port: 0, taskRef: { module: 'tidepool-runtime/service', export: 'serviceTask' }, kindRef: { module: 'tidepool-runtime/service', export: 'serviceJobKind' }, idleReleaseMs: 1_000 });

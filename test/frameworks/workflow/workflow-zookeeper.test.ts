@@ -25,7 +25,7 @@ import { WorkflowBuilder } from '../../../src/frameworks/workflow/workflow-build
 import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
 import { finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
 import { tidepool } from '../../support/cli.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import { checkOrder } from './check-order.js';
@@ -97,7 +97,7 @@ describe('workflows on node processes over ZooKeeper', () => {
   it('SIGKILL of a member mid-replay: tasks dispatched again, lost files recreated, a new node joins; each task completed once', T, async () => {
     const wf = await loadWorkflow(FILE);
     const shared = fresh();
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       const { job, journal, victim } = await midReplay(cluster, wf, shared, 35);
       victim.kill('SIGKILL');
@@ -115,7 +115,7 @@ describe('workflows on node processes over ZooKeeper', () => {
   it('a member drained mid-replay (a graceful leave): right outputs, no task finished twice, the node lives on', T, async () => {
     const wf = await loadWorkflow(FILE);
     const shared = fresh();
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       const { job, journal, victim } = await midReplay(cluster, wf, shared, 20);
       assert.equal(await cluster.drain(victim.id), true, 'the node was in the job when drained');
@@ -133,7 +133,7 @@ describe('workflows on node processes over ZooKeeper', () => {
   it('a stopped workflow resumes from its journal and re-runs no finished task', T, async () => {
     const wf = await loadWorkflow(FILE);
     const shared = fresh();
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       await idle(cluster, 3);
       const first = await submitWorkflow(cluster, wf, { file: FILE, shared, replay: SCALE, nodes: 3 });
@@ -162,7 +162,7 @@ describe('workflows on node processes over ZooKeeper', () => {
     const builder = new WorkflowBuilder('flaky')
       .command('make', ['sh', '-c', 'seq 1 5 > numbers.txt'], { outputs: ['numbers.txt'] })
       .command('flaky-sum', ['sh', '-c', `if [ ! -e ${flag} ]; then touch ${flag}; exit 1; fi; paste -sd+ numbers.txt | bc > sum.txt`], { inputs: ['numbers.txt'], outputs: ['sum.txt'] });
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       await idle(cluster, 2);
       const job = await submitWorkflow(cluster, builder.build(), { builder, shared, nodes: 2 });
@@ -184,7 +184,7 @@ describe('workflows on node processes over ZooKeeper', () => {
     ];
     const builder = new WorkflowBuilder('adds')
       .command('seed', ['sh', '-c', `seq 1 12 > numbers.txt; printf '%s' '${JSON.stringify(added)}' > "$TIDEPOOL_ADD_TASKS"`], { outputs: ['numbers.txt'] });
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       await idle(cluster, 2);
       const job = await submitWorkflow(cluster, builder.build(), { builder, shared, nodes: 2 });
@@ -202,7 +202,7 @@ describe('workflows on node processes over ZooKeeper', () => {
     const file = DIR + 'Montage_50.xml';
     const wf = await loadWorkflow(file);
     const shared = fresh();
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       await idle(cluster, 3);
       const job = await submitWorkflow(cluster, wf, { file, shared, replay: SCALE, nodes: 3, trace: true });
@@ -221,13 +221,13 @@ describe('workflows on node processes over ZooKeeper', () => {
     const scale = 0.02;
     const wf = await loadWorkflow(file);
     const shared = fresh();
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       await idle(cluster, 2);
     } finally {
       await cluster.close();
     }
-    const r = await tidepool(['workflow', 'run', file, '--replay', String(scale), '--zk', zk.connectionString, '--nodes', '2', '--shared', shared, '--progress', '--json'], 180_000);
+    const r = await tidepool(['workflow', 'run', file, '--replay', String(scale), '--zk', zk.connectionString, '--secret-file', secret, '--nodes', '2', '--shared', shared, '--progress', '--json'], 180_000);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { completed: number; nodes: number; bytesToShared: number; bytesFromShared: number; bytesPeer: number };
     const finals = finalOutputs(wf).reduce((n, f) => n + Math.round(wf.files[f]!.size * scale), 0);

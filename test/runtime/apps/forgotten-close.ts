@@ -18,7 +18,7 @@ if (mode === 'submit' || mode === 'closed') {
   console.log(JSON.stringify({ primes: await job.result() }));
   if (mode === 'closed') await cluster.close();
 } else if (mode === 'direct') {
-  const spec = await submitJob(cluster.coordination, { ...taskPoolJob(task, root), nodes: 2 });
+  const spec = await submitJob(cluster.coordination, { ...taskPoolJob(task, root), nodes: 2, secret: cluster.secret! });
   const outcome = await awaitOutcome(cluster.coordination, spec.id);
   console.log(JSON.stringify({ primes: outcome.status === 'done' ? outcome.value : outcome.status }));
 } else if (mode !== 'idle') {

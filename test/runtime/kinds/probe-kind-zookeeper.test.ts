@@ -11,7 +11,7 @@ import { jobLeader } from '../../../src/runtime/client/job-list.js';
 import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import type { KindRef } from '../../../src/runtime/job/job-spec.js';
 import type { TaskRef } from '../../../src/runtime/worker/task.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 import type { MemberFigures } from '../apps/probe-kind.js';
@@ -25,10 +25,10 @@ const T = { timeout: 180_000 };
 describe('a job kind on node processes over ZooKeeper', () => {
   let zk: ZkEnsemble;
   const processes: NodeProcess[] = [];
+  const secret = secretFile();
 
   before(async () => {
     zk = await startEnsemble({ size: 3 });
-    const secret = secretFile();
     processes.push(...await Promise.all(Array.from({ length: 3 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
   });
   after(async () => {
@@ -38,7 +38,7 @@ describe('a job kind on node processes over ZooKeeper', () => {
   });
 
   it('every part of the seam works across processes, and SIGKILL of a member loses nothing', T, async () => {
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     const N = 120_000;
     try {
       await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '').length === 3, 'three idle nodes');
@@ -63,7 +63,7 @@ describe('a job kind on node processes over ZooKeeper', () => {
   });
 
   it('cancel ends a running job and frees its nodes', T, async () => {
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       const job = await cluster.submit(TASK, probeRoot(1_000, { forever: true }), { kind: KIND, nodes: 2 });
       await waitFor(async () => (await cluster.nodes()).filter((n) => n.job === job.id).length === 2, 'two nodes in the job', 60_000);

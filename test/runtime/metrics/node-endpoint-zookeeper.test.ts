@@ -11,7 +11,7 @@ import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { newNodeId, TidepoolNode } from '../../../src/runtime/node/node.js';
 import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { TcpTransport } from '../../../src/transport/tcp-transport.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { parsePrometheusText, valueOf } from '../../support/prometheus-text.js';
 import { startTcpProxy } from '../../support/tcp-proxy.js';
 import { deferred, waitFor, withDeadline } from '../../support/wait.js';
@@ -51,7 +51,7 @@ describe('node monitoring endpoint on ZooKeeper', () => {
       assert.deepEqual(await get(`${p.metrics!}/healthz`), { status: 200, text: '{"ok":true}' });
       assert.deepEqual(await get(`${p.metrics!}/readyz`), { status: 200, text: '{"ready":true}' });
     }
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       await waitFor(async () => (await cluster.nodes()).length === 2, 'both nodes to be seen');
       const fanout = 24;
@@ -78,12 +78,13 @@ describe('node monitoring endpoint on ZooKeeper', () => {
   it('/readyz is 503 until the node has joined the cluster (its coordination held back), then 200; /healthz 200 throughout', T, async () => {
     const server = zk.servers[0]!;
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: server.clientPort });
-    const client = await connect(`zk://${proxy.address}`, { sessionTimeoutMs: 30_000 });
+    const cluster = secretIn(secret); // the same cluster as the node processes above
+    const client = await connect(`zk://${proxy.address}`, { sessionTimeoutMs: 30_000, secret: cluster });
     const id = newNodeId();
     const listening = deferred<string>();
     proxy.setBlackhole(true); // the node's requests to ZooKeeper get no answer until it is lifted
     const starting = TidepoolNode.start({
-      client, transport: new TcpTransport({ nodeId: id, secret: 'a-test-secret-of-enough-length' }), workers: 1, nodeId: id,
+      client, transport: new TcpTransport({ nodeId: id, secret: cluster.current }), workers: 1, nodeId: id, secret: cluster,
       metrics: { port: 0, processMetrics: false, onListening: (url) => listening.resolve(url) },
     });
     let node: TidepoolNode | undefined;

@@ -15,6 +15,7 @@ import type { TaskRef } from '../../../src/runtime/worker/task.js';
 import { InProcessNetwork, InProcessTransport } from '../../../src/transport/in-process-transport.js';
 import { parsePrometheusText, samplesOf, valueOf, type Family } from '../../support/prometheus-text.js';
 import { waitFor } from '../../support/wait.js';
+import { ClusterSecret } from '../../../src/util/cluster-secret.js';
 
 const TIMED_FAN: TaskRef = { module: new URL('../apps/timed-fan.ts', import.meta.url).href, export: 'default' };
 const SLEEPY_FAN: TaskRef = { module: new URL('../apps/sleepy-fan.ts', import.meta.url).href, export: 'default' };
@@ -94,9 +95,10 @@ describe('a node\'s /metrics, /healthz and /readyz', () => {
 
   it('/readyz is 503 while the coordination session is disconnected; /healthz turns 503 once it expired', T, async () => {
     const name = `metrics-${randomBytes(4).toString('hex')}`;
-    const client = await connect(`embedded:${name}`);
+    const secret = ClusterSecret.random();
+    const client = await connect(`embedded:${name}`, { secret });
     const id = newNodeId();
-    const node = await TidepoolNode.start({ client, transport: new InProcessTransport(id, InProcessNetwork.get(name)), workers: 1, nodeId: id, metrics: { port: 0, processMetrics: false } });
+    const node = await TidepoolNode.start({ client, transport: new InProcessTransport(id, InProcessNetwork.get(name)), workers: 1, nodeId: id, secret, metrics: { port: 0, processMetrics: false } });
     try {
       assert.equal((await probe(node, '/readyz')).status, 200);
       embeddedServer(name).disconnect(client.sessionId);

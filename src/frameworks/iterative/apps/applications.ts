@@ -25,7 +25,8 @@ export interface IterativeApplication<T = unknown, P = unknown> {
   check?(p: P): string | undefined;
 }
 
-const ref = (file: string): TaskRef => ({ module: new URL(`./${file}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href, export: 'default' });
+/** By built-in name: each node loads its own installation's copy (runtime/worker/builtin-code.ts). */
+const ref = (name: string): TaskRef => ({ module: `builtin:${name}`, export: 'default' });
 
 const slab: IterativeApplication<SlabTally, SlabParams> = {
   name: 'slab-transport',

@@ -23,10 +23,10 @@ describe('resource manager on an embedded cluster', () => {
     try {
       await manager.start();
       // A: a task-pool job (shrinks by draining) takes the whole pool.
-      const a = await submit(client, 21, { flexibility: 'malleable', min: 1, max: 4 });
+      const a = await submit(cluster, 21, { flexibility: 'malleable', min: 1, max: 4 });
       await waitFor(async () => (await membersOf(client, a.id)).length === 4, 'A to run on 4 nodes', 60_000);
       // B: a kind that acknowledges rescale requests; equipartition gives 2 + 2: A drains two nodes first.
-      const b = await submit(client, 20, { flexibility: 'malleable', min: 1, max: 4, kind: RESCALABLE });
+      const b = await submit(cluster, 20, { flexibility: 'malleable', min: 1, max: 4, kind: RESCALABLE });
       await waitFor(async () => (await membersOf(client, b.id)).length === 2 && (await membersOf(client, a.id)).length === 2, 'A on 2 and B on 2', 60_000);
       for (const node of await nodesOf(client, b.id)) {
         const left = events.findIndex((e) => e.type === 'job-left' && e.node === node && e.job === a.id);
@@ -34,7 +34,7 @@ describe('resource manager on an embedded cluster', () => {
         assert.ok(left >= 0 && left < joined, `${node} left A before it joined B (split phase)`);
       }
       // C: rigid, one node: A (running first) keeps 2, B shrinks to 1 by a rescale request; C gets B's node after the ack.
-      const c = await submit(client, 19, { flexibility: 'rigid', nodes: 1 });
+      const c = await submit(cluster, 19, { flexibility: 'rigid', nodes: 1 });
       await waitFor(async () => (await membersOf(client, c.id)).length === 1, 'C to run', 60_000);
       const log = await rescaleLog(client, b.id);
       const shrink = log.find((r) => r.type === 'rescale' && r.body.nodes?.length === 1);

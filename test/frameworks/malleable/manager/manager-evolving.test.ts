@@ -30,7 +30,7 @@ describe('an evolving job under the resource manager', () => {
       await manager.start();
       const params = { objects: 8, width: 4, iterations: 60, resizeAt: [{ iteration: 20, min: 1, max: 2 }, { iteration: 40, min: 3, max: 4 }] };
       // The job waits at 18 until it runs on the whole pool, and after each request until the manager has acted on it.
-      const job = await submitManagedJob(client, { ...malleableJob(DECAY, params, { pauseAt: [18, 22, 42] }), flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
+      const job = await submitManagedJob(client, { ...malleableJob(DECAY, params, { pauseAt: [18, 22, 42] }), flexibility: 'malleable', minNodes: 1, maxNodes: 4, secret: cluster.secret! });
       const at = (iteration: number, nodes: number) => waitFor(async () => {
         const p = await malleableProgress(client, job.id).catch(() => undefined);
         return p?.iteration === iteration && p.nodes.length === nodes;

@@ -17,6 +17,7 @@ import { taskPoolJob } from '../../../../src/runtime/pool/task-pool-ref.js';
 import type { TaskRef } from '../../../../src/runtime/worker/task.js';
 import { childEnv } from '../../../support/child-env.js';
 import { runCommand } from '../../../support/cli.js';
+import type { ClusterSecret } from '../../../../src/util/cluster-secret.js';
 import { openGate } from '../../../support/gate.js';
 import { waitFor, withDeadline } from '../../../support/wait.js';
 import { rootState } from '../../../runtime/apps/compositions.js';
@@ -50,9 +51,10 @@ export async function rescaleLog(client: CoordClient, job: string): Promise<Resc
   return Promise.all(names.map(async (n) => JSON.parse((await client.getData(`${dir}/${n}`)).data.toString('utf8')) as RescaleLogEntry));
 }
 
-export async function submit(client: CoordClient, n: number, opts: { flexibility: 'rigid' | 'moldable' | 'malleable'; min?: number; max?: number; nodes?: number; kind?: KindRef }) {
-  return submitManagedJob(client, {
-    ...taskPoolJob(HELD, rootState(n, 300), opts.kind), flexibility: opts.flexibility,
+/** Queues a held-compositions job of size n for the manager, from a client of the cluster holding its secret. */
+export async function submit(cluster: { coordination: CoordClient; secret: ClusterSecret | undefined }, n: number, opts: { flexibility: 'rigid' | 'moldable' | 'malleable'; min?: number; max?: number; nodes?: number; kind?: KindRef }) {
+  return submitManagedJob(cluster.coordination, {
+    ...taskPoolJob(HELD, rootState(n, 300), opts.kind), secret: cluster.secret!, flexibility: opts.flexibility,
     ...(opts.min !== undefined ? { minNodes: opts.min } : {}), ...(opts.max !== undefined ? { maxNodes: opts.max } : {}), ...(opts.nodes !== undefined ? { nodes: opts.nodes } : {}),
   });
 }

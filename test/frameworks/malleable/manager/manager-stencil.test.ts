@@ -33,9 +33,9 @@ describe('resource manager with the malleable job kind', () => {
       await manager.start();
       const params = { grid: 48, blocks: 4, iterations: 400 };
       // The stencil waits at iteration 200 (serving requests) until the test resumes it: it surely outlives the rigid job.
-      const stencil = await submitManagedJob(client, { ...malleableJob(STENCIL, params, { pauseAt: [200] }), flexibility: 'malleable', minNodes: 1, maxNodes: 4 });
+      const stencil = await submitManagedJob(client, { ...malleableJob(STENCIL, params, { pauseAt: [200] }), flexibility: 'malleable', minNodes: 1, maxNodes: 4, secret: cluster.secret! });
       await waitFor(async () => (await membersOf(client, stencil.id)).length === 4, 'the stencil on 4 nodes', 60_000);
-      const rigid = await submit(client, 18, { flexibility: 'rigid', nodes: 2 });
+      const rigid = await submit(cluster, 18, { flexibility: 'rigid', nodes: 2 });
       await waitFor(async () => (await membersOf(client, rigid.id)).length === 2, 'the rigid job on 2 nodes', 60_000);
       for (const e of events.filter((x) => x.type === 'job-joined' && x.job === rigid.id)) {
         const node = (e as { node: string }).node;

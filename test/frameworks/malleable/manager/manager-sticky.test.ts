@@ -22,7 +22,7 @@ describe('an operator\'s size under the resource manager', () => {
     manager.on('event', (e) => events.push(e));
     try {
       await manager.start();
-      const a = await submit(client, 20, { flexibility: 'malleable', min: 1, max: 4 });
+      const a = await submit(cluster, 20, { flexibility: 'malleable', min: 1, max: 4 });
       await waitFor(async () => (await membersOf(client, a.id)).length === 4, 'A to run on 4 nodes', 60_000);
 
       await requestRescale(client, a.id, 1);
@@ -37,7 +37,7 @@ describe('an operator\'s size under the resource manager', () => {
 
       // B's arrival is a scheduling event: the policy plans both jobs. Unpinned, A (T_gap 0, max 4) would be grown to 3
       // in the same pass as B's launch (decisions are carried out in job order: A's before B's).
-      const b = await submit(client, 18, { flexibility: 'rigid', nodes: 1 });
+      const b = await submit(cluster, 18, { flexibility: 'rigid', nodes: 1 });
       await waitFor(async () => events.some((e) => e.type === 'launch' && e.job === b.id), 'B to be launched', 60_000);
       assert.deepEqual(events.slice(afterPin).filter((e) => e.job === a.id && e.type === 'expand'), [], 'A was not grown while pinned');
       assert.equal((await nodesOf(client, a.id)).length, 1, 'A still holds 1 node');

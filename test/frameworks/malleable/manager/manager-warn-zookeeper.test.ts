@@ -31,13 +31,13 @@ describe('failure warnings from the feed and from tidepool warn, on node process
   const pool = useZkNodePool(3);
 
   it('evacuates each warned node before its predicted failure; the SIGKILLs lose nothing', { timeout: 300_000 }, async () => {
-    const client = await connect(pool.zk);
-    const zkArgs = ['--zk', pool.zk];
+    const client = await connect(pool.zk, { secret: pool.secret });
+    const zkArgs = ['--zk', pool.zk, '--secret-file', pool.secretFile];
     const manager = await startCli(['manager', ...zkArgs, '--tgap', '0s', '--failure-feed', '-', '--json'], /"active":true/, { stdin: 'pipe' });
     try {
       const params = { grid: 48, blocks: 6, iterations: 300 };
       // The stencil waits at iteration 100 (serving requests) until the test resumes it: it outlives both warnings.
-      const job = await submitManagedJob(client, { ...malleableJob(STENCIL, params, { pauseAt: [100], checkpointEvery: 50 }), flexibility: 'malleable', minNodes: 1, maxNodes: 3 });
+      const job = await submitManagedJob(client, { ...malleableJob(STENCIL, params, { pauseAt: [100], checkpointEvery: 50 }), flexibility: 'malleable', minNodes: 1, maxNodes: 3, secret: pool.secret });
       await waitFor(async () => (await membersOf(client, job.id)).length === 3, 'the stencil on the 3 nodes', 90_000);
 
       const evacuate = async (node: string, at: number, how: string) => {

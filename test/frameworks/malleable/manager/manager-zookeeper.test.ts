@@ -33,8 +33,8 @@ describe('tidepool manager over ZooKeeper with node processes', () => {
   const pool = useZkNodePool(3);
 
   it('a manager killed with a shrink pending is replaced and loses no job; submit, queue and rescale', T, async () => {
-    const client = await connect(pool.zk);
-    const zkArgs = ['--zk', pool.zk];
+    const client = await connect(pool.zk, { secret: pool.secret });
+    const zkArgs = ['--zk', pool.zk, '--secret-file', pool.secretFile];
     const managerArgs = ['manager', ...zkArgs, '--policy', 'equipartition', '--tgap', '0s', '--json'];
     let m1 = await startCli(managerArgs, /"active":true/);
     try {
@@ -84,8 +84,8 @@ describe('tidepool manager over ZooKeeper with node processes', () => {
   });
 
   it('runs malleable applications queued with submit --job-kind malleable --input (inline and @FILE)', T, async () => {
-    const client = await connect(pool.zk);
-    const zkArgs = ['--zk', pool.zk];
+    const client = await connect(pool.zk, { secret: pool.secret });
+    const zkArgs = ['--zk', pool.zk, '--secret-file', pool.secretFile];
     const manager = await startCli(['manager', ...zkArgs, '--policy', 'equipartition', '--tgap', '0s', '--json'], /"active":true/);
     try {
       const stencil = { params: { grid: 48, blocks: 4, iterations: 120 }, runtime: { checkpointEvery: 40 } };
