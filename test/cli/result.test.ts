@@ -5,7 +5,7 @@
  * unfinished, cancelled and unknown jobs.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { connect } from '../../src/coord/connect.js';
@@ -22,11 +22,6 @@ import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 
 const app = (name: string): TaskRef => ({ module: new URL(`../runtime/apps/${name}.ts`, import.meta.url).href, export: 'default' });
 const T = { timeout: 180_000 };
-
-/** `tidepool ARGS` with the cluster secret in its environment, or none at all (childEnv leaves the caller's out). */
-function cli(args: string[], secret?: string): Promise<Run> {
-  return tidepool(args, 150_000, secret === undefined ? {} : { TIDEPOOL_SECRET: secret });
-}
 
 describe('tidepool result', () => {
   let zk: ZkEnsemble;
@@ -63,8 +58,7 @@ describe('tidepool result', () => {
   it('fetches a result too large for ZooKeeper from the job\'s nodes with the cluster secret, and says what is missing without it', T, async () => {
     const total = 1024 * 1024 + 5;
     const spec = await submitJob(client, { ...taskPoolJob(app('big-result'), { lo: 0, hi: total }), nodes: 1, secret: secretIn(secret) });
-    const key = readFileSync(secret, 'utf8').trim();
-    const run = await cli(['result', spec.id, '--zk', zk.hosts, '--wait', '2m', '--json'], key);
+    const run = await cli(['result', spec.id, '--zk', zk.hosts, '--wait', '2m', '--json']);
     assert.equal(run.code, 0, run.stderr);
     const out = JSON.parse(run.stdout) as { status: string; value: Array<{ lo: number; bytes: string }> };
     assert.equal(out.status, 'done');

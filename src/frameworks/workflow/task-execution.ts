@@ -24,7 +24,6 @@ import { sharedName, sharedPath } from './shared-path.js';
 export type StorageMode = 'collocated' | 'isolated' | 'shared';
 
 // Sources run under tsx (.ts), the built package as JavaScript (.js).
-const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 /** The task type a worker thread runs a workflow task with (a replay, or a function task): this node's own copy. */
 const REPLAY_TASK: TaskRef = { module: 'builtin:workflow-task', export: 'default' };
 
