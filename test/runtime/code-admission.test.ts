@@ -122,7 +122,7 @@ describe('code admission: specs', () => {
     admission.admitJobModule(shipped, module, 'task module');
     refusedBy(() => admission.admitJobModule(shipped, 'file:///opt/elsewhere/other.js', 'task module'), /^task module file:\/\/\/opt\/elsewhere\/other\.js refused: a file outside this node's installation/);
     refusedBy(() => admission.admitJob({ ...shipped, code: { module, bundle: { hash: 'c'.repeat(64), size: 10 } } }, 'j-1'),
-      /^task module file:\/\/\/opt\/elsewhere\/task\.js \(shipped, cccccccccccc…\) refused: its HMAC does not verify with the cluster secret/);
+      /^task module file:\/\/\/opt\/elsewhere\/task\.js \(shipped, cccccccccccc…\) refused: shipped code runs only when its spec carries an HMAC/);
     refusedBy(() => admission.admitJob(signSpec({ ...shipped, kind: { module: 'data:text/javascript,1', export: 'default' } }, secret), 'j-1'), /^job kind data:text\/javascript,1 refused: data: URLs/);
   });
 

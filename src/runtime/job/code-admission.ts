@@ -80,12 +80,14 @@ export class CodeAdmission {
       throw new CodeRefused(`of job ${spec.id}`, `it is stored as job ${jobId}: a spec runs only under the id it was signed for`, 'the spec');
     }
     if (spec.kind.module !== TASK_POOL_MODULE) this.admitModule(spec.kind.module, 'job kind');
-    if (!specSignatureValid(spec, this.secret)) {
-      const what = spec.code ? `${spec.code.module} (shipped, ${spec.code.bundle.hash.slice(0, 12)}…)` : `of job ${spec.id}`;
-      throw new CodeRefused(what, spec.signature === undefined
-        ? 'it carries no HMAC by the cluster secret (a node runs only jobs submitted with the secret)'
-        : 'its HMAC does not verify with the cluster secret (written without the secret, or changed after it was signed)', spec.code ? 'task module' : 'the spec');
+    if (specSignatureValid(spec, this.secret)) return;
+    if (spec.code) {
+      throw new CodeRefused(`${spec.code.module} (shipped, ${spec.code.bundle.hash.slice(0, 12)}…)`,
+        'shipped code runs only when its spec carries an HMAC by the cluster secret over the code\'s hash; this one does not verify (written without the secret, or changed after it was signed)', 'task module');
     }
+    throw new CodeRefused(`of job ${spec.id}`, spec.signature === undefined
+      ? 'it carries no HMAC by the cluster secret (a node runs only jobs submitted with the secret)'
+      : 'its HMAC does not verify with the cluster secret (written without the secret, or changed after it was signed)', 'the spec');
   }
 
   /**
