@@ -28,6 +28,8 @@ export class ClusterMonitor {
   private latest: ClusterSnapshot | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
+  /** Why the latest read of the cluster failed (undefined once one succeeds). */
+  private readFailure: string | undefined;
 
   constructor(client: CoordClient, opts: MonitorOptions = {}) {
     this.intervalMs = opts.intervalMs ?? 1_000;
@@ -61,6 +63,17 @@ export class ClusterMonitor {
     return this.latest;
   }
 
+  /**
+   * Undefined while the monitor's view is current: it has read the cluster and its latest read
+   * succeeded; else why not (a dashboard's `/readyz`).
+   */
+  readiness(): string | undefined {
+    if (this.stopped) return 'the monitor has stopped';
+    if (this.readFailure !== undefined) return `the latest read of the cluster failed: ${this.readFailure}`;
+    if (!this.latest) return 'the monitor has not read the cluster yet';
+    return undefined;
+  }
+
   /** Reads the cluster now (ticks never overlap: a slow read delays the next one). */
   tick(): Promise<void> {
     if (this.ticking) return this.ticking;
@@ -69,8 +82,10 @@ export class ClusterMonitor {
         const reading = await this.reader.read();
         if (this.stopped) return;
         this.latest = this.builder.add(reading);
+        this.readFailure = undefined;
         this.events.emit('snapshot', this.latest);
       } catch (err) {
+        this.readFailure = err instanceof Error ? err.message : String(err);
         log.warn('monitor', 'could not read the cluster', err);
       } finally {
         this.ticking = undefined;

@@ -6,7 +6,7 @@ import type fastifyFactory from 'fastify';
 import type * as PromClient from 'prom-client';
 import { MissingPackageError, requireOptional, resolveOptional } from '../util/optional-package.js';
 
-export const DASHBOARD_PART = 'the dashboard (startDashboard, tidepool coordinator, a command\'s dashboard)';
+export const DASHBOARD_PART = 'the dashboard (startDashboard, tidepool monitor, a command\'s --dashboard)';
 
 /** fastify serves the page, its API and /metrics. */
 export const fastify = () => requireOptional<typeof fastifyFactory>('fastify', DASHBOARD_PART);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import type { Registry } from 'prom-client';
+import type { MetricsRegistry } from '../runtime/metrics/metrics-registry.js';
 import type { ClusterMonitor } from './cluster-monitor.js';
 import { loadDashboardAssets } from './dashboard-assets.js';
 import { clusterMetrics } from './metrics.js';
@@ -26,7 +26,9 @@ export interface DashboardServer {
 /**
  * The live dashboard and the Prometheus endpoint, on one HTTP server:
  * `/` the page, `/assets/*` its files, `/api/snapshot` the current state, `/api/events` the
- * same pushed as server-sent events once per monitor tick, `/metrics`, `/healthz`.
+ * same pushed as server-sent events once per monitor tick, `/metrics`, and the probes `/healthz` (the
+ * process serves) and `/readyz` (the monitor's latest read of the cluster succeeded), as a node's
+ * endpoint answers them.
  */
 export async function startDashboard(monitor: ClusterMonitor, opts: DashboardOptions = {}): Promise<DashboardServer> {
   const assets = loadDashboardAssets();
@@ -59,11 +61,15 @@ export async function startDashboard(monitor: ClusterMonitor, opts: DashboardOpt
   };
 }
 
-function routes(app: FastifyInstance, monitor: ClusterMonitor, assets: ReturnType<typeof loadDashboardAssets>, registry: Registry | undefined, streams: Set<ServerResponse>, maxStreams: number): void {
+function routes(app: FastifyInstance, monitor: ClusterMonitor, assets: ReturnType<typeof loadDashboardAssets>, registry: MetricsRegistry | undefined, streams: Set<ServerResponse>, maxStreams: number): void {
   for (const [path, asset] of assets) {
     app.get(path, (_req, reply) => reply.header('content-type', asset.type).header('cache-control', 'no-cache').send(asset.body));
   }
   app.get('/healthz', () => ({ ok: true }));
+  app.get('/readyz', (_req, reply) => {
+    const reason = monitor.readiness();
+    return reason === undefined ? { ready: true } : reply.code(503).send({ ready: false, reason });
+  });
   app.get('/api/snapshot', () => monitor.hello());
   app.get('/api/events', (req, reply) => {
     if (streams.size >= maxStreams) return reply.code(503).send({ error: `too many open dashboards (${maxStreams})` });
@@ -75,7 +81,7 @@ function routes(app: FastifyInstance, monitor: ClusterMonitor, assets: ReturnTyp
     req.raw.on('close', () => streams.delete(res));
   });
   if (registry) {
-    app.get('/metrics', async (_req, reply) => reply.header('content-type', registry.contentType).send(await registry.metrics()));
+    app.get('/metrics', async (_req, reply) => reply.header('content-type', registry.contentType).send(await registry.text()));
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
+import { MetricsRegistry } from '../runtime/metrics/metrics-registry.js';
 import { promClient } from './dashboard-dependencies.js';
 import type { ClusterMonitor } from './cluster-monitor.js';
 import type { ClusterSnapshot, NodeView } from './snapshot.js';
@@ -6,14 +7,15 @@ import type { ClusterSnapshot, NodeView } from './snapshot.js';
 type Sample = [labels: Record<string, string>, value: number];
 
 /**
- * Prometheus metrics of the whole cluster, served by the coordinator: every node publishes its
- * counters to the coordination service, so one scrape target covers all nodes and jobs.
- * Values come from the monitor's latest snapshot at scrape time.
+ * Prometheus metrics of the whole cluster, served by the monitor: every node publishes its counters
+ * to the coordination service, so one scrape target covers all nodes and jobs. Values come from the
+ * monitor's latest snapshot at scrape time. The registry is the one a node's endpoint serves
+ * (runtime/metrics), with the monitor process's own figures under `tidepool_monitor_`.
  */
-export function clusterMetrics(monitor: ClusterMonitor, opts: { processMetrics?: boolean } = {}): Registry {
-  const { Counter, Gauge, Registry, collectDefaultMetrics } = promClient();
-  const registry = new Registry();
-  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'tidepool_coordinator_' });
+export function clusterMetrics(monitor: ClusterMonitor, opts: { processMetrics?: boolean } = {}): MetricsRegistry {
+  const { Counter, Gauge } = promClient();
+  const metrics = new MetricsRegistry({ processMetrics: opts.processMetrics ?? true, prefix: 'tidepool_monitor_' });
+  const registry = metrics.prometheus as Registry; // prom-client's, loaded above
   const current = () => monitor.snapshot;
 
   const define = (kind: 'gauge' | 'counter', name: string, help: string, labelNames: string[], samples: (s: ClusterSnapshot) => Sample[]) => {
@@ -57,5 +59,5 @@ export function clusterMetrics(monitor: ClusterMonitor, opts: { processMetrics?:
     s.jobs.filter((j) => j.state === 'running').map((j): Sample => [{ job: j.id }, j.nodes]));
   define('gauge', 'tidepool_job_variable', 'Numeric global variables of running jobs (e.g. a search\'s incumbent bound).', ['job', 'name'], (s) =>
     s.jobs.filter((j) => j.state === 'running').flatMap((j) => Object.entries(j.vars).map(([name, v]): Sample => [{ job: j.id, name }, v])));
-  return registry;
+  return metrics;
 }

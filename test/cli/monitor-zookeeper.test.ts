@@ -69,6 +69,10 @@ describe('tidepool monitor (ZooKeeper ensemble)', () => {
       let metrics = '';
       await waitFor(async () => idle((metrics = await (await fetch(coordinator.metrics)).text())), 'the metrics to show both nodes idle', 30_000);
       assert.match(metrics, /^tidepool_nodes 2$/m);
+      assert.match(metrics, /^tidepool_monitor_process_cpu_seconds_total /m);
+      // The probes a node's endpoint answers, on the monitor's port: it reads the cluster.
+      const readyz = await fetch(new URL('readyz', coordinator.dashboard));
+      assert.deepEqual({ status: readyz.status, body: await readyz.json() as unknown }, { status: 200, body: { ready: true } });
       assert.match(metrics, new RegExp(`^tidepool_job_tasks_completed\\{job="${done.id}",state="done"\\} ${done.tasksDone}$`, 'm'));
       // Finished jobs can be removed (running ones never are); the dashboard drops them too.
       assertCleanError(await tidepool(['jobs', '--zk', zk.connectionString, '--secret-file', monitor, '--prune', '0']), /holds a read-only monitor credential; this command changes the cluster/);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { connect } from '../../src/coord/connect.js';
 import { ClusterMonitor } from '../../src/dashboard/cluster-monitor.js';
 import { startDashboard, type DashboardServer } from '../../src/dashboard/dashboard-server.js';
 import type { ClusterSnapshot, DashboardHello } from '../../src/dashboard/snapshot.js';
@@ -116,7 +117,32 @@ describe('dashboard server and cluster monitor (embedded cluster)', () => {
     assert.equal(sample(metrics.body, 'tidepool_jobs', 'state="done"'), 1);
     assert.equal(sample(metrics.body, 'tidepool_job_tasks_completed', `job="${job.id}"`), done.tasksDone);
     assert.match(metrics.body, /^# TYPE tidepool_steals_total counter$/m);
-    assert.match(metrics.body, /^tidepool_coordinator_process_cpu_seconds_total /m);
+    assert.match(metrics.body, /^tidepool_monitor_process_cpu_seconds_total /m);
+  });
+
+  it('answers /healthz, and /readyz as a node does: 503 with the reason before the first read of the cluster and while reads fail', { timeout: 30_000 }, async () => {
+    assert.deepEqual(JSON.parse((await get(new URL('/readyz', server.url).href)).body), { ready: true });
+    const client = await connect('embedded:dashboard-readyz');
+    const own = new ClusterMonitor(client, { intervalMs: 60_000 });
+    const probes = await startDashboard(own, { port: 0, metrics: false });
+    try {
+      const readyz = async () => {
+        const r = await get(new URL('/readyz', probes.url).href);
+        return { status: r.status, body: JSON.parse(r.body) as { ready: boolean; reason?: string } };
+      };
+      assert.deepEqual(await readyz(), { status: 503, body: { ready: false, reason: 'the monitor has not read the cluster yet' } });
+      await own.tick();
+      assert.deepEqual(await readyz(), { status: 200, body: { ready: true } });
+      await client.close();
+      await own.tick(); // a read on a closed session fails
+      const failing = await readyz();
+      assert.equal(failing.status, 503);
+      assert.match(failing.body.reason ?? '', /^the latest read of the cluster failed: /);
+      assert.deepEqual(JSON.parse((await get(new URL('/healthz', probes.url).href)).body), { ok: true });
+    } finally {
+      await probes.close();
+      await own.stop();
+    }
   });
 
   it('pushes snapshots: a new node shows up in the stream, and the stream starts with the timeline', { timeout: 30_000 }, async () => {
