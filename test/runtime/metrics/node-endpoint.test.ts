@@ -72,6 +72,12 @@ describe('a node\'s /metrics, /healthz and /readyz', () => {
       const job = await cluster.submit(HELD, { label: 'held' }, { nodes: 2 });
       let holder: TidepoolNode | undefined;
       await waitFor(() => (holder = cluster.localNodes().find((n) => (n.load()?.running ?? 0) > 0)) !== undefined, 'the held task to run');
+      // While it runs: the job it takes part in, and its kind's own figures (the task pool's), by name.
+      await waitFor(async () => samplesOf(await scrape(holder!), 'tidepool_node_kind_figure', { kind: 'task-pool' }).length > 0, 'the task pool\'s figures on the node');
+      const running = await scrape(holder!);
+      assert.deepEqual(samplesOf(running, 'tidepool_node_job').map((s) => s.labels), [{ job: job.id, kind: 'task-pool' }]);
+      assert.deepEqual(samplesOf(running, 'tidepool_node_kind_figure').map((s) => s.labels.figure).sort(), ['checkpoints', 'failedTasks', 'placements', 'retries']);
+      assert.equal(valueOf(running, 'tidepool_node_kind_figure', { figure: 'failedTasks' }), 0);
       const draining = holder!.drain(); // waits for the held task: it does not migrate
       await waitFor(async () => (await probe(holder!, '/readyz')).status === 503, 'readyz to turn 503 while draining');
       assert.deepEqual((await probe(holder!, '/readyz')).body, { ready: false, reason: 'the node is draining' });
