@@ -52,8 +52,16 @@ now() { date +%s; }
 obtain_node() {
   local major=$1 tmp version dir
   tmp="$(mktemp -d)"
-  version="$(cd "$tmp" && npm pack "node-$PLATFORM@$major" --json "${NPM_FLAGS[@]}" | node -e '
-    let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s)[0].version));')"
+  if ! version="$(cd "$tmp" && npm pack "node-$PLATFORM@$major" --json "${NPM_FLAGS[@]}" 2>/dev/null | node -e '
+    let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s)[0].version));' 2>/dev/null)"; then
+    # The registry did not answer: the newest release of that major unpacked before, if any.
+    dir="$(ls -d "$CACHE/$major".* 2>/dev/null | sort -V | tail -n 1)"
+    rm -rf "$tmp"
+    [ -n "$dir" ] && [ -x "$dir/bin/node" ] || { echo "node-versions: node-$PLATFORM@$major could not be fetched from the npm registry, and none is cached in $CACHE" >&2; return 1; }
+    echo "node-versions: the npm registry did not answer; using the cached $(basename "$dir")" >&2
+    echo "$dir"
+    return 0
+  fi
   dir="$CACHE/$version"
   if [ ! -x "$dir/bin/node" ]; then
     mkdir -p "$dir.partial"
@@ -66,7 +74,7 @@ obtain_node() {
 
 # Runs one major in a copy of the repository; returns non-zero on the first failing step.
 run_major() {
-  local major=$1 node_dir work t0 step_t0 spec installed
+  local major=$1 node_dir t0 step_t0 spec installed
   t0=$(now)
   step_t0=$t0
   step() { say "node $major: $1 ($(( $(now) - step_t0 )) s)"; step_t0=$(now); }
@@ -79,7 +87,7 @@ run_major() {
   step "Node $(node -v) from the npm registry (node-$PLATFORM)"
 
   work="$(mktemp -d "${TMPDIR:-/tmp}/tidepool-node$major-XXXXXX")"
-  trap 'rm -rf "$work"' RETURN
+  trap 'rm -rf "${work:-}"' EXIT
   (cd "$REPO" && git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) \
     | tar -xf - -C "$work"
   cd "$work"
@@ -107,10 +115,16 @@ run_major() {
   say "node $major: passed in $(( $(now) - t0 )) s"
 }
 
+# One major per process of its own: errexit holds in it (it would not in a subshell whose status is tested).
+if [ "${MAJORS[0]}" = --one ]; then
+  run_major "${MAJORS[1]}"
+  exit
+fi
+
 failed=()
 start=$(now)
 for major in "${MAJORS[@]}"; do
-  ( run_major "$major" ) || failed+=("$major")
+  bash "$REPO/scripts/node-versions.sh" --one "$major" || failed+=("$major")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   say "FAILED on Node ${failed[*]} ($(( $(now) - start )) s)"
