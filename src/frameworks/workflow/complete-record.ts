@@ -4,7 +4,8 @@
  * its outputs: `<state>/complete/<key>.json` lists the stamps of its inputs and final outputs. A rerun
  * whose inputs and final outputs are all as listed has nothing to do, decided without parsing the
  * workflow or fingerprinting its tasks (a million-task file is hashed, not loaded). Anything else
- * goes through the full plan (prepare-run.ts), which would decide the same.
+ * goes through the full plan (prepare-run.ts), which would decide the same. The files sub-workflow
+ * jobs name are listed with their content hashes and checked too.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,8 @@ export interface CompleteRecord {
   run: string;
   inputs: [string, FileStamp][];
   outputs: [string, FileStamp][];
+  /** Files the workflow's sub-workflow jobs were read from (absolute paths, stamps with their SHA-256). */
+  sources?: [string, FileStamp][];
 }
 
 export interface KeySettings {
@@ -45,6 +48,11 @@ export async function stillComplete(stateDir: string, key: string, shared: strin
     const path = sharedPath(shared, name);
     const now = statStamp(path);
     if (!now || !(await unchanged(path, recorded, now, detection))) return undefined;
+  }
+  // A sub-workflow's file is part of the workflow's content (the key hashes only the including file).
+  for (const [path, recorded] of record.sources ?? []) {
+    const now = statStamp(path);
+    if (!now || !(await unchanged(path, recorded, now, 'content'))) return undefined;
   }
   return record;
 }

@@ -6,19 +6,22 @@
  * catalog) and top-level `<file>` entries with theirs (the replica catalog). `<uses>` inside
  * `<transformation>` or `<executable>` declares what a program needs installed, not job I/O, and is
  * skipped. The `jobCount` attribute is only compared with the jobs counted (it is often wrong).
+ * A `<dax file>` or `<dag file>` job is a sub-workflow: the file it names (any format tidepool reads,
+ * found through the embedded replica catalog or beside this file) joins this workflow as its tasks
+ * (WorkflowBuilder.subworkflow); the job's `<argument>` (options for pegasus-plan) is not used.
  */
 import type { SaxesTag } from 'saxes';
 import { saxes } from './workflow-dependencies.js';
 import { applyProfile } from './pegasus-profiles.js';
-import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
+import { WorkflowBuilder, type FileUse, type SubworkflowReader, type TaskDecl } from './workflow-builder.js';
 import { dirname, resolve } from 'node:path';
-import { emptyCatalogs, pfnFrom, type TransformationEntry } from './pegasus-catalogs.js';
+import { emptyCatalogs, mergeCatalogs, pfnFrom, type TransformationEntry } from './pegasus-catalogs.js';
 import type { CommandSpec, Workflow } from './workflow.js';
 import { WorkflowError } from './workflow-error.js';
 
 const JOB_ELEMENTS = new Set(['job', 'dag', 'dax']);
 
-export function loadDax(text: string, file: string): Workflow {
+export function loadDax(text: string, file: string, readSubworkflow?: SubworkflowReader): Workflow {
   const lines = new Map<string, number>();
   let builder: WorkflowBuilder | undefined;
   let jobCount: string | undefined;
@@ -27,6 +30,8 @@ export function loadDax(text: string, file: string): Workflow {
   /** The job profile being read (pegasus runtime/cores/memory, globus maxwalltime, condor request_cpus/request_memory) and its text. */
   let profile: { ns: string; key: string; text: string } | undefined;
   let child: string | undefined;
+  /** The file a `<dax>`/`<dag>` job (being read) names. */
+  let subworkflowFile: string | undefined;
   const negative: string[] = [];
   let negativeRuntimes = 0;
   let depthInDeclaration = 0; // inside <transformation>/<executable>
@@ -77,6 +82,7 @@ export function loadDax(text: string, file: string): Workflow {
       if (seconds !== undefined && seconds < 0) negativeRuntimes++; // kept as recorded (the graph facts use it); a replay runs it as 0
       const program = attr(tag, 'name') ?? attr(tag, 'file') ?? name;
       lines.set(id, parser.line);
+      subworkflowFile = name === 'job' ? undefined : attr(tag, 'file') ?? attr(tag, 'name') ?? fail(`<${name}> ${id} without a file`);
       const namespace = attr(tag, 'namespace');
       const version = attr(tag, 'version');
       job = {
@@ -140,7 +146,14 @@ export function loadDax(text: string, file: string): Workflow {
       if (applied) fail(`job ${job.id}: ${applied}`);
       profile = undefined;
     }
-    else if (JOB_ELEMENTS.has(name) && job) {
+    else if (JOB_ELEMENTS.has(name) && job && subworkflowFile !== undefined) {
+      if (!readSubworkflow) fail(`job ${job.id}: a sub-workflow job (<${name}>) needs its file read (load the workflow through parseWorkflow)`);
+      const line = job.line ?? parser.line;
+      const sub = readSubworkflow!(subworkflowFile, line, catalogs.replicas.get(subworkflowFile));
+      builder!.subworkflow(job.id, sub.workflow, sub.path, line);
+      job = undefined;
+      subworkflowFile = undefined;
+    } else if (JOB_ELEMENTS.has(name) && job) {
       // Every job is a command: its transformation (the job's name, or what the catalog says) with its arguments.
       job.command = { program: job.name!, args: args ?? [], ...redirects };
       builder!.task(job);
@@ -150,7 +163,7 @@ export function loadDax(text: string, file: string): Workflow {
   parser.write(text).close();
   if (!builder) throw new WorkflowError(file, 1, 'no <adag> element: not a Pegasus DAX file');
   const workflow = builder.build();
-  if (catalogs.transformations.length > 0 || catalogs.replicas.size > 0) workflow.catalogs = catalogs;
+  if (catalogs.transformations.length > 0 || catalogs.replicas.size > 0) workflow.catalogs = workflow.catalogs ? mergeCatalogs(catalogs, workflow.catalogs) : catalogs;
   if (negativeRuntimes > 0) workflow.warnings.push(`${negativeRuntimes} negative runtime(s) kept as recorded; a replay runs them as 0 s`);
   if (negative.length > 0) workflow.warnings.push(`${negative.length} negative file size(s) read as unknown (0), at line(s) ${negative.slice(0, 5).join(', ')}${negative.length > 5 ? ', …' : ''}`);
   if (jobCount !== undefined && Number(jobCount) !== workflow.counts.tasks) {

@@ -5,17 +5,20 @@
  * `jobDependencies[]` (`id`, `children`), with the embedded `transformationCatalog`, `replicaCatalog`
  * and `siteCatalog` (pegasus-catalogs.ts). The `requires` of transformations in the catalog are what
  * a program needs installed, not job I/O, and are not read. Lines come from the YAML parser's own
- * positions of every job.
+ * positions of every job. A job of `type: pegasusWorkflow` or `condorWorkflow` is a sub-workflow:
+ * its `file` (any format tidepool reads, found through the replica catalog or beside this file) joins
+ * this workflow as its tasks (WorkflowBuilder.subworkflow).
  */
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
-import { catalogsFromYaml } from './pegasus-catalogs.js';
+import { catalogsFromYaml, mergeCatalogs } from './pegasus-catalogs.js';
 import { applyProfile } from './pegasus-profiles.js';
-import { WorkflowBuilder, type FileUse, type TaskDecl } from './workflow-builder.js';
+import { WorkflowBuilder, type FileUse, type SubworkflowReader, type TaskDecl } from './workflow-builder.js';
 import type { Workflow } from './workflow.js';
 import { WorkflowError } from './workflow-error.js';
 
 interface YamlJob {
   type?: string;
+  file?: unknown;
   id?: unknown;
   name?: unknown;
   arguments?: unknown[];
@@ -28,7 +31,9 @@ interface YamlJob {
   stderr?: unknown;
 }
 
-export function loadPegasusYaml(text: string, file: string): Workflow {
+const SUBWORKFLOW_TYPES = new Set(['pegasusWorkflow', 'condorWorkflow']);
+
+export function loadPegasusYaml(text: string, file: string, readSubworkflow?: SubworkflowReader): Workflow {
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter });
   if (doc.errors.length > 0) {
@@ -45,11 +50,20 @@ export function loadPegasusYaml(text: string, file: string): Workflow {
   if (!Array.isArray(data?.jobs)) throw new WorkflowError(file, 1, 'no "jobs" list: not a Pegasus 5 workflow');
   const lines = new Map<string, number>();
   const builder = new WorkflowBuilder(typeof data.name === 'string' ? data.name : file, { file, lineOf: (id) => lines.get(id) }, `Pegasus YAML ${String(data.pegasus ?? '5.0')}`);
+  const catalogs = catalogsFromYaml(doc, counter, file);
   data.jobs.forEach((job, i) => {
     const line = lineAt(i);
     if (typeof job?.id !== 'string') throw new WorkflowError(file, line, `jobs[${i}] has no string "id"`);
     const id = job.id;
     lines.set(id, line ?? 0);
+    if (job.type !== undefined && job.type !== 'job') {
+      if (!SUBWORKFLOW_TYPES.has(job.type)) throw new WorkflowError(file, line, `task ${id}: type must be job, pegasusWorkflow or condorWorkflow, got ${JSON.stringify(job.type)}`);
+      if (typeof job.file !== 'string' || job.file === '') throw new WorkflowError(file, line, `task ${id}: a ${job.type} job needs a "file"`);
+      if (!readSubworkflow) throw new WorkflowError(file, line, `task ${id}: a sub-workflow job needs its file read (load the workflow through parseWorkflow)`);
+      const sub = readSubworkflow(job.file, line ?? 0, catalogs.replicas.get(job.file));
+      builder.subworkflow(id, sub.workflow, sub.path, line);
+      return;
+    }
     const inputs: FileUse[] = [];
     const outputs: FileUse[] = [];
     for (const use of job.uses ?? []) {
@@ -89,7 +103,6 @@ export function loadPegasusYaml(text: string, file: string): Workflow {
     for (const child of dep.children ?? []) builder.dependsOn(String(child), dep.id);
   }
   const workflow = builder.build();
-  const catalogs = catalogsFromYaml(doc, counter, file);
-  if (catalogs.transformations.length > 0 || catalogs.replicas.size > 0 || catalogs.sites.size > 0) workflow.catalogs = catalogs;
+  if (catalogs.transformations.length > 0 || catalogs.replicas.size > 0 || catalogs.sites.size > 0) workflow.catalogs = workflow.catalogs ? mergeCatalogs(catalogs, workflow.catalogs) : catalogs;
   return workflow;
 }

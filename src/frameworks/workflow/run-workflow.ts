@@ -12,7 +12,7 @@ import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
 import { requestJob } from '../../runtime/client/job-requests.js';
 import { applyCatalogs, checkPrograms } from './catalog-resolution.js';
 import { stillComplete, workflowKey, writeComplete, type CompleteRecord } from './complete-record.js';
-import { sha256OfFile, type ChangeDetection, type FileStamp } from './file-stamp.js';
+import { sha256OfFile, statStamp, type ChangeDetection, type FileStamp } from './file-stamp.js';
 import { JournalHistory } from './journal.js';
 import { prepareRun, type PreparedRun } from './prepare-run.js';
 import { replayBytes } from './replay-bytes.js';
@@ -198,7 +198,13 @@ export async function recordComplete(prepared: PreparedRun, opts: RunWorkflowOpt
     outputs.push([file.name, stamp]);
   }
   const inputs: [string, FileStamp][] = [...prepared.inputs].map(([f, s]) => [workflow.files[f]!.name, s]);
-  writeComplete(prepared.stateDir, key, { workflow: workflow.name, tasks: workflow.tasks.length, run: runDir ?? '', inputs, outputs });
+  const sources: [string, FileStamp][] = [];
+  for (const path of workflow.includes ?? []) {
+    const stamp = statStamp(path);
+    if (!stamp) return; // a sub-workflow's file went away: no record
+    sources.push([path, { ...stamp, sha256: await sha256OfFile(path) }]);
+  }
+  writeComplete(prepared.stateDir, key, { workflow: workflow.name, tasks: workflow.tasks.length, run: runDir ?? '', inputs, outputs, ...(sources.length > 0 ? { sources } : {}) });
 }
 
 /** The planned workflow with the tasks added while the run went (from its expansion log), on a copy. */

@@ -4,6 +4,7 @@
  * file-implied edges, resolves names several tasks write, refuses unknown parents and cycles with
  * the offending task and its line, and computes the counts and the critical path.
  */
+import { emptyCatalogs, mergeCatalogs, type Catalogs } from './pegasus-catalogs.js';
 import { computeOrder } from './workflow-graph.js';
 import type { CommandSpec, FunctionRef, TransformationRef, Workflow, WorkflowFile, WorkflowTask } from './workflow.js';
 import { WorkflowError, type SourceInfo } from './workflow-error.js';
@@ -34,6 +35,12 @@ export interface TaskDecl {
   /** Line in the source file, when the loader knows it. */
   line?: number;
 }
+
+/**
+ * How a loader reads the file a sub-workflow job names (`ref` as written, from the line of the job):
+ * the loaded workflow and the file's absolute path. Given by load-workflow.ts, which reads any format.
+ */
+export type SubworkflowReader = (ref: string, line: number, replicas?: Map<string, string>) => { workflow: Workflow; path: string };
 
 /** What a task declared in code may say besides its id and what it runs. */
 export type TaskOptions = Pick<TaskDecl, 'inputs' | 'outputs' | 'runtime' | 'parents' | 'cores' | 'memoryMb' | 'timeoutSeconds'>;
@@ -66,6 +73,12 @@ export class WorkflowBuilder {
   private readonly sizeColumns: [string[], number[]][] = [];
   private readonly outputSizes = new Map<string, number>();
   private readonly extraParents: [string, string][] = [];
+  /** Sub-workflow jobs by id: the ids of their first tasks (no parent inside) and last tasks (no child inside). */
+  private readonly subworkflows = new Map<string, { first: string[]; last: string[] }>();
+  /** The files sub-workflows were read from (a rerun checks them as it checks the workflow's own file). */
+  private readonly includedFiles: string[] = [];
+  /** Their catalogs, merged (the first one read wins; the including file's own catalogs win over all). */
+  private includedCatalogs: Catalogs | undefined;
   readonly warnings: string[] = [];
 
   constructor(
@@ -139,8 +152,60 @@ export class WorkflowBuilder {
     return this;
   }
 
+  /**
+   * A sub-workflow job (Pegasus DAX `<dax>`/`<dag>`, YAML `pegasusWorkflow`/`condorWorkflow`) as part of
+   * this workflow: each of its tasks joins as `<id>/<task id>`, with its files (shared by name with the
+   * parent, as the parent's jobs read and write them). Edges naming the job are edges of the
+   * sub-workflow: its first tasks wait for the job's parents and the job's children wait for its last
+   * tasks. Readiness, stealing, resume and fingerprints then see only ordinary tasks.
+   */
+  subworkflow(id: string, sub: Workflow, file: string, line?: number): this {
+    if (this.subworkflows.has(id)) throw this.error(id, 'duplicate sub-workflow job id', line);
+    const idOf = (t: number) => `${id}/${sub.tasks[t]!.id}`;
+    const uses = (list: number[]): FileUse[] => {
+      const out: FileUse[] = [];
+      for (const f of list) {
+        const file = sub.files[f]!;
+        if (!file.marker) out.push(file.size > 0 ? { name: file.name, size: file.size } : { name: file.name });
+      }
+      return out;
+    };
+    const hasChild = new Uint8Array(sub.tasks.length);
+    sub.tasks.forEach((task) => task.parents.forEach((p) => (hasChild[p] = 1)));
+    const first: string[] = [];
+    const last: string[] = [];
+    sub.tasks.forEach((task, t) => {
+      const decl: TaskDecl = {
+        id: idOf(t), name: task.name, category: task.category, runtime: task.runtime, inputs: uses(task.inputs), outputs: uses(task.outputs),
+        parents: task.parents.map(idOf), ...(line !== undefined ? { line } : {}),
+      };
+      for (const key of ['command', 'fn', 'args', 'cores', 'memoryMb', 'timeoutSeconds', 'transformation'] as const) if (task[key] !== undefined) (decl as Record<string, unknown>)[key] = task[key];
+      this.task(decl);
+      if (task.parents.length === 0) first.push(decl.id);
+      if (!hasChild[t]) last.push(decl.id);
+    });
+    this.subworkflows.set(id, { first, last });
+    this.includedFiles.push(file, ...(sub.includes ?? []));
+    if (sub.catalogs) this.includedCatalogs = mergeCatalogs(this.includedCatalogs ?? emptyCatalogs(), sub.catalogs);
+    for (const w of sub.warnings) this.warnings.push(`sub-workflow ${id} (${file}): ${w}`);
+    return this;
+  }
+
+  /** Edges naming a sub-workflow job, as edges of its tasks (first tasks as children, last tasks as parents). */
+  private expandSubworkflowEdges(): void {
+    if (this.subworkflows.size === 0) return;
+    const asParent = (ref: string) => this.subworkflows.get(ref)?.last ?? [ref];
+    const asChild = (ref: string) => this.subworkflows.get(ref)?.first ?? [ref];
+    const edges = this.extraParents.splice(0);
+    for (const [child, parent] of edges) for (const c of asChild(child)) for (const p of asParent(parent)) this.extraParents.push([c, p]);
+    this.decls.forEach((d, t) => {
+      if (d.parents?.some((p) => this.subworkflows.has(p))) this.decls[t] = { ...d, parents: d.parents.flatMap(asParent) };
+    });
+  }
+
   /** The declarations, as plain data: a job carries them to every member, which builds the same workflow. */
   toSource(): WorkflowSource {
+    this.expandSubworkflowEdges();
     return { name: this.name, tasks: this.decls, sizes: [...this.sizes, ...this.sizeColumns.flatMap(([names, sizes]) => names.map((name, i): [string, number] => [name, sizes[i]!]))], dependencies: this.extraParents };
   }
 
@@ -153,6 +218,7 @@ export class WorkflowBuilder {
   }
 
   build(): Workflow {
+    this.expandSubworkflowEdges();
     const n = this.decls.length;
     if (n === 0) throw this.error(undefined, 'the workflow has no tasks');
     const byId = new Map<string, number>();
@@ -235,6 +301,8 @@ export class WorkflowBuilder {
       name: this.name, format: this.format, source: this.source.file, tasks, files, order: graph.order,
       counts: { tasks: n, explicitEdges, fileEdges, edges, files: fileNames, totalRuntime: graph.totalRuntime, criticalPath: graph.criticalPath, depth: graph.depth },
       warnings: this.warnings,
+      ...(this.includedFiles.length > 0 ? { includes: [...new Set(this.includedFiles)] } : {}),
+      ...(this.includedCatalogs ? { catalogs: this.includedCatalogs } : {}),
       taskIndex: (id) => byId.get(id) ?? -1,
       lineOf: (id) => {
         const t = byId.get(id);

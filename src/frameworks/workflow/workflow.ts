@@ -138,6 +138,8 @@ export interface Workflow {
   taskIndex(id: string): number;
   /** The line of the source file where a task is declared, when the loader knows it (for errors found after loading). */
   lineOf?(taskId: string): number | undefined;
+  /** Files its sub-workflow jobs were read from (absolute paths), when it has any. */
+  includes?: string[];
   /** Catalogs the workflow file embeds (Pegasus DAX 3 executables and files, YAML catalogs). */
   catalogs?: Catalogs;
 }
