@@ -179,7 +179,7 @@ export class WorkflowBuilder {
         id: idOf(t), name: task.name, category: task.category, runtime: task.runtime, inputs: uses(task.inputs), outputs: uses(task.outputs),
         parents: task.parents.map(idOf), ...(line !== undefined ? { line } : {}),
       };
-      for (const key of ['command', 'fn', 'args', 'cores', 'memoryMb', 'timeoutSeconds', 'transformation'] as const) if (task[key] !== undefined) (decl as Record<string, unknown>)[key] = task[key];
+      for (const key of ['command', 'fn', 'args', 'cores', 'memoryMb', 'timeoutSeconds', 'transformation'] as const) if (task[key] !== undefined) (decl as unknown as Record<string, unknown>)[key] = task[key];
       this.task(decl);
       if (task.parents.length === 0) first.push(decl.id);
       if (!hasChild[t]) last.push(decl.id);
