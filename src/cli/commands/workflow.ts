@@ -5,6 +5,7 @@ import { readCatalogFile } from '../../frameworks/workflow/pegasus-catalogs.js';
 import { plannedTasks, stampInputs } from '../../frameworks/workflow/prepare-run.js';
 import { stateDirOf } from '../../frameworks/workflow/run-directory.js';
 import { findRunDir, runStatistics, runStatus, statisticsText, statusText } from '../../frameworks/workflow/run-statistics.js';
+import { parseUnits, type AmeUnits } from '../../frameworks/workflow/ame-units.js';
 import { alreadyComplete, nothingToDo, planWorkflowRun, recordComplete, runWorkflow } from '../../frameworks/workflow/run-workflow.js';
 import type { MemberReport, WorkflowJobConfig } from '../../frameworks/workflow/workflow-kind.js';
 import { describeWorkflow, progressLine, summarizeRun } from '../../frameworks/workflow/workflow-report.js';
@@ -36,6 +37,7 @@ interface RunFlags extends CatalogFlags {
   shared?: string;
   storage: WorkflowJobConfig['storage'];
   dispatch: WorkflowJobConfig['mode'];
+  ameUnit?: AmeUnits;
   retries?: number;
   fresh?: boolean;
   dryRun?: boolean;
@@ -160,6 +162,9 @@ export function registerWorkflowCommands(program: SettingsCommand): void {
     .setting('--shared <dir>', 'shared directory: inputs are read from it, final outputs written to it (default: the site catalog\'s sharedScratch, else the file\'s directory)', kinds.path)
     .setting('--storage <mode>', 'intermediate files: collocated (peer to peer), isolated (on a storage node), shared (all through the shared directory)', oneOf(['collocated', 'isolated', 'shared']), 'collocated')
     .setting('--dispatch <mode>', 'decentralized (dispatchers per node, counts to the submitter) or centralized', oneOf(['decentralized', 'centralized']), 'decentralized')
+    .setting('--ame-unit <n[:s[:d]]>', 'AME units: every N nodes run S location-service shards and D dispatchers (default 64:1:1, as AME ran)', {
+      schema: { type: 'string', pattern: '^\\d+(:\\d+){0,2}$' }, what: 'NODES[:SHARDS[:DISPATCHERS]], whole numbers (e.g. 64:1:1)', decode: (v) => parseUnits(String(v)),
+    })
     .option('--fresh', 'forget earlier runs in the shared directory: run every task again')
     .option('--dry-run', 'print which tasks would run and why (new, changed, input changed, output missing, upstream runs), run nothing')
     .setting('--detect-changes <how>', 'how a changed input or output is told apart: mtime (size and modification time) or content (SHA-256)', oneOf(['mtime', 'content']), 'mtime')
@@ -227,7 +232,7 @@ Examples:
       const line = (members: MemberReport[]) => progressLine(workflow, members);
       try {
         const result = await withDashboard(cluster.coordination, place, () => runWorkflow(cluster, workflow, {
-          ...planning, prepared, nodes, storage: flags.storage, mode: flags.dispatch,
+          ...planning, prepared, nodes, storage: flags.storage, mode: flags.dispatch, ...(flags.ameUnit ? { units: flags.ameUnit } : {}),
           ...(flags.retries !== undefined ? { maxAttempts: flags.retries } : {}),
           ...(flags.taskTimeout !== undefined ? { taskTimeout: flags.taskTimeout } : {}),
           ...(flags.logBytes !== undefined ? { logBytes: flags.logBytes } : {}),

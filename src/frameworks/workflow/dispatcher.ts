@@ -56,8 +56,8 @@ export class Dispatcher {
   }
 
   /** The owner of a partition under a view (every member computes the same answer). */
-  static ownerOf(partition: number, view: View, mode: DispatchMode, ring?: Rendezvous): string {
-    return mode === 'centralized' ? view.leader : (ring ?? new Rendezvous(view.members)).ownerOf(`p${partition}`);
+  static ownerOf(partition: number, view: View, mode: DispatchMode, ring: Rendezvous): string {
+    return mode === 'centralized' ? view.leader : ring.ownerOf(`p${partition}`);
   }
 
   /** A new view: the partitions this member owns now; a reconcile starts (ask every member what it holds). */

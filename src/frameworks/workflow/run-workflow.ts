@@ -12,6 +12,7 @@ import type { Cluster, JobHandle } from '../../runtime/client/cluster.js';
 import { requestJob } from '../../runtime/client/job-requests.js';
 import { applyCatalogs, checkPrograms } from './catalog-resolution.js';
 import { stillComplete, workflowKey, writeComplete, type CompleteRecord } from './complete-record.js';
+import { unitsProblem } from './ame-units.js';
 import { sha256OfFile, statStamp, type ChangeDetection, type FileStamp } from './file-stamp.js';
 import { JournalHistory } from './journal.js';
 import { prepareRun, type PreparedRun } from './prepare-run.js';
@@ -116,6 +117,8 @@ export async function planWorkflowRun(workflow: Workflow, opts: RunWorkflowOptio
 export async function submitPlanned(cluster: Cluster, prepared: PreparedRun, opts: RunWorkflowOptions): Promise<WorkflowJob> {
   const { workflow, plan, shared } = prepared;
   const { file, builder, nodes, ...rest } = opts;
+  const wrongUnits = opts.units ? unitsProblem(opts.units) : undefined;
+  if (wrongUnits) throw new Error(wrongUnits);
   for (const k of ['onProgress', 'progressMs', 'stateDir', 'fresh', 'detection', 'prepared'] as const) delete rest[k];
   const inputs: Record<string, FileStamp> = {};
   for (const [f, s] of prepared.inputs) inputs[workflow.files[f]!.name] = s;

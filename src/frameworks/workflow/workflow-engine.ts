@@ -11,6 +11,7 @@ import { LocationShard, type FileLocation } from './location-shard.js';
 import type { View, WorkflowMessage } from './protocol.js';
 import { LatencyProbes } from './latency-probes.js';
 import { Rendezvous } from './rendezvous.js';
+import { AME_UNITS, unitRoles, unitsProblem, type AmeUnits } from './ame-units.js';
 import { type Workflow } from './workflow.js';
 import { WorkerTasks, type StolenTask } from './worker-tasks.js';
 
@@ -50,6 +51,8 @@ export interface EngineOptions {
   short?: { seconds: (task: number) => number; budget: number; max: number };
   /** What this member offers tasks that say what they need (command tasks): cores and memory (MiB). */
   capacity?: Capacity;
+  /** Location-service shards and dispatchers per group of members (ame-units.ts; default as AME ran: 1 and 1 per 64). */
+  units?: AmeUnits;
   /** What a task needs while it runs, or undefined for tasks that take a slot only (replays, functions). */
   needs?: (task: number) => Capacity | undefined;
 }
@@ -84,7 +87,9 @@ export class WorkflowEngine {
   readonly shard = new LocationShard();
   readonly dispatcher: Dispatcher;
   private view: View | undefined;
+  /** Under the current view: the location-service shards' ring, and the dispatchers' ring. */
   private ring: Rendezvous | undefined;
+  private dispatchRing: Rendezvous | undefined;
   /** Owners under the current view, filled as asked (cleared when the view changes). */
   private fileOwners: string[] = [];
   private partitionOwners: string[] = [];
@@ -129,7 +134,9 @@ export class WorkflowEngine {
   private readonly saved: Set<number>;
 
   constructor(readonly workflow: Workflow, readonly self: string, private readonly io: EngineIO, options: EngineOptions = {}) {
-    this.opts = { mode: 'decentralized', partitions: 256, slots: 1, maxAttempts: 3, stealing: true, ...options };
+    this.opts = { mode: 'decentralized', partitions: 256, slots: 1, maxAttempts: 3, stealing: true, units: AME_UNITS, ...options };
+    const wrong = unitsProblem(this.opts.units);
+    if (wrong) throw new Error(wrong);
     this.short = options.short;
     this.latency = new LatencyProbes(self, io.now?.bind(io), this.stats);
     this.saved = options.saved ?? new Set<number>();
@@ -257,7 +264,9 @@ export class WorkflowEngine {
     const gone = (this.view?.members ?? []).filter((m) => !view.members.includes(m));
     this.view = view;
     this.acceptFrom = Math.max(this.acceptFrom, view.epoch);
-    this.ring = new Rendezvous(view.members);
+    const roles = unitRoles(view.members, this.opts.units);
+    this.ring = new Rendezvous(roles.shards);
+    this.dispatchRing = new Rendezvous(roles.dispatchers);
     this.fileOwners = [];
     this.partitionOwners = [];
     if (view.leader !== this.self) this.leaderCounts = undefined;
@@ -278,7 +287,7 @@ export class WorkflowEngine {
     }
     for (const [f, location] of this.worker.held()) this.batch(this.flsOwner(f), 'wf-update', [f, location]);
     for (const f of this.worker.awaited()) this.batch(this.flsOwner(f), 'wf-query', f);
-    const { ask } = this.dispatcher.newView(view, this.ring);
+    const { ask } = this.dispatcher.newView(view, this.dispatchRing);
     for (const m of ask) this.post(m, { type: 'wf-held?', epoch: view.epoch });
   }
 
@@ -543,7 +552,7 @@ export class WorkflowEngine {
   }
 
   private partitionOwner(partition: number): string {
-    return (this.partitionOwners[partition] ??= Dispatcher.ownerOf(partition, this.view!, this.opts.mode, this.ring));
+    return (this.partitionOwners[partition] ??= Dispatcher.ownerOf(partition, this.view!, this.opts.mode, this.dispatchRing!));
   }
 
   private queryAll(files: number[]): void {

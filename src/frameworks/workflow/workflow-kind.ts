@@ -29,6 +29,7 @@ import { CommandFailed, InputLost, TaskExecution, type ExecutionCounters, type S
 import { WorkflowBuilder, type TaskDecl, type WorkflowSource } from './workflow-builder.js';
 import { AdditionError, applyAddition, checkAddition, fileNumber } from './workflow-growth.js';
 import { WorkflowEngine, type EngineStats } from './workflow-engine.js';
+import type { AmeUnits } from './ame-units.js';
 import type { Workflow } from './workflow.js';
 
 export interface WorkflowJobConfig {
@@ -42,6 +43,8 @@ export interface WorkflowJobConfig {
   storage?: StorageMode;
   mode?: DispatchMode;
   partitions?: number;
+  /** Location-service shards and dispatchers per group of members (ame-units.ts; default AME's 1 and 1 per 64). */
+  units?: AmeUnits;
   maxAttempts?: number;
   stealing?: boolean;
   /** Record each task's start and end (for the Gantt, and for checking order in tests). */
@@ -632,7 +635,7 @@ function chunkError(type: string, body: LayerBody): string | undefined {
 
 function pick(cfg: WorkflowJobConfig) {
   return {
-    ...(cfg.mode ? { mode: cfg.mode } : {}), ...(cfg.partitions ? { partitions: cfg.partitions } : {}),
+    ...(cfg.mode ? { mode: cfg.mode } : {}), ...(cfg.partitions ? { partitions: cfg.partitions } : {}), ...(cfg.units ? { units: cfg.units } : {}),
     ...(cfg.maxAttempts ? { maxAttempts: cfg.maxAttempts } : {}), ...(cfg.stealing !== undefined ? { stealing: cfg.stealing } : {}),
   };
 }

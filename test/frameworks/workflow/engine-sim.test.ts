@@ -83,7 +83,8 @@ describe('workflow engine in simulated time', () => {
   it('Fig. 14 samples: query and update round trips to remote shards, and waits for files not yet produced', async () => {
     const wf = await loadWorkflow(DIR + 'pegasus-dax-2.1/Montage_100.xml');
     const latency = 0.002;
-    const sim = new SimCluster(wf, { nodes: 3, slots: 2, scale: 0.01, seed: 13, latency, clock: true });
+    // Every member a shard (AME units of one node), so that most queries and updates go to a remote one.
+    const sim = new SimCluster(wf, { nodes: 3, slots: 2, scale: 0.01, seed: 13, latency, clock: true, units: { nodes: 1, shards: 1, dispatchers: 1 } });
     sim.start();
     sim.runUntil();
     assert.deepEqual(sim.outcome, { ok: true });
