@@ -10,6 +10,10 @@
  * Snakemake: the whole command, DAG building included). Spans are compared with the DAG's lower
  * bound, max(critical path, total runtime ÷ cores) × SCALE.
  *
+ * Both peers are installed from Debian's packages (python3-distributed, snakemake) by scripts/ensure-dask.sh
+ * and scripts/ensure-snakemake.sh first; if one cannot be installed, or a peer fails or times out on a DAG,
+ * the bench fails naming it and writes no results.
+ *
  *   npx tsx bench/workflow-peers.ts --data DIR [--scale 0.002] [--bag 1000] [--peer-timeout 1800]
  * (DIR: the curated data set's root, holding workflows/wfformat-v1.5/…; see bench/curated-data.ts)
  */
@@ -48,7 +52,11 @@ const rows: Row[] = [];
 // The peers are installed before the cluster starts: an install blocks this process for minutes, and
 // the cluster's ZooKeeper session would expire meanwhile.
 const peers: [string, string][] = [['dask', 'ensure-dask.sh'], ['snakemake', 'ensure-snakemake.sh']];
-const installed = new Map(peers.map(([peer, ensure]) => [peer, spawnSync('bash', [join(projectRoot(), 'scripts', ensure)], { stdio: 'inherit' }).status === 0]));
+// A peer that cannot be installed stops the bench here (no table of dashes): the comparison needs both.
+for (const [peer, ensure] of peers) {
+  const status = spawnSync('bash', [join(projectRoot(), 'scripts', ensure)], { stdio: 'inherit' }).status;
+  if (status !== 0) throw new Error(`bench/workflow-peers: scripts/${ensure} could not install ${peer} (exit ${status}); the peers are compared in one run or not at all`);
+}
 const bench = await startBenchCluster(CORES);
 const bagFile = join(bench.tmp, `bag-${BAG}.json`);
 writeFileSync(bagFile, syntheticWfFormat({ tasks: BAG, runtime: 0, files: false }));
@@ -63,11 +71,7 @@ try {
     bounds[dag] = Math.max(wf.counts.criticalPath, wf.counts.totalRuntime / CORES) * scale;
     const m = await bench.measure(wf, { file, replay: scale });
     rows.push({ dag, peer: 'tidepool', seconds: m.span, wall: m.wall });
-    for (const [peer, ensure] of peers) {
-      if (!installed.get(peer)) {
-        rows.push({ dag, peer, seconds: null, wall: null, note: `${ensure} could not install it` });
-        continue;
-      }
+    for (const [peer] of peers) {
       // Asynchronously: a blocked event loop would let the cluster's ZooKeeper session expire during a long peer run.
       const run = await python([SCRIPT, peer, file, String(scale), String(CORES), mkdtempSync(join(bench.tmp, `${peer}-`))]);
       if (run.timedOut) rows.push({ dag, peer, seconds: null, wall: null, note: `not finished within ${PEER_TIMEOUT} s` });
@@ -82,6 +86,12 @@ try {
   await bench.close();
 }
 const bagRate = (r: Row) => (r.dag.startsWith('bag') && r.seconds ? `${Math.round(BAG / r.seconds)} tasks/s` : '');
+const failed = rows.filter((r) => r.seconds === null);
+if (failed.length > 0) {
+  // Loudly, and without results: a figure missing from the comparison is not written as a dash.
+  for (const r of failed) console.error(`bench/workflow-peers: ${r.peer} on ${r.dag}: ${r.note}`);
+  process.exit(1);
+}
 printTable([['DAG', 'peer', 'span s', 'wall s', '× lower bound', ''], ...rows.map((r) => [r.dag, r.peer, r.seconds === null ? `– (${r.note})` : r.seconds.toFixed(2), r.wall === null ? '–' : r.wall.toFixed(2), r.seconds === null || bounds[r.dag]! === 0 ? '–' : (r.seconds / bounds[r.dag]!).toFixed(2), bagRate(r)])]);
 writeFileSync(resultsFile('workflow-peers'), JSON.stringify({
   machine: machineInfo(), cores: CORES, scale: SCALE, bag: BAG, montage: MONTAGE_05D, lowerBounds: bounds, rows,
