@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { applyCatalogs, checkPrograms, type CatalogFiles } from '../../frameworks/workflow/catalog-resolution.js';
 import { loadWorkflow } from '../../frameworks/workflow/load-workflow.js';
+import { loadCompiled } from '../../frameworks/workflow/compiled-workflow.js';
 import { readCatalogFile } from '../../frameworks/workflow/pegasus-catalogs.js';
 import { plannedTasks, stampInputs } from '../../frameworks/workflow/prepare-run.js';
 import { stateDirOf } from '../../frameworks/workflow/run-directory.js';
@@ -205,7 +206,9 @@ Examples:
       // A complete workflow is recognised from the file's bytes, before it is parsed (when the shared directory is known without it).
       const complete = sharedGiven !== undefined || replay !== undefined ? await alreadyComplete(planningIn(sharedGiven ?? resolve(file, '..'))) : undefined;
       if (complete) return printNothingToDo(complete.workflow, complete.tasks);
-      const workflow = await load(file);
+      // Through its compiled copy beside the runs when the shared directory (and so the state directory) is known already.
+      const knownShared = sharedGiven ?? (replay !== undefined ? resolve(file, '..') : undefined);
+      const workflow = knownShared !== undefined ? await usage(loadCompiled(file, stateDirOf(resolve(knownShared), flags.stateDir !== undefined ? resolve(flags.stateDir) : undefined))) : await load(file);
       const embeddedShared = replay === undefined && sharedGiven === undefined ? await usage(() => applyCatalogs(workflow, catalogs).directories.sharedScratch) : undefined;
       const planning = planningIn(sharedGiven ?? embeddedShared ?? resolve(file, '..'));
       const prepared = await usage(planWorkflowRun(workflow, planning));

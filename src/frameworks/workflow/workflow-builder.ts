@@ -303,6 +303,7 @@ export class WorkflowBuilder {
       warnings: this.warnings,
       ...(this.includedFiles.length > 0 ? { includes: [...new Set(this.includedFiles)] } : {}),
       ...(this.includedCatalogs ? { catalogs: this.includedCatalogs } : {}),
+      taskLines: lines,
       taskIndex: (id) => byId.get(id) ?? -1,
       lineOf: (id) => {
         const t = byId.get(id);

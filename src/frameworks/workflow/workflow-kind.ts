@@ -6,6 +6,7 @@
  * directory is what a reconcile or a resumed run reads.
  */
 import { hostname, totalmem } from 'node:os';
+import { dirname } from 'node:path';
 import { defineJobKind, type LayerBody, type MemberContext, type MemberRole } from '../../runtime/kinds/job-kind.js';
 import { EventRing } from '../../runtime/kinds/kind-events.js';
 import { log as rootLog } from '../../util/log.js';
@@ -20,6 +21,7 @@ import { Journal, type Completion } from './journal.js';
 import { readMemberPlan, readRunInfo } from './run-directory.js';
 import type { FileLocation } from './location-shard.js';
 import { loadWorkflow } from './load-workflow.js';
+import { loadCompiled } from './compiled-workflow.js';
 import { validateWorkflowMessage } from './protocol.js';
 import { Rendezvous } from './rendezvous.js';
 import { sharedName } from './shared-path.js';
@@ -91,13 +93,15 @@ interface WorkflowMember extends MemberRole {
   report(): Promise<MemberReport[]>;
 }
 
-export async function workflowOf(source: WorkflowJobConfig['source']): Promise<Workflow> {
-  return 'path' in source ? loadWorkflow(source.path) : WorkflowBuilder.fromSource(source.code).build();
+/** The run's workflow, on a member: a file through its compiled copy beside the runs when that is current (compiled-workflow.ts). */
+export async function workflowOf(source: WorkflowJobConfig['source'], run?: string): Promise<Workflow> {
+  if (!('path' in source)) return WorkflowBuilder.fromSource(source.code).build();
+  return run === undefined ? loadWorkflow(source.path) : loadCompiled(source.path, dirname(dirname(run)), { keep: false });
 }
 
 async function member(ctx: MemberContext): Promise<WorkflowMember> {
   const cfg = ctx.spec.kindSpec as WorkflowJobConfig;
-  const workflow = await workflowOf(cfg.source);
+  const workflow = await workflowOf(cfg.source, cfg.run);
   if (cfg.replay === undefined) applyCatalogs(workflow, cfg.catalogs ?? {});
   // Tasks added at run time (workflow-growth.ts): every member applies the run's additions in the order
   // of its expansion log; those of tasks up to date from an earlier run were applied before the plan was made.

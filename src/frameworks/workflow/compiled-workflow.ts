@@ -1,0 +1,91 @@
+/**
+ * A large workflow file kept compiled beside the runs, so that a rerun — on the submitting side and
+ * on every member — does not parse it again: `<state>/compiled/<hash of the file's path>.v8` holds
+ * the loaded workflow (V8's structured serialization: typed arrays and plain data, no code) with the
+ * stamps (size, mtime, inode) of the file and of the sub-workflow files it includes. It is used only
+ * while every stamp is as recorded and the V8 version is the same; anything else (a file edited or
+ * touched, another Node.js) loads the file again and, on the submitting side, replaces the copy.
+ * Small files (under COMPILED_MIN_TASKS tasks) are parsed every time: they load in milliseconds.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { deserialize, serialize } from 'node:v8';
+import { loadWorkflow } from './load-workflow.js';
+import type { Workflow } from './workflow.js';
+
+/** Workflows with fewer tasks are not kept compiled. */
+export const COMPILED_MIN_TASKS = 10_000;
+/** Bumped when what is kept changes shape. */
+const FORMAT = 1;
+
+type Stamp = [path: string, size: number, mtimeNs: string, ino: string];
+
+interface Kept {
+  format: number;
+  v8: string;
+  stamps: Stamp[];
+  workflow: Omit<Workflow, 'taskIndex' | 'lineOf'>;
+}
+
+function stampOf(path: string): Stamp | undefined {
+  const st = statSync(path, { bigint: true, throwIfNoEntry: false });
+  return st?.isFile() ? [path, Number(st.size), st.mtimeNs.toString(), st.ino.toString()] : undefined;
+}
+
+const sameStamp = (a: Stamp | undefined, b: Stamp) => a !== undefined && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
+
+export const compiledPath = (stateDir: string, file: string) => join(stateDir, 'compiled', `${createHash('sha256').update(resolve(file)).digest('hex').slice(0, 32)}.v8`);
+
+/** The kept copy, if it is of this file as it is now (and of the files it includes). */
+function readKept(stateDir: string, file: string): Workflow | undefined {
+  let kept: Kept;
+  try {
+    kept = deserialize(readFileSync(compiledPath(stateDir, file))) as Kept;
+  } catch {
+    return undefined;
+  }
+  if (kept.format !== FORMAT || kept.v8 !== process.versions.v8 || kept.stamps[0]?.[0] !== resolve(file)) return undefined;
+  if (!kept.stamps.every((s) => sameStamp(stampOf(s[0]), s))) return undefined;
+  return revive(kept.workflow);
+}
+
+/** The functions a loaded workflow has, given back to a kept one. */
+function revive(plain: Kept['workflow']): Workflow {
+  const byId = new Map<string, number>();
+  plain.tasks.forEach((t, i) => byId.set(t.id, i));
+  const lines = plain.taskLines;
+  return {
+    ...plain,
+    taskIndex: (id) => byId.get(id) ?? -1,
+    lineOf: (id) => {
+      const t = byId.get(id);
+      return t === undefined || !lines || lines[t] === 0 ? undefined : lines[t];
+    },
+  };
+}
+
+/**
+ * Loads a workflow file through its compiled copy under `stateDir` when that is current; otherwise
+ * parses it and (with `keep`, for files of at least COMPILED_MIN_TASKS tasks) writes the copy.
+ */
+export async function loadCompiled(file: string, stateDir: string, opts: { keep?: boolean } = {}): Promise<Workflow> {
+  const before = stampOf(resolve(file));
+  const kept = before ? readKept(stateDir, file) : undefined;
+  if (kept) return kept;
+  const workflow = await loadWorkflow(file);
+  if (opts.keep === false || workflow.tasks.length < COMPILED_MIN_TASKS || !before) return workflow;
+  const stamps = [before, ...(workflow.includes ?? []).map(stampOf)];
+  // Kept only if nothing changed while it was read (a file written meanwhile is read again next time).
+  if (!sameStamp(stampOf(resolve(file)), before) || stamps.some((s) => s === undefined)) return workflow;
+  const { taskIndex: _index, lineOf: _line, ...plain } = workflow;
+  const path = compiledPath(stateDir, file);
+  try {
+    mkdirSync(join(stateDir, 'compiled'), { recursive: true });
+    writeFileSync(`${path}.tmp`, serialize({ format: FORMAT, v8: process.versions.v8, stamps: stamps as Stamp[], workflow: plain } satisfies Kept));
+    renameSync(`${path}.tmp`, path);
+  } catch {
+    // Not kept (a read-only state directory): the next run parses the file again.
+  }
+  return workflow;
+}
