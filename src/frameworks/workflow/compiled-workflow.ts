@@ -25,7 +25,7 @@ interface Kept {
   format: number;
   v8: string;
   stamps: Stamp[];
-  workflow: Omit<Workflow, 'taskIndex' | 'lineOf'>;
+  workflow: Omit<Workflow, 'taskIndex' | 'lineOf' | 'contentKey'>;
 }
 
 function stampOf(path: string): Stamp | undefined {
@@ -37,6 +37,8 @@ const sameStamp = (a: Stamp | undefined, b: Stamp) => a !== undefined && a[1] ==
 
 export const compiledPath = (stateDir: string, file: string) => join(stateDir, 'compiled', `${createHash('sha256').update(resolve(file)).digest('hex').slice(0, 32)}.v8`);
 
+const contentKeyOf = (stamps: Stamp[]) => createHash('sha256').update(JSON.stringify(stamps)).digest('hex').slice(0, 32);
+
 /** The kept copy, if it is of this file as it is now (and of the files it includes). */
 function readKept(stateDir: string, file: string): Workflow | undefined {
   let kept: Kept;
@@ -47,7 +49,7 @@ function readKept(stateDir: string, file: string): Workflow | undefined {
   }
   if (kept.format !== FORMAT || kept.v8 !== process.versions.v8 || kept.stamps[0]?.[0] !== resolve(file)) return undefined;
   if (!kept.stamps.every((s) => sameStamp(stampOf(s[0]), s))) return undefined;
-  return revive(kept.workflow);
+  return { ...revive(kept.workflow), contentKey: contentKeyOf(kept.stamps) };
 }
 
 /** The functions a loaded workflow has, given back to a kept one. */
@@ -78,12 +80,13 @@ export async function loadCompiled(file: string, stateDir: string, opts: { keep?
   const stamps = [before, ...(workflow.includes ?? []).map(stampOf)];
   // Kept only if nothing changed while it was read (a file written meanwhile is read again next time).
   if (!sameStamp(stampOf(resolve(file)), before) || stamps.some((s) => s === undefined)) return workflow;
-  const { taskIndex: _index, lineOf: _line, ...plain } = workflow;
+  const { taskIndex: _index, lineOf: _line, contentKey: _key, ...plain } = workflow;
   const path = compiledPath(stateDir, file);
   try {
     mkdirSync(join(stateDir, 'compiled'), { recursive: true });
     writeFileSync(`${path}.tmp`, serialize({ format: FORMAT, v8: process.versions.v8, stamps: stamps as Stamp[], workflow: plain } satisfies Kept));
     renameSync(`${path}.tmp`, path);
+    workflow.contentKey = contentKeyOf(stamps as Stamp[]);
   } catch {
     // Not kept (a read-only state directory): the next run parses the file again.
   }

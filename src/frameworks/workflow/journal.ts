@@ -118,7 +118,7 @@ export class JournalHistory {
   /** `fingerprint NUL name` → the stamps of the file as completions of that fingerprint left it (one per write). */
   private readonly written = new Map<string, FileStamp[]>();
 
-  constructor(private readonly runs: string[]) {
+  constructor(readonly runs: string[]) {
     for (const run of runs) {
       for (const line of journalLines(journalDir(run))) {
         const kind = line[0];
@@ -152,16 +152,21 @@ export class JournalHistory {
 
   /** The latest completion of each of these task ids (any fingerprint): its recipe and its run, to say what changed. */
   lastCompletions(ids: Set<string>): Map<string, { recipe: string; run: string; fingerprint: string }> {
-    const out = new Map<string, { recipe: string; run: string; fingerprint: string }>();
-    for (const run of this.runs) {
-      for (const line of journalLines(journalDir(run))) {
-        if (line[0] !== 'D' && line[0] !== 'R') continue;
-        const [, , , fingerprint, recipe, id] = line.split(' ');
-        if (id === undefined) continue;
-        const decoded = decodeURIComponent(id);
-        if (ids.has(decoded)) out.set(decoded, { recipe: recipe!, run, fingerprint: fingerprint! });
-      }
-    }
-    return out;
+    return lastCompletions(this.runs, ids);
   }
+}
+
+/** The latest completion in these runs of each of these task ids (any fingerprint): its recipe and its run. */
+export function lastCompletions(runs: readonly string[], ids: Set<string>): Map<string, { recipe: string; run: string; fingerprint: string }> {
+  const out = new Map<string, { recipe: string; run: string; fingerprint: string }>();
+  for (const run of runs) {
+    for (const line of journalLines(journalDir(run))) {
+      if (line[0] !== 'D' && line[0] !== 'R') continue;
+      const [, , , fingerprint, recipe, id] = line.split(' ');
+      if (id === undefined) continue;
+      const decoded = decodeURIComponent(id);
+      if (ids.has(decoded)) out.set(decoded, { recipe: recipe!, run, fingerprint: fingerprint! });
+    }
+  }
+  return out;
 }

@@ -6,10 +6,11 @@
  */
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { computeFingerprints, fingerprintOf, recipeHash, type FingerprintInputs } from './fingerprint.js';
+import { fingerprintOf, recipeHash, type FingerprintInputs } from './fingerprint.js';
+import { fingerprintsReusing } from './fingerprint-cache.js';
 import { expansionsByFingerprint, type ExpansionRecord } from './expansion-log.js';
 import { sha256OfFile, statStamp, unchangedFromAny, type ChangeDetection, type FileStamp } from './file-stamp.js';
-import { JournalHistory, runDirs } from './journal.js';
+import { JournalHistory, lastCompletions, runDirs } from './journal.js';
 import type { SiteEntry } from './pegasus-catalogs.js';
 import { planRun, type RunPlan } from './rerun-plan.js';
 import { readRunInfo, stateDirOf } from './run-directory.js';
@@ -40,8 +41,6 @@ export interface PreparedRun {
   plan: RunPlan;
   /** Workflow inputs (by file number) as found. */
   inputs: Map<number, FileStamp>;
-  /** What changed, in words, for tasks whose fingerprint no run completed. */
-  changes: Map<number, string>;
   /** The run's site's directories, from the site catalog (a real run). */
   site?: SiteEntry;
   /** Tasks added at run time by earlier runs' tasks that are still the same computation, added again before the plan (the run's first additions). */
@@ -88,7 +87,7 @@ export async function prepareRun(loaded: Workflow, opts: PrepareOptions): Promis
     },
     ...(opts.replay !== undefined ? { replay: opts.replay } : {}),
   };
-  const fingerprints = computeFingerprints(workflow, how);
+  const fingerprints = fingerprintsReusing(workflow, how, stateDir);
   const history = opts.fresh ? undefined : JournalHistory.load(stateDir);
   const { grown, expansions, addAgain } = history ? addRecorded(workflow, fingerprints, how, history, runDirs(stateDir)) : { grown: workflow, expansions: [], addAgain: new Set<string>() };
   workflow = grown;
@@ -105,14 +104,16 @@ export async function prepareRun(loaded: Workflow, opts: PrepareOptions): Promis
       if (now && (await unchangedFromAny(path, recorded, now, detection))) intact[f] = 1;
     }
   }
+ 
   const plan = planRun(workflow, {
     fingerprints,
     completed: (fp) => (history?.completed.has(fp) ?? false) && !addAgain.has(fp),
     intact: (f) => intact[f] === 1,
     ...(opts.fresh ? { fresh: true } : {}),
   });
-  const prepared: PreparedRun = { workflow, shared: opts.shared, stateDir, detection, fingerprints, plan, inputs, changes: new Map(), expansions, ...(opts.replay !== undefined ? { replay: opts.replay } : {}) };
-  if (history) explainChanges(prepared, history);
+  const prepared: PreparedRun = { workflow, shared: opts.shared, stateDir, detection, fingerprints, plan, inputs, expansions, ...(opts.replay !== undefined ? { replay: opts.replay } : {}) };
+ 
+  if (history) comparedWith.set(prepared, history.runs);
   return prepared;
 }
 
@@ -156,11 +157,27 @@ export interface PlannedTask {
 }
 
 /** Refines `changed` (no completion of the fingerprint): a new task, an edited one, a changed input, or a change upstream. */
-function explainChanges(prepared: PreparedRun, history: JournalHistory): void {
+/** The earlier runs a plan was compared with, for saying what changed when asked (reading every journal again costs seconds at a million tasks). */
+const comparedWith = new WeakMap<PreparedRun, readonly string[]>();
+const explained = new WeakMap<PreparedRun, Map<number, string>>();
+
+/** What changed, in words, for tasks whose fingerprint no run completed (worked out on first use). */
+function changesOf(prepared: PreparedRun): Map<number, string> {
+  let text = explained.get(prepared);
+  if (!text) {
+    text = new Map();
+    explained.set(prepared, text);
+    const runs = comparedWith.get(prepared);
+    if (runs) explainChanges(prepared, runs, text);
+  }
+  return text;
+}
+
+function explainChanges(prepared: PreparedRun, runs: readonly string[], text: Map<number, string>): void {
   const { workflow, plan } = prepared;
   const changed = [...plan.reason].filter(([, r]) => r.why === 'changed').map(([t]) => t);
   if (changed.length === 0) return;
-  const last = history.lastCompletions(new Set(changed.map((t) => workflow.tasks[t]!.id)));
+  const last = lastCompletions(runs, new Set(changed.map((t) => workflow.tasks[t]!.id)));
   const runInputs = new Map<string, Record<string, FileStamp>>();
   const inputsOf = (run: string) => {
     let inputs = runInputs.get(run);
@@ -174,7 +191,6 @@ function explainChanges(prepared: PreparedRun, history: JournalHistory): void {
     }
     return inputs;
   };
-  const text = prepared.changes;
   for (const t of changed) {
     const task = workflow.tasks[t]!;
     const before = last.get(task.id);
@@ -210,7 +226,7 @@ export function reasonText(prepared: PreparedRun, task: number): string {
   const file = (f: number) => workflow.files[f]!.name;
   switch (r.why) {
     case 'fresh': return 'every task runs (--fresh)';
-    case 'changed': return prepared.changes.get(task) ?? 'new task';
+    case 'changed': return changesOf(prepared).get(task) ?? 'new task';
     case 'upstream': return `upstream task ${workflow.tasks[r.ref]!.id} runs`;
     case 'output': {
       const exists = statStamp(sharedPath(prepared.shared, file(r.ref))) !== undefined;

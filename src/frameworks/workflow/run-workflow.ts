@@ -99,6 +99,8 @@ export async function alreadyComplete(opts: Pick<RunWorkflowOptions, 'file' | 'b
 export async function planWorkflowRun(workflow: Workflow, opts: RunWorkflowOptions): Promise<PreparedRun> {
   const shared = resolve(opts.shared);
   await mkdir(shared, { recursive: true });
+  // A workflow built in code is named by its declarations (a file by its stamps, compiled-workflow.ts): fingerprints are kept by it.
+  if (workflow.contentKey === undefined && opts.builder) workflow.contentKey = createHash('sha256').update(JSON.stringify(opts.builder.toSource())).digest('hex').slice(0, 32);
   let site: SiteEntry | undefined;
   if (opts.replay !== undefined) await prepareReplayInputs(workflow, shared, opts.replay);
   else {

@@ -136,6 +136,8 @@ export interface Workflow {
   warnings: string[];
   /** Task number by id, or -1. */
   taskIndex(id: string): number;
+  /** Names the content it was loaded from (its files' stamps), when loaded through its compiled copy (compiled-workflow.ts). */
+  contentKey?: string;
   /** Each task's line in the source file by task number (0: unknown), as the builder kept them (what `lineOf` reads). */
   taskLines?: Int32Array;
   /** The line of the source file where a task is declared, when the loader knows it (for errors found after loading). */
