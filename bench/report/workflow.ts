@@ -64,7 +64,19 @@ export function workflowSections(): Section {
   }
   const rerun = load('workflow-rerun');
   if (rerun) rerunSection(rerun, targets, out);
+  const scale = load('workflow-ame-scale');
+  if (scale) scaleSection(scale, out);
   return { targets, lines: out };
+}
+
+/** Fig. 6–9 at AME's scale: the engine's code on simulated nodes (bench/workflow-ame-scale.ts). */
+function scaleSection(s: Json, out: string[]): void {
+  const rows = s.rows as Json[];
+  const net = s.network as Json;
+  const units = s.units as Json;
+  out.push(`Fig. 6–9 at scale (\`npx tsx bench/workflow-ame-scale.ts${s.short ? ' --short' : ''}\`, ${when(s)}): ${s.tasksPerCore} tasks per core on ${s.coresPerNode}-core nodes, AME units of ${units.nodes} nodes with ${units.shards} shard and ${units.dispatchers} dispatcher; ${s.note}; latency ${f((net.latency as number) * 1000, 1)} ms, ${f((net.serviceSeconds as number) * 1e6, 0)} µs of a node's time per message and ${f((net.itemSeconds as number) * 1e6, 0)} µs per item. Chart: \`bench/results/workflow-ame-scale.svg\`.`, '');
+  out.push(table([['dispatch', 'cores', 'task length (s)', 'tasks', 'time to solution (s)', 'tasks/s (Fig. 6–7)', 'efficiency, Eq. 1 (Fig. 8–9)', 'dispatchers'],
+    ...rows.map((r) => [r.mode, int(r.cores as number), r.length, int(r.tasks as number), f(r.timeToSolution as number, 2), int(r.rate as number), (r.length as number) === 0 ? '–' : `${f((r.efficiency as number) * 100, 1)} %`, r.dispatchers])]), '');
 }
 
 /** Issue 28's rerun targets: an unchanged workflow decides "nothing to do", a touched input starts its readers, both within 5 s. */

@@ -192,6 +192,12 @@ export class Dispatcher {
     return this.counts[partition]!;
   }
 
+  /** Every task of the partition (as the workflow stands) is done. */
+  partitionDone(partition: number): boolean {
+    const size = partition < this.tasks ? Math.floor((this.tasks - 1 - partition) / this.partitions) + 1 : 0;
+    return this.counts[partition]! >= size;
+  }
+
   ownedCounts(): [number, number][] {
     return this.owned.map((p) => [p, this.counts[p]!]);
   }

@@ -101,8 +101,13 @@ export class WorkflowEngine {
   /** Completions to journal (once per flush, before their reports leave). */
   private journalDone: [number, string][] = [];
   private journalRecreated: [number, string][] = [];
-  /** Partitions whose done count changed since the last report to the submitter. */
+  /**
+   * Partitions whose done count changed since the last report to the leader. Reported on the next tick,
+   * or at once when one of them is complete (the leader learns the end without waiting): one report per
+   * batch of completions would make the leader of thousands of members handle a message per batch.
+   */
   private readonly countsChanged = new Set<number>();
+  private countsDue = false;
   private flushScheduled = false;
   private readonly latency: LatencyProbes;
   private readonly outbox = new Map<string, Map<Batch, unknown[]>>();
@@ -449,6 +454,7 @@ export class WorkflowEngine {
   /** Periodic: start READY tasks on free slots; when idle, ask a random peer for work. */
   tick(): void {
     this.stealBackoff = false;
+    this.countsDue = true;
     this.flush();
   }
 
@@ -608,9 +614,10 @@ export class WorkflowEngine {
             else this.post(to, { type, [key]: items, ...this.latency.probe(to, type) } as unknown as WorkflowMessage);
           }
         }
-        if (this.countsChanged.size > 0 && this.view) {
+        if (this.countsChanged.size > 0 && this.view && (this.countsDue || [...this.countsChanged].some((p) => this.dispatcher.partitionDone(p)))) {
           this.post(this.view.leader, { type: 'wf-count', epoch: this.view.epoch, partitions: [...this.countsChanged].map((p) => [p, this.dispatcher.countFor(p)]) });
           this.countsChanged.clear();
+          this.countsDue = false;
         }
         const next = this.local.shift();
         if (next) {
