@@ -7,7 +7,7 @@
  * nobody holds and nobody finished is dispatched again, round-robin. Done tasks whose intermediate
  * outputs were on a node that is gone, and are still needed, run again to recreate them.
  */
-import { Rendezvous } from './rendezvous.js';
+import type { Rendezvous } from './rendezvous.js';
 import type { View } from './protocol.js';
 import type { Workflow } from './workflow.js';
 
