@@ -37,10 +37,10 @@ export function unitsProblem(units: AmeUnits): string | undefined {
 export function parseUnits(text: string): AmeUnits {
   const parts = text.split(':');
   const numbers = parts.map((p) => (/^\d+$/.test(p) ? Number(p) : NaN));
-  if (parts.length > 3 || numbers.some((n) => Number.isNaN(n))) throw new Error(`--ame-unit ${text}: expected NODES[:SHARDS[:DISPATCHERS]], whole numbers (e.g. 64:1:1)`);
+  if (parts.length > 3 || numbers.some((n) => Number.isNaN(n))) throw new Error(`expected NODES[:SHARDS[:DISPATCHERS]], whole numbers (e.g. 64:1:1), got "${text}"`);
   const units = { nodes: numbers[0]!, shards: numbers[1] ?? 1, dispatchers: numbers[2] ?? 1 };
   const wrong = unitsProblem(units);
-  if (wrong) throw new Error(`--ame-unit ${text}: ${wrong}`);
+  if (wrong) throw new Error(wrong);
   return units;
 }
 

@@ -30,9 +30,9 @@ describe('AME units: shards and dispatchers per group of members', () => {
   it('settings that cannot be are refused naming what is wrong', () => {
     assert.deepEqual(parseUnits('16'), { nodes: 16, shards: 1, dispatchers: 1 });
     assert.deepEqual(parseUnits('32:4:2'), { nodes: 32, shards: 4, dispatchers: 2 });
-    assert.throws(() => parseUnits('8:9'), /^Error: --ame-unit 8:9: AME unit: 9 shards per unit of 8 nodes \(at most one per node\)$/);
+    assert.throws(() => parseUnits('8:9'), /^Error: AME unit: 9 shards per unit of 8 nodes \(at most one per node\)$/);
     assert.throws(() => parseUnits('0'), /AME unit nodes must be a whole number of at least 1, got 0/);
-    assert.throws(() => parseUnits('4:x'), /expected NODES\[:SHARDS\[:DISPATCHERS\]\]/);
+    assert.throws(() => parseUnits('4:x'), /expected NODES\[:SHARDS\[:DISPATCHERS\]\], whole numbers \(e\.g\. 64:1:1\), got "4:x"/);
     assert.equal(unitsProblem({ nodes: 4, shards: 1, dispatchers: 5 }), 'AME unit: 5 dispatchers per unit of 4 nodes (at most one per node)');
     const io = { send() {}, run() {}, readJournal: () => ({ done: new Map(), saved: new Set<number>() }), journal() {}, finish() {}, random: () => 0.5 };
     assert.throws(() => new WorkflowEngine({} as never, 'm', io as never, { units: { nodes: 2, shards: 0, dispatchers: 1 } }), /AME unit shards must be a whole number of at least 1, got 0/);

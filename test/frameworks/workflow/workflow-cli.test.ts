@@ -47,5 +47,7 @@ describe('tidepool workflow', () => {
     writeFileSync(broken, '<adag version="2.1">\n<job id="a" name="x">\n</adag>\n');
     assertCleanError(await tidepool(['workflow', 'run', broken, '--replay', '1']), /^error: .*broken\.xml:3: malformed XML/);
     assertCleanError(await tidepool(['workflow', 'run', DIR + 'pegasus-dax-2.1/HEFT_paper.xml', '--replay', 'fast']), /--replay: "fast" is not a number ≥ 0/);
+    assertCleanError(await tidepool(['workflow', 'run', DIR + 'pegasus-dax-2.1/HEFT_paper.xml', '--replay', '1', '--ame-unit', '8:9']), /^error: --ame-unit: AME unit: 9 shards per unit of 8 nodes \(at most one per node\)/);
+    assertCleanError(await tidepool(['workflow', 'run', DIR + 'pegasus-dax-2.1/HEFT_paper.xml', '--replay', '1', '--ame-unit', 'many']), /--ame-unit: "many" is not NODES\[:SHARDS\[:DISPATCHERS\]\]/);
   });
 });
