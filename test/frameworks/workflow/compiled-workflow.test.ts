@@ -26,8 +26,10 @@ const same = (a: Workflow, b: Workflow) => {
 /** Alters the kept copy: the first task's runtime becomes 12345 (a parse would never say so). */
 function alterKept(state: string, file: string): void {
   const path = compiledPath(state, file);
-  const kept = deserialize(readFileSync(path)) as { workflow: Workflow; v8: string };
-  kept.workflow.tasks[0]!.runtime = 12345;
+  const kept = deserialize(readFileSync(path)) as { tasks: Uint8Array[] };
+  const first = deserialize(kept.tasks[0]!) as Workflow['tasks'];
+  first[0]!.runtime = 12345;
+  kept.tasks[0] = serialize(first);
   writeFileSync(path, serialize(kept));
 }
 
@@ -43,13 +45,14 @@ describe('compiled copies of large workflows', () => {
     const dir = fresh();
     const state = join(dir, 'state');
     const file = join(dir, 'big.json');
-    writeFileSync(file, syntheticWfFormat({ tasks: COMPILED_MIN_TASKS, width: 1000, runtime: 1, fileBytes: 10 }));
+    // Larger than one slice of the copy (20,000 tasks), so that slices are put back together.
+    writeFileSync(file, syntheticWfFormat({ tasks: 45_000, width: 1000, runtime: 1, fileBytes: 10 }));
     const parsed = await loadWorkflow(file);
     const first = await loadCompiled(file, state);
     same(first, parsed);
     const again = await loadCompiled(file, state);
     same(again, parsed);
-    assert.equal(again.taskIndex('t9999'), 9999);
+    assert.equal(again.taskIndex('t44999'), 44999);
     assert.equal(again.taskIndex('nope'), -1);
     assert.equal(again.lineOf?.('t5'), parsed.lineOf?.('t5'));
 
