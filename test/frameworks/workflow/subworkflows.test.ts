@@ -4,7 +4,8 @@
  * and the same parent in YAML with a `pegasusWorkflow` job. Their tasks join the parent as
  * `<job id>/<task id>`, the job's parents become parents of the sub-workflow's first tasks and the
  * job's children wait for its last ones; a missing or self-including file is refused naming the file
- * and line. Run for real (echo, tr, wc, cat) on two nodes with every file kept in the shared directory,
+ * and line. Montage_25 included by a YAML file, replayed, stopped mid-run and resumed, runs every task
+ * once. Run for real (echo, tr, wc, cat) on two nodes with every file kept in the shared directory,
  * the result is byte for byte; an edit of the
  * innermost file alone reruns exactly its task and what is below it; nothing to do after that.
  */
@@ -14,8 +15,14 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { plannedTasks } from '../../../src/frameworks/workflow/prepare-run.js';
-import { alreadyComplete, planWorkflowRun, runWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
-import type { Workflow } from '../../../src/frameworks/workflow/workflow.js';
+import { alreadyComplete, planWorkflowRun, runWorkflow, submitWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
+import { finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
+import { Journal } from '../../../src/frameworks/workflow/journal.js';
+import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
+import { sharedPath } from '../../../src/frameworks/workflow/shared-path.js';
+import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
+import { requestJob } from '../../../src/runtime/client/job-requests.js';
+import { waitFor, withDeadline } from '../../support/wait.js';
 import { embeddedFixture } from './embedded-fixture.js';
 
 const DATA = new URL('../../data/workflows/subworkflows/', import.meta.url).pathname;
@@ -68,6 +75,31 @@ describe('Pegasus sub-workflows (DAX <dax>/<dag>, YAML pegasusWorkflow)', () => 
     });
     writeFileSync(join(dir, 'typo.yml'), 'pegasus: "5.0"\njobs:\n  - type: pegasusWorkflw\n    id: a\n    file: a.dax\n');
     await assert.rejects(loadWorkflow(join(dir, 'typo.yml')), /typo\.yml:3: task a: type must be job, pegasusWorkflow or condorWorkflow, got "pegasusWorkflw"/);
+  });
+
+  it('Montage_25 as a sub-workflow, replayed on two nodes, stopped mid-run, resumes: nothing finished runs again', T, async () => {
+    const shared = fixture.fresh();
+    const file = join(DATA, 'montage-inside.yml');
+    const wf = await loadWorkflow(file);
+    const montage = await loadWorkflow(join(DATA, '../pegasus-dax-2.1/Montage_25.xml'));
+    assert.equal(wf.tasks.length, montage.tasks.length);
+    assert.ok(wf.tasks.every((t) => t.id.startsWith('montage/')));
+    const scale = 0.05;
+    const first = await submitWorkflow(fixture.cluster, wf, { file, shared, replay: scale, nodes: 2 });
+    await waitFor(() => Journal.scan(first.dir).completions.size >= 8, '8 tasks finished', 120_000);
+    assert.deepEqual(await requestJob(fixture.cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 }), { stopped: true });
+    assert.equal((await withDeadline(first.result<WorkflowResult>(), 'the stopped run', 60_000)).stopped, true);
+    const before = Journal.scan(first.dir).completions.size;
+    assert.ok(before < wf.tasks.length, 'stopped before the end');
+    const resumed = await runWorkflow(fixture.cluster, wf, { file, shared, replay: scale, nodes: 2 });
+    assert.equal(resumed.upToDate, before, 'what the stopped run finished is up to date');
+    assert.equal(resumed.tasks, wf.tasks.length - before, 'the rest ran');
+    assert.equal(resumed.members.filter((m) => m.completed > 0).length, 2, 'both members ran sub-workflow tasks');
+    for (const f of finalOutputs(wf)) {
+      const out = wf.files[f]!;
+      assert.deepEqual(new Uint8Array(readFileSync(sharedPath(shared, out.name))), replayBytes(out.key, Math.round(out.size * scale)), out.name);
+    }
+    assert.equal((await runWorkflow(fixture.cluster, wf, { file, shared, replay: scale, nodes: 2 })).nothingToDo, true);
   });
 
   it('runs for real on two nodes; an edit of the innermost file reruns its task and what is below it', T, async () => {
