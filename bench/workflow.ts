@@ -17,6 +17,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadWorkflow, parseWorkflow } from '../src/frameworks/workflow/load-workflow.js';
+import { readProvenance } from '../src/frameworks/workflow/provenance.js';
 import { syntheticWfFormat } from '../src/frameworks/workflow/synthetic.js';
 import { WorkflowBuilder } from '../src/frameworks/workflow/workflow-builder.js';
 import type { MemberReport } from '../src/frameworks/workflow/workflow-kind.js';
@@ -102,6 +103,20 @@ out.locationService = latency;
 printTable([['file', 'storage', 'span s', 'no-file s', 'overhead', 'peer MB'], ...pairRows.map((r) => [r.file as string, r.storage as string, (r.seconds as number).toFixed(3), (r.baseline as number).toFixed(3), `${(r.overheadPercent as number).toFixed(1)} %`, ((r.peerBytes as number) / 1e6).toFixed(1)])]);
 
 // ---- Table 1–2: Montage replay ------------------------------------------------------------------
+/** Table 2 per stage: what each stage's tasks read from shared storage, from peers and locally, and wrote (the run's provenance records). */
+function stageBytes(run: string | undefined): Record<string, { fromShared: number; peer: number; local: number; written: number }> {
+  const out: Record<string, { fromShared: number; peer: number; local: number; written: number }> = {};
+  if (run === undefined) return out;
+  for (const r of readProvenance(run).records) {
+    if (r.status !== 'ok') continue;
+    const s = (out[r.transformation] ??= { fromShared: 0, peer: 0, local: 0, written: 0 });
+    s.fromShared += r.bytesIn.shared;
+    s.peer += r.bytesIn.peer;
+    s.local += r.bytesIn.local;
+    s.written += r.bytesOut;
+  }
+  return out;
+}
 const SCALE = values.quick ? 0.0005 : 0.002;
 const montage = await loadWorkflow(MONTAGE);
 const bound = Math.max(montage.counts.criticalPath, montage.counts.totalRuntime / CORES) * SCALE;
@@ -113,6 +128,7 @@ for (const storage of ['collocated', 'shared'] as const) {
     span: m.span, wall: m.wall, lowerBound: bound, overBound: m.span / bound, zkRequests: m.zkRequests,
     toShared: sum(m.result.members, 'bytesToShared'), fromShared: sum(m.result.members, 'bytesFromShared'), peer: sum(m.result.members, 'bytesPeer'),
     stages: Object.fromEntries([...m.stages].map(([k, s]) => [k, { oneCoreSeconds: s.runtime * SCALE, seconds: (s.last - s.first) / 1000, speedup: (s.runtime * SCALE) / ((s.last - s.first) / 1000) }])),
+    stageBytes: stageBytes(m.result.run),
   };
 }
 const col = runs.collocated as { toShared: number; fromShared: number };

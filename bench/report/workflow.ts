@@ -36,6 +36,12 @@ function montage(w: Json, targets: Target[], out: string[]): void {
   const stages = Object.keys(runs.collocated.stages as Json);
   out.push(table([['files', 'span (s)', '÷ lower bound', 'ZooKeeper requests', 'to shared (bytes)', 'from shared (bytes)', 'peer to peer (bytes)', ...stages.map((s) => `${s} speed-up`)],
     ...(['collocated', 'shared'] as const).map((k) => [k === 'collocated' ? 'peer to peer (AME)' : 'all through shared', f(runs[k].span as number), f(runs[k].overBound as number), typeof runs[k].zkRequests === 'number' ? int(runs[k].zkRequests as number) : '–', int(runs[k].toShared as number), int(runs[k].fromShared as number), int(runs[k].peer as number), ...stages.map((s) => f(runs[k].stages[s].speedup as number))])]), '');
+  // Per stage, in the seed's metrics: Table 1's stage time (first start to last end) against the stage's work on one core; Table 2's bytes by where they came from.
+  const bytes = (k: 'collocated' | 'shared', s: string, field: string) => (runs[k].stageBytes as Json | undefined)?.[s]?.[field] as number | undefined;
+  out.push('Per stage (Table 1: stage time; Table 2: bytes the stage\'s tasks read from shared storage and from peers, from their provenance records):', '');
+  out.push(table([['stage', 'one core (s)', 'stage time, peer to peer (s)', 'stage time, all through shared (s)', 'read from shared, peer to peer', 'read from peers, peer to peer', 'read from shared, all through shared'],
+    ...stages.map((s) => [s, f(runs.collocated.stages[s].oneCoreSeconds as number), f(runs.collocated.stages[s].seconds as number), f(runs.shared.stages[s].seconds as number),
+      ...([['collocated', 'fromShared'], ['collocated', 'peer'], ['shared', 'fromShared']] as const).map(([k, field]) => { const v = bytes(k, s, field); return v === undefined ? '–' : int(v); })])]), '');
 }
 
 export function workflowSections(): Section {
