@@ -15,14 +15,11 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadWorkflow } from '../../../src/frameworks/workflow/load-workflow.js';
 import { plannedTasks } from '../../../src/frameworks/workflow/prepare-run.js';
-import { alreadyComplete, planWorkflowRun, runWorkflow, submitWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
+import { alreadyComplete, planWorkflowRun, runWorkflow } from '../../../src/frameworks/workflow/run-workflow.js';
 import { finalOutputs, type Workflow } from '../../../src/frameworks/workflow/workflow.js';
-import { Journal } from '../../../src/frameworks/workflow/journal.js';
 import { replayBytes } from '../../../src/frameworks/workflow/replay-bytes.js';
 import { sharedPath } from '../../../src/frameworks/workflow/shared-path.js';
-import type { WorkflowResult } from '../../../src/frameworks/workflow/workflow-kind.js';
-import { requestJob } from '../../../src/runtime/client/job-requests.js';
-import { waitFor, withDeadline } from '../../support/wait.js';
+import { stopAndResume } from './stop-resume.js';
 import { embeddedFixture } from './embedded-fixture.js';
 
 const DATA = new URL('../../data/workflows/subworkflows/', import.meta.url).pathname;
@@ -85,15 +82,7 @@ describe('Pegasus sub-workflows (DAX <dax>/<dag>, YAML pegasusWorkflow)', () => 
     assert.equal(wf.tasks.length, montage.tasks.length);
     assert.ok(wf.tasks.every((t) => t.id.startsWith('montage/')));
     const scale = 0.05;
-    const first = await submitWorkflow(fixture.cluster, wf, { file, shared, replay: scale, nodes: 2 });
-    await waitFor(() => Journal.scan(first.dir).completions.size >= 8, '8 tasks finished', 120_000);
-    assert.deepEqual(await requestJob(fixture.cluster.coordination, first.id, 'stop', null, { timeoutMs: 120_000 }), { stopped: true });
-    assert.equal((await withDeadline(first.result<WorkflowResult>(), 'the stopped run', 60_000)).stopped, true);
-    const before = Journal.scan(first.dir).completions.size;
-    assert.ok(before < wf.tasks.length, 'stopped before the end');
-    const resumed = await runWorkflow(fixture.cluster, wf, { file, shared, replay: scale, nodes: 2 });
-    assert.equal(resumed.upToDate, before, 'what the stopped run finished is up to date');
-    assert.equal(resumed.tasks, wf.tasks.length - before, 'the rest ran');
+    const { resumed } = await stopAndResume(fixture.cluster, wf, { file, shared, replay: scale, nodes: 2 });
     assert.equal(resumed.members.filter((m) => m.completed > 0).length, 2, 'both members ran sub-workflow tasks');
     for (const f of finalOutputs(wf)) {
       const out = wf.files[f]!;
