@@ -162,7 +162,7 @@ export function registerWorkflowCommands(program: SettingsCommand): void {
     .option('--secret-file <file>', `with --zk: ${SECRET_FILE_TO_WRITE}`)
     .setting('--shared <dir>', 'shared directory: inputs are read from it, final outputs written to it (default: the site catalog\'s sharedScratch, else the file\'s directory)', kinds.path)
     .setting('--storage <mode>', 'intermediate files: collocated (peer to peer), isolated (on a storage node), shared (all through the shared directory)', oneOf(['collocated', 'isolated', 'shared']), 'collocated')
-    .setting('--dispatch <mode>', 'decentralized (dispatchers per node, counts to the submitter) or centralized', oneOf(['decentralized', 'centralized']), 'decentralized')
+    .setting('--dispatch <mode>', 'decentralized (a dispatcher per AME unit, see --ame-unit; counts to the submitter) or centralized', oneOf(['decentralized', 'centralized']), 'decentralized')
     .setting('--ame-unit <n[:s[:d]]>', 'AME units: every N nodes run S location-service shards and D dispatchers (default 64:1:1, as AME ran)', {
       schema: { type: 'string', pattern: '^\\d+(:\\d+){0,2}$' }, what: 'NODES[:SHARDS[:DISPATCHERS]], whole numbers (e.g. 64:1:1)', decode: (v) => parseUnits(String(v)),
     })
