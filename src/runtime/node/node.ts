@@ -21,6 +21,7 @@ import type { ClusterSecret } from '../../util/cluster-secret.js';
 import { secureClusterRoot } from '../job/cluster-root.js';
 import { CodeAdmission, CodeRefused } from '../job/code-admission.js';
 import { finishJob, publishOutcome, serveControl, type ShareBytes } from '../job/outcome.js';
+import { onKeep, sharedOnTwoNodes, validateKeep, type KeepBody } from '../job/result-copies.js';
 import { clusterPaths, jobPaths, type JobPaths } from '../job/job-paths.js';
 import type { JobSpec } from '../job/job-spec.js';
 import { ZERO_COUNTERS, type JobKind, type LeaderRole, type MemberContext, type MemberRole } from '../kinds/job-kind.js';
@@ -114,6 +115,8 @@ export class TidepoolNode {
   private dataPlane: DataPlane | undefined;
   private collectTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Per job: nodes asked to keep a copy of its final value, which may fetch its blobs from here meanwhile. */
+  private readonly keepers = new Map<string, Set<string>>();
   private readonly observed: NodeObservability;
   private readonly log: Log;
   private code: CodeAdmission;
@@ -273,7 +276,7 @@ export class TidepoolNode {
     // Blob frames reach the data plane through onMessage (one routing rule), not a subscription of its own.
     this.dataPlane = await DataPlane.start({
       client: this.client, transport: this.transport, root: this.paths.root, subscribe: false,
-      isMember: (peer, job) => mayFetchJobBlob(this.client, peer, job, this.paths.root),
+      isMember: (peer, job) => (this.keepers.get(job)?.has(peer) ?? false) || mayFetchJobBlob(this.client, peer, job, this.paths.root),
       jobExists: (job) => jobExists(this.client, job, this.paths.root),
       ...(this.opts.data?.store ? { store: this.opts.data.store } : {}),
     });
@@ -407,10 +410,28 @@ export class TidepoolNode {
     job.control = new ControlChannel(this.client, job.paths.control).serve((req) => this.onControl(job, req));
   }
 
-  /** Stores a job's large bytes (its final value) on this node's data plane, if it has one. */
+  /**
+   * Stores a job's large bytes (its final value) on this node's data plane, if it has one, and has a
+   * second node keep a copy before the outcome referencing them is published (result-copies.ts).
+   */
   private shareFor(jobId: string): ShareBytes | undefined {
     const data = this.dataPlane;
-    return data ? (bytes, what) => data.share(bytes, jobId, what) : undefined;
+    if (!data) return undefined;
+    const members = this.job?.spec.id === jobId ? this.job.members : undefined;
+    return sharedOnTwoNodes({
+      jobId, data,
+      candidates: () => {
+        const inJob = [...(members?.view().keys() ?? [])].filter((id) => id !== this.id);
+        const others = [...this.cluster.view().keys()].filter((id) => id !== this.id && !inJob.includes(id));
+        return [...inJob, ...others];
+      },
+      ask: (to, body) => this.send(to, { type: 'keep', job: jobId, body }),
+      // One node at a time is asked (the job's outcome is written once): the permit is that node's alone.
+      permit: (peer) => {
+        this.keepers.set(jobId, new Set([peer]));
+        return () => this.keepers.delete(jobId);
+      },
+    });
   }
 
   /** A control request: `status` is answered by every kind; other types go to the kind's leader code. */
@@ -483,6 +504,11 @@ export class TidepoolNode {
     const wrong = validateEnvelope(m);
     if (wrong) return this.log.warn('node', `dropped a malformed message from ${from}: ${wrong}`);
     const envelope = m as JobEnvelope;
+    if (envelope.type === 'keep') {
+      const bad = validateKeep(envelope.body);
+      if (bad) return this.log.warn('node', `dropped a malformed keep message from ${from}: ${bad}`);
+      return onKeep(this.dataPlane, envelope.job, from, envelope.body as KeepBody);
+    }
     const job = this.job;
     // A draining member still takes messages (acknowledgements of its hand-overs); its kind refuses new work.
     if (!job || envelope.job !== job.spec.id) {

@@ -1,0 +1,90 @@
+/**
+ * A job's final value too large for its outcome znode survives the death of its leader's node: before
+ * the outcome is published a second node holds a copy (job/result-copies.ts). On a real ZooKeeper with
+ * `tidepool node` processes (apps/big-final.ts: a value that no task's contribution shares): the leader's node is killed with SIGKILL as soon as the outcome appears and
+ * before any client fetched the value; a client connecting afterwards still gets it, byte for byte. Once
+ * with the job on two nodes (the other member keeps the copy), once with the job on one node of two
+ * (the idle node keeps it).
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { connect } from '../../src/coord/connect.js';
+import { joinPath } from '../../src/coord/paths.js';
+import type { CoordClient } from '../../src/coord/types.js';
+import { Cluster } from '../../src/runtime/client/cluster.js';
+import { submitJob } from '../../src/runtime/client/submit.js';
+import { clusterPaths } from '../../src/runtime/job/job-paths.js';
+import { awaitOutcome } from '../../src/runtime/job/outcome.js';
+import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
+import type { TaskRef } from '../../src/runtime/worker/task.js';
+import type { BigFinal } from './apps/big-final.js';
+import { streamBytes } from './apps/big-result.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../support/node-process.js';
+import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
+
+const BIG: TaskRef = { module: new URL('./apps/big-final.ts', import.meta.url).href, export: 'default' };
+const T = { timeout: 240_000 };
+const TOTAL = 3 * 1024 * 1024 + 7;
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+describe('a large final value outlives its leader\'s node', () => {
+  let zk: ZkEnsemble;
+  let client: CoordClient;
+  const secret = secretFile();
+  const started: NodeProcess[] = [];
+  before(async () => {
+    zk = await startEnsemble({ size: 1 });
+    client = await connect(zk.connectionString, { secret: secretIn(secret) });
+  });
+  after(async () => {
+    for (const n of started) n.kill('SIGKILL');
+    await Promise.all(started.map((n) => n.exited));
+    await client.close();
+    await zk.stop();
+  });
+
+  /** The nodes holding a blob, the first to hold it (the leader's node, which stored it) first. */
+  async function holdersInOrder(hash: string): Promise<string[]> {
+    const dir = joinPath(clusterPaths().root, 'blobs', hash, 'holders');
+    const stats = await Promise.all((await client.getChildren(dir)).map(async (id) => ({ id, czxid: (await client.getData(joinPath(dir, id))).stat.czxid })));
+    return stats.sort((a, b) => (a.czxid < b.czxid ? -1 : 1)).map((s) => s.id);
+  }
+
+  /** Runs the job on `jobNodes` of the started nodes, kills the leader's node at the outcome, then fetches. */
+  async function survives(jobNodes: number): Promise<{ leader: string; keeper: string }> {
+    const spec = await submitJob(client, { ...taskPoolJob(BIG, { lo: 0, hi: TOTAL }), nodes: jobNodes, secret: secretIn(secret) });
+    const outcome = await awaitOutcome(client, spec.id);
+    assert.equal(outcome.status, 'done', JSON.stringify(outcome).slice(0, 300));
+    assert.ok(outcome.status === 'done' && outcome.valueRef, 'the value is in the data plane, not in the znode');
+    const holders = await holdersInOrder(outcome.valueRef.hash);
+    assert.ok(holders.length >= 2, `held by ${holders.join(', ')} when the outcome appeared: two nodes before it is published`);
+    const [leader, keeper] = holders as [string, string];
+    const victim = started.find((n) => n.id === leader);
+    assert.ok(victim, `the leader's node ${leader} is one of ours`);
+    victim.kill('SIGKILL');
+    await victim.exited;
+    // Connected only now: nothing fetched the value before the leader's node died.
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
+    try {
+      const value = await (await cluster.job(spec.id)).result<BigFinal>();
+      assert.equal(value.covered, TOTAL, 'every task counted');
+      assert.equal(sha256(value.bytes!), sha256(streamBytes(0, TOTAL)), 'every byte of the value');
+    } finally {
+      await cluster.close();
+    }
+    return { leader, keeper };
+  }
+
+  it('a job on two nodes: the other member keeps a copy', T, async () => {
+    started.push(...await Promise.all([0, 1].map(() => startNodeProcess({ zk: zk.connectionString, secretFile: secret }))));
+    await survives(2);
+  });
+
+  it('a job on one node: an idle node of the cluster keeps a copy', T, async () => {
+    // One node of the first test is left; a second one joins. The job runs on one of them.
+    started.push(await startNodeProcess({ zk: zk.connectionString, secretFile: secret }));
+    const { keeper } = await survives(1);
+    assert.ok(started.some((n) => n.id === keeper), `the copy is on ${keeper}, a node of the cluster`);
+  });
+});
