@@ -85,6 +85,12 @@ export interface JobOptions {
    * every node has and allows, or packages (docs/security.md).
    */
   modules?: readonly string[];
+  /**
+   * A memory budget for the tasks one node holds in its pool (bytes; each task reckoned at 512 bytes plus
+   * its encoded state): a job whose pool would exceed it fails with a message naming the budget, the job
+   * and the node instead of running a node out of memory. None by default. See docs/runtime.md.
+   */
+  poolMemoryBytes?: number;
 }
 
 /**
@@ -203,8 +209,8 @@ export class Cluster {
    * is busy waits in the queue). Resolves once the job is submitted, not finished.
    */
   submit(ref: TaskRef, root: unknown, opts: JobOptions = {}): Promise<JobHandle> {
-    const { kind, ...rest } = opts;
-    return this.submitJob({ ...taskPoolJob(ref, root, kind), ...rest, shipModule: ref.module });
+    const { kind, poolMemoryBytes, ...rest } = opts;
+    return this.submitJob({ ...taskPoolJob(ref, root, kind, poolMemoryBytes !== undefined ? { poolMemoryBytes } : {}), ...rest, shipModule: ref.module });
   }
 
   /** Submits a job of any kind (`kind`, and `kindSpec` as that kind takes it); otherwise as `submit`. */

@@ -5,6 +5,7 @@ import type { RuntimeMessage } from './pool-messages.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import type { TaskRef } from '../worker/task.js';
 import { encodedSnapshots, TaskIds, type TaskSnapshot } from './task-snapshot.js';
+import { PoolBudget } from './pool-budget.js';
 import { PoolTasks, type PoolTask, type PoolTaskState } from './pool-tasks.js';
 import type { EncodedRecords } from '../worker/task-record.js';
 import type { InlineRuns } from '../worker/messages.js';
@@ -56,6 +57,8 @@ export interface JobRunnerDeps {
   clock?: Clock;
   /** Times a failed task is run again from its latest checkpoint (default 0). */
   retries?: number;
+  /** The job's memory budget for the tasks this node holds (bytes; pool-budget.ts); none by default. */
+  poolMemoryBytes?: number;
   /** A task that still fails completes with no contribution and is listed in the outcome instead of failing the job. */
   collectFailures?: boolean;
   /** Locality: which pooled task a thief gets (index into the pool, oldest first; default 0). */
@@ -97,9 +100,13 @@ export abstract class JobRunnerRecords {
   protected readonly clock: Clock;
   protected abstract readonly transfers: TaskTransfers;
   protected readonly log: Log;
+  private readonly budget: PoolBudget | undefined;
+  /** Whether new tasks were refused for the budget (the job is failing: nothing more is recorded). */
+  private overBudget = false;
 
   constructor(protected readonly d: JobRunnerDeps) {
     this.tasks = new PoolTasks(d.onTransition);
+    this.budget = d.poolMemoryBytes !== undefined ? new PoolBudget(d.poolMemoryBytes, d.jobId, d.nodeId) : undefined;
     this.ids = new TaskIds(d.nodeId);
     this.clock = d.clock ?? systemClock;
     this.log = d.log ?? rootLog.child({ job: d.jobId, node: d.nodeId });
@@ -112,6 +119,7 @@ export abstract class JobRunnerRecords {
   // ---- worker events -----------------------------------------------------------------
 
   protected onChild(parent: PoolTask, childState: unknown, checkpoint: { state: unknown; partial: unknown }, on?: string): void {
+    if (!this.withinBudget(1, undefined)) return;
     this.stats.splits++;
     if (this.keepsLatest) parent.latest = checkpoint;
     const child = this.recording({ id: this.ids.fresh(), state: childState, partial: undefined, version: 0 });
@@ -204,12 +212,29 @@ export abstract class JobRunnerRecords {
 
   /** Spawned children under fresh ids, their records being written (counted as splits, as one spawned alone is). */
   protected fresh(spawned: unknown[] | EncodedRecords): PoolTask[] {
+    const count = Array.isArray(spawned) ? spawned.length : spawned.ends.length;
+    if (!this.withinBudget(count, Array.isArray(spawned) ? undefined : spawned.ends[count - 1] ?? 0)) return [];
     if (Array.isArray(spawned)) {
       this.stats.splits += spawned.length;
       return spawned.map((state) => this.recording({ id: this.ids.fresh(), state, partial: undefined, version: 0 }));
     }
     this.stats.splits += spawned.ends.length;
     return encodedSnapshots(spawned.ends.map(() => this.ids.fresh()), spawned).map((snapshot) => this.recording(snapshot));
+  }
+
+  /**
+   * Whether `count` new tasks fit the job's pool memory budget here; if not, they are refused (not
+   * recorded) and the job fails, once, naming the budget (pool-budget.ts).
+   */
+  private withinBudget(count: number, stateBytes: number | undefined): boolean {
+    if (!this.budget) return true;
+    if (this.overBudget) return false;
+    const refusal = this.budget.admit(this.tasks.size, count, stateBytes);
+    if (refusal === undefined) return true;
+    this.overBudget = true;
+    this.log.error('pool', refusal);
+    this.d.onEvent({ type: 'failed', error: refusal });
+    return false;
   }
 
   /** A new child of a task here, whose record is about to be written. */

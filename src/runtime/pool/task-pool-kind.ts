@@ -22,6 +22,7 @@ import { Ledger } from './ledger.js';
 import { validateTaskPoolMessage, type RuntimeMessage } from './pool-messages.js';
 import type { StealPlannerOptions } from './steal-planner.js';
 import { TaskPoolLeaderDuties } from './task-pool-leader.js';
+import { poolBudgetError } from './pool-budget.js';
 import { ledgerPaths, ROOT_TASK_ID, type TaskPoolSpec, type TaskPoolSubmission } from './task-pool-spec.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
@@ -37,7 +38,9 @@ export function taskPoolSpecOf(spec: JobSpec): TaskPoolSpec {
   const s = spec.kindSpec as Partial<TaskPoolSpec> | undefined;
   if (!s || !isRef(s.ref)) throw new Error(`job ${spec.id}: its kind spec has no task type reference "ref" {module, export}`);
   if (!Array.isArray(s.varNames) || !s.varNames.every((n) => typeof n === 'string')) throw new Error(`job ${spec.id}: its kind spec has no list of variable names "varNames"`);
-  return { ref: s.ref, varNames: s.varNames };
+  const budgetError = poolBudgetError(s.poolMemoryBytes);
+  if (budgetError) throw new Error(`job ${spec.id}: its kind spec's ${budgetError}`);
+  return { ref: s.ref, varNames: s.varNames, ...(s.poolMemoryBytes !== undefined ? { poolMemoryBytes: s.poolMemoryBytes } : {}) };
 }
 
 /**
@@ -49,6 +52,8 @@ export function taskPoolSpecOf(spec: JobSpec): TaskPoolSpec {
 export async function prepareTaskPool(spec: JobSpec, ctx: PrepareContext): Promise<Prepared> {
   const submitted = spec.kindSpec as Partial<TaskPoolSubmission> | undefined;
   if (!submitted || !isRef(submitted.ref)) throw new Error(`job ${spec.id}: a task-pool job needs a task type reference "ref" {module, export}`);
+  const budgetError = poolBudgetError(submitted.poolMemoryBytes);
+  if (budgetError) throw new Error(`job ${spec.id}: ${budgetError}`);
   const type = await loadTaskType(submitted.ref);
   let rootRecord = encode({ owner: '', state: submitted.root, partial: undefined } satisfies TaskRecord);
   if (rootRecord.length > INLINE_STATE_BYTES && ctx.share) {
@@ -57,7 +62,10 @@ export async function prepareTaskPool(spec: JobSpec, ctx: PrepareContext): Promi
   }
   const ledger = new TerminationList(ctx.client, ledgerPaths(ctx.paths).termination);
   return {
-    kindSpec: { ref: submitted.ref, varNames: Object.keys(type.vars ?? {}).sort() } satisfies TaskPoolSpec,
+    kindSpec: {
+      ref: submitted.ref, varNames: Object.keys(type.vars ?? {}).sort(),
+      ...(submitted.poolMemoryBytes !== undefined ? { poolMemoryBytes: submitted.poolMemoryBytes } : {}),
+    } satisfies TaskPoolSpec,
     ops: ledger.initOps(ROOT_TASK_ID, rootRecord),
   };
 }
@@ -111,6 +119,7 @@ export async function taskPoolMember(ctx: MemberContext, hooks: TaskPoolHooks = 
     ...(ctx.log ? { log: ctx.log } : {}),
     ...(steal ? { steal } : {}),
     ...(type.retries !== undefined ? { retries: type.retries } : {}),
+    ...(pool.poolMemoryBytes !== undefined ? { poolMemoryBytes: pool.poolMemoryBytes } : {}),
     ...(type.failures === 'collect' ? { collectFailures: true } : {}),
     ...(type.forThief ? { forThief: (pool: readonly TaskSnapshot[], thief: string) => type.forThief!(pool.map((t) => t.state), thief) } : {}),
     ...hooks,

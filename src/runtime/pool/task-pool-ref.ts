@@ -14,8 +14,9 @@ registerJobKind(TASK_POOL_KIND.module, () => import('./task-pool-kind.js'));
 
 /**
  * The kind and kind spec of a job that runs task type `ref` from root state `root`: the task pool's,
- * or those of a kind built on it (`kind`, which takes the same spec), for `submitJob`.
+ * or those of a kind built on it (`kind`, which takes the same spec), for `submitJob`. `poolMemoryBytes`:
+ * the job's memory budget for the tasks one node holds (pool-budget.ts).
  */
-export function taskPoolJob(ref: TaskRef, root: unknown, kind: KindRef = TASK_POOL_KIND): { kind: KindRef; kindSpec: TaskPoolSubmission; label: string } {
-  return { kind, kindSpec: { ref, root }, label: ref.module };
+export function taskPoolJob(ref: TaskRef, root: unknown, kind: KindRef = TASK_POOL_KIND, opts: { poolMemoryBytes?: number } = {}): { kind: KindRef; kindSpec: TaskPoolSubmission; label: string } {
+  return { kind, kindSpec: { ref, root, ...(opts.poolMemoryBytes !== undefined ? { poolMemoryBytes: opts.poolMemoryBytes } : {}) }, label: ref.module };
 }

@@ -10,6 +10,8 @@ import type { TaskRef } from '../worker/task.js';
 export interface TaskPoolSubmission {
   ref: TaskRef;
   root: unknown;
+  /** The job's memory budget for the tasks one node holds (bytes; pool-budget.ts): none by default. */
+  poolMemoryBytes?: number;
 }
 
 /** What nodes read (the root task's state is in the ledger, not in the spec). */
@@ -17,6 +19,8 @@ export interface TaskPoolSpec {
   ref: TaskRef;
   /** Names of the global variables the task type declares. */
   varNames: string[];
+  /** The job's memory budget for the tasks one node holds (bytes), if it has one. */
+  poolMemoryBytes?: number;
 }
 
 export const ROOT_TASK_ID = 'root';
