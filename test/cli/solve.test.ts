@@ -102,6 +102,14 @@ describe('tidepool solve', () => {
     assert.equal(r.stats.searchNodes, 1 + 10 + 10 * 9 + 10 * 9 * 8 + 10 * 9 * 8 * 7 + 10 * 9 * 8 * 7 * 6 + 30240 * 5 + 151200 * 4 + 604800 * 3 + 1814400 * 2 + 3628800, 'fixed work: every path expanded once');
   });
 
+  it('--pool-memory: a budget the job fits solves exactly; one smaller than a task\'s share is refused naming it', { timeout: 120_000 }, async () => {
+    const q = await solveJson(['nqueens', '9', '--pool-memory', String(64 * 1024 * 1024)]);
+    assert.equal(q.objective, NQUEENS_SOLUTIONS[9]);
+    const small = await tidepool(['solve', 'nqueens', '9', '--pool-memory', '100']);
+    assert.notEqual(small.code, 0);
+    assert.match(small.stderr, /poolMemoryBytes must be a whole number of bytes ≥ 512 \(one task's share\), not 100/);
+  });
+
   it('malformed input and bad flags: one clear line naming file and line, exit 2', { timeout: 60_000 }, async () => {
     assertCleanError(await tidepool(['solve', 'tsp', tmpFile('a.tsp', 'NAME: a\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\nEOF\n')]), /error: .*a\.tsp:\d+: .*DIMENSION/);
     assertCleanError(await tidepool(['solve', 'tsp', tmpFile('b.tsp', 'NAME: b\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: MANHATTAN_9D\n')]), /error: .*b\.tsp:3: .*MANHATTAN_9D/);

@@ -21,6 +21,7 @@ interface SolveFlags {
   timeout: number;
   prune: boolean;
   scale?: PlanStep[];
+  poolMemory?: number;
   dashboard?: boolean | number;
   progress?: boolean | number;
   json?: boolean;
@@ -39,6 +40,7 @@ export function registerSolveCommand(program: SettingsCommand): void {
     .option('--timeout <duration>', 'with --zk: how long to wait for ZooKeeper to answer', DEFAULT_TIMEOUT)
     .option('--secret-file <file>', 'with --zk: the cluster secret (or the secret itself in $TIDEPOOL_SECRET), for this client and local node processes; with --nodes or --scale and none given, a fresh random one, if the cluster has no nodes yet')
     .option('--no-prune', 'explore the whole tree (a fixed amount of work, for scalability measurements)')
+    .setting('--pool-memory <bytes>', 'memory budget for the tasks one node holds (bytes, each task reckoned at 512 plus its state): a job whose pool would exceed it fails naming the budget instead of running the node out of memory (default: none)', kinds.positiveInt)
     .setting('--scale <plan>', 'change the node count during the run: WHEN:SIZE[,…], e.g. 1s:+2,3s:-2 (add 2 nodes at 1 s, remove 2 at 3 s) or 2s:3 (3 nodes at 2 s)', kinds.timePlan);
   dashboardOption(solve);
   progressOption(solve);
@@ -68,6 +70,7 @@ export function registerSolveCommand(program: SettingsCommand): void {
       try {
         const { result, stats } = await withDashboard(cluster.coordination, place, () => solveOnCluster(app, instance, {
           cluster, nodes, workers, noPrune: !flags.prune, schedule, ...(zk ? { zk } : {}),
+          ...(flags.poolMemory !== undefined ? { poolMemoryBytes: flags.poolMemory } : {}),
           ...(flags.secretFile !== undefined ? { secretFile: flags.secretFile } : {}),
           ...(progress.enabled ? { onProgress: (line: string) => progress.update(line) } : {}),
         }));

@@ -10,6 +10,8 @@ export interface SolveOptions extends ElasticRunOptions {
   noPrune: boolean;
   /** Nodes the job starts on (default: every idle node). */
   jobNodes?: number;
+  /** The job's memory budget for the tasks one node holds (JobOptions.poolMemoryBytes). */
+  poolMemoryBytes?: number;
 }
 
 export interface SolveStats extends ElasticRunStats {
@@ -24,6 +26,7 @@ export async function solveOnCluster<I>(app: Application<I>, instance: I, opts: 
     opts,
     (cluster) => cluster.submit(app.ref, rootSearchState(app.problem, instance), {
       input: { instance, noPrune: opts.noPrune }, ...(opts.jobNodes !== undefined ? { nodes: opts.jobNodes } : {}),
+      ...(opts.poolMemoryBytes !== undefined ? { poolMemoryBytes: opts.poolMemoryBytes } : {}),
     }),
     (cluster, job) => {
       const stop = watchIncumbent(cluster.coordination, job, (v) => (incumbent = v));
