@@ -12,11 +12,17 @@
  *   workflow` loads it (parsed, validated, compiled); heap of the loaded workflow ÷ tasks, its text
  *   dropped first. Target: ≤ 2 KB per workflow task. (The loaded workflow only: what a running workflow
  *   adds per task — its pool tasks, ledger records, file locations — is not measured here yet.)
+ * - **service task**: a `parallelFor` of `--service-tasks` iterations (100,000) through a service
+ *   (`startService` over HTTPS on loopback, one embedded node with 2 workers, all in this process, as
+ *   bench/service.ts runs Tables 1 and 2). Every iteration waits until a moment 30 s (short: 5 s) after the
+ *   loop starts, so the batch is held in flight; the heap is sampled after full collections every 250 ms
+ *   while it runs, and the highest sample minus the heap before the loop, ÷ iterations, is the cost of a
+ *   service task to the whole process — client (the captured batch), service and node together.
  *
  * Run with the collector exposed (the heap is read after a full collection):
  *
  *   node --expose-gc --import tsx bench/memory-per-task.ts            (1,000,000 tasks each; writes bench/results/memory-per-task.json)
- *   node --expose-gc --import tsx bench/memory-per-task.ts --short    (20,000 tasks: a check that the bench runs)
+ *   node --expose-gc --import tsx bench/memory-per-task.ts --short    (20,000 pooled and workflow tasks, 5,000 service tasks: a check that the bench runs)
  *
  * Needs ZooKeeper (scripts/ensure-zookeeper.sh).
  */
@@ -27,6 +33,8 @@ import { connect } from '../src/coord/connect.js';
 import { GlobalVariables } from '../src/coord/recipes/global-variables.js';
 import { parseWorkflow } from '../src/frameworks/workflow/load-workflow.js';
 import { syntheticWfFormat } from '../src/frameworks/workflow/synthetic.js';
+import { Distribution, startService } from '../src/frameworks/service/index.js';
+import { Cluster } from '../src/runtime/client/cluster.js';
 import { submitJob } from '../src/runtime/client/submit.js';
 import { jobPaths } from '../src/runtime/job/job-paths.js';
 import { awaitOutcome } from '../src/runtime/job/outcome.js';
@@ -34,6 +42,7 @@ import { TidepoolNode } from '../src/runtime/node/node.js';
 import { taskPoolJob } from '../src/runtime/pool/task-pool-ref.js';
 import { InProcessNetwork, InProcessTransport } from '../src/transport/in-process-transport.js';
 import { ClusterSecret } from '../src/util/cluster-secret.js';
+import { selfSignedCert } from '../test/frameworks/service/tls.js';
 import { fourLetterWord, startEnsemble } from '../test/support/zk-ensemble.js';
 import { machineInfo, resultsFile } from './machine.js';
 import { printTable } from './table.js';
@@ -42,10 +51,13 @@ const { values } = parseArgs({ options: {
   short: { type: 'boolean', default: false },
   tasks: { type: 'string' },
   'workflow-tasks': { type: 'string' },
+  'service-tasks': { type: 'string' },
 } });
 const SHORT = values.short;
 const POOLED = Number(values.tasks ?? (SHORT ? 20_000 : 1_000_000));
 const WORKFLOW = Number(values['workflow-tasks'] ?? (SHORT ? 20_000 : 1_000_000));
+const SERVICE = Number(values['service-tasks'] ?? (SHORT ? 5_000 : 100_000));
+const SERVICE_HOLD_MS = SHORT ? 5_000 : 30_000;
 const POOLED_TARGET = 512;
 const WORKFLOW_TARGET = 2048;
 
@@ -119,22 +131,54 @@ function workflowTasks(): { heapPerTask: number } {
   return { heapPerTask: (heap1 - heap0) / WORKFLOW };
 }
 
+async function serviceTasks(): Promise<{ heapPerTask: number; seconds: number }> {
+  const tls = selfSignedCert();
+  const token = 'bench-token-0123456789abcdef';
+  const cluster = await Cluster.embedded({ nodes: 1, workers: 2 });
+  const service = await startService({ cluster, tls, token, port: 0, limits: { timeoutMs: 600_000, memoryMb: 256 } });
+  const remote = await Distribution.connect(service.url, { token, ca: tls.cert });
+  try {
+    await remote.parallelFor(0, 4, () => undefined); // the service's job, its sandboxes and connections exist before the baseline
+    const heap0 = heapUsed();
+    let peak = heap0;
+    const until = Date.now() + SERVICE_HOLD_MS;
+    const t0 = performance.now();
+    let over = false;
+    const loop = remote.parallelFor(0, SERVICE, () => {
+      while (Date.now() < until) { /* held: the batch stays in flight */ }
+    }).finally(() => (over = true));
+    while (!over) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      if (!over) peak = Math.max(peak, heapUsed());
+    }
+    await loop;
+    return { heapPerTask: (peak - heap0) / SERVICE, seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    await remote.close();
+    await service.close();
+    await cluster.close();
+  }
+}
+
 const machineBefore = machineInfo();
 const pooled = await pooledTasks();
 const workflow = workflowTasks();
+const served = await serviceTasks();
 const r = (x: number) => Math.round(x);
 const ratio = (x: number, target: number) => Number((x / target).toFixed(2));
 printTable([
   ['task', 'tasks', 'node heap B/task', 'target B', 'heap ÷ target', 'ledger (ZooKeeper) B/task'],
   ['pooled no-op (spawned fan)', POOLED, r(pooled.heapPerTask), POOLED_TARGET, ratio(pooled.heapPerTask, POOLED_TARGET), r(pooled.ledgerPerTask)],
   ['workflow task (loaded)', WORKFLOW, r(workflow.heapPerTask), WORKFLOW_TARGET, ratio(workflow.heapPerTask, WORKFLOW_TARGET), '—'],
+  ['service task (parallelFor, held in flight; client + service + node)', SERVICE, r(served.heapPerTask), '—', '—', '—'],
 ]);
 const machine = machineInfo();
 const result = {
   pooled: { tasks: POOLED, heapBytesPerTask: r(pooled.heapPerTask), ledgerBytesPerTask: r(pooled.ledgerPerTask), targetBytes: POOLED_TARGET, heapOverTarget: ratio(pooled.heapPerTask, POOLED_TARGET), secondsToPool: Number(pooled.seconds.toFixed(1)) },
   workflow: { tasks: WORKFLOW, heapBytesPerTask: r(workflow.heapPerTask), targetBytes: WORKFLOW_TARGET, heapOverTarget: ratio(workflow.heapPerTask, WORKFLOW_TARGET) },
+  service: { tasks: SERVICE, heapBytesPerTask: r(served.heapPerTask), heldMs: SERVICE_HOLD_MS, seconds: Number(served.seconds.toFixed(1)) },
   loadAverageBefore: machineBefore.loadAverage,
   machine,
 };
 console.log(JSON.stringify(result));
-if (!SHORT && values.tasks === undefined && values['workflow-tasks'] === undefined) writeFileSync(resultsFile('memory-per-task'), JSON.stringify(result, null, 2) + '\n');
+if (!SHORT && values.tasks === undefined && values['workflow-tasks'] === undefined && values['service-tasks'] === undefined) writeFileSync(resultsFile('memory-per-task'), JSON.stringify(result, null, 2) + '\n');
