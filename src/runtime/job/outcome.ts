@@ -107,7 +107,9 @@ export function serveControl<T>(req: ControlRequest, handler: () => T): T {
 export async function finishJob(client: CoordClient, paths: JobPaths, outcome: JobOutcome, share?: ShareBytes): Promise<boolean> {
   const req = serving.getStore();
   // Deferred, the outcome's fate is not known when this resolves: learn now whether the job already has one.
-  if (req && (await client.exists(paths.result))) return false;
+  // Not deferred too: a member elected after the leader ended the job (and left) finishes it again, and
+  // storing a large value that nobody will reference, copy included, is wasted.
+  if (await client.exists(paths.result)) return false;
   const data = await encodeOutcome(outcome, paths.id, share);
   if (!req) return publishEncodedOutcome(client, paths, data);
   req.afterAck(() => publishEncodedOutcome(client, paths, data));
