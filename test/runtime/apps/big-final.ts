@@ -5,7 +5,7 @@
  * blob holding the value is the one the leader stores for the outcome: nothing else shares its content.
  */
 import { defineTask } from '../../../src/runtime/worker/task.js';
-import { streamBytes } from './big-result.js';
+import bigResult, { streamBytes } from './big-result.js';
 
 /** Bytes counted per step. */
 const STEP = 256 * 1024;
@@ -22,13 +22,7 @@ export default defineTask<{ lo: number; hi: number }, BigFinal>({
       ctx.potentialSplit();
     }
   },
-  split(s) {
-    if (s.hi - s.lo < 2 * STEP) return undefined;
-    const mid = s.lo + Math.floor((s.hi - s.lo) / 2);
-    const upper = { lo: mid, hi: s.hi };
-    s.hi = mid;
-    return upper;
-  },
+  split: (s) => bigResult.split!(s), // ranges split as big-result's do
   result: {
     initial: () => ({ covered: 0 }),
     combine: (a, b) => ({ covered: a.covered + b.covered }),
