@@ -79,6 +79,11 @@ export class BlobDirectory {
     return this.self.nodeId;
   }
 
+  /** This node (or client) as peers reach it: how it is listed among holders. */
+  get selfPeer(): PeerAddress {
+    return this.self;
+  }
+
   /** Records that `jobId` (or one `scope` of it) uses the blob, creating its entry when new. Idempotent. */
   async reference(ref: BlobRef, jobId: string, scope?: string): Promise<void> {
     const blob = this.blobPath(ref.hash);

@@ -1,10 +1,11 @@
 /**
  * A job's final value too large for its outcome znode survives the death of its leader's node: before
- * the outcome is published a second node holds a copy (job/result-copies.ts). On a real ZooKeeper with
- * `tidepool node` processes (apps/big-final.ts: a value that no task's contribution shares): the leader's node is killed with SIGKILL as soon as the outcome appears and
- * before any client fetched the value; a client connecting afterwards still gets it, byte for byte. Once
- * with the job on two nodes (the other member keeps the copy), once with the job on one node of two
- * (the idle node keeps it). Then the same on the embedded backend, with in-process nodes and a crash.
+ * the outcome is published a second holder has a copy (job/result-copies.ts). On a real ZooKeeper with
+ * `tidepool node` processes (apps/big-final.ts: a value that no task's contribution shares), the leader's
+ * node is killed with SIGKILL as soon as the outcome appears and before any client fetched the value; a
+ * client connecting afterwards still gets it, byte for byte. The job on two nodes (the other member keeps
+ * the copy); on one node of two (the idle node keeps it); on a cluster of one node (the submitting
+ * client's data plane keeps it). Then on the embedded backend, with in-process nodes and a crash.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -98,6 +99,25 @@ describe('a large final value outlives its leader\'s node', () => {
     started.push(await startNodeProcess({ zk: zk.connectionString, secretFile: secret }));
     const { keeper } = await survives(1);
     assert.ok(started.some((n) => n.id === keeper), `the copy is on ${keeper}, a node of the cluster`);
+  });
+
+  it('a cluster of one node: the submitting client\'s data plane keeps the copy, and serves it once the node is gone', T, async () => {
+    // Of the nodes above one is left, alone in the cluster.
+    const alive = started.filter((n) => n.process.exitCode === null && n.process.signalCode === null);
+    assert.equal(alive.length, 1, 'one node left');
+    const submitter = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
+    try {
+      const job = await submitter.submitJob({ ...taskPoolJob(BIG, { lo: 0, hi: TOTAL }), nodes: 1 });
+      const [leader, keeper] = await outcomeHeldTwice(client, job.id);
+      assert.equal(leader, alive[0]!.id);
+      assert.match(keeper, /^client-/, `the copy is the submitting client's (${keeper})`);
+      alive[0]!.kill('SIGKILL');
+      await alive[0]!.exited;
+      await fetchedIntact(zk.connectionString, secretIn(secret), job.id);
+      assert.equal((await job.result<BigFinal>()).covered, TOTAL, 'the submitter has it too');
+    } finally {
+      await submitter.close();
+    }
   });
 });
 

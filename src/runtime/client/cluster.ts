@@ -18,7 +18,10 @@ import { jobEnded, jobExists, mayFetchJobBlob } from '../job/blob-access.js';
 import { clusterPaths, jobPaths } from '../job/job-paths.js';
 import type { JobSpec, KindRef } from '../job/job-spec.js';
 import { awaitOutcome, cancelJob, resolveOutcome, type JobOutcome } from '../job/outcome.js';
+import { onKeep, validateKeep, type KeepBody } from '../job/result-copies.js';
+import { validateEnvelope, type JobEnvelope } from '../node/envelope.js';
 import type { NodeEvent } from '../node/node-events.js';
+import { isBlobMessage } from '../../data/transfer-protocol.js';
 import type { TidepoolNode } from '../node/node.js';
 import { taskPoolJob } from '../pool/task-pool-ref.js';
 import { holdWhileJobsRun, ProcessHold } from './process-hold.js';
@@ -185,6 +188,15 @@ export class Cluster {
       isMember: (peer, job) => mayFetchJobBlob(this.client, peer, job),
       jobExists: (job) => jobExists(this.client, job),
       jobEnded: (job) => jobEnded(this.client, job),
+    });
+    // A job's leader may ask this client to keep a copy of the job's large final value (the last resort of result-copies.ts).
+    transport.onMessage((from, m) => {
+      if (isBlobMessage(m) || validateEnvelope(m) !== undefined) return;
+      const { type, job, body } = m as JobEnvelope;
+      if (type !== 'keep') return;
+      const bad = validateKeep(body);
+      if (bad) return log.warn('cluster', `dropped a malformed keep message from ${from}: ${bad}`);
+      onKeep(plane, job, from, body as KeepBody);
     });
     this.data = { plane, transport };
   }

@@ -83,6 +83,7 @@ export async function submitJob(client: CoordClient, opts: SubmitOptions, root?:
     id, kind: opts.kind, kindSpec: opts.kindSpec, createdAt: Date.now(), label: opts.label ?? opts.kind.module,
     nodes: { requested, min, ...(opts.maxNodes !== undefined ? { max: opts.maxNodes } : {}) },
     ...(opts.managedBy !== undefined ? { managedBy: opts.managedBy } : {}),
+    ...(data ? { submitter: data.directory.selfPeer } : {}),
     ...(await inputFields(opts.input, share)),
     ...(ship ? { code: { module: ship, bundle: await share!((await bundleTaskModule(ship)).code, `code of ${ship}`) } } : {}),
   };

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { BlobRef } from '../../data/blob-directory.js';
 import type { SharedInputForm } from '../worker/shared-input.js';
+import type { PeerAddress } from '../../transport/types.js';
 
 /** Where a job kind's code lives (module specifier and export name); `builtin:` names ship with tidepool. */
 export interface KindRef {
@@ -46,6 +47,11 @@ export interface JobSpec<KindSpec = unknown> {
   code?: { module: string; bundle: BlobRef };
   /** The resource manager that places this job's nodes (e.g. 'manager'); the cluster's reconciler leaves it alone. */
   managedBy?: string;
+  /**
+   * The submitting client's data plane, when it serves one (its id and address on the node channel):
+   * the last place asked to keep a copy of the job's large final value (result-copies.ts).
+   */
+  submitter?: PeerAddress;
   /**
    * HMAC by the cluster secret over every other field (job/job-signature.ts): a node runs the job only when
    * it verifies (job/code-admission.ts).

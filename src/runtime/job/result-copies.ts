@@ -6,10 +6,11 @@
  * value survives the crash of the leader's node between the job's end and the client's fetch.
  *
  * Who is asked, in this order: the job's other members, then the cluster's other nodes (a job that ran
- * on one node still gets its second copy from an idle node). A node asked that is not a member of the
- * job may fetch the blob from the leader while it copies (`permit`); once the outcome is written any
- * authenticated peer may (blob-access.ts). A cluster of one node has nobody to ask: the value is kept
- * once, with a warning, and a client awaiting the job fetches it as soon as the outcome appears.
+ * on one node still gets its second copy from an idle node), then the submitting client's data plane
+ * when it serves one (JobSpec.submitter: a cluster of one node). A node or client asked that is not a
+ * member of the job may fetch the blob from the leader while it copies (`permit`); once the outcome is
+ * written any authenticated peer may (blob-access.ts). With nobody to ask (one node, and a submitter
+ * without a data plane or gone) the value is kept once, with a warning.
  *
  * The copies are references of the job (not scoped to a record), so they live as long as the job: until
  * the coordinator's retention removes it (docs/data-plane.md, Lifetime), or their holders leave the

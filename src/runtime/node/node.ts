@@ -417,15 +417,21 @@ export class TidepoolNode {
   private shareFor(jobId: string): ShareBytes | undefined {
     const data = this.dataPlane;
     if (!data) return undefined;
-    const members = this.job?.spec.id === jobId ? this.job.members : undefined;
+    const job = this.job?.spec.id === jobId ? this.job : undefined;
+    const submitter = job?.spec.submitter;
     return sharedOnTwoNodes({
       jobId, data,
       candidates: () => {
-        const inJob = [...(members?.view().keys() ?? [])].filter((id) => id !== this.id);
+        const inJob = [...(job?.members.view().keys() ?? [])].filter((id) => id !== this.id);
         const others = [...this.cluster.view().keys()].filter((id) => id !== this.id && !inJob.includes(id));
-        return [...inJob, ...others];
+        // Last, the submitting client's data plane (not a node: reached at the address its spec gives).
+        const client = submitter && submitter.nodeId !== this.id && !inJob.includes(submitter.nodeId) && !others.includes(submitter.nodeId) ? [submitter.nodeId] : [];
+        return [...inJob, ...others, ...client];
       },
-      ask: (to, body) => this.send(to, { type: 'keep', job: jobId, body }),
+      ask: (to, body) => {
+        const message = { type: 'keep', job: jobId, body } as const;
+        return to === submitter?.nodeId && !this.cluster.view().has(to) ? this.transport.send(submitter, message) : this.send(to, message);
+      },
       // One node at a time is asked (the job's outcome is written once): the permit is that node's alone.
       permit: (peer) => {
         this.keepers.set(jobId, new Set([peer]));
