@@ -28,6 +28,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { connect } from '../src/coord/connect.js';
 import { GlobalVariables } from '../src/coord/recipes/global-variables.js';
@@ -80,12 +81,15 @@ async function zkDataBytes(port: number): Promise<number> {
   return Number(line.split(/\s+/)[1]);
 }
 
-async function pooledTasks(): Promise<{ heapPerTask: number; ledgerPerTask: number; seconds: number }> {
+/** Sessions of the bench's clients (ms): ZooKeeper caps it at its maxSessionTimeout (20 ticks: 40 s by default). */
+const SESSION_MS = 40_000;
+
+async function pooledTasks(): Promise<{ heapPerTask: number; ledgerPerTask: number; seconds: number; longestStallMs: number }> {
   const zk = await startEnsemble({ size: 1 });
   const port = zk.servers[0]!.clientPort;
   const secret = ClusterSecret.random();
-  const admin = await connect(zk.connectionString, { secret });
-  const nodeClient = await connect(zk.connectionString, { secret });
+  const admin = await connect(zk.connectionString, { secret, sessionTimeoutMs: SESSION_MS });
+  const nodeClient = await connect(zk.connectionString, { secret, sessionTimeoutMs: SESSION_MS });
   const HELD = new URL('./apps/held-fan.ts', import.meta.url).href;
   const node = await TidepoolNode.start({
     client: nodeClient, transport: new InProcessTransport('n-mem', InProcessNetwork.get(`mem-${randomBytes(3).toString('hex')}`)),
@@ -95,6 +99,15 @@ async function pooledTasks(): Promise<{ heapPerTask: number; ledgerPerTask: numb
     const heap0 = heapUsed();
     const zk0 = await zkDataBytes(port);
     const t0 = performance.now();
+    // How long the node's event loop (this process's main thread) stalls while the fan is recorded and pooled.
+    const stalls = monitorEventLoopDelay({ resolution: 20 });
+    stalls.enable();
+    let lastReport = 0;
+    const offProgress = node.on((e) => {
+      if (e.type !== 'progress' || performance.now() - lastReport < 10_000) return;
+      lastReport = performance.now();
+      process.stderr.write(`  ${((lastReport - t0) / 1000).toFixed(0)} s: ${e.pooled} pooled, event loop's longest stall so far ${(stalls.max / 1e6).toFixed(0)} ms\n`);
+    });
     const spec = await submitJob(admin, { ...taskPoolJob({ module: HELD, export: 'default' }, { fan: POOLED }), nodes: 1, secret });
     const outcome = awaitOutcome(admin, spec.id);
     // Every child recorded and waiting in the pool (the root holds the only worker).
@@ -105,6 +118,8 @@ async function pooledTasks(): Promise<{ heapPerTask: number; ledgerPerTask: numb
       });
     });
     const seconds = (performance.now() - t0) / 1000;
+    stalls.disable();
+    offProgress();
     const heap1 = heapUsed();
     const zk1 = await zkDataBytes(port);
     const vars = new GlobalVariables(admin, jobPaths(spec.id).vars);
@@ -112,7 +127,7 @@ async function pooledTasks(): Promise<{ heapPerTask: number; ledgerPerTask: numb
     await vars.setVar('go', 1);
     const end = await outcome;
     if (end.status !== 'done' || end.value !== POOLED + 1) throw new Error(`the fan ended ${JSON.stringify(end).slice(0, 200)}, not with ${POOLED + 1}`);
-    return { heapPerTask: (heap1 - heap0) / POOLED, ledgerPerTask: (zk1 - zk0) / POOLED, seconds };
+    return { heapPerTask: (heap1 - heap0) / POOLED, ledgerPerTask: (zk1 - zk0) / POOLED, seconds, longestStallMs: stalls.max / 1e6 };
   } finally {
     await node.shutdown({ handOver: false });
     await nodeClient.close();
@@ -172,9 +187,10 @@ printTable([
   ['workflow task (loaded)', WORKFLOW, r(workflow.heapPerTask), WORKFLOW_TARGET, ratio(workflow.heapPerTask, WORKFLOW_TARGET), '—'],
   ['service task (parallelFor, held in flight; client + service + node)', SERVICE, r(served.heapPerTask), '—', '—', '—'],
 ]);
+process.stdout.write(`pooled: ${POOLED} tasks recorded and pooled in ${pooled.seconds.toFixed(1)} s; the node's event loop stalled ${r(pooled.longestStallMs)} ms at most meanwhile (sessions of ${SESSION_MS / 1000} s)\n`);
 const machine = machineInfo();
 const result = {
-  pooled: { tasks: POOLED, heapBytesPerTask: r(pooled.heapPerTask), ledgerBytesPerTask: r(pooled.ledgerPerTask), targetBytes: POOLED_TARGET, heapOverTarget: ratio(pooled.heapPerTask, POOLED_TARGET), secondsToPool: Number(pooled.seconds.toFixed(1)) },
+  pooled: { tasks: POOLED, heapBytesPerTask: r(pooled.heapPerTask), ledgerBytesPerTask: r(pooled.ledgerPerTask), targetBytes: POOLED_TARGET, heapOverTarget: ratio(pooled.heapPerTask, POOLED_TARGET), secondsToPool: Number(pooled.seconds.toFixed(1)), longestEventLoopStallMs: r(pooled.longestStallMs) },
   workflow: { tasks: WORKFLOW, heapBytesPerTask: r(workflow.heapPerTask), targetBytes: WORKFLOW_TARGET, heapOverTarget: ratio(workflow.heapPerTask, WORKFLOW_TARGET) },
   service: { tasks: SERVICE, heapBytesPerTask: r(served.heapPerTask), heldMs: SERVICE_HOLD_MS, seconds: Number(served.seconds.toFixed(1)) },
   loadAverageBefore: machineBefore.loadAverage,
