@@ -53,6 +53,8 @@ export interface EnsembleOptions {
   maxSessionTimeout?: number;
   /** Deadline for startup, restarts and waitForQuorum (default 60 s). */
   timeoutMs?: number;
+  /** Each server's JVM heap (MiB; default 128): a bench that records a million znodes needs more. */
+  heapMb?: number;
 }
 
 const JAVA_DIR = '/usr/share/java';
@@ -66,7 +68,7 @@ const STOP_ESCALATE_MS = 10_000;
 const SERVING_MODES = new Set(['leader', 'follower', 'standalone']);
 
 /** Small and quick JVMs: the machine has 2 cores and runs several servers plus the tests. */
-const JVM_FLAGS = ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto', '-XX:-UsePerfData'];
+const JVM_FLAGS = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto', '-XX:-UsePerfData'];
 
 /**
  * zookeeper.jar's manifest brings its own dependencies. The logging binding is named
@@ -219,6 +221,7 @@ class ZkServer implements ZkServerHandle {
     readonly clientPort: number,
     private readonly dir: string,
     private readonly readyTimeoutMs: number,
+    private readonly heapMb: number,
   ) {}
 
   get running(): boolean {
@@ -242,6 +245,7 @@ class ZkServer implements ZkServerHandle {
     if (this.running) return;
     installCleanup();
     const args = [
+      `-Xmx${this.heapMb}m`,
       ...JVM_FLAGS,
       `-Dlog4j.configuration=file:${path.join(this.dir, 'log4j.properties')}`,
       // Also honoured by Debian's stock log4j.properties, should ours not be picked up.
@@ -414,6 +418,7 @@ export async function startEnsemble(options: EnsembleOptions = {}): Promise<ZkEn
     minSessionTimeout: options.minSessionTimeout ?? tickTime * 2,
     maxSessionTimeout: options.maxSessionTimeout ?? 60_000,
     timeoutMs: options.timeoutMs ?? 60_000,
+    heapMb: options.heapMb ?? 128,
   };
   if (!Number.isInteger(opts.size) || opts.size < 1) throw new Error(`ensemble size must be >= 1, got ${opts.size}`);
 
@@ -437,7 +442,7 @@ export async function startEnsemble(options: EnsembleOptions = {}): Promise<ZkEn
     await writeFile(path.join(dataDir, 'myid'), `${id}\n`);
     await writeFile(path.join(dir, 'zoo.cfg'), zooCfg(opts, dataDir, clientPort(id), peers));
     await writeFile(path.join(dir, 'log4j.properties'), log4jProperties(path.join(dir, 'zookeeper.log')));
-    servers.push(new ZkServer(id, clientPort(id), dir, opts.timeoutMs));
+    servers.push(new ZkServer(id, clientPort(id), dir, opts.timeoutMs, opts.heapMb));
   }
 
   const hosts = servers.map((s) => `127.0.0.1:${s.clientPort}`).join(',');
