@@ -123,6 +123,7 @@ async function pooledTasks(): Promise<{ heapPerTask: number; ledgerPerTask: numb
     offProgress();
     const heap1 = heapUsed();
     const zk1 = await zkDataBytes(port);
+    process.stderr.write(`  pooled: ${Math.round((heap1 - heap0) / POOLED)} B of node heap and ${Math.round((zk1 - zk0) / POOLED)} B in ZooKeeper per task; now running the fan to its end\n`);
     const vars = new GlobalVariables(admin, jobPaths(spec.id).vars);
     await vars.define('go', { rule: 'max' });
     await vars.setVar('go', 1);
