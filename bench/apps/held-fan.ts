@@ -6,7 +6,7 @@
  */
 import { defineTask } from '../../src/runtime/worker/task.js';
 
-export type HeldFan = { fan: number } | { i: number };
+export type HeldFan = { fan: number; spawned?: boolean } | { i: number };
 
 /** How long the root waits for `go` at most: a broken bench must not hold its worker forever (ms). */
 const HOLD_MS = 30 * 60_000;
@@ -15,7 +15,12 @@ export default defineTask<HeldFan, number>({
   name: 'held-fan',
   run(s, ctx) {
     if ('fan' in s) {
-      for (let i = 0; i < s.fan; i++) ctx.spawn({ i });
+      if (!s.spawned) {
+        for (let i = 0; i < s.fan; i++) ctx.spawn({ i });
+        // The checkpoint hands the last spawns over (a batch is handed over when full) and records that they were made.
+        s.spawned = true;
+        ctx.checkpoint();
+      }
       const deadline = Date.now() + HOLD_MS;
       while (ctx.getVar<number>('go') !== 1 && Date.now() < deadline) if (ctx.shouldMigrate()) return;
     }
