@@ -29,7 +29,12 @@ import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
 
 const BIG: TaskRef = { module: new URL('./apps/big-final.ts', import.meta.url).href, export: 'default' };
 const T = { timeout: 240_000 };
-const TOTAL = 3 * 1024 * 1024 + 7;
+/**
+ * The value's size for each job: distinct, so that every job's value is a blob of its own (equal
+ * content is one blob: a later job's would still be listed with an earlier job's holders).
+ */
+let sizes = 3 * 1024 * 1024;
+const nextSize = () => (sizes += 7);
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 /** The nodes holding a blob, the first to hold it (the leader's node, which stored it) first. */
@@ -50,12 +55,12 @@ async function outcomeHeldTwice(client: CoordClient, jobId: string): Promise<[st
 }
 
 /** A client connecting now (nothing fetched the value before) gets every byte of it. */
-async function fetchedIntact(connection: string, secret: ClusterSecret, jobId: string): Promise<void> {
+async function fetchedIntact(connection: string, secret: ClusterSecret, jobId: string, total: number): Promise<void> {
   const cluster = await Cluster.connect(connection, { secret });
   try {
     const value = await (await cluster.job(jobId)).result<BigFinal>();
-    assert.equal(value.covered, TOTAL, 'every task counted');
-    assert.equal(sha256(value.bytes!), sha256(streamBytes(0, TOTAL)), 'every byte of the value');
+    assert.equal(value.covered, total, 'every task counted');
+    assert.equal(sha256(value.bytes!), sha256(streamBytes(0, total)), 'every byte of the value');
   } finally {
     await cluster.close();
   }
@@ -79,13 +84,15 @@ describe('a large final value outlives its leader\'s node', () => {
 
   /** Runs the job on `jobNodes` of the started nodes, kills the leader's node at the outcome, then fetches. */
   async function survives(jobNodes: number): Promise<{ leader: string; keeper: string }> {
-    const spec = await submitJob(client, { ...taskPoolJob(BIG, { lo: 0, hi: TOTAL }), nodes: jobNodes, secret: secretIn(secret) });
+    const total = nextSize();
+    const spec = await submitJob(client, { ...taskPoolJob(BIG, { lo: 0, hi: total }), nodes: jobNodes, secret: secretIn(secret) });
     const [leader, keeper] = await outcomeHeldTwice(client, spec.id);
     const victim = started.find((n) => n.id === leader);
     assert.ok(victim, `the leader's node ${leader} is one of ours`);
+    assert.ok(victim.process.exitCode === null && victim.process.signalCode === null, `the leader's node ${leader} is alive until killed now`);
     victim.kill('SIGKILL');
     await victim.exited;
-    await fetchedIntact(zk.connectionString, secretIn(secret), spec.id);
+    await fetchedIntact(zk.connectionString, secretIn(secret), spec.id, total);
     return { leader, keeper };
   }
 
@@ -107,14 +114,15 @@ describe('a large final value outlives its leader\'s node', () => {
     assert.equal(alive.length, 1, 'one node left');
     const submitter = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
-      const job = await submitter.submitJob({ ...taskPoolJob(BIG, { lo: 0, hi: TOTAL }), nodes: 1 });
+      const total = nextSize();
+      const job = await submitter.submitJob({ ...taskPoolJob(BIG, { lo: 0, hi: total }), nodes: 1 });
       const [leader, keeper] = await outcomeHeldTwice(client, job.id);
       assert.equal(leader, alive[0]!.id);
       assert.match(keeper, /^client-/, `the copy is the submitting client's (${keeper})`);
       alive[0]!.kill('SIGKILL');
       await alive[0]!.exited;
-      await fetchedIntact(zk.connectionString, secretIn(secret), job.id);
-      assert.equal((await job.result<BigFinal>()).covered, TOTAL, 'the submitter has it too');
+      await fetchedIntact(zk.connectionString, secretIn(secret), job.id, total);
+      assert.equal((await job.result<BigFinal>()).covered, total, 'the submitter has it too');
     } finally {
       await submitter.close();
     }
@@ -133,12 +141,13 @@ describe('a large final value outlives its leader\'s node (embedded backend)', (
         const client = await connect(`embedded:${name}`, { secret });
         nodes.push({ node: await TidepoolNode.start({ client, transport: new InProcessTransport(id, network), workers: 1, nodeId: id, secret }), client });
       }
-      const spec = await submitJob(admin, { ...taskPoolJob(BIG, { lo: 0, hi: TOTAL }), nodes: 1, secret });
+      const total = nextSize();
+      const spec = await submitJob(admin, { ...taskPoolJob(BIG, { lo: 0, hi: total }), nodes: 1, secret });
       const [leader] = await outcomeHeldTwice(admin, spec.id);
       const victim = nodes.find((n) => n.node.id === leader)!;
       await victim.node.crash();
       embeddedServer(name).expire(victim.client.sessionId);
-      await fetchedIntact(`embedded:${name}`, secret, spec.id);
+      await fetchedIntact(`embedded:${name}`, secret, spec.id, total);
     } finally {
       for (const n of nodes) {
         await n.node.crash();
