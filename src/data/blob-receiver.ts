@@ -67,12 +67,19 @@ export interface ReceiverStats {
   duplicates: number;
 }
 
+/** Chunks consumed between two credits: half the window (rounded up). */
+export function creditStep(window: number): number {
+  return Math.ceil(window / 2);
+}
+
 export class BlobReceiver {
   readonly chunks: number;
   readonly stats: ReceiverStats = { attempts: 0, restarts: 0, chunks: 0, duplicates: 0 };
   private status: 'new' | 'fetching' | 'verifying' | 'done' | 'failed' = 'new';
   private current: { xfer: string; holder: string; from: number } | undefined;
   private contiguous = 0;
+  /** The credit the current holder has (it may send chunks below this). */
+  private credited = 0;
   private readonly pending = new Map<number, Buffer>();
   private digest: Hash = createHash('sha256');
   private contributors = new Set<string>();
@@ -133,7 +140,13 @@ export class BlobReceiver {
     this.lastProgress = now;
     this.contributors.add(from);
     if (this.contiguous === this.chunks) return this.finish(now, out);
-    out.push({ kind: 'send', to: from, message: { type: 'blob.credit', xfer: m.xfer, upTo: this.contiguous + this.opts.window } });
+    // Credit in steps of half a window, not per chunk: the holder always has at least half a window to
+    // send while a credit travels, and each credit costs both sides a frame, a TLS record and a wake-up.
+    const upTo = Math.min(this.contiguous + this.opts.window, this.chunks);
+    if (upTo - this.credited >= creditStep(this.opts.window) || upTo === this.chunks && upTo > this.credited) {
+      this.credited = upTo;
+      out.push({ kind: 'send', to: from, message: { type: 'blob.credit', xfer: m.xfer, upTo } });
+    }
     return out;
   }
 
@@ -214,6 +227,7 @@ export class BlobReceiver {
     this.stats.attempts++;
     const xfer = `${this.opts.xferPrefix}.${++this.xfers}`;
     this.current = { xfer, holder, from: this.contiguous };
+    this.credited = this.contiguous + this.opts.window;
     this.pending.clear();
     this.lastProgress = now;
     out.push({

@@ -28,6 +28,9 @@ import {
   type BlobMessage, type FetchMessage, type RefuseCode,
 } from './transfer-protocol.js';
 
+/** Chunks in flight per transfer by default: credit comes every 8 (creditStep), with 8 MiB still to send. */
+export const DEFAULT_WINDOW = 16;
+
 /** Decides whether `peer` may fetch blob `hash` for `job` (e.g. it is a member of a job that references it). */
 export type FetchAuthorizer = (peer: string, hash: BlobHash, job: string) => boolean | Promise<boolean>;
 
@@ -38,7 +41,7 @@ export interface BlobTransferOptions {
   mayFetch: FetchAuthorizer;
   /** Bytes per chunk (default 1 MiB). */
   chunkBytes?: number;
-  /** Chunks in flight beyond what the receiver consumed (default 8). */
+  /** Chunks in flight beyond what the receiver consumed (default 16: at most 16 MiB per transfer with 1 MiB chunks). */
   window?: number;
   /** A holder that sends nothing for this long is left for the next one (default 10 s). */
   stallMs?: number;
@@ -117,7 +120,7 @@ export class BlobTransferService {
     this.store = opts.store;
     this.mayFetch = opts.mayFetch;
     this.chunkBytes = opts.chunkBytes ?? 1024 * 1024;
-    this.window = opts.window ?? 8;
+    this.window = opts.window ?? DEFAULT_WINDOW;
     this.stallMs = opts.stallMs ?? 10_000;
     this.rounds = opts.rounds ?? 2;
     this.hashing = opts.hashing ?? 'thread';
@@ -251,10 +254,17 @@ export class BlobTransferService {
             case 'failed': finish(a.error); break;
           }
         }
-        clearTimeout(timer);
+        // One stall timer at a time: a deadline only moves later, so a timer that fires early is re-armed
+        // (onTick changes nothing before the deadline) rather than replaced on every chunk.
         const deadline = receiver.deadline;
-        if (deadline !== undefined && !settled) {
-          timer = setTimeout(() => apply(receiver.onTick(Date.now())), Math.max(0, deadline - Date.now()) + 1);
+        if (deadline === undefined || settled) {
+          clearTimeout(timer);
+          timer = undefined;
+        } else if (timer === undefined) {
+          timer = setTimeout(() => {
+            timer = undefined;
+            apply(receiver.onTick(Date.now()));
+          }, Math.max(0, deadline - Date.now()) + 1);
           timer.unref?.();
         }
       };

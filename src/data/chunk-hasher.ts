@@ -28,6 +28,9 @@ export function inlineHasher(): ChunkHasher {
   };
 }
 
+/** Shared bytes gathered before they go to the thread (see `hasher`). */
+const BATCH_BYTES = 4 * 1024 * 1024;
+
 type Request =
   | { id: number; op: 'update'; buffer: ArrayBufferLike; offset: number; length: number }
   | { id: number; op: 'digest' | 'drop' };
@@ -82,12 +85,25 @@ export class HashThread {
       worker ??= current;
       if (worker === current) current.postMessage(m, transfer);
     };
+    // Adjacent shared bytes (a blob's chunks, written in order into one SharedArrayBuffer) go to the
+    // thread as one range of up to BATCH_BYTES: one message and one wake-up of the thread per batch.
+    let batch: { buffer: SharedArrayBuffer; offset: number; length: number } | undefined;
+    const flush = () => {
+      if (batch) post({ id, op: 'update', ...batch });
+      batch = undefined;
+    };
     return {
       update: (bytes) => {
         if (used) throw new Error('hasher already used up');
         if (bytes.buffer instanceof SharedArrayBuffer) {
-          post({ id, op: 'update', buffer: bytes.buffer, offset: bytes.byteOffset, length: bytes.byteLength });
+          if (batch?.buffer === bytes.buffer && batch.offset + batch.length === bytes.byteOffset) batch.length += bytes.byteLength;
+          else {
+            flush();
+            batch = { buffer: bytes.buffer, offset: bytes.byteOffset, length: bytes.byteLength };
+          }
+          if (batch.length >= BATCH_BYTES) flush();
         } else {
+          flush();
           const copy = new Uint8Array(bytes);
           post({ id, op: 'update', buffer: copy.buffer, offset: 0, length: copy.byteLength }, [copy.buffer]);
         }
@@ -95,6 +111,7 @@ export class HashThread {
       digest: () => {
         if (used) return Promise.reject(new Error('hasher already used up'));
         used = true;
+        flush();
         return new Promise<string>((resolve, reject) => {
           if (worker !== undefined && worker !== this.worker) return reject(new Error('the hashing thread died during the transfer'));
           this.waiting.set(id, { resolve, reject });
@@ -105,6 +122,7 @@ export class HashThread {
       abandon: () => {
         if (used) return;
         used = true;
+        batch = undefined;
         if (worker !== undefined && worker === this.worker) post({ id, op: 'drop' });
       },
     };

@@ -9,7 +9,9 @@
  *
  * A transfer (`xfer`, chosen by the receiver, new for every attempt) streams chunks of `chunkBytes`
  * (the last one shorter), never more than `window` chunks beyond what the receiver has consumed in
- * order: credit is flow control, so a 200 MB blob never floods the receiver. Chunk data is lent to the
+ * order: credit is flow control, so a 200 MB blob never floods the receiver. The receiver grants credit in
+ * steps of half a window (blob-receiver.ts, `creditStep`), so the holder always has half a window to send
+ * while a credit is on its way and a transfer costs one credit per half window, not one per chunk. Chunk data is lent to the
  * transport (attachment.ts): on TCP it is written beside the chunk's header, not copied into a frame,
  * and the receiver may have it copied from the socket straight to its place in the blob (see
  * `chunkHeader` and BlobReceiver.accepts).

@@ -22,6 +22,11 @@ import { TransportError } from './types.js';
 
 /** Socket buffer above which writes wait for 'drain'. */
 const WRITE_HIGH_WATER_MARK = 256 * 1024;
+/**
+ * Attachments at least this large are written apart from the frames around them (see flush): copying a
+ * smaller one into a batch costs less than the extra write and TLS record.
+ */
+const SEPARATE_WRITE_BYTES = 64 * 1024;
 /** How long a refused connection may take to read its refusal before it is destroyed. */
 const REJECT_LINGER_MS = 1_000;
 /** How long close() lets an outbound connection flush before destroying it. */
@@ -280,7 +285,17 @@ export class OutboundConnection {
     socket.cork();
     for (let item = this.queue.shift(); item; item = this.queue.shift()) {
       let more = true;
-      for (const part of item.parts) more = socket.write(part);
+      const last = item.parts.length - 1;
+      if (last > 0 && item.parts[last]!.length >= SEPARATE_WRITE_BYTES) {
+        // A large attachment is written on its own: a corked batch reaches TLS as one writev, which
+        // Node copies into one buffer before encrypting it; a single buffer is encrypted where it lies.
+        for (let i = 0; i < last; i++) socket.write(item.parts[i]!);
+        socket.uncork();
+        more = socket.write(item.parts[last]!);
+        socket.cork();
+      } else {
+        for (const part of item.parts) more = socket.write(part);
+      }
       item.resolve();
       if (!more) {
         this.waitingForDrain = true;

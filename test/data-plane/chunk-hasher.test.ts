@@ -41,6 +41,21 @@ describe('chunk hasher', { timeout: 30_000 }, () => {
     await assert.rejects(onThread[0]!.digest(), /used up/);
   });
 
+  it('hashes shared bytes in the order given, whether adjacent (sent to the thread together) or not', async () => {
+    const MiB = 1024 * 1024;
+    const big = inShared(randomBytes(10 * MiB));
+    const other = inShared(randomBytes(MiB));
+    const loose = randomBytes(1000);
+    // Adjacent ranges beyond one batch, then a jump back, another buffer, private bytes, a jump ahead.
+    const pieces = [
+      ...Array.from({ length: 6 }, (_, i) => big.subarray(i * MiB, (i + 1) * MiB)),
+      big.subarray(9 * MiB), big.subarray(6 * MiB, 7 * MiB), other, loose, big.subarray(7 * MiB, 9 * MiB), big.subarray(0, 16),
+    ];
+    const h = thread.hasher();
+    for (const p of pieces) h.update(p);
+    assert.equal(await h.digest(), sha(Buffer.concat(pieces)));
+  });
+
   it('keeps hashers apart when one is abandoned', async () => {
     const a = thread.hasher();
     const b = thread.hasher();

@@ -43,6 +43,8 @@ export interface SimOutcome {
   maxAhead: number;
   /** Chunks each holder sent. */
   sentBy: Map<string, number>;
+  /** Every credit the receiver granted: the chunks it had consumed then, and the `upTo` it granted. */
+  credits: Array<{ consumed: number; upTo: number }>;
   simulatedMs: number;
 }
 
@@ -69,6 +71,7 @@ export function simulateFetch(opts: SimOptions): SimOutcome {
   let error: DataError | undefined;
   let maxAhead = 0;
   let consumed = 0;
+  const credits: SimOutcome['credits'] = [];
 
   const receiver = new BlobReceiver({
     hash: hashOf(opts.blob), size: opts.blob.length, job: 'J', holders: opts.holders.map((h) => h.id),
@@ -92,11 +95,13 @@ export function simulateFetch(opts: SimOptions): SimOutcome {
   const apply = (actions: ReceiverAction[]) => {
     for (const a of actions) {
       if (a.kind === 'send') {
+        if (a.message.type === 'blob.credit') credits.push({ consumed, upTo: a.message.upTo });
         if (!send(RECEIVER, a.to, a.message)) {
           const xfer = a.message.xfer;
           schedule(0, () => apply(receiver.onSendFailed(a.to, xfer, now, 'connection refused')));
         }
       } else if (a.kind === 'write') {
+        // Writes come before the credit they earn in one batch of actions: `consumed` is current when it is sent.
         if (a.offset !== writtenBytes) throw new Error(`write at ${a.offset} after ${writtenBytes} bytes: out of order`);
         written.push(a.data);
         writtenBytes += a.data.length;
@@ -165,5 +170,5 @@ export function simulateFetch(opts: SimOptions): SimOutcome {
     now = next.at;
     next.run();
   }
-  return { result, error, written: Buffer.concat(written), receiver, corruptReports, maxAhead, sentBy, simulatedMs: now };
+  return { result, error, written: Buffer.concat(written), receiver, corruptReports, maxAhead, sentBy, credits, simulatedMs: now };
 }

@@ -36,6 +36,29 @@ describe('blob transfer protocol (simulated network)', () => {
     }
   });
 
+  it('grants credit in steps of half a window, never beyond a window past what was consumed, and never leaves the holder without credit', () => {
+    for (const window of [1, 2, 3, WINDOW, 16]) {
+      for (const seed of SEEDS) {
+        const blob = blobOf(seed);
+        const chunks = Math.ceil(blob.length / CHUNK);
+        const out = simulateFetch({ seed, blob, holders: [{ id: 'a', bytes: blob }], chunkBytes: CHUNK, window, maxDelayMs: 50 });
+        assert.equal(out.result, 'done', `window ${window}, seed ${seed}: ${out.error?.message}`);
+        assert.ok(out.written.equals(blob), `window ${window}, seed ${seed}: bytes differ`);
+        assert.ok(out.maxAhead <= window, `window ${window}, seed ${seed}: holder ran ${out.maxAhead} chunks ahead`);
+        assert.equal(out.receiver.stats.attempts, 1, `window ${window}, seed ${seed}: the holder stalled for want of credit`);
+        const step = Math.ceil(window / 2);
+        let granted = window;
+        for (const c of out.credits) {
+          assert.ok(c.upTo <= c.consumed + window, `window ${window}, seed ${seed}: credit up to ${c.upTo} with ${c.consumed} consumed`);
+          assert.ok(c.upTo - granted >= step || c.upTo === chunks, `window ${window}, seed ${seed}: a credit of ${c.upTo - granted} chunks (step ${step})`);
+          granted = c.upTo;
+        }
+        // One credit per step of consumed chunks (the last may be short), where one per chunk was sent before.
+        assert.ok(out.credits.length <= Math.ceil((chunks - window) / step), `window ${window}, seed ${seed}: ${out.credits.length} credits for ${chunks} chunks`);
+      }
+    }
+  });
+
   it('completes despite lost messages, resuming after a stall instead of starting over', () => {
     for (const seed of SEEDS) {
       const blob = blobOf(seed);

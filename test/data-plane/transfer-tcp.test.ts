@@ -85,6 +85,48 @@ describe('blob transfer over TcpTransport (loopback)', () => {
     assert.ok(b.service.stats.bytesOut < blob.length, 'b sent only what was missing');
   });
 
+  it('fails the fetch naming the holder when the only holder dies mid-transfer, and keeps nothing of it', T, async () => {
+    const a = await node('a');
+    const c = await node('c');
+    const blob = randomBytes(20 * MB);
+    const { hash } = await a.store.put(blob);
+    let chunksFromA = 0;
+    c.transport.onMessage((from, m) => {
+      if (from === 'a' && m.type === 'blob.chunk' && ++chunksFromA === 3) void a.transport.close();
+    });
+    const fetch = c.service.fetch(hash, { size: blob.length, holders: [a.peer], job: 'J', name: 'job input' });
+    await assert.rejects(withDeadline(fetch, 'the failing fetch', 60_000), (err: unknown) => {
+      assert.ok(err instanceof DataError && err.code === 'UNAVAILABLE', String(err));
+      assert.match(err.message, /job J\) could not be fetched from a: (unreachable|sent nothing)/);
+      return true;
+    });
+    assert.ok(chunksFromA >= 3 && chunksFromA < 20, `a sent part of it (${chunksFromA} chunks)`);
+    assert.equal(c.store.has(hash), false);
+  });
+
+  it('detects a copy corrupted in the holder\'s memory (hashed on the hashing thread): alone it fails naming the holder, with another holder the fetch completes', T, async () => {
+    const a = await node('a');
+    const b = await node('b');
+    const c = await node('c');
+    const blob = randomBytes(12 * MB + 5);
+    const { hash } = await a.store.put(blob);
+    await b.store.put(blob);
+    const held = await a.store.get(hash);
+    held[7 * MB + 3] = held[7 * MB + 3]! ^ 0x40;
+    const corrupt: string[] = [];
+    c.store.events.on('corrupt', (e) => corrupt.push(e.where));
+    await assert.rejects(withDeadline(c.service.fetch(hash, { size: blob.length, holders: [a.peer], job: 'J' }), 'the fetch from a', 60_000), (err: unknown) => {
+      assert.ok(err instanceof DataError && err.code === 'UNAVAILABLE', String(err));
+      assert.match(err.message, /a: sent a corrupt copy \(content hashes to [0-9a-f]{12}\)/);
+      return true;
+    });
+    assert.equal(c.store.has(hash), false);
+    await withDeadline(c.service.fetch(hash, { size: blob.length, holders: [a.peer, b.peer], job: 'J' }), 'the fetch from a and b', 60_000);
+    assert.ok((await c.store.get(hash)).equals(blob));
+    assert.deepEqual(corrupt, ['arrival', 'arrival']);
+    assert.equal(c.service.stats.corruptArrivals, 2);
+  });
+
   it('rejects a copy corrupted on the holder\'s disk and fetches it from another; the holder discards its copy', T, async () => {
     const a = await node('a', { store: { memoryBytes: 0 } });
     const b = await node('b');
