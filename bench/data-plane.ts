@@ -14,6 +14,8 @@
  *
  *   npx tsx bench/data-plane.ts [--mb 200] [--repeat 3] [--transfer-only]
  *
+ * (--transfer-only: the transfers, their table and ratios only; no submit measurement, no results file)
+ *
  * Then the time from `submit` of a job with a 200 MB binary input (from a client that holds it) to the
  * first task on each of 3 node processes over ZooKeeper (each node fetches the input once and shares it
  * with its workers).
@@ -27,7 +29,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BlobTransferService } from '../src/data/blob-transfer.js';
+import { BlobTransferService, DEFAULT_WINDOW } from '../src/data/blob-transfer.js';
 import { hashOf } from '../src/data/content-hash.js';
 import { ObjectStore } from '../src/data/object-store.js';
 import { Cluster } from '../src/runtime/client/cluster.js';
@@ -177,14 +179,6 @@ async function main(): Promise<void> {
     await service.close();
     await transport.close();
     await store.close();
-    if (values['transfer-only']) {
-      // For profiling the transfer (e.g. under --cpu-prof): no submit measurement, no results file.
-      for (const [name, xs] of Object.entries(samples)) {
-        console.log(name, xs.map((x) => (typeof x === 'number' ? x.toFixed(3) : `${x.seconds.toFixed(3)}s cpu ${x.receiverCpu.toFixed(3)}+${x.holderCpu.toFixed(3)}`)).join('  '));
-      }
-      return;
-    }
-    const submit = await submitToFirstTasks();
 
     const best = (xs: number[]) => Math.min(...xs);
     const mbps = (s: number) => SIZE / 1e6 / s;
@@ -211,10 +205,19 @@ async function main(): Promise<void> {
       ['setup', 'seconds', 'MB/s', 'receiver CPU s', 'holder CPU s'],
       ...rows.map((r) => [r.setup, r.seconds, r.megabytesPerSecond, cpu('receiverCpuSeconds' in r ? r.receiverCpuSeconds : undefined), cpu('holderCpuSeconds' in r ? r.holderCpuSeconds : undefined)]),
     ]);
-    console.log(`\nthroughput against the plain TLS socket copy into a buffer: ${ratio.toFixed(2)}× (target ≥ 0.8×); against the plaintext copy: ${ratioPlain.toFixed(2)}×; against the discarded plaintext stream: ${ratioWire.toFixed(2)}×`);
+    console.log(`\nthroughput against the plain TLS socket copy into a buffer: ${ratio.toFixed(2)}× (target ≥ 0.8×: ${ratio >= 0.8 ? 'met' : 'NOT met'}); against the plaintext copy: ${ratioPlain.toFixed(2)}×; against the discarded plaintext stream: ${ratioWire.toFixed(2)}×`);
+    console.log('(the TLS copy is the target\'s baseline: the same bytes on a bare TLS 1.3 socket with the node channel\'s settings, copied into one buffer; the fetch also checks SHA-256, frames chunks and grants credit)');
+    if (values['transfer-only']) {
+      // For profiling the transfer (e.g. under --cpu-prof) and short runs: no submit measurement, no results file.
+      for (const [name, xs] of Object.entries(samples)) {
+        console.log(name, xs.map((x) => (typeof x === 'number' ? x.toFixed(3) : `${x.seconds.toFixed(3)}s cpu ${x.receiverCpu.toFixed(3)}+${x.holderCpu.toFixed(3)}`)).join('  '));
+      }
+      return;
+    }
+    const submit = await submitToFirstTasks();
     console.log(`submit with a ${SIZE / 1e6} MB input → first task: ${submit.firstTaskSeconds.toFixed(2)} s; first task on each of 3 nodes: ${submit.perNodeSeconds.map((x) => x.toFixed(2)).join(', ')} s (submit itself ${submit.submitSeconds.toFixed(2)} s)`);
     writeFileSync(resultsFile('data-plane'), `${JSON.stringify({
-      machine: machineInfo(), bytes: SIZE, repeat: REPEAT, chunkBytes: 1024 * 1024, window: 8, hashing: 'thread',
+      machine: machineInfo(), bytes: SIZE, repeat: REPEAT, chunkBytes: 1024 * 1024, window: DEFAULT_WINDOW, hashing: 'thread',
       rows, ratioToTlsCopy: ratio, ratioToPlainCopy: ratioPlain, ratioToDiscardedStream: ratioWire, target: 0.8, samples, submitWithInput: submit,
     }, null, 2)}\n`);
   } finally {
