@@ -17,6 +17,7 @@ import { registerIterateCommand } from './commands/iterate.js';
 import { registerSecretCommands } from './commands/secret.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerWorkflowCommands } from './commands/workflow.js';
+import { registerZkTunnelCommand } from './commands/zk-tunnel.js';
 import { reportError } from './errors.js';
 import { applySettings } from './settings/apply-settings.js';
 import { deprecated } from './settings/deprecations.js';
@@ -70,6 +71,7 @@ export function buildProgram(): SettingsCommand {
   registerServeCommand(program);
   registerSecretCommands(program);
   registerWorkflowCommands(program);
+  registerZkTunnelCommand(program);
   return program;
 }
 

@@ -5,7 +5,7 @@
  * Each block of examples runs in order in one working directory that has the repository's `test/`,
  * `examples/` and `data/` (so the files the examples name are there, and what they write stays out of
  * the repository), with `tidepool` on the PATH (the built CLI). Commands that serve (node, monitor,
- * manager, serve) run until the end of their block and must then stop cleanly on SIGTERM.
+ * manager, serve, zk-tunnel) run until the end of their block and must then stop cleanly on SIGTERM.
  *
  * What the test changes before running a line, and why:
  *   - `npx tidepool` → `tidepool`: what npx runs once the package is installed (no registry here);
@@ -46,7 +46,7 @@ const BIN = join(ROOT, 'bin/tidepool.mjs');
 /** The jobs the placeholders stand for run examples/count.js: plain JavaScript, so that a node of the built CLI (README's) can run it too. */
 const COUNT: TaskRef = { module: new URL('../../examples/count.js', import.meta.url).href, export: 'default' };
 /** Commands that serve until they are stopped. */
-const SERVING = new Set(['node', 'monitor', 'coordinator', 'manager', 'serve']);
+const SERVING = new Set(['node', 'monitor', 'coordinator', 'manager', 'serve', 'zk-tunnel']);
 
 interface Example {
   source: string;

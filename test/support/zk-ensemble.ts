@@ -9,6 +9,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import tls from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -55,7 +56,15 @@ export interface EnsembleOptions {
   timeoutMs?: number;
   /** Each server's JVM heap (MiB; default 128): a bench that records a million znodes needs more. */
   heapMb?: number;
+  /**
+   * Serve TLS only: each server's client port is a `secureClientPort` (Netty), there is no plaintext
+   * client port; `config` holds the `ssl.*` lines of zoo.cfg (key and trust stores), `probe` the TLS
+   * options the readiness probe connects with (its trust, and a client certificate if the server needs one).
+   */
+  tls?: { config: string[]; probe: tls.ConnectionOptions };
 }
+
+type EnsembleSettings = Required<Omit<EnsembleOptions, 'tls'>> & Pick<EnsembleOptions, 'tls'>;
 
 const JAVA_DIR = '/usr/share/java';
 const ZK_JAR = path.join(JAVA_DIR, 'zookeeper.jar');
@@ -76,8 +85,10 @@ const JVM_FLAGS = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto'
  * directory order (slf4j-nop here, i.e. no log at all). Debian's 3.8 logs through log4j 1.2.
  */
 function classPath(): string {
+  // Netty's TLS handler (secureClientPort) needs netty-codec, which zookeeper.jar's manifest does not list (Debian 12).
+  const netty = [path.join(JAVA_DIR, 'netty-codec.jar')].filter((jar) => existsSync(jar));
   const log4j = [path.join(JAVA_DIR, 'slf4j-log4j12.jar'), path.join(JAVA_DIR, 'log4j-1.2.jar')];
-  if (log4j.every((jar) => existsSync(jar))) return [ZK_JAR, ...log4j].join(':');
+  if (log4j.every((jar) => existsSync(jar))) return [ZK_JAR, ...netty, ...log4j].join(':');
   return `${ZK_JAR}:${JAVA_DIR}/*`;
 }
 
@@ -157,17 +168,17 @@ export async function freePorts(count: number, host = '127.0.0.1'): Promise<numb
   }
 }
 
-/** Sends a ZooKeeper four-letter word (ruok, srvr, mntr, ...) and returns the whole answer. */
-export function fourLetterWord(port: number, word: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<string> {
+/** Sends a ZooKeeper four-letter word (ruok, srvr, mntr, ...) and returns the whole answer; over TLS with `secure`. */
+export function fourLetterWord(port: number, word: string, timeoutMs = PROBE_TIMEOUT_MS, secure?: tls.ConnectionOptions): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
+    const socket = secure ? tls.connect({ ...secure, host: '127.0.0.1', port }) : net.connect({ host: '127.0.0.1', port });
     const chunks: Buffer[] = [];
     const timer = setTimeout(
       () => socket.destroy(new Error(`'${word}' on 127.0.0.1:${port}: no answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
     // Plain write, not end(): the server answers and then closes the connection itself.
-    socket.on('connect', () => socket.write(word));
+    socket.on(secure ? 'secureConnect' : 'connect', () => socket.write(word));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', (err) => {
       clearTimeout(timer);
@@ -222,6 +233,7 @@ class ZkServer implements ZkServerHandle {
     private readonly dir: string,
     private readonly readyTimeoutMs: number,
     private readonly heapMb: number,
+    private readonly probeTls?: tls.ConnectionOptions,
   ) {}
 
   get running(): boolean {
@@ -324,7 +336,7 @@ class ZkServer implements ZkServerHandle {
       return undefined;
     }
     try {
-      const answer = await fourLetterWord(this.clientPort, 'srvr');
+      const answer = await fourLetterWord(this.clientPort, 'srvr', PROBE_TIMEOUT_MS, this.probeTls);
       const mode = /^Mode: (\w+)/m.exec(answer)?.[1];
       this.lastSeen = mode ? `mode ${mode}` : answer.trim() || 'empty srvr answer';
       return mode;
@@ -374,14 +386,18 @@ async function pollUntil(
 // ---------------------------------------------------------------------------------------------
 // The ensemble
 
-function zooCfg(opts: Required<EnsembleOptions>, dataDir: string, clientPort: number, peers: string[]): string {
+function zooCfg(opts: EnsembleSettings, dataDir: string, clientPort: number, peers: string[]): string {
   const lines = [
     `tickTime=${opts.tickTime}`,
     'initLimit=10',
     'syncLimit=5',
     `dataDir=${dataDir}`,
-    `clientPort=${clientPort}`,
-    'clientPortAddress=127.0.0.1',
+    ...(opts.tls ? [
+      `secureClientPort=${clientPort}`,
+      'secureClientPortAddress=127.0.0.1',
+      'serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory',
+      ...opts.tls.config,
+    ] : [`clientPort=${clientPort}`, 'clientPortAddress=127.0.0.1']),
     ...peers,
     ...(opts.size > 1 ? ['standaloneEnabled=false'] : []),
     'admin.enableServer=false',
@@ -412,13 +428,14 @@ function log4jProperties(logFile: string): string {
 
 export async function startEnsemble(options: EnsembleOptions = {}): Promise<ZkEnsemble> {
   const tickTime = options.tickTime ?? 200;
-  const opts: Required<EnsembleOptions> = {
+  const opts: EnsembleSettings = {
     size: options.size ?? 3,
     tickTime,
     minSessionTimeout: options.minSessionTimeout ?? tickTime * 2,
     maxSessionTimeout: options.maxSessionTimeout ?? 60_000,
     timeoutMs: options.timeoutMs ?? 60_000,
     heapMb: options.heapMb ?? 128,
+    ...(options.tls ? { tls: options.tls } : {}),
   };
   if (!Number.isInteger(opts.size) || opts.size < 1) throw new Error(`ensemble size must be >= 1, got ${opts.size}`);
 
@@ -442,7 +459,7 @@ export async function startEnsemble(options: EnsembleOptions = {}): Promise<ZkEn
     await writeFile(path.join(dataDir, 'myid'), `${id}\n`);
     await writeFile(path.join(dir, 'zoo.cfg'), zooCfg(opts, dataDir, clientPort(id), peers));
     await writeFile(path.join(dir, 'log4j.properties'), log4jProperties(path.join(dir, 'zookeeper.log')));
-    servers.push(new ZkServer(id, clientPort(id), dir, opts.timeoutMs, opts.heapMb));
+    servers.push(new ZkServer(id, clientPort(id), dir, opts.timeoutMs, opts.heapMb, opts.tls?.probe));
   }
 
   const hosts = servers.map((s) => `127.0.0.1:${s.clientPort}`).join(',');
