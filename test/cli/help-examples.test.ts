@@ -20,7 +20,7 @@
  * Nothing else is changed: flags, files and values are as printed.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,7 +36,7 @@ import { listNodes } from '../../src/runtime/scheduler/index.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
-import { runCommand, type Run } from '../support/cli.js';
+import { runCommand, startServing, type Run, type Serving } from '../support/cli.js';
 import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
@@ -168,18 +168,8 @@ describe('every --help example and README command runs as printed', () => {
     return out;
   }
 
-  function serve(line: string): Promise<{ child: ChildProcess; output: () => string }> {
-    const child = spawn('sh', ['-c', `exec ${line}`], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    return withDeadline(new Promise((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (stdout.includes('\n')) resolve({ child, output: () => `${stdout}${stderr}` });
-      });
-      child.once('exit', (code) => reject(new Error(`${line}: exited (${code}) before it was ready:\n${stdout}${stderr}`)));
-    }), `${line} to be ready`, 90_000);
+  function serve(line: string): Promise<Serving> {
+    return startServing('sh', ['-c', `exec ${line}`], { cwd: work, env, what: line });
   }
 
   /** Commands that ran already (the README repeats some help examples), without comments: each runs once. */

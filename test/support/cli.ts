@@ -1,8 +1,9 @@
 /** Test support: run the built `tidepool` command as a user would and capture what it printed. */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { childEnv } from './child-env.js';
+import { withDeadline } from './wait.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tidepool.mjs', import.meta.url));
 
@@ -38,6 +39,35 @@ export function runCommand(command: string, args: string[], opts: { cwd?: string
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+export interface Serving {
+  child: ChildProcess;
+  /** The first line it printed on stdout (its ready line). */
+  firstLine: string;
+  /** Everything it printed so far, stdout then stderr. */
+  output: () => string;
+}
+
+/**
+ * Starts a command that serves until it is stopped, and resolves once it has printed its first line on
+ * stdout; rejects, with its output, if it exits first or has printed none within `timeoutMs`. Its
+ * environment is as for `runCommand`.
+ */
+export function startServing(command: string, args: string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv; what?: string } = {}): Promise<Serving> {
+  const what = opts.what ?? `${command} ${args.join(' ')}`;
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? childEnv(), ...(opts.cwd ? { cwd: opts.cwd } : {}) });
+  let stdout = '';
+  let stderr = '';
+  const output = () => `${stdout}${stderr}`;
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return withDeadline(new Promise((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (stdout.includes('\n')) resolve({ child, firstLine: stdout.slice(0, stdout.indexOf('\n')), output });
+    });
+    child.once('exit', (code) => reject(new Error(`${what}: exited (${code}) before it was ready:\n${output()}`)));
+  }), `${what} to be ready`, opts.timeoutMs ?? 90_000);
 }
 
 /** A bad-input failure as users must see it: exit code 2, a message matching `pattern`, no stack trace. */

@@ -7,7 +7,7 @@
  * certificate. A tunnel that cannot verify the server forwards nothing and says why.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { submitJob } from '../../src/runtime/client/submit.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import type { TaskRef } from '../../src/runtime/worker/task.js';
 import { TlsTunnel } from '../../src/transport/tls-tunnel.js';
+import { startServing } from '../support/cli.js';
 import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../support/node-process.js';
 import { withDeadline } from '../support/wait.js';
 import { fourLetterWord, startEnsemble, type ZkEnsemble } from '../support/zk-ensemble.js';
@@ -63,21 +64,6 @@ function listeningPorts(pid: number): number[] {
   return [...ports].sort((a, b) => a - b);
 }
 
-/** Starts `tidepool zk-tunnel … --json` and resolves with its ready line. */
-function startTunnelProcess(args: string[]): Promise<{ child: ChildProcess; ready: { listen: string; zk: string } }> {
-  const child = spawn(process.execPath, [BIN, 'zk-tunnel', ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return withDeadline(new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (stdout.includes('\n')) resolve({ child, ready: JSON.parse(stdout.split('\n')[0]!) as { listen: string; zk: string } });
-    });
-    child.once('exit', (code) => reject(new Error(`tidepool zk-tunnel exited (${code}) before it was ready:\n${stdout}${stderr}`)));
-  }), 'tidepool zk-tunnel to be ready', 60_000);
-}
-
 /** What a plaintext connection through `port` gets for `srvr`: the whole answer, '' when closed without one. */
 function srvrThrough(port: number): Promise<string> {
   return fourLetterWord(port, 'srvr', 20_000).catch((err: Error) => `failed: ${err.message}`);
@@ -114,9 +100,10 @@ describe('ZooKeeper over TLS through tidepool zk-tunnel', { timeout: 300_000 }, 
       },
     });
     securePort = zk.servers[0]!.clientPort;
-    const started = await startTunnelProcess(['--connect', `127.0.0.1:${securePort}`, '--listen', '127.0.0.1:0', '--ca', server.pem, '--pfx', client.store, '--passphrase-file', passphrase]);
+    const started = await startServing(process.execPath, [BIN, 'zk-tunnel', '--connect', `127.0.0.1:${securePort}`, '--listen', '127.0.0.1:0',
+      '--ca', server.pem, '--pfx', client.store, '--passphrase-file', passphrase, '--json'], { what: 'tidepool zk-tunnel' });
     tunnel = started.child;
-    tunnelZk = started.ready.zk;
+    tunnelZk = (JSON.parse(started.firstLine) as { zk: string }).zk;
   });
 
   after(async () => {
