@@ -16,6 +16,7 @@
  *   handshake within `connectTimeoutMs`; bytes wait in each socket's own buffers, with back-pressure
  *   (pipe), so nothing grows without bound.
  */
+import { X509Certificate } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 import { Emitter } from '../util/emitter.js';
@@ -74,6 +75,19 @@ function formatTarget(t: TunnelTarget): string {
   return t.host.includes(':') ? `[${t.host}]:${t.port}` : `${t.host}:${t.port}`;
 }
 
+/** How many PEM certificates `pem` holds (each must parse). */
+function certificatesIn(pem: string | Buffer): number {
+  const blocks = pem.toString().match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      throw new TransportError(`a CA certificate does not parse: ${(err as Error).message}`);
+    }
+  }
+  return blocks.length;
+}
+
 /** Whether `host` is a loopback address (127.0.0.0/8, ::1) or "localhost". */
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
@@ -89,6 +103,8 @@ export class TlsTunnel {
   private readonly secureContext: tls.SecureContext;
   private readonly connectTimeoutMs: number;
   private readonly maxConnections: number;
+  /** Clients' connections (what the limit counts), and every socket the tunnel holds (what close destroys). */
+  private readonly clients = new Set<net.Socket>();
   private readonly sockets = new Set<net.Socket>();
   private server: net.Server | undefined;
   private boundPort: number | undefined;
@@ -105,6 +121,8 @@ export class TlsTunnel {
     this.requestedPort = options.port ?? 0;
     if ((options.cert === undefined) !== (options.key === undefined)) throw new TransportError('a client certificate needs its key, and a key its certificate');
     if (options.pfx !== undefined && options.cert !== undefined) throw new TransportError('give the client certificate either as PEM (cert and key) or as PKCS#12 (pfx), not both');
+    // Node ignores CA text it cannot parse: the tunnel would then trust no one, and say only "unable to verify".
+    if (options.ca !== undefined && certificatesIn(options.ca) === 0) throw new TransportError('the CAs to trust hold no PEM certificate');
     try {
       this.secureContext = tls.createSecureContext({
         minVersion: 'TLSv1.2',
@@ -132,12 +150,13 @@ export class TlsTunnel {
 
   /** Clients connected now. */
   get connections(): number {
-    return this.sockets.size;
+    return this.clients.size;
   }
 
   async start(): Promise<void> {
     if (this.server) throw new TransportError('the tunnel was already started');
-    const server = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => this.accept(socket));
+    // Half-open both ways: a side that has finished sending may still receive (its end() travels as TLS's close_notify).
+    const server = net.createServer({ pauseOnConnect: true, noDelay: true, allowHalfOpen: true }, (socket) => this.accept(socket));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err) => reject(new TransportError(`the tunnel cannot listen on ${formatTarget({ host: this.host, port: this.requestedPort })}: ${err.message}`)));
@@ -158,12 +177,16 @@ export class TlsTunnel {
 
   private accept(client: net.Socket): void {
     if (this.closed) return void client.destroy();
-    if (this.sockets.size >= this.maxConnections) {
+    if (this.clients.size >= this.maxConnections) {
       this.refuse(client, `${this.maxConnections} connections already (the most at once)`);
       return;
     }
+    this.clients.add(client);
     this.sockets.add(client);
-    client.once('close', () => this.sockets.delete(client));
+    client.once('close', () => {
+      this.clients.delete(client);
+      this.sockets.delete(client);
+    });
     client.on('error', (err) => log.debug('tunnel', `client ${client.remoteAddress}:${client.remotePort}: ${err.message}`));
     const first = this.nextTarget++ % this.targets.length;
     this.tryTarget(client, first, 0, []);
@@ -183,10 +206,11 @@ export class TlsTunnel {
       host: target.host,
       port: target.port,
       secureContext: this.secureContext,
+      allowHalfOpen: true,
       ...(servername !== undefined ? { servername } : {}),
       // The default check (chain and name) stays on; only the name it checks may be the operator's.
       ...(this.options.servername !== undefined ? { checkServerIdentity: (_host: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(this.options.servername!, cert) } : {}),
-    });
+    } as tls.ConnectionOptions); // allowHalfOpen: not in @types/node 20's ConnectionOptions, but tls.connect passes it to the socket
     server.setNoDelay(true);
     let settled = false;
     const timer = setTimeout(() => fail(`no TLS connection within ${this.connectTimeoutMs} ms`), this.connectTimeoutMs);
