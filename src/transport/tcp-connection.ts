@@ -23,7 +23,7 @@ import { TransportError } from './types.js';
 /** Socket buffer above which writes wait for 'drain'. */
 const WRITE_HIGH_WATER_MARK = 256 * 1024;
 /**
- * Attachments at least this large are written apart from the frames around them (see flush): copying a
+ * Buffers at least this large are written apart from the frames around them (see flush): copying a
  * smaller one into a batch costs less than the extra write and TLS record.
  */
 const SEPARATE_WRITE_BYTES = 64 * 1024;
@@ -285,16 +285,17 @@ export class OutboundConnection {
     socket.cork();
     for (let item = this.queue.shift(); item; item = this.queue.shift()) {
       let more = true;
-      const last = item.parts.length - 1;
-      if (last > 0 && item.parts[last]!.length >= SEPARATE_WRITE_BYTES) {
-        // A large attachment is written on its own: a corked batch reaches TLS as one writev, which
-        // Node copies into one buffer before encrypting it; a single buffer is encrypted where it lies.
-        for (let i = 0; i < last; i++) socket.write(item.parts[i]!);
+      for (const part of item.parts) {
+        if (part.length < SEPARATE_WRITE_BYTES) {
+          more = socket.write(part);
+          continue;
+        }
+        // A large buffer (a big frame, an attachment) is written on its own: a corked batch reaches TLS
+        // as one writev, which Node copies into one buffer before encrypting it; a single buffer is
+        // encrypted where it lies. What was corked before it goes first, as one write.
         socket.uncork();
-        more = socket.write(item.parts[last]!);
+        more = socket.write(part);
         socket.cork();
-      } else {
-        for (const part of item.parts) more = socket.write(part);
       }
       item.resolve();
       if (!more) {

@@ -107,6 +107,26 @@ describe('tcp transport', { timeout: 120_000 }, () => {
     await Promise.all([a.close(), b.close(), small.close()]);
   });
 
+  it('keeps frames of every size in order when they are sent in one turn (large ones are written apart from the batch)', { timeout: 60_000 }, async () => {
+    const a = await started('mix-a');
+    const b = await started('mix-b');
+    const atB = inbox(b);
+    // Sizes around the separate-write threshold (64 KiB) and far beyond the socket's buffer.
+    const sizes = [10, 70_000, 5, 65_536, 3 * 1024 * 1024, 1, 65_535, 200_000, 0, 1024 * 1024];
+    const body = (i: number, n: number) => Buffer.alloc(n, i + 1);
+    const sends: Array<Promise<void>> = [];
+    for (let round = 0; round < 3; round++) sizes.forEach((n, i) => sends.push(a.send(peer(b), { type: 'mix', round, i, body: body(i, n) })));
+    await withDeadline(Promise.all(sends), 'all sends', 30_000);
+    await waitFor(() => atB.length === 3 * sizes.length, 'every frame', 30_000);
+    atB.forEach((r, k) => {
+      const i = k % sizes.length;
+      assert.equal(r.message.round, Math.floor(k / sizes.length), `frame ${k} in order`);
+      assert.equal(r.message.i, i, `frame ${k} in order`);
+      assert.ok((r.message.body as Buffer).equals(body(i, sizes[i]!)), `frame ${k} intact`);
+    });
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('refuses a peer with the wrong secret (logged, dropped, told why) and keeps serving good peers', { timeout: 30_000 }, async () => {
     await withWarnings('transport', async (warnings) => {
       const server = await started('server');
