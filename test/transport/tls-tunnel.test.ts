@@ -13,6 +13,7 @@ import { after, describe, it } from 'node:test';
 import { TlsTunnel, type TlsTunnelOptions } from '../../src/transport/tls-tunnel.js';
 import { selfSignedCert } from '../frameworks/service/tls.js';
 import { waitFor, withDeadline } from '../support/wait.js';
+import { freePorts } from '../support/zk-ensemble.js';
 
 const server = selfSignedCert();
 const clientCert = selfSignedCert();
@@ -34,15 +35,6 @@ async function listening(s: net.Server): Promise<number> {
     for (const socket of open) socket.destroy();
   }));
   return (s.address() as net.AddressInfo).port;
-}
-
-/** A port nothing listens on (a connection to it is refused): one that was just free. */
-async function closedPort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
 }
 
 /** A TLS server that answers every connection with the SHA-256 of all it received, then `tail` bytes, then ends. */
@@ -91,7 +83,7 @@ describe('TLS tunnel', { timeout: 120_000 }, () => {
   });
 
   it('moves on from a target that refuses or does not finish its TLS handshake in time, naming why', async () => {
-    const refusingPort = await closedPort();
+    const refusingPort = (await freePorts(1))[0]!; // bound and released: nothing listens there
     const silent = net.createServer((socket) => socket.resume()); // accepts and reads, never speaks TLS
     const silentPort = await listening(silent);
     const target = await hashingServer(Buffer.from('!'));
