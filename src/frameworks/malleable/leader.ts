@@ -13,12 +13,12 @@ import { log as rootLog, type Log } from '../../util/log.js';
 import { NO_METRICS } from '../../runtime/metrics/metrics-registry.js';
 import { rescaleRecorder } from './rescale-histograms.js';
 import { DurableState } from './durable-state.js';
-import { balance, blockMapping } from './load-balance.js';
 import type { AnyMalleableApp } from './malleable-app.js';
 import type { MalleableMember } from './member.js';
 import { MemberCalls, NodeLost } from './member-calls.js';
 import { MANAGER_NAME, requestResize } from './manager/manager-store.js';
 import { NodeAcquisition } from './node-acquisition.js';
+import { balancePlacement, blockPlacement, threadsOn } from './placement.js';
 import type { BlobRef } from '../../data/blob-directory.js';
 import type { CheckpointManifest, Mapping, RunReply } from './protocol.js';
 import { parseRequest, targetNodes, type RescaleRequest } from './rescale-plan.js';
@@ -54,7 +54,7 @@ class MalleableLeader {
   private total: number;
   private readonly objects: number;
   private epoch = 0;
-  private map: Mapping = { nodes: [], owner: [] };
+  private map: Mapping = { nodes: [], owner: [], threads: [], thread: [] };
   private iteration = 0;
   private expect = new Map<string, number>();
   private settled = true;
@@ -159,12 +159,22 @@ class MalleableLeader {
     const live = [...this.calls.live()].sort();
     const nodes = live.filter((n) => !this.leaving.has(n));
     if (nodes.length === 0) throw new Error('no member left to run on');
-    this.map = { nodes, owner: blockMapping(this.objects, nodes.length) };
+    this.map = blockPlacement(this.objects, nodes, nodes.map((n) => this.threadsOf(n)));
     const replies = await this.calls.all<{ sentTo: string[] }>(live, { type: 'restore', map: this.map, manifest: this.manifest }, this.epoch);
     this.countExpected(replies);
     this.settled = this.manifest !== null;
     this.iteration = this.manifest?.iteration ?? 0;
     this.loads.fill(Infinity);
+  }
+
+  /**
+   * How many object threads `node` runs for the job: one per worker thread it has (its pool is sized by
+   * its usable cores, cgroup quota included), at most `runtime.workers`.
+   */
+  private threadsOf(node: string): number {
+    const workers = this.ctx.membership.view().get(node)?.meta?.workers;
+    const cores = Number.isInteger(workers) && workers! >= 1 ? workers! : 1;
+    return Math.min(cores, this.spec.runtime?.workers ?? cores);
   }
 
   private countExpected(replies: ReadonlyArray<{ sentTo: string[] }>): void {
@@ -311,7 +321,7 @@ class MalleableLeader {
     }
     let t = now();
     // Reconnect (in): the new members learn the current mapping and epoch.
-    await this.calls.all(joiners, { type: 'configure', map: this.map }, this.epoch);
+    await this.calls.all(joiners, (n) => ({ type: 'configure', map: this.map, threads: threadsOn(this.map, n) || this.threadsOf(n) }), this.epoch);
     phases.reconnect += now() - t;
     t = now();
     await this.migrate(target);
@@ -327,7 +337,7 @@ class MalleableLeader {
     phases.reconnect += now() - t;
     t = now();
     // Restore: every member installs the final mapping (its location table) and says what it holds.
-    const held = await this.calls.all<{ objects: number }>(this.map.nodes, { type: 'configure', map: this.map }, this.epoch);
+    const held = await this.calls.all<{ objects: number }>(this.map.nodes, (n) => ({ type: 'configure', map: this.map, threads: threadsOn(this.map, n) || this.threadsOf(n) }), this.epoch);
     const count = held.reduce((a, h) => a + h.objects, 0);
     if (count !== this.objects) throw new Error(`after the rescale the members hold ${count} objects, not ${this.objects}`);
     phases.restore = now() - t;
@@ -352,15 +362,12 @@ class MalleableLeader {
     void this.release(this.ctx.nodeId).catch((err: Error) => this.log.warn('malleable', `could not release the leader's node: ${err.message}`));
   }
 
-  /** Balances the objects over `nodes` with the measured loads and moves those that change node. */
+  /** Balances the objects over the threads of `nodes` with the measured loads and moves those that change thread or node. */
   private async migrate(nodes: string[]): Promise<void> {
     await this.settle();
-    const slots = [...nodes, ...this.map.nodes.filter((n) => !nodes.includes(n))];
-    const owners = this.map.owner.map((o) => slots.indexOf(this.map.nodes[o]!));
     const measured = this.spec.runtime?.loads !== 'uniform' && this.loads.every((l) => l < Infinity);
     const loads = measured ? this.loads : this.loads.map(() => 1);
-    const placed = balance(this.spec.runtime?.strategy ?? 'refine', loads, owners, slots.map((n) => nodes.includes(n)));
-    const next: Mapping = { nodes, owner: placed };
+    const next = balancePlacement(this.spec.runtime?.strategy ?? 'refine', loads, this.map, nodes, (n) => this.threadsOf(n));
     const involved = [...new Set([...this.map.nodes, ...nodes])];
     await this.calls.all(involved, { type: 'migrate', map: next, iteration: this.iteration }, this.epoch);
     this.map = next;

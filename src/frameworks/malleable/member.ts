@@ -1,18 +1,26 @@
 /**
- * The malleable kind on one member node: hosts objects (ObjectHost), answers the leader's commands,
- * routes messages between objects to the node hosting the receiver under the current mapping, moves
- * objects at sync points and stores its part of coordinated checkpoints in the data plane (copied to
- * a second member). A node that leaves keeps nothing: its objects moved before it was let go.
+ * The malleable kind on one member node. Its objects run on the node's object threads (one per core it
+ * gives the job: object-thread.ts), which step them and exchange messages among themselves directly;
+ * the member, on the main thread, answers the leader's commands by commanding its threads, sends each
+ * other node one batch per iteration with what its threads' objects sent there, splits the batches it
+ * receives by thread, moves objects between threads and nodes at sync points, and stores its part of
+ * coordinated checkpoints in the data plane (copied to a second member). A node that leaves keeps
+ * nothing: its objects moved before it was let go.
  */
-import { performance } from 'node:perf_hooks';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { durableBlobs, onHold, type HoldMessage } from '../../runtime/job/durable-blobs.js';
 import type { LayerBody, MemberContext, MemberRole } from '../../runtime/kinds/job-kind.js';
 import { decode, encode } from '../../util/codec.js';
 import { log } from '../../util/log.js';
+import type { CollectivePart } from './collectives.js';
+import { inlineThreads } from './inline-threads.js';
 import type { AnyMalleableApp } from './malleable-app.js';
-import { emptyOutbox, ObjectHost, type Outbox, type PackedObject } from './object-host.js';
+import type { PackedObject, Routed } from './object-host.js';
+import { ObjectThreads, type ThreadLauncher } from './object-threads.js';
+import { objectsByThread, threadsOn } from './placement.js';
 import type { Command, HaloBody, Mapping, MoveBody, RunReply } from './protocol.js';
+import type { MalleableSpec } from './runtime-options.js';
+import type { FromThread, PackedPart, ThreadOut } from './thread-protocol.js';
+import { workerThreads } from './worker-threads.js';
 
 /** What the leader on this node hears through its own member (replies, bounces, evacuation wishes). */
 export interface LeaderHooks {
@@ -34,8 +42,30 @@ interface Waiter {
   resolve(): void;
 }
 
-export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params: unknown): MalleableMember {
-  const host = new ObjectHost(app, params);
+/** What the threads' objects sent other nodes in one iteration, gathered until every thread has stepped it. */
+interface Outgoing {
+  threads: number;
+  byNode: Map<string, Routed[]>;
+  collective: CollectivePart;
+}
+
+/** What a run's iterations came to so far, over every thread. */
+interface RunTally {
+  first: number;
+  loads: Map<number, number>;
+  times: number[];
+  sentTo: string[];
+  resize: RunReply['resize'];
+}
+
+/** Where the node's object threads run: its worker threads, or (a node without any) its main thread. */
+function defaultLauncher(ctx: MemberContext, app: AnyMalleableApp): ThreadLauncher {
+  return typeof ctx.workers?.attach === 'function' ? workerThreads(ctx.workers) : inlineThreads(app);
+}
+
+export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params: unknown, launcher: ThreadLauncher = defaultLauncher(ctx, app)): MalleableMember {
+  const me = ctx.nodeId;
+  let threads: ObjectThreads | undefined;
   let epoch = 0;
   let map: Mapping | undefined;
   let leader: string | undefined;
@@ -43,11 +73,12 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
   let stopped = false;
   let moveSeq = 0;
   let iterationNow = -1;
-  /** The last iteration this member stepped in this epoch (it then has every collective contribution of it). */
-  let ranThrough = -1;
-  /** A peer found the job done: the iterations from this one do not run (this epoch). */
+  /** A thread (here or on another node) found the job done: the iterations from this one do not run (this epoch). */
   let endedAt: number | undefined;
-  const batches = new Map<number, number>();
+  /** The objects hosted here, and the thread each is on. */
+  const located = new Map<number, number>();
+  const outgoing = new Map<number, Outgoing>();
+  let tally: RunTally | undefined;
   const future: HaloBody[] = [];
   const waiters = new Set<Waiter>();
   const inTransit = new Map<number, { resolve(): void; reject(err: Error): void }>();
@@ -60,157 +91,196 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
   };
   const until = (ready: () => boolean) => (ready() ? Promise.resolve() : new Promise<void>((resolve) => waiters.add({ ready, resolve })));
   const ownerOf = (index: number) => (map ? map.nodes[map.owner[index]!] : undefined);
-
-  const acceptHalo = (h: HaloBody) => {
-    if (h.ended === true) {
-      endedAt = Math.min(endedAt ?? Infinity, h.iteration);
-      return notify();
-    }
-    for (const m of h.items) if (ownerOf(m.to) !== ctx.nodeId) log.error('malleable', `halo for object ${m.to} reached ${ctx.nodeId}, which does not host it`);
-    host.deliver(h.iteration, h.items);
-    if (h.collective) host.deliverCollective(h.iteration, h.collective);
-    batches.set(h.iteration, (batches.get(h.iteration) ?? 0) + 1);
-    notify();
+  const others = () => (map?.nodes ?? []).filter((n) => n !== me);
+  const running = (): ObjectThreads => {
+    if (!threads) throw new Error(`${me} runs no object threads for this job`);
+    return threads;
   };
 
-  /** A newer epoch (a restore, or a joiner's first command): forget the old message counts. */
+  /** Runs `count` object threads (launched afresh if they are not running, or one of them is gone). */
+  const runThreads = (count: number) => {
+    if (threads && threads.count === count && !threads.lost) return;
+    if (located.size > 0) throw new Error(threads?.lost ?? `${me} would change its object threads (${threads?.count ?? 0} → ${count}) while it holds objects`);
+    threads?.close();
+    threads = count > 0 ? new ObjectThreads(launcher, count, { node: me, app: (ctx.spec.kindSpec as MalleableSpec).app, params }, onThread) : undefined;
+  };
+
+  /** Every thread has stepped the iteration before `iteration`: one batch to every other node of the mapping, even an empty one. */
+  const sendOut = (iteration: number, out: Outgoing) => {
+    const { contributions, broadcasts } = out.collective;
+    const collective = contributions.length + broadcasts.length > 0 ? { collective: out.collective } : {};
+    const to = others();
+    for (const node of to) {
+      const body: HaloBody = { type: 'mall-halo', epoch, iteration, items: out.byNode.get(node) ?? [], ...collective };
+      ctx.send(node, body).catch((err: unknown) => log.warn('malleable', `halo to ${node} failed`, err));
+    }
+    if (tally) tally.sentTo = to;
+  };
+
+  const gather = (out: ThreadOut) => {
+    let o = outgoing.get(out.iteration);
+    if (!o) outgoing.set(out.iteration, (o = { threads: 0, byNode: new Map(), collective: { contributions: [], broadcasts: [] } }));
+    for (const m of out.items) {
+      const node = ownerOf(m.to)!;
+      const list = o.byNode.get(node);
+      if (list) list.push(m);
+      else o.byNode.set(node, [m]);
+    }
+    o.collective.contributions.push(...out.collective.contributions);
+    o.collective.broadcasts.push(...out.collective.broadcasts);
+    if (tally && out.ms !== undefined) {
+      const k = out.iteration - 1 - tally.first;
+      tally.times[k] = Math.max(tally.times[k] ?? 0, out.ms);
+      for (let j = 0; j < out.loads.length; j += 2) tally.loads.set(out.loads[j]!, Math.min(tally.loads.get(out.loads[j]!) ?? Infinity, out.loads[j + 1]!));
+      // The last iteration's request counts, and in one iteration the lowest index's.
+      const r = out.resize;
+      if (r && (!tally.resize || r.iteration > tally.resize.iteration || (r.iteration === tally.resize.iteration && r.from < tally.resize.from))) tally.resize = r;
+      iterationNow = out.iteration - 1;
+    }
+    if (++o.threads === running().count) {
+      outgoing.delete(out.iteration);
+      sendOut(out.iteration, o);
+    }
+  };
+
+  /** The job ends before `iteration`: every thread here stops there (and, when a thread here found it, every other node). */
+  const end = (iteration: number, tellOthers: boolean) => {
+    if (endedAt !== undefined && endedAt <= iteration) return;
+    endedAt = iteration;
+    for (let k = 0; k < (threads?.count ?? 0); k++) threads!.post(k, { type: 'end', epoch, iteration });
+    if (tellOthers) {
+      for (const node of others()) ctx.send(node, { type: 'mall-halo', epoch, iteration, items: [], ended: true } satisfies HaloBody).catch(() => undefined);
+    }
+  };
+
+  function onThread(_slot: number, msg: Exclude<FromThread, { type: 'reply' }>): void {
+    if (msg.epoch !== epoch || stopped) return;
+    if (msg.type === 'ended') return end(msg.iteration, true);
+    gather(msg);
+  }
+
+  /** A batch from another node: each thread gets its part (an empty one too: it counts batches) and the collective traffic whole. */
+  const acceptHalo = (h: HaloBody) => {
+    if (h.ended === true) return end(h.iteration, false);
+    if (!threads || !map) return log.error('malleable', `a halo batch for iteration ${h.iteration} reached ${me}, which runs no objects of the job`);
+    const parts = Array.from({ length: threads.count }, (): Routed[] => []);
+    for (const m of h.items) {
+      if (ownerOf(m.to) !== me) log.error('malleable', `halo for object ${m.to} reached ${me}, which does not host it`);
+      else parts[map.thread[m.to]!]!.push(m);
+    }
+    for (let k = 0; k < threads.count; k++) {
+      threads.post(k, { type: 'remote', epoch, iteration: h.iteration, items: parts[k]!, ...(h.collective ? { collective: h.collective } : {}) });
+    }
+  };
+
+  /** A newer epoch (a restore, or a joiner's first command): forget the old traffic. */
   const adopt = (e: number) => {
     if (e === epoch) return;
     epoch = e;
-    batches.clear();
     endedAt = undefined;
-    ranThrough = -1;
+    outgoing.clear();
     for (const h of future.splice(0)) if (h.epoch === e) acceptHalo(h);
       else if (h.epoch > e) future.push(h);
   };
 
-  /** Routes what objects sent: to objects here directly, to other nodes one batch per node (with the collective traffic, the same to each). */
-  const route = (iteration: number, out: Outbox): string[] => {
-    // One batch to every other node of the mapping, even an empty one: a receiver then knows how many
-    // to wait for (one from each) without asking the leader, iteration after iteration.
-    const byNode = new Map<string, HaloBody['items']>((map?.nodes ?? []).filter((n) => n !== ctx.nodeId).map((n) => [n, []]));
-    const local: HaloBody['items'] = [];
-    for (const m of out.messages) {
-      const node = ownerOf(m.to);
-      if (node === undefined) throw new Error(`object ${m.from} sent to object ${m.to}, which does not exist`);
-      if (node === ctx.nodeId) local.push(m);
-      else byNode.get(node)!.push(m);
-    }
-    host.deliver(iteration, local);
-    host.deliverCollective(iteration, out.collective);
-    const { contributions, broadcasts } = out.collective;
-    const collective = contributions.length + broadcasts.length > 0 ? { collective: out.collective } : {};
-    const sent = epoch;
-    for (const [node, items] of byNode) {
-      const body: HaloBody = { type: 'mall-halo', epoch: sent, iteration, items, ...collective };
-      ctx.send(node, body).catch((err: unknown) => log.warn('malleable', `halo to ${node} failed`, err));
-    }
-    return [...byNode.keys()];
-  };
-
-  /**
-   * Whether the application's convergence test ends the job before iteration `it`. Only a member that
-   * has every contribution of iteration it − 1 decides (it stepped that iteration here, or its objects
-   * brought the combined collectives with them); it tells the others, which may hold no object and
-   * so know nothing of the collectives.
-   */
-  const endsBefore = (it: number): boolean => {
-    if (it === 0 || !app.done || (ranThrough !== it - 1 && !host.collectiveAdopted(it))) return false;
-    if (!app.done(host.collectiveView(it).reduced, it - 1, params)) return false;
-    endedAt = it;
-    for (const node of map?.nodes ?? []) {
-      if (node !== ctx.nodeId) ctx.send(node, { type: 'mall-halo', epoch, iteration: it, items: [], ended: true } satisfies HaloBody).catch(() => undefined);
-    }
-    return true;
-  };
-
-  /** Runs `count` iterations from `iteration`; only the first waits for `expect` batches, later ones for one from each peer. */
+  /** Runs `count` iterations from `iteration` on every thread; the first waits for `expect` batches from other nodes. */
   const run = async (iteration: number, count: number, expect: number): Promise<RunReply> => {
     const mine = epoch;
-    const peers = (map?.nodes.length ?? 1) - 1;
-    const loads = new Map<number, number>();
-    const times: number[] = [];
-    let sentTo: string[] = [];
-    let resize: RunReply['resize'];
-    let sinceYield = 0;
-    const reply = (): RunReply => ({ sentTo, loads: [...loads].flat(), times, ...(endedAt !== undefined ? { ended: endedAt } : {}), ...(resize ? { resize } : {}) });
-    for (let k = 0; k < count; k++) {
-      const it = iteration + k;
-      const started = performance.now();
-      await until(() => (batches.get(it) ?? 0) >= (k === 0 ? expect : peers) || epoch !== mine || stopped || endedAt !== undefined);
-      // A restore (rollback) woke us: this run belongs to an older configuration and must touch nothing.
-      if (epoch !== mine || stopped) throw new Error('superseded by a newer configuration');
-      if (endedAt !== undefined || endsBefore(it)) return reply();
-      const out = emptyOutbox();
-      iterationNow = it;
-      for (const index of host.indices()) {
-        if (epoch !== mine || stopped) throw new Error('superseded by a newer configuration');
-        const took = host.step(index, it, out);
-        loads.set(index, Math.min(loads.get(index) ?? Infinity, took));
-        // Keep the node responsive (coordination, transfers) during long iterations.
-        if ((sinceYield += took) > 20) {
-          sinceYield = 0;
-          await yieldToLoop();
-        }
-      }
-      if (epoch !== mine) throw new Error('superseded by a newer configuration');
-      batches.delete(it);
-      host.endIteration(it);
-      ranThrough = it;
-      if (out.resize) resize = { ...out.resize, iteration: it };
-      sentTo = route(it + 1, out);
-      times.push(performance.now() - started);
+    const t: RunTally = { first: iteration, loads: new Map(), times: [], sentTo: [], resize: undefined };
+    tally = t;
+    try {
+      await running().all({ type: 'run', iteration, count, expect }, epoch);
+    } finally {
+      if (tally === t) tally = undefined;
     }
-    return reply();
+    if (epoch !== mine || stopped) throw new Error('superseded by a newer configuration');
+    return { sentTo: t.sentTo, loads: [...t.loads].flat(), times: t.times, ...(endedAt !== undefined ? { ended: endedAt } : {}), ...(t.resize ? { resize: t.resize } : {}) };
   };
 
   const migrate = async (next: Mapping, iteration: number): Promise<{ moved: number }> => {
-    const newOwner = (index: number) => next.nodes[next.owner[index]!]!;
-    const leaving = host.indices().filter((i) => newOwner(i) !== ctx.nodeId);
-    const arriving = next.owner.flatMap((_, i) => (newOwner(i) === ctx.nodeId ? [i] : []));
-    const sends = host.take(leaving, iteration).map((object) => {
+    const dest = (i: number) => ({ node: next.nodes[next.owner[i]!]!, thread: next.thread[i]! });
+    const byThread = new Map<number, number[]>();
+    for (const [i, k] of located) {
+      const d = dest(i);
+      if (d.node === me && d.thread === k) continue;
+      const list = byThread.get(k);
+      if (list) list.push(i);
+      else byThread.set(k, [i]);
+    }
+    const taken = (await Promise.all([...byThread].map(([k, indices]) => running().call<PackedObject[]>(k, { type: 'take', indices: indices.sort((a, b) => a - b), iteration }, epoch)))).flat();
+    for (const o of taken) located.delete(o.index);
+    const staying = new Map<number, PackedObject[]>();
+    const sends = taken.flatMap((object) => {
+      const d = dest(object.index);
+      if (d.node === me) {
+        staying.set(d.thread, [...(staying.get(d.thread) ?? []), object]);
+        return [];
+      }
       const seq = ++moveSeq;
-      const to = newOwner(object.index);
-      return new Promise<void>((resolve, reject) => {
+      return [new Promise<void>((resolve, reject) => {
         inTransit.set(seq, { resolve, reject });
-        const body: MoveBody = { type: 'mall-move', epoch, seq, object };
-        ctx.send(to, body).catch((err: unknown) => {
+        const body: MoveBody = { type: 'mall-move', epoch, seq, object, thread: d.thread };
+        ctx.send(d.node, body).catch((err: unknown) => {
           inTransit.delete(seq);
-          reject(new Error(`object ${object.index} could not be sent to ${to}: ${(err as Error).message}`));
+          reject(new Error(`object ${object.index} could not be sent to ${d.node}: ${(err as Error).message}`));
         });
-      });
+      })];
     });
-    await Promise.all([...sends, until(() => arriving.every((i) => host.has(i)))]);
+    const moves = [...staying].map(async ([k, objects]) => {
+      await running().call(k, { type: 'put', objects }, epoch);
+      for (const o of objects) located.set(o.index, k);
+    });
+    const arriving = next.owner.flatMap((_, i) => (dest(i).node === me ? [i] : []));
+    await Promise.all([...sends, ...moves, until(() => arriving.every((i) => located.has(i)))]);
     map = next;
+    // Every message of `iteration` is where it is read now: moved objects brought theirs.
+    if (threads) await threads.all({ type: 'map', map: next, settledAt: iteration }, epoch);
     notify();
-    return { moved: leaving.length };
+    return { moved: taken.length - [...staying.values()].reduce((a, l) => a + l.length, 0) };
   };
 
   const checkpoint = async (iteration: number, peers: string[], scope: string) => {
-    const indices = host.indices();
-    const bytes = encode({ iteration, objects: indices.map((i) => host.peek(i, iteration)) });
-    if (!ctx.data) throw new Error(`node ${ctx.nodeId} has no data plane for checkpoints`);
+    const parts = threads ? await threads.all<PackedPart>({ type: 'pack', iteration }, epoch) : [];
+    const bytes = encode({ iteration, parts });
+    if (!ctx.data) throw new Error(`node ${me} has no data plane for checkpoints`);
     const data = ctx.data;
-    const side = { jobId: ctx.spec.id, nodeId: ctx.nodeId, data, peers: () => peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) };
-    const ref = await durableBlobs(side).store(bytes, `checkpoint of ${ctx.spec.id} at iteration ${iteration} on ${ctx.nodeId}`, scope);
+    const side = { jobId: ctx.spec.id, nodeId: me, data, peers: () => peers, send: (to: string, body: HoldMessage) => ctx.send(to, body) };
+    const ref = await durableBlobs(side).store(bytes, `checkpoint of ${ctx.spec.id} at iteration ${iteration} on ${me}`, scope);
     // The leader discarded the checkpoints this one's predecessor superseded: drop the local copies of
     // those (parts this node wrote or holds for others) now, not at the node's next periodic collection.
     data.collectLocal().catch((err: unknown) => log.warn('malleable', 'dropping superseded checkpoint copies failed', err));
-    return { ref, indices };
+    return { ref, indices: parts.flatMap((p) => p.indices).sort((a, b) => a - b) };
   };
 
   const restore = async (next: Mapping, manifest: Extract<Command, { type: 'restore' }>['manifest']) => {
-    const mine = next.owner.flatMap((slot, i) => (next.nodes[slot] === ctx.nodeId ? [i] : []));
     notify(); // a node that was leaving holds nothing now
-    if (!manifest) return { sentTo: route(0, { ...emptyOutbox(), messages: host.init(mine) }) };
-    const wanted = new Set(mine);
-    for (const part of manifest.parts.filter((p) => p.indices.some((i) => wanted.has(i)))) {
-      if (!ctx.data) throw new Error(`node ${ctx.nodeId} has no data plane for checkpoints`);
+    const mine = objectsByThread(next, me);
+    if (!threads) return { sentTo: [] };
+    if (!manifest) {
+      const t: RunTally = { first: -1, loads: new Map(), times: [], sentTo: [], resize: undefined };
+      tally = t;
+      try {
+        // Each thread builds its objects; the batches of their first messages go out once every thread's is in.
+        await threads.all((k) => ({ type: 'restore', map: next, init: mine[k]! }), epoch);
+      } finally {
+        if (tally === t) tally = undefined;
+      }
+      mine.forEach((indices, k) => indices.forEach((i) => located.set(i, k)));
+      return { sentTo: t.sentTo };
+    }
+    const threadOf = new Map(mine.flatMap((indices, k) => indices.map((i): [number, number] => [i, k])));
+    const objects = mine.map((): PackedObject[] => []);
+    for (const part of manifest.parts.filter((p) => p.indices.some((i) => threadOf.has(i)))) {
+      if (!ctx.data) throw new Error(`node ${me} has no data plane for checkpoints`);
       const bytes = await ctx.data.obtain(part.ref, ctx.spec.id, `checkpoint part of ${part.node}`);
       // Decode a private copy: the store's bytes are shared memory, and objects must never alias them.
-      const { objects } = decode<{ objects: PackedObject[] }>(Buffer.from(bytes));
-      host.put(objects.filter((o) => wanted.has(o.index)));
+      const { parts } = decode<{ parts: PackedPart[] }>(Buffer.from(bytes));
+      for (const p of parts.filter((q) => q.indices.some((i) => threadOf.has(i)))) {
+        for (const o of decode<{ objects: PackedObject[] }>(p.bytes).objects) if (threadOf.has(o.index)) objects[threadOf.get(o.index)!]!.push(o);
+      }
     }
+    await threads.all((k) => ({ type: 'restore', map: next, objects: objects[k]!, settledAt: manifest.iteration }), epoch);
+    for (const [i, k] of threadOf) located.set(i, k);
     return { sentTo: [] };
   };
 
@@ -218,24 +288,26 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     if (e < epoch) throw new Error(`stale command of epoch ${e} (this node is at epoch ${epoch})`);
     if (cmd.type === 'restore') {
       // Forget everything first, then take in halos of the new epoch that arrived early.
-      host.clear();
+      located.clear();
       map = cmd.map;
-      batches.clear();
+      runThreads(threadsOn(cmd.map, me));
       epoch = -1;
     }
     adopt(e);
     switch (cmd.type) {
       case 'restore': return restore(cmd.map, cmd.manifest);
       case 'configure':
+        runThreads(cmd.threads);
         map = cmd.map;
-        return { objects: host.size };
+        if (threads) await threads.all({ type: 'map', map: cmd.map }, epoch);
+        return { objects: located.size };
       case 'settle':
-        await until(() => (batches.get(cmd.iteration) ?? 0) >= cmd.expect);
+        if (threads) await threads.all({ type: 'settle', iteration: cmd.iteration, expect: cmd.expect }, epoch);
         return {};
       case 'run': return run(cmd.iteration, cmd.count, cmd.expect);
       case 'migrate': return migrate(cmd.map, cmd.iteration);
       case 'checkpoint': return checkpoint(cmd.iteration, cmd.peers, cmd.scope);
-      case 'collect': return { summaries: host.summaries() };
+      case 'collect': return { summaries: threads ? (await threads.all<Array<[number, unknown]>>({ type: 'collect' }, epoch)).flat() : [] };
     }
   };
 
@@ -246,9 +318,21 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     ).catch(() => undefined);
   };
 
+  /** An object moving here: its thread takes it in, then the sender hears it arrived. */
+  const arrive = (from: string, m: MoveBody) => {
+    const ack = () => void ctx.send(from, { type: 'mall-move-ack', epoch: m.epoch, seq: m.seq }).catch(() => undefined);
+    // A move of an older configuration was superseded (a rollback): nothing of it may come back.
+    if (m.epoch !== epoch) return ack();
+    running().call(m.thread, { type: 'put', objects: [m.object] }, epoch).then(() => {
+      located.set(m.object.index, m.thread);
+      notify();
+      ack();
+    }, (err: Error) => log.warn('malleable', `object ${m.object.index} from ${from} could not be taken in: ${err.message}`));
+  };
+
   return {
     command,
-    hosted: () => host.indices(),
+    hosted: () => [...located.keys()].sort((a, b) => a - b),
     setLeaderHooks(h) {
       hooks = h;
     },
@@ -267,10 +351,11 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
           return;
         }
         case 'mall-move': {
-          const m = body as MoveBody;
-          host.put([m.object]);
-          notify();
-          return void ctx.send(from, { type: 'mall-move-ack', epoch: m.epoch, seq: m.seq }).catch(() => undefined);
+          try {
+            return arrive(from, body as MoveBody);
+          } catch (err) {
+            return log.warn('malleable', `an object from ${from} could not be taken in: ${(err as Error).message}`);
+          }
         }
         case 'mall-move-ack': {
           const t = inTransit.get(body.seq as number);
@@ -290,22 +375,26 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     },
     async drain(opts) {
       // Told to leave (an operator, the scheduler): ask the leader to evacuate this node at its next sync point.
-      if (opts?.handOver !== false && host.size > 0 && !stopped) {
-        if (hooks) hooks.onLeaving(ctx.nodeId);
+      if (opts?.handOver !== false && located.size > 0 && !stopped) {
+        if (hooks) hooks.onLeaving(me);
         else if (leader) await ctx.send(leader, { type: 'mall-leaving' }).catch(() => undefined);
-        await until(() => host.size === 0 || stopped);
+        await until(() => located.size === 0 || stopped);
       }
-      host.clear();
+      located.clear();
+      threads?.close();
+      threads = undefined;
     },
     stop() {
       stopped = true;
-      host.clear();
+      located.clear();
+      threads?.close();
+      threads = undefined;
       for (const t of inTransit.values()) t.reject(new Error('stopped'));
       inTransit.clear();
       for (const w of waiters) w.resolve();
       waiters.clear();
     },
-    load: () => ({ running: 0, pooled: host.size }),
-    counters: () => ({ tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, figures: { objects: host.size, iteration: iterationNow, epoch } }),
+    load: () => ({ running: 0, pooled: located.size }),
+    counters: () => ({ tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, figures: { objects: located.size, threads: threads?.count ?? 0, iteration: iterationNow, epoch } }),
   };
 }

@@ -6,7 +6,8 @@
  *   member → member   mall-halo  { epoch, iteration, items, collective? } messages between objects and the sender's
  *                                                           collective traffic, one batch per node pair per iteration;
  *                                                           with `ended`, no batch: the job ended before `iteration`
- *   member → member   mall-move  { epoch, seq, object }     an object moving at a sync point (state + unread messages)
+ *   member → member   mall-move  { epoch, seq, object, thread }  an object moving at a sync point (state + unread messages)
+ *                                                           to the receiver's object thread `thread`
  *   member → member   mall-move-ack { epoch, seq }
  *   member → leader   mall-leaving {}                        this node was told to leave: evacuate me
  *   member → member   hold { job, ref }                      keep a copy of a checkpoint blob (data plane)
@@ -17,10 +18,15 @@ import type { LayerBody } from '../../runtime/kinds/job-kind.js';
 import type { CollectivePart } from './collectives.js';
 import type { PackedObject, ResizeWish, Routed } from './object-host.js';
 
-/** Which node hosts each object: `owner[i]` indexes `nodes`. */
+/**
+ * Where each object lives: on node `nodes[owner[i]]`, on its thread `thread[i]` (placement.ts).
+ * `threads[n]` is how many object threads node `nodes[n]` runs for the job.
+ */
 export interface Mapping {
   nodes: string[];
   owner: number[];
+  threads: number[];
+  thread: number[];
 }
 
 /** A coordinated checkpoint: where each member's part of it is in the data plane. */
@@ -36,8 +42,8 @@ export interface CheckpointManifest {
 export type Command =
   /** Drop everything; take this mapping; build objects afresh (no manifest) or load them from the checkpoint. */
   | { type: 'restore'; map: Mapping; manifest: CheckpointManifest | null }
-  /** Install this mapping (the location table); answers how many objects this node holds. */
-  | { type: 'configure'; map: Mapping }
+  /** Install this mapping (the location table) and run `threads` object threads; answers how many objects this node holds. */
+  | { type: 'configure'; map: Mapping; threads: number }
   /** Wait until `expect` halo batches for `iteration` are in. */
   | { type: 'settle'; iteration: number; expect: number }
   /** Run `count` iterations from `iteration` on every hosted object: the first once `expect` halo batches are in. */
@@ -66,6 +72,8 @@ export interface MoveBody extends LayerBody {
   epoch: number;
   seq: number;
   object: PackedObject;
+  /** The receiver's object thread that takes it in. */
+  thread: number;
 }
 
 export interface HaloBody extends LayerBody {
@@ -98,7 +106,7 @@ export function validateMalleableMessage(body: LayerBody): string | undefined {
       return Array.isArray(body.items) && body.items.every((m) => isObj(m) && isInt(m.to) && isInt(m.from)) ? undefined : 'mall-halo "items" must be [{to, from, msg}]';
     }
     case 'mall-move':
-      if (!isInt(body.epoch) || !isInt(body.seq)) return 'mall-move needs whole-number "epoch" and "seq"';
+      if (!isInt(body.epoch) || !isInt(body.seq) || !isInt(body.thread)) return 'mall-move needs whole-number "epoch", "seq" and "thread"';
       return isObj(body.object) && isInt(body.object.index) && Array.isArray(body.object.inbox) ? undefined : 'mall-move needs an "object" {index, state, load, inbox}';
     case 'mall-move-ack':
       return isInt(body.epoch) && isInt(body.seq) ? undefined : 'mall-move-ack needs whole-number "epoch" and "seq"';

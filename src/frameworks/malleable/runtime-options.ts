@@ -12,6 +12,11 @@ export interface MalleableRuntimeOptions {
   syncEvery?: number;
   /** Balance load every this many iterations (0: only at rescales). Default 0. */
   lbEvery?: number;
+  /**
+   * Object threads per node: at most this many of each node's worker threads (default: all of them, one
+   * per usable core of the node). Objects are balanced over every thread of every node.
+   */
+  workers?: number;
   /** Balancing strategy at rescales and periodic balancing (default 'refine', as the seed's runs). */
   strategy?: Strategy;
   /** What balancing weighs: each object's measured step time (default), or every object alike ('uniform': objects of equal work, or reproducible mappings). */
@@ -70,7 +75,9 @@ export interface MalleableOutcome<R = unknown> {
 
 export function checkRuntimeOptions(o: MalleableRuntimeOptions | undefined): string | undefined {
   if (o === undefined) return undefined;
-  if (o.syncEvery !== undefined && !(Number.isInteger(o.syncEvery) && o.syncEvery >= 1)) return `runtime.syncEvery must be a whole number ≥ 1, got ${String(o.syncEvery)}`;
+  for (const k of ['syncEvery', 'workers'] as const) {
+    if (o[k] !== undefined && !(Number.isInteger(o[k]) && o[k]! >= 1)) return `runtime.${k} must be a whole number ≥ 1, got ${String(o[k])}`;
+  }
   for (const k of ['checkpointEvery', 'lbEvery', 'startWaitMs', 'joinWaitMs'] as const) {
     if (o[k] !== undefined && !(Number.isInteger(o[k]) && o[k]! >= 0)) return `runtime.${k} must be a whole number ≥ 0, got ${String(o[k])}`;
   }

@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { TaskRef } from './task.js';
 import type { EncodedRecords } from './task-record.js';
 import type { SharedInputForm } from './shared-input.js';
@@ -12,7 +13,15 @@ export type ToWorker =
   | { type: 'drop'; taskId: string }
   /** An application message from the node's job-kind code to the task running here (TaskContext.receive). */
   | { type: 'app'; body: unknown }
+  /** Starts a resident on this thread: `export` of `module` is called with (`port`, `data`); see Workers.attach. */
+  | { type: 'attach'; module: string; export: string; port: MessagePort; data: unknown }
   | { type: 'shutdown' };
+
+/** What a thread posts on a resident's port when the resident could not start (then it closes the port). */
+export interface AttachFailed {
+  type: 'attach-failed';
+  error: string;
+}
 
 /** Job setups a worker keeps (oldest dropped first); the pool mirrors the same order to know what a worker holds. */
 export const JOB_SETUPS_KEPT = 4;

@@ -2,12 +2,12 @@
  * The worker thread: loads task types by module specifier (cached), runs one task at a time,
  * and reports children, completion, migration and variable updates to the node.
  */
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { decode } from '../../util/codec.js';
 import { loadTaskType, type TaskRef, type TaskType } from './task.js';
 import type { TaskRecord } from './task-record.js';
 import { CANCEL, MIGRATE, WANT_SPLIT, ControlFlags } from './control-flags.js';
-import { JOB_SETUPS_KEPT, type DoneColumns, type FromWorker, type InlineRuns, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
+import { JOB_SETUPS_KEPT, type AttachFailed, type DoneColumns, type FromWorker, type InlineRuns, type JobSetup, type RunRequest, type TaskMessage, type ToWorker, type WorkerPost } from './messages.js';
 import { runTask } from './task-runner.js';
 
 const port = parentPort!;
@@ -105,6 +105,9 @@ function receive(msg: ToWorker): void {
     case 'app':
       inbox.push(msg.body);
       return;
+    case 'attach':
+      void attach(msg.module, msg.export, msg.port, msg.data);
+      return;
     case 'runs': {
       const { jobId, ids, states, partials, encoded, pipelined } = msg.runs;
       // Every task of a dispatch but the first starts behind another, as a pipelined one does.
@@ -119,6 +122,18 @@ function receive(msg: ToWorker): void {
       }
       if (!running) void drainQueue();
     }
+  }
+}
+
+/** Starts a resident (Workers.attach): it lives on this thread's event loop, beside the task runner, until its port closes. */
+async function attach(module: string, name: string, port: MessagePort, data: unknown): Promise<void> {
+  try {
+    const entry = ((await import(module)) as Record<string, unknown>)[name];
+    if (typeof entry !== 'function') throw new Error(`${module} has no function export "${name}"`);
+    await (entry as (port: MessagePort, data: unknown) => unknown)(port, data);
+  } catch (err) {
+    port.postMessage({ type: 'attach-failed', error: err instanceof Error ? err.message : String(err) } satisfies AttachFailed);
+    port.close();
   }
 }
 

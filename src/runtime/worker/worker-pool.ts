@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort, type Transferable } from 'node:worker_threads';
 import { log } from '../../util/log.js';
 import { BUDGET, CANCEL, ControlFlags, MIGRATE, PROGRESS, SPLIT_WANT, WANT_SPLIT } from './control-flags.js';
 import { JOB_SETUPS_KEPT, type DoneColumns, type EncodedSpans, type FromWorker, type JobSetup, type RunRequest, type ToWorker, type WorkerPost } from './messages.js';
@@ -75,6 +75,21 @@ export interface Workers {
   setBudget?(slot: number, amount: number | undefined): void;
   /** Sends an application message to the slot's running task (TaskContext.receive) (optional). */
   post?(slot: number, body: unknown): void;
+  /**
+   * Starts a **resident** on the slot's thread: a job kind's long-lived code that runs on the thread's
+   * event loop beside the task runner (which it then shares), until its port closes. The thread imports
+   * `entry.module` and calls its export `entry.export(port, data)`; `transfer` moves the ports or buffers
+   * `data` holds. Returns the node's end of the resident's own channel: it emits 'close' when the
+   * resident closes it or the thread exits, and gets `{ type: 'attach-failed', error }` (AttachFailed)
+   * when the resident could not start (optional).
+   */
+  attach?(slot: number, entry: ResidentEntry, data: unknown, transfer?: readonly Transferable[]): MessagePort;
+}
+
+/** A resident's code: a module (its URL or specifier, as the thread imports it) and the function it exports. */
+export interface ResidentEntry {
+  module: string;
+  export: string;
 }
 
 /** A slot's progress count and when it last moved (ms, `performance.now()`). */
@@ -239,6 +254,14 @@ export class WorkerPool implements Workers {
 
   cancel(slot: number): void {
     this.slots[slot]?.flags.set(CANCEL, 1);
+  }
+
+  attach(slot: number, entry: ResidentEntry, data: unknown, transfer: readonly Transferable[] = []): MessagePort {
+    const s = this.slots[slot];
+    if (!s) throw new Error(`no worker ${slot} (the pool has ${this.size})`);
+    const { port1, port2 } = new MessageChannel();
+    s.worker.postMessage({ type: 'attach', module: entry.module, export: entry.export, port: port2, data } satisfies ToWorker, [port2, ...transfer]);
+    return port1;
   }
 
   async close(): Promise<void> {
