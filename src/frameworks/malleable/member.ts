@@ -35,6 +35,8 @@ export interface MalleableMember extends MemberRole {
   setLeaderHooks(hooks: LeaderHooks | undefined): void;
   /** Objects hosted here (tests check that a node that left holds none). */
   hosted(): number[];
+  /** The objects hosted here and the object thread each is on, [object, thread] in object order. */
+  placement(): Array<[number, number]>;
 }
 
 interface Waiter {
@@ -229,6 +231,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     const moves = [...staying].map(async ([k, objects]) => {
       await running().call(k, { type: 'put', objects }, epoch);
       for (const o of objects) located.set(o.index, k);
+      notify();
     });
     const arriving = next.owner.flatMap((_, i) => (dest(i).node === me ? [i] : []));
     await Promise.all([...sends, ...moves, until(() => arriving.every((i) => located.has(i)))]);
@@ -333,6 +336,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
   return {
     command,
     hosted: () => [...located.keys()].sort((a, b) => a - b),
+    placement: () => [...located].sort((a, b) => a[0] - b[0]),
     setLeaderHooks(h) {
       hooks = h;
     },

@@ -13,8 +13,9 @@ import { defineMalleable } from '../../../src/frameworks/malleable/malleable-app
 import type { MalleableOutcome, MalleableRuntimeOptions } from '../../../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../../../src/frameworks/malleable/sequential.js';
 import decay, { type DecayResult } from './apps/coupled-decay.js';
+import probe, { type ProbeResult } from './apps/thread-probe.js';
 import { assertBitIdentical, plainDecay } from './plain-decay.js';
-import { SimCluster } from './sim-cluster.js';
+import { PlacementLog, SimCluster } from './sim-cluster.js';
 
 const valueOf = (o: unknown) => (o as { value: MalleableOutcome<DecayResult> }).value;
 
@@ -96,7 +97,34 @@ describe('collectives on simulated nodes (random delivery order)', () => {
     }
   });
 
-  it('a convergence test ends the job at the same iteration as the plain loops, with members holding no object and a joiner (6 seeds)', async () => {
+  it('are bit-identical while objects migrate between the threads of a node by measured load, 2 and 3 threads per node, on one node and across a shrink 2 → 1 (8 seeds)', async () => {
+    // The first three objects are slower: they start on one thread, and balancing spreads them over others.
+    const p = { objects: 12, width: 5, iterations: 30, heavy: 3, spinMs: 0.3 };
+    const plain = plainDecay(p);
+    for (let seed = 1; seed <= 8; seed++) {
+      const threads = 2 + (seed % 2);
+      // On one node every move is between its threads; on two, the shrink moves objects between nodes too.
+      const nodes = seed <= 4 ? ['a'] : ['a', 'b'];
+      const sim = new SimCluster(200 + seed, probe, { params: p, runtime: { lbEvery: 2, syncEvery: 1 + (seed % 2) } }, nodes, { threads });
+      const log = new PlacementLog();
+      let shrunk = nodes.length === 1;
+      const outcome = await sim.run(async () => {
+        log.record(sim);
+        if (!shrunk && (await sim.progress()).iteration >= 15) {
+          shrunk = true;
+          void sim.request('rescale', { nodes: 1 });
+        }
+      });
+      assert.equal(outcome.status, 'done', `seed ${seed}: ${JSON.stringify(outcome)}`);
+      const { result, stats } = (outcome as { value: MalleableOutcome<ProbeResult> }).value;
+      assertBitIdentical(result.decay, plain, `seed ${seed}, ${nodes.length} node(s) of ${threads} threads`);
+      assert.equal(log.places().size, nodes.length * threads, `seed ${seed}: objects ran on every thread of every node`);
+      if (nodes.length === 1) assert.ok(log.movedBetweenThreads() > 0 && stats.balancings > 0, `seed ${seed}: balancing moved objects between the node's threads`);
+      else assert.deepEqual(stats.rescales.map((r) => r.kind), ['shrink'], `seed ${seed}`);
+    }
+  });
+
+  it('a convergence test ends the job at the same iteration as the plain loops, with members and threads holding no object and a joiner (6 seeds)', async () => {
     const p = { objects: 3, width: 4, iterations: 400, tol: 1e-12 };
     const converged = plainDecay(p);
     for (let seed = 1; seed <= 6; seed++) {
@@ -104,7 +132,8 @@ describe('collectives on simulated nodes (random delivery order)', () => {
       // The job waits for the expand at the very iteration the test ends it before (on one node it runs without a message
       // between nodes, too fast to catch): the joiner that gets no object knows nothing of the collectives it ends on.
       const at = converged.steps;
-      const sim = new SimCluster(100 + seed, decay, { params: p, runtime: { loads: 'uniform', syncEvery: 1 + (seed % 3), pauseAt: [at] } }, ['a', 'b', 'c', 'd']);
+      // And two object threads per node for even seeds: a thread holding no object knows nothing either.
+      const sim = new SimCluster(100 + seed, decay, { params: p, runtime: { loads: 'uniform', syncEvery: 1 + (seed % 3), pauseAt: [at] } }, ['a', 'b', 'c', 'd'], { threads: 1 + (seed % 2) });
       let shrunk = false;
       let expanded = false;
       const outcome = await sim.run(async () => {

@@ -8,15 +8,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import stencil from '../../../src/frameworks/malleable/apps/stencil2d.js';
 import type { GridResult } from '../../../src/frameworks/malleable/apps/grid-blocks.js';
-import type { MalleableOutcome } from '../../../src/frameworks/malleable/runtime-options.js';
+import type { MalleableOutcome, MalleableRuntimeOptions } from '../../../src/frameworks/malleable/runtime-options.js';
 import { plainStencil } from './plain-grids.js';
-import { SimCluster } from './sim-cluster.js';
+import { PlacementLog, SimCluster } from './sim-cluster.js';
 
 const params = { grid: 20, blocks: 4, iterations: 30 };
 const expected = plainStencil(20, 30, 4).checksum;
 
-async function scenario(seed: number, crashLeader: boolean) {
-  const sim = new SimCluster(seed, stencil, { params, runtime: { checkpointEvery: 5, loads: 'uniform', syncEvery: seed % 2 === 1 ? 3 : 1 } }, ['a', 'b', 'c']);
+async function scenario(seed: number, crashLeader: boolean, opts: { threads?: number; runtime?: MalleableRuntimeOptions; hook?: (sim: SimCluster) => void } = {}) {
+  const runtime: MalleableRuntimeOptions = { checkpointEvery: 5, loads: 'uniform', syncEvery: seed % 2 === 1 ? 3 : 1, ...opts.runtime };
+  const sim = new SimCluster(seed, stencil, { params, runtime }, ['a', 'b', 'c'], { threads: opts.threads ?? 1 });
   const acks: unknown[] = [];
   const done = new Set<string>();
   const once = (name: string, at: number, it: number, act: () => void) => {
@@ -27,6 +28,7 @@ async function scenario(seed: number, crashLeader: boolean) {
   };
   const ask = (type: string, body: unknown) => void sim.request(type, body).then((a) => acks.push(a), () => acks.push('rejected'));
   const outcome = await sim.run(async () => {
+    opts.hook?.(sim);
     const { iteration } = await sim.progress();
     once('shrink', 4 + (seed % 3), iteration, () => ask('rescale', { nodes: 2 }));
     once('expand', 10, iteration, () => {
@@ -90,10 +92,34 @@ describe('the malleable protocol on a simulated network', () => {
     }
   });
 
-  it('the same seed gives the same run', async () => {
-    const a = await scenario(7, false);
-    const b = await scenario(7, false);
-    assert.equal(a.sim.delivered, b.sim.delivered);
-    assert.deepEqual(a.acks.map((x) => (x as { nodes?: string[] }).nodes), b.acks.map((x) => (x as { nodes?: string[] }).nodes));
+  it('is exact with 2 and 3 object threads per node, objects balanced over threads by measured load: shrink, expand, a crash, a vacate (8 seeds)', async () => {
+    for (let seed = 41; seed <= 48; seed++) {
+      // Where each object has been: node and thread, as the members say between deliveries.
+      const log = new PlacementLog();
+      const hook = (sim: SimCluster) => log.record(sim);
+      const threads = 2 + (seed % 2);
+      const { outcome, acks, sim } = await scenario(seed, seed % 4 === 0, { threads, runtime: { loads: 'measured', lbEvery: 3 }, hook });
+      assert.equal(outcome.status, 'done', `seed ${seed}: ${JSON.stringify(outcome)}`);
+      const value = (outcome as { value: MalleableOutcome<GridResult> }).value;
+      assert.equal(value.result.checksum, expected, `seed ${seed} (${threads} threads per node): bit-identical`);
+      if (seed % 4 === 0) assert.notEqual(sim.leaderId, 'a', `seed ${seed}: another node leads after the leader's crash`);
+      else {
+        assert.ok(value.stats.rollbacks >= 1, `seed ${seed}: rolled back after the crash`);
+        assert.ok(acks.some((a) => (a as { kind?: string }).kind === 'expand'), `seed ${seed}: an expand acknowledged`);
+      }
+      const places = log.places();
+      // At the start the blocks are spread over every thread of the three nodes.
+      assert.ok(places.size >= 3 * threads, `seed ${seed}: objects ran on ${[...places].join(' ')}`);
+      for (const role of sim.roles.values()) for (const [, thread] of role.placement()) assert.ok(thread < threads);
+    }
+  });
+
+  it('the same seed gives the same run (one thread per node, and three)', async () => {
+    for (const threads of [1, 3]) {
+      const a = await scenario(7, false, { threads });
+      const b = await scenario(7, false, { threads });
+      assert.equal(a.sim.delivered, b.sim.delivered);
+      assert.deepEqual(a.acks.map((x) => (x as { nodes?: string[] }).nodes), b.acks.map((x) => (x as { nodes?: string[] }).nodes));
+    }
   });
 });

@@ -2,7 +2,10 @@
  * A simulated cluster for the malleable kind's protocol, without I/O or timing: the real member and
  * leader code over an in-memory network that delivers messages one at a time in a seeded random
  * order (no FIFO between any two nodes), an in-memory data plane and durable-state store, and a
- * membership the test changes (join, graceful release, crash). Every run of a seed is the same run.
+ * membership the test changes (join, graceful release, crash). Each node runs `threads` object
+ * threads (the real ObjectThread code, in-process), whose messages (to their member and to each
+ * other, copied as a port copies them) are delivered one at a time in the same random order as the
+ * network's, first in first out per channel as ports are. Every run of a seed is the same run.
  */
 import { createHash } from 'node:crypto';
 import { CoordError } from '../../../src/coord/errors.js';
@@ -15,28 +18,34 @@ import { Emitter } from '../../../src/util/emitter.js';
 import { Rng } from '../../../src/util/rng.js';
 import { malleableLeader } from '../../../src/frameworks/malleable/leader.js';
 import type { AnyMalleableApp } from '../../../src/frameworks/malleable/malleable-app.js';
+import { inlineThreads } from '../../../src/frameworks/malleable/inline-threads.js';
 import { malleableMember, type MalleableMember } from '../../../src/frameworks/malleable/member.js';
 import type { MalleableSpec } from '../../../src/frameworks/malleable/runtime-options.js';
 
 interface Frame { from: string; to: string; body: LayerBody; bounce: boolean }
 
+interface SimMember { id: string; meta: { workers: number } }
+
 class SimMembership {
-  readonly events = new Emitter<{ joined: { id: string }; left: { id: string }; change: ReadonlyMap<string, { id: string }> }>();
-  readonly members = new Map<string, { id: string }>();
+  readonly events = new Emitter<{ joined: SimMember; left: SimMember; change: ReadonlyMap<string, SimMember> }>();
+  readonly members = new Map<string, SimMember>();
   on(event: 'joined' | 'left' | 'change', listener: (p: never) => void): () => void {
     return this.events.on(event, listener as never);
   }
-  view(): ReadonlyMap<string, { id: string }> {
+  view(): ReadonlyMap<string, SimMember> {
     return this.members;
   }
-  add(id: string): void {
-    this.members.set(id, { id });
-    this.events.emit('joined', { id });
+  add(id: string, workers: number): void {
+    const m = { id, meta: { workers } };
+    this.members.set(id, m);
+    this.events.emit('joined', m);
     this.events.emit('change', this.members);
   }
   remove(id: string): void {
-    if (!this.members.delete(id)) return;
-    this.events.emit('left', { id });
+    const m = this.members.get(id);
+    if (!m) return;
+    this.members.delete(id);
+    this.events.emit('left', m);
     this.events.emit('change', this.members);
   }
 }
@@ -92,11 +101,39 @@ function memoryDataPlane(blobs: Map<string, Buffer>, scopes: Map<string, Set<str
   } as unknown as DataPlane;
 }
 
+/** Where each object has been seen (node and thread), for tests that check objects moved between threads. */
+export class PlacementLog {
+  private readonly seen = new Map<number, Set<string>>();
+
+  record(sim: SimCluster): void {
+    for (const [node, role] of sim.roles) {
+      for (const [i, thread] of role.placement()) this.seen.set(i, (this.seen.get(i) ?? new Set()).add(`${node}/${thread}`));
+    }
+  }
+
+  /** Every (node, thread) place some object was on. */
+  places(): Set<string> {
+    return new Set([...this.seen.values()].flatMap((s) => [...s]));
+  }
+
+  /** How many objects were on two threads of one node. */
+  movedBetweenThreads(): number {
+    let moved = 0;
+    for (const places of this.seen.values()) {
+      const nodes = [...places].map((p) => p.split('/')[0]!);
+      if (new Set(nodes).size < nodes.length) moved++;
+    }
+    return moved;
+  }
+}
+
 export class SimCluster {
   readonly rng: Rng;
   readonly membership = new SimMembership();
   readonly roles = new Map<string, MalleableMember>();
   private readonly queue: Frame[] = [];
+  /** Messages between a node's main thread and its object threads, and between those threads: per channel, in order. */
+  private readonly channels = new Map<string, Array<() => void>>();
   /** Releases asked for and not yet carried out (each is delivered like a message). */
   private readonly releases: Array<{ node: string; resolve(): void }> = [];
   private readonly client = memoryClient();
@@ -110,8 +147,11 @@ export class SimCluster {
   private readonly spec: JobSpec;
 
   private readonly malleable: MalleableSpec;
+  /** Object threads each node runs (its worker threads, as its membership says). */
+  private readonly threads: number;
 
-  constructor(seed: number, private readonly app: AnyMalleableApp, input: Omit<MalleableSpec, 'app'>, nodes: string[]) {
+  constructor(seed: number, private readonly app: AnyMalleableApp, input: Omit<MalleableSpec, 'app'>, nodes: string[], opts: { threads?: number } = {}) {
+    this.threads = opts.threads ?? 1;
     this.rng = new Rng(seed);
     this.malleable = { app: { module: 'sim', export: 'default' }, ...input };
     this.spec = {
@@ -137,8 +177,16 @@ export class SimCluster {
   }
 
   join(id: string): void {
-    this.roles.set(id, malleableMember(this.ctx(id), this.app, this.malleable.params));
-    this.membership.add(id);
+    const threads = inlineThreads(this.app, {
+      clone: true,
+      schedule: (channel, deliver) => {
+        const queue = this.channels.get(channel);
+        if (queue) queue.push(deliver);
+        else this.channels.set(channel, [deliver]);
+      },
+    });
+    this.roles.set(id, malleableMember(this.ctx(id), this.app, this.malleable.params, threads));
+    this.membership.add(id, this.threads);
   }
 
   private startLeader(id: string): void {
@@ -169,6 +217,7 @@ export class SimCluster {
   /** kill -9: gone at once, its messages in flight with it. */
   crash(id: string): void {
     for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.to === id || this.queue[i]!.from === id) this.queue.splice(i, 1);
+    for (const channel of [...this.channels.keys()]) if (channel.startsWith(`${id}:`)) this.channels.delete(channel);
     this.leave(id);
   }
 
@@ -183,8 +232,15 @@ export class SimCluster {
   /** Delivers one message (chosen at random among those in flight), then lets the code react. */
   async step(): Promise<boolean> {
     await new Promise((r) => setImmediate(r));
-    if (this.queue.length + this.releases.length === 0) return false;
-    const pick = this.rng.int(0, this.queue.length + this.releases.length - 1);
+    const busy = [...this.channels].filter(([, q]) => q.length > 0).map(([c]) => c);
+    if (this.queue.length + this.releases.length + busy.length === 0) return false;
+    let pick = this.rng.int(0, this.queue.length + this.releases.length + busy.length - 1);
+    if (pick < busy.length) {
+      this.delivered++;
+      this.channels.get(busy[pick]!)!.shift()!();
+      return true;
+    }
+    pick -= busy.length;
     if (pick >= this.queue.length) {
       const [r] = this.releases.splice(pick - this.queue.length, 1);
       this.delivered++;

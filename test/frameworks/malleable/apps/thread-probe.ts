@@ -1,0 +1,48 @@
+/**
+ * Test application for object threads: the coupled decay (coupled-decay.ts: every kind of collective,
+ * a message ring), with the first `heavy` objects made slower by `spinMs` per step (a skew that
+ * balancing by measured load corrects by moving objects between threads), each object recording the
+ * thread (`threadId`) every one of its steps ran on. The result: the decay's own result, which must
+ * equal the plain loops' bit for bit wherever objects ran, and each object's threads.
+ */
+import { threadId } from 'node:worker_threads';
+import { defineMalleable } from '../../../../src/frameworks/malleable/malleable-app.js';
+import decay, { type DecayParams, type DecayResult, type DecayState } from './coupled-decay.js';
+
+export interface ProbeParams extends DecayParams {
+  heavy?: number;
+  spinMs?: number;
+}
+
+interface ProbeState extends DecayState {
+  /** The thread of each step, in order. */
+  ran: number[];
+}
+
+export interface ProbeResult {
+  decay: DecayResult;
+  /** Object by object, the thread of each of its steps. */
+  ran: number[][];
+}
+
+function spin(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) { /* a heavier object */ }
+}
+
+export default defineMalleable<ProbeParams, ProbeState, number, { decay: DecayResult; ran: number[] }, ProbeResult, Record<string, number>>({
+  name: 'thread-probe',
+  validate: decay.validate,
+  objects: decay.objects,
+  iterations: decay.iterations,
+  reductions: decay.reductions,
+  done: decay.done,
+  init: (index, p, send) => ({ ...decay.init(index, p, send), ran: [] }),
+  step(ctx) {
+    if (ctx.index < (ctx.params.heavy ?? 0)) spin(ctx.params.spinMs ?? 0);
+    ctx.state.ran.push(threadId);
+    decay.step(ctx as never);
+  },
+  summary: (index, state, p) => ({ decay: decay.summary(index, state, p), ran: state.ran }),
+  result: (summaries, p) => ({ decay: decay.result(summaries.map((s) => s.decay), p), ran: summaries.map((s) => s.ran) }),
+});
