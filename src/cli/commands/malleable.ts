@@ -5,7 +5,7 @@ import { malleableProgress, submitMalleable } from '../../frameworks/malleable/s
 import { dashboardOption, jsonOption, progressOption } from '../common-options.js';
 import { dashboardPlace, withDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';
-import { clusterSecret, SECRET_FILE_TO_WRITE } from '../options.js';
+import { clusterSecret, defaultWorkers, SECRET_FILE_TO_WRITE } from '../options.js';
 import { Progress } from '../progress.js';
 import { DEFAULT_TIMEOUT, ZK_HELP, kinds, oneOf } from '../settings/kinds.js';
 import { planSizes, type PlanStep } from '../settings/scale-plan.js';
@@ -21,6 +21,7 @@ interface RunFlags {
   blocks?: number;
   iterations?: number;
   nodes: number;
+  workers?: number;
   scale?: PlanStep[];
   checkpointEvery?: number;
   lbEvery?: number;
@@ -73,6 +74,7 @@ export function registerMalleableCommand(program: SettingsCommand): void {
     .setting('--blocks <n>', 'stencil, wave: blocks (objects) per side (default 8)', kinds.positiveInt)
     .setting('--iterations <n>', 'stencil, wave: iterations (default 100)', kinds.count)
     .setting('--nodes <n>', 'nodes to start the job on', kinds.positiveInt, '2')
+    .setting('--workers <n>', 'object threads per node, over which the objects are balanced: the worker threads of each embedded node (default: usable cores / nodes, at least 1); with --zk, at most this many of each node\'s worker threads (default: all of them)', kinds.positiveInt)
     .setting('--scale <plan>', 'rescale at iteration boundaries: WHEN:SIZE[,…], e.g. 60it:2,120it:4 (2 nodes from iteration 60, 4 from 120) or 60it:-1', kinds.iterationPlan)
     .deprecatedFlag('--rescale-at <iter:nodes...>', 'scale', fromRescaleAt)
     .setting('--checkpoint-every <n>', 'coordinated checkpoint every N iterations (default: only at rescales)', kinds.positiveInt)
@@ -92,6 +94,7 @@ Old flag: --rescale-at ITER:N … (now --scale ITERit:N,…; it still works, wit
 
 Examples:
   tidepool malleable run stencil --grid 256 --iterations 60 --nodes 4 --scale 20it:2,40it:4 --check
+  tidepool malleable run stencil --grid 1024 --iterations 100 --nodes 1 --workers 2 --sync-every 10 --check
   tidepool malleable run wave --grid 256 --blocks 4 --check --json
   tidepool malleable run lulesh --param elements=20000 --param steps=100 --nodes 2 --scale 100it:1 --lb-every 20 --check
   tidepool malleable run leanmd --input '{"cells":[3,3,3],"atomsPerSide":2,"steps":10}' --nodes 3 --scale 9it:2 --sync-every 3 --json
@@ -121,20 +124,22 @@ Examples:
       for (const r of rescaleAt) if (r.iteration >= iterations) throw new UsageError(`--scale: iteration ${r.iteration} is not before the last (${iterations} iterations)`);
       const runtime: MalleableRuntimeOptions = {
         strategy: flags.strategy, rescaleAt,
+        ...(flags.workers !== undefined ? { workers: flags.workers } : {}),
         ...(flags.checkpointEvery !== undefined ? { checkpointEvery: flags.checkpointEvery } : {}),
         ...(flags.lbEvery !== undefined ? { lbEvery: flags.lbEvery } : {}),
         ...(flags.syncEvery !== undefined ? { syncEvery: flags.syncEvery } : {}),
       };
       const size = Math.max(nodes, ...rescaleAt.map((r) => r.nodes));
       const place = dashboardPlace(flags.dashboard);
-      const cluster = await workCluster({ ...(flags.zk ? { zk: flags.zk, secret: clusterSecret(flags.secretFile), serveData: shipsModule(given.ref.module) } : {}), timeout: flags.timeout, nodes: size, workers: 1, dashboard: place !== null, quiet: true });
+      const workers = flags.workers ?? Math.max(1, Math.floor(defaultWorkers() / size));
+      const cluster = await workCluster({ ...(flags.zk ? { zk: flags.zk, secret: clusterSecret(flags.secretFile), serveData: shipsModule(given.ref.module) } : {}), timeout: flags.timeout, nodes: size, workers, dashboard: place !== null, quiet: true });
       const progress = Progress.from(flags.progress, flags.json === true);
       let timer: NodeJS.Timeout | undefined;
       try {
         const started = Date.now();
         const { result, stats } = await withDashboard(cluster.coordination, place, async () => {
           const job = await submitMalleable(cluster, given.ref, params, { nodes, maxNodes: size, runtime });
-          if (!flags.json) process.stdout.write(`${given.app.name}: ${given.app.objects(params)} objects, ${iterations} iterations, job ${job.id} on ${nodes} node(s)\n`);
+          if (!flags.json) process.stdout.write(`${given.app.name}: ${given.app.objects(params)} objects, ${iterations} iterations, job ${job.id} on ${nodes} node(s)${flags.zk ? '' : ` of ${workers} object thread(s)`}\n`);
           if (progress.enabled) {
             timer = setInterval(() => {
               malleableProgress(cluster.coordination, job.id, 5_000)

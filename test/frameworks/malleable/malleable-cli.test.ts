@@ -1,7 +1,7 @@
 /**
  * `tidepool malleable run` as a user runs it (the built CLI): built-in applications and a user's
  * module, their parameters from flags, --input (inline and @FILE) and --param, the runtime's
- * --lb-every and --sync-every, rescales, verified results, JSON, bad input.
+ * --lb-every, --sync-every and --workers, rescales, verified results, JSON, bad input.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -20,6 +20,14 @@ describe('tidepool malleable run', () => {
     assert.equal(out.verified, true);
     assert.equal(out.result.checksum, plainStencil(64, 40, 4).checksum);
     assert.deepEqual(out.stats.rescales.map((r) => [r.kind, r.iteration, r.nodes.length]), [['expand', 10, 4], ['shrink', 25, 1]]);
+  });
+
+  it('--workers sets the object threads per node: Stencil2D on 2 nodes of 2 threads, balanced as it runs, bit-identical', { timeout: 120_000 }, async () => {
+    const run = await tidepool(['malleable', 'run', 'stencil', '--grid', '64', '--blocks', '4', '--iterations', '30', '--nodes', '2', '--workers', '2', '--lb-every', '10', '--scale', '15it:1', '--check']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^stencil2d: 16 objects, 30 iterations, job \S+ on 2 node\(s\) of 2 object thread\(s\)$/m);
+    assert.match(run.stdout, /shrink 2→1 at iteration 15/);
+    assert.match(run.stdout, /bit-identical to the sequential run/);
   });
 
   it('prints the rescale phases and the verdict as text; the old --rescale-at ITER:N still works, with a note', { timeout: 120_000 }, async () => {
@@ -75,6 +83,7 @@ describe('tidepool malleable run', () => {
     assertCleanError(await tidepool(['malleable', 'run', 'lulesh', '--input', '{"elements":', '--nodes', '1']), /^error: --input: not JSON/m);
     assertCleanError(await tidepool(['malleable', 'run', 'lulesh', '--param', 'blocks=0']), /^error: --input\/--param: lulesh: "blocks" must be a whole number ≥ 1, got 0$/m);
     assertCleanError(await tidepool(['malleable', 'run', 'stencil', '--sync-every', '0']), /--sync-every/);
+    assertCleanError(await tidepool(['malleable', 'run', 'stencil', '--workers', '0']), /--workers/);
     assertCleanError(await tidepool(['malleable', 'run', 'stencil', '--iterations', '20', '--scale', '20it:3']), /iteration 20 is not before the last/);
     const help = await tidepool(['malleable', 'run', '--help']);
     assert.equal(help.code, 0);
