@@ -3,11 +3,11 @@ import { Cluster } from '../src/runtime/client/cluster.js';
 import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../test/support/node-process.js';
 import { startEnsemble } from '../test/support/zk-ensemble.js';
 
-/** Runs `run` on `count` fresh `tidepool node` processes (one worker each); everything is torn down afterwards, the nodes' logs printed on failure. */
-export async function withNodeProcesses<T>(count: number, run: (cluster: Cluster, procs: NodeProcess[]) => Promise<T>): Promise<T> {
+/** Runs `run` on `count` fresh `tidepool node` processes (`workers` worker threads each, default 1); everything is torn down afterwards, the nodes' logs printed on failure. */
+export async function withNodeProcesses<T>(count: number, run: (cluster: Cluster, procs: NodeProcess[]) => Promise<T>, workers = 1): Promise<T> {
   const zk = await startEnsemble({ size: 1 });
   const secret = secretFile();
-  const procs = await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 })));
+  const procs = await Promise.all(Array.from({ length: count }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers })));
   const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
   try {
     return await run(cluster, procs);

@@ -8,18 +8,21 @@
  * - Table III: the lines each application changes to be malleable: a line diff against a plain
  *   sequential program over the same decomposition and kernels (bench/apps/plain/), which this bench
  *   also runs (its result must equal the malleable job's, bit for bit; its time is reported).
+ * - Per core (issue #29): Stencil2D 1024² on one node process of two worker threads, its objects on
+ *   one object thread and on two (`runtime.workers`), alternately: the speed-up of the median iteration.
  * Every run's result is checked bit for bit against a sequential run of the same application.
  *
  *   node --import tsx bench/malleable-rescale.ts [--quick] [--json]
+ *   node --import tsx bench/malleable-rescale.ts --per-core [--quick]   (only the per-core rows, merged into the results)
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { MALLEABLE_APPS } from '../src/frameworks/malleable/applications.js';
 import type { GridParams } from '../src/frameworks/malleable/apps/grid-blocks.js';
 import type { HydroParams } from '../src/frameworks/malleable/apps/hydro-blocks.js';
 import type { MdParams } from '../src/frameworks/malleable/apps/md-cells.js';
 import { loadMalleableApp } from '../src/frameworks/malleable/malleable-app.js';
-import type { MalleableStats, RescaleAck } from '../src/frameworks/malleable/runtime-options.js';
+import type { MalleableRuntimeOptions, MalleableStats, RescaleAck } from '../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../src/frameworks/malleable/sequential.js';
 import { submitMalleable } from '../src/frameworks/malleable/submit.js';
 import type { Cluster } from '../src/runtime/client/cluster.js';
@@ -33,7 +36,7 @@ import { withNodeProcesses } from './malleable-cluster.js';
 import { writeSvg } from './plot.js';
 import { printTable } from './table.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false }, 'per-core': { type: 'boolean', default: false } } });
 const NODES = 4;
 const TABLE2 = { grid: values.quick ? 512 : 1024, blocks: 8, iterations: 40, shrinkAt: 15, expandAt: 30 };
 /** Table II's jobs: each application's parameters and the iterations at which it shrinks and expands. */
@@ -48,6 +51,8 @@ const TABLE2_JOBS: Array<{ app: string; key: string; params: GridParams | MdPara
 /** On 2 cores, 2 node processes is what can run in parallel: Fig. 4 shrinks 2 → 1 and expands 1 → 2. */
 const FIG4 = { grid: values.quick ? 512 : 1536, blocks: 8, iterations: 90, shrinkAt: 30, expandAt: 60, nodes: 2 };
 const FIG5_GRIDS = values.quick ? [256, 512] : [256, 512, 1024, 2048];
+/** Per core: Stencil2D on one node process of two worker threads, on 1 object thread and on 2, `rounds` times each (alternating). */
+const PER_CORE = { grid: 1024, blocks: 8, iterations: values.quick ? 40 : 200, syncEvery: 10, rounds: values.quick ? 1 : 3 };
 /** Each application: its name in the tables, its malleable source and kernels, and the plain program over the same decomposition. */
 const APPS: Record<string, { name: string; file: string; kernels: string[]; plain: (params: never) => unknown; plainFile: string }> = {
   stencil: { name: 'Stencil2D', file: 'stencil2d.ts', kernels: ['grid-blocks.ts'], plain: stencil2d, plainFile: 'stencil2d.ts' },
@@ -67,9 +72,9 @@ const SEED = {
 
 interface Run { params: unknown; result: unknown; stats: MalleableStats; exact: boolean; seconds: number }
 
-async function runJob(cluster: Cluster, app: string, params: unknown, rescaleAt: Array<{ iteration: number; nodes: number }>, nodes = NODES): Promise<Run> {
+async function runJob(cluster: Cluster, app: string, params: unknown, rescaleAt: Array<{ iteration: number; nodes: number }>, nodes = NODES, runtime: MalleableRuntimeOptions = {}): Promise<Run> {
   const started = Date.now();
-  const job = await submitMalleable(cluster, MALLEABLE_APPS[app]!, params, { nodes, maxNodes: NODES, runtime: { rescaleAt, startWaitMs: 30_000 } });
+  const job = await submitMalleable(cluster, MALLEABLE_APPS[app]!, params, { nodes, maxNodes: NODES, runtime: { rescaleAt, startWaitMs: 30_000, ...runtime } });
   const { result, stats } = await job.result();
   const seconds = (Date.now() - started) / 1000;
   // The whole result (checksums over every value, and the reductions' history) bit for bit: JSON keeps a double's every bit.
@@ -105,7 +110,43 @@ function runPlain(app: string, params: unknown, result: unknown): { seconds: num
   return { seconds, exact };
 }
 
+/**
+ * The per-core speed-up: Stencil2D on one node process of two worker threads, its objects on one object
+ * thread and on both (alternating runs, so that a change in the machine's load hits both alike). The
+ * speed-up is of the median iteration time (each iteration's wall time on the node, waiting for the
+ * other thread's halos included; the leader's round trip, every `syncEvery` iterations, is not).
+ */
+async function perCore() {
+  return withNodeProcesses(1, async (cluster) => {
+    const params = { grid: PER_CORE.grid, blocks: PER_CORE.blocks, iterations: PER_CORE.iterations };
+    const runs: Array<{ threads: number; medianMs: number; seconds: number; exact: boolean }> = [];
+    for (let round = 0; round < PER_CORE.rounds; round++) {
+      for (const threads of [1, 2]) {
+        const run = await runJob(cluster, 'stencil', params, [], 1, { workers: threads, syncEvery: PER_CORE.syncEvery });
+        // The first iterations pay for compilation and the first allocations.
+        runs.push({ threads, medianMs: median(run.stats.iterationMs.slice(5).map((ms) => ({ ms }))), seconds: run.seconds, exact: run.exact });
+      }
+    }
+    const best = (threads: number) => Math.min(...runs.filter((r) => r.threads === threads).map((r) => r.medianMs));
+    return { machine: machineInfo(), setup: PER_CORE, runs, medianMs: { one: best(1), two: best(2) }, speedup: Number((best(1) / best(2)).toFixed(2)), exact: runs.every((r) => r.exact) };
+  }, 2);
+}
+
+function printPerCore(p: Awaited<ReturnType<typeof perCore>>): void {
+  console.log(`\nPer core: Stencil2D ${p.setup.grid}² (${p.setup.blocks}² objects, ${p.setup.iterations} iterations, sync every ${p.setup.syncEvery}) on 1 node process × 2 worker threads`);
+  printTable([['object threads', 'median iteration (ms)', 'job (s)', 'exact'], ...p.runs.map((r) => [r.threads, r.medianMs, r.seconds, String(r.exact)])]);
+  console.log(`speed-up 1 → 2 threads (best median iteration each): ${p.speedup}× (target ≥ 1.7×)`);
+}
+
 async function main(): Promise<void> {
+  if (values['per-core']) {
+    // Only the per-core rows, merged into the results of the last full run (if any).
+    const per = await perCore();
+    const file = resultsFile('malleable-rescale');
+    const results = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : { machine: machineInfo() };
+    writeFileSync(file, `${JSON.stringify({ ...results, perCore: per }, null, 2)}\n`);
+    return values.json ? void console.log(JSON.stringify(per)) : printPerCore(per);
+  }
   await withNodeProcesses(NODES, async (cluster) => {
     const table2: Record<string, { shrink: ReturnType<typeof phasesOf>; expand: ReturnType<typeof phasesOf>; exact: boolean; grid?: number; size: string; seconds: number; plain: { seconds: number; exact: boolean } }> = {};
     for (const { app, key, params, shrinkAt, expandAt, size } of TABLE2_JOBS) {
@@ -125,12 +166,15 @@ async function main(): Promise<void> {
     }
     // The sources' lines (read from the project root, whether this runs from the sources or built).
     const table3 = Object.keys(APPS).map(programmerEffort);
+    return { table2, fig4, fig4Phases, fig4Run, fig5, table3 };
+  }).then(async ({ table2, fig4, fig4Phases, fig4Run, fig5, table3 }) => {
+    const per = await perCore();
     const results = {
       machine: machineInfo(),
       note: 'node processes on loopback over a 1-server ZooKeeper, on a 2-core machine; scaled sizes (the seed: 256 cores on Stampede)',
       setup: { nodes: NODES, table2: TABLE2, fig4: FIG4, fig5Grids: FIG5_GRIDS },
-      table2, seedTable2: SEED, fig4, fig4MedianMs: fig4Phases, fig4Rescales: fig4Run.stats.rescales, fig5, table3,
-      allExact: Object.values(table2).every((r) => r.exact) && fig4Run.exact && fig5.every((r) => r.exact),
+      table2, seedTable2: SEED, fig4, fig4MedianMs: fig4Phases, fig4Rescales: fig4Run.stats.rescales, fig5, table3, perCore: per,
+      allExact: Object.values(table2).every((r) => r.exact) && fig4Run.exact && fig5.every((r) => r.exact) && per.exact,
     };
     writeFileSync(resultsFile('malleable-rescale'), `${JSON.stringify(results, null, 2)}\n`);
     await writeSvg(resultsSvg('malleable-fig4'), {
@@ -154,6 +198,7 @@ async function main(): Promise<void> {
     printTable([['grid', 'state MiB', 'LB', 'checkpoint', 'reconnect', 'restore', 'total', 'exact'], ...fig5.map((r) => [r.grid, r.stateMiB, r.lb, r.checkpoint, r.reconnect, r.restore, r.total, String(r.exact)])]);
     console.log('\nTable III: SLOC of the plain program and of the malleable application (kernels shared by both apart), and the lines the malleable one adds or changes (line diff); the seed\'s original and modified SLOC');
     printTable([['app', 'plain SLOC', 'malleable SLOC', 'shared kernels', 'changed', 'removed', 'seed original', 'seed modified'], ...table3.map((r) => [r.app, r.plainSloc, r.malleableSloc, r.kernelSloc, r.changed, r.removed, r.seed?.original ?? '–', r.seed?.modified ?? '–'])]);
+    printPerCore(per);
     console.log(`\nThe plain programs (one process, one core) against the malleable jobs of Table II (4 → 2 → 4 node processes): ${Object.entries(table2).map(([k, r]) => `${k} ${r.plain.seconds.toFixed(2)} s plain, ${r.seconds.toFixed(2)} s malleable${r.plain.exact ? '' : ' (RESULT DIFFERS)'}`).join('; ')}`);
   });
 }

@@ -24,6 +24,11 @@ function rescale(r: Json, targets: Target[], out: string[]): void {
     out.push(table([['grid', 'state (MiB)', ...PHASES.map((p) => `${p} (s)`), 'exact'], ...fig5.map((g) => [`${g.grid}²`, f(g.stateMiB as number, 1), ...PHASES.map((p) => f(g[p] as number, 3)), g.exact ? 'yes' : 'no'])]), '');
     out.push('![rescale time against problem size](results/malleable-fig5a.svg)', '');
   }
+  const pc = r.perCore as Json | undefined;
+  if (pc) {
+    targets.push({ what: 'Stencil2D 1024² on 1 node × 2 worker threads against 1 × 1', target: '≥ 1.7× faster', value: `${f(pc.speedup as number, 2)}× (median iteration ${f(pc.medianMs.one as number, 2)} → ${f(pc.medianMs.two as number, 2)} ms)`, met: (pc.speedup as number) >= 1.7 && pc.exact === true, note: `measured ${when(pc)}; objects on the node's worker threads` });
+    out.push(`Per core (\`node --import tsx bench/malleable-rescale.ts --per-core\`, ${when(pc)}): Stencil2D ${pc.setup.grid}² in ${pc.setup.blocks}² objects, ${pc.setup.iterations} iterations, a sync point every ${pc.setup.syncEvery}, on one node process of two worker threads, its objects on one object thread and on two (alternating runs): median iteration ${f(pc.medianMs.one as number, 2)} ms on one, ${f(pc.medianMs.two as number, 2)} ms on two — **${f(pc.speedup as number, 2)}×** (exact: ${pc.exact ? 'yes' : '**no**'}).`, '');
+  }
   const t3 = r.table3 as Json[] | undefined;
   if (t3 && t3[0]?.changed !== undefined) {
     out.push('Table III (programmer effort): each application against a plain sequential program over the same decomposition and kernels (`bench/apps/plain/`, run by the bench and bit-identical to the malleable job); "changed" counts the malleable version\'s source lines outside a longest common subsequence with the plain one (added or changed lines, as the seed counted modified SLOC with sloccount):', '');
