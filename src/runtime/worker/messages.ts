@@ -15,6 +15,8 @@ export type ToWorker =
   | { type: 'app'; body: unknown }
   /** Starts a resident on this thread: `export` of `module` is called with (`port`, `data`); see Workers.attach. */
   | { type: 'attach'; module: string; export: string; port: MessagePort; data: unknown }
+  /** Is this thread alive? Answered by `pong` (the pool sends a resident only to a thread that answered). */
+  | { type: 'ping' }
   | { type: 'shutdown' };
 
 /** What a thread posts on a resident's port when the resident could not start (then it closes the port). */
@@ -97,6 +99,7 @@ export interface RunRequest {
 /** What a worker reports; every message names the task it concerns. */
 export type FromWorker =
   | { type: 'ready' }
+  | { type: 'pong' }
   /** A new task was split off (or spawned); `checkpoint` is the parent's state and partial result right after. */
   | { type: 'child'; taskId: string; childState: unknown; checkpoint: { state: unknown; partial: unknown }; on?: string }
   /** Tasks spawned together (a batch, in spawn order); `checkpoint` is the parent's state and partial result right after the last. */

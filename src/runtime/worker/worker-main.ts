@@ -108,6 +108,9 @@ function receive(msg: ToWorker): void {
     case 'attach':
       void attach(msg.module, msg.export, msg.port, msg.data);
       return;
+    case 'ping':
+      port.postMessage({ type: 'pong' } satisfies WorkerPost);
+      return;
     case 'runs': {
       const { jobId, ids, states, partials, encoded, pipelined } = msg.runs;
       // Every task of a dispatch but the first starts behind another, as a pipelined one does.

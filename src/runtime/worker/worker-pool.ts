@@ -108,6 +108,12 @@ const HRTIME_TO_NOW_MS = performance.now() - Number(process.hrtime.bigint()) / 1
  */
 export class WorkerPool implements Workers {
   private readonly slots: Slot[] = [];
+  /**
+   * Residents waiting, per slot, for its thread to show it is alive (a `pong`, or `ready` from a
+   * replacement): a thread that has just died still looks alive until its 'exit' event, and a resident
+   * sent to it would be lost with the ports it carries.
+   */
+  private readonly attaching = new Map<number, Array<{ msg: ToWorker; transfer: readonly Transferable[] }>>();
   private readonly controlBuffer: SharedArrayBuffer;
   private closed = false;
 
@@ -259,13 +265,25 @@ export class WorkerPool implements Workers {
   attach(slot: number, entry: ResidentEntry, data: unknown, transfer: readonly Transferable[] = []): MessagePort {
     const s = this.slots[slot];
     if (!s) throw new Error(`no worker ${slot} (the pool has ${this.size})`);
+    if (this.closed) throw new Error('the worker pool is closed');
     const { port1, port2 } = new MessageChannel();
-    s.worker.postMessage({ type: 'attach', module: entry.module, export: entry.export, port: port2, data } satisfies ToWorker, [port2, ...transfer]);
+    const queue = this.attaching.get(slot) ?? [];
+    this.attaching.set(slot, [...queue, { msg: { type: 'attach', module: entry.module, export: entry.export, port: port2, data }, transfer: [port2, ...transfer] }]);
+    if (queue.length === 0) s.worker.postMessage({ type: 'ping' } satisfies ToWorker);
     return port1;
+  }
+
+  /** The slot's thread is alive: the residents waiting for it go to it. */
+  private sendAttaches(slot: number): void {
+    const queue = this.attaching.get(slot);
+    this.attaching.delete(slot);
+    for (const { msg, transfer } of queue ?? []) this.slots[slot]!.worker.postMessage(msg, transfer);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const queue of this.attaching.values()) for (const { msg } of queue) if (msg.type === 'attach') msg.port.close();
+    this.attaching.clear();
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 
@@ -283,10 +301,12 @@ export class WorkerPool implements Workers {
     return new Promise((resolve, reject) => {
       let ready = false;
       worker.on('message', (msg: WorkerPost) => {
-        if (msg.type === 'ready') {
-          ready = true;
-          resolve();
-          return;
+        if (msg.type === 'ready' || msg.type === 'pong') {
+          if (msg.type === 'ready') {
+            ready = true;
+            resolve();
+          }
+          return this.sendAttaches(index);
         }
         if (msg.type === 'batch') for (const m of msg.events) report(m);
         else if (msg.type === 'dones') reportDones(msg, report);

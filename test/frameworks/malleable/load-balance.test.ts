@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { blockMapping, greedyLB, refineLB, slotLoads } from '../../../src/frameworks/malleable/load-balance.js';
+import { balancePlacement, blockPlacement, objectsByThread, threadsOn } from '../../../src/frameworks/malleable/placement.js';
 
 describe('load balancing strategies', () => {
   it('blockMapping keeps neighbours together and spreads evenly', () => {
@@ -51,5 +52,42 @@ describe('load balancing strategies', () => {
 
   it('refuses to balance onto no slot at all', () => {
     assert.throws(() => greedyLB([1], [false]), /at least one available slot/);
+  });
+});
+
+describe('placement of objects on the threads of nodes (places)', () => {
+  it('blockPlacement: contiguous blocks over every thread of every node, node by node', () => {
+    const map = blockPlacement(10, ['a', 'b'], [2, 3]);
+    // five places: a/0 a/1 b/0 b/1 b/2, two objects each
+    assert.deepEqual(map.owner, [0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    assert.deepEqual(map.thread, [0, 0, 1, 1, 0, 0, 1, 1, 2, 2]);
+    assert.deepEqual(map.threads, [2, 3]);
+    assert.deepEqual(objectsByThread(map, 'b'), [[4, 5], [6, 7], [8, 9]]);
+    assert.deepEqual(objectsByThread(map, 'c'), []);
+    assert.equal(threadsOn(map, 'b'), 3);
+    assert.equal(threadsOn(map, 'c'), 0);
+    assert.throws(() => blockPlacement(4, ['a'], [0]), /at least one object thread/);
+  });
+
+  it('refine over places moves an object between the threads of one node when that is where the room is', () => {
+    // a/0 {0,1,2} = 4.5, a/1 {3,4,5} = 1.5, b/0 {6,7,8} = 3; bound 3 × 1.05: object 0 fits on the lightest place, a/1.
+    const map = blockPlacement(9, ['a', 'b'], [2, 1]);
+    const next = balancePlacement('refine', [1.5, 1.5, 1.5, 0.5, 0.5, 0.5, 1, 1, 1], map, ['a', 'b'], () => 1);
+    assert.deepEqual(next.owner, [0, 0, 0, 0, 0, 0, 1, 1, 1]);
+    assert.deepEqual(next.thread, [1, 0, 0, 1, 1, 1, 0, 0, 0], 'object 0 moved from a/0 to a/1; the others stayed');
+  });
+
+  it('a shrink evacuates the leaving node onto the threads of the others; an expand fills the joiner\'s threads', () => {
+    const map = blockPlacement(8, ['a', 'b'], [2, 2]);
+    const shrunk = balancePlacement('refine', new Array(8).fill(1), map, ['a'], () => 99);
+    assert.deepEqual(shrunk.nodes, ['a']);
+    assert.deepEqual(shrunk.threads, [2], 'a keeps its own thread count');
+    assert.deepEqual(shrunk.owner, new Array(8).fill(0));
+    assert.deepEqual(shrunk.thread, [0, 0, 1, 1, 0, 1, 0, 1], 'b\'s objects alternate over a\'s threads, lightest first');
+    const grown = balancePlacement('refine', new Array(8).fill(1), shrunk, ['a', 'c'], (n) => (n === 'c' ? 2 : 1));
+    assert.deepEqual(grown.threads, [2, 2], 'the joiner brings its own thread count');
+    const perPlace = new Map<string, number>();
+    grown.owner.forEach((o, i) => perPlace.set(`${o}/${grown.thread[i]}`, (perPlace.get(`${o}/${grown.thread[i]}`) ?? 0) + 1));
+    assert.deepEqual([...perPlace.values()].sort(), [2, 2, 2, 2], 'two objects on each of the four places');
   });
 });

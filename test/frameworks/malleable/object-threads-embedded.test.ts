@@ -4,9 +4,13 @@
  * measured load as they run), and across a shrink, an expand and a replace of nodes with two threads
  * each; the thread probe's every step runs on a worker thread (never the main one), on both threads of
  * its node, and balancing moves its heavy objects between the threads without changing a bit of its
- * reductions.
+ * reductions; when a worker thread dies, the job rolls back to its last checkpoint and the result is
+ * still bit-identical.
  */
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { describe, it } from 'node:test';
 import { MALLEABLE_APPS } from '../../../src/frameworks/malleable/applications.js';
@@ -101,6 +105,21 @@ describe('objects on worker threads (embedded clusters)', () => {
       const moved = result.ran.filter((r) => new Set(r).size > 1).length;
       assert.ok(moved >= 1 && stats.balancings >= 1, `objects moved between the threads (${moved})`);
       assert.notEqual(result.ran[0]!.at(-1), result.ran[1]!.at(-1), 'the two heavy objects end on different threads');
+    });
+  });
+
+  it('a worker thread that dies (its objects with it): rollback to the last checkpoint on a replacement thread; bit-identical', T, async () => {
+    await onCluster({ nodes: 1, workers: 2 }, async (cluster) => {
+      const marker = join(mkdtempSync(join(tmpdir(), 'tidepool-probe-')), 'exited');
+      const params = { objects: 8, width: 4, iterations: 24, exitAt: { iteration: 14, index: 5, marker } };
+      const job = await submitMalleable<ProbeResult>(cluster, PROBE, params, { nodes: 1, runtime: { checkpointEvery: 5 } });
+      const { result, stats } = (await withDeadline(job.result(), 'the result', 60_000)) as MalleableOutcome<ProbeResult>;
+      assert.ok(existsSync(marker), 'object 5 ended its thread at iteration 14');
+      assertBitIdentical(result.decay, plainDecay(params), 'bit-identical after the rollback');
+      assert.equal(stats.rollbacks, 1, 'one rollback, to the checkpoint at iteration 10');
+      const threads = new Set(result.ran.slice(4).flatMap((r) => r.slice(10)));
+      assert.ok(!threads.has(threadId), 'every step on a worker thread');
+      assert.ok(!result.ran[5]!.slice(10).includes(result.ran[5]![9]!), 'object 5 ran on the replacement thread after the rollback');
     });
   });
 });
