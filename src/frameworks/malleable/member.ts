@@ -156,7 +156,8 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
   };
 
   function onThread(_slot: number, msg: Exclude<FromThread, { type: 'reply' }>): void {
-    if (msg.epoch !== epoch || stopped) return;
+    // (A thread let go may still have had something on its way.)
+    if (msg.epoch !== epoch || stopped || !threads) return;
     if (msg.type === 'ended') return end(msg.iteration, true);
     gather(msg);
   }
