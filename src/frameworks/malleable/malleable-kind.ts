@@ -8,8 +8,8 @@ import type { JobSpec } from '../../runtime/job/job-spec.js';
 import { moduleOnNode } from '../../runtime/job/job-inputs.js';
 import { defineJobKind, type MemberContext } from '../../runtime/kinds/job-kind.js';
 import { malleableLeader } from './leader.js';
-import { loadMalleableApp, type AnyMalleableApp } from './malleable-app.js';
-import { malleableMember } from './member.js';
+import { loadMalleableApp, type AnyMalleableApp, type AppRef } from './malleable-app.js';
+import { malleableMember, objectThreadsOn } from './member.js';
 import { validateMalleableMessage } from './protocol.js';
 import { checkRuntimeOptions, type MalleableSpec } from './runtime-options.js';
 
@@ -21,9 +21,14 @@ function malleableSpecOf(spec: JobSpec): MalleableSpec {
   return s as MalleableSpec;
 }
 
-/** The job's application on this node, admitted by its code admission first (shipped: the node's copy). */
+/** The job's application reference on this node, admitted by its code admission first (shipped: the node's copy). */
+async function appRefOnNode(ctx: MemberContext, s: MalleableSpec): Promise<AppRef> {
+  return { ...s.app, module: await moduleOnNode(ctx.spec, s.app.module, ctx.data, ctx.nodeId, ctx.code) };
+}
+
+/** The job's application on this node (see appRefOnNode). */
 async function appOnNode(ctx: MemberContext, s: MalleableSpec): Promise<AnyMalleableApp> {
-  return loadMalleableApp({ ...s.app, module: await moduleOnNode(ctx.spec, s.app.module, ctx.data, ctx.nodeId, ctx.code) });
+  return loadMalleableApp(await appRefOnNode(ctx, s));
 }
 
 export const malleableKind = defineJobKind({
@@ -36,7 +41,9 @@ export const malleableKind = defineJobKind({
   },
   async member(ctx) {
     const s = malleableSpecOf(ctx.spec);
-    return malleableMember(ctx, await appOnNode(ctx, s), s.params);
+    const ref = await appRefOnNode(ctx, s);
+    const app = await loadMalleableApp(ref);
+    return malleableMember(ctx, app, s.params, objectThreadsOn(ctx, app, ref));
   },
   async leader(ctx) {
     const s = malleableSpecOf(ctx.spec);

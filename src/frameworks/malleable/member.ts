@@ -13,12 +13,11 @@ import { decode, encode } from '../../util/codec.js';
 import { log } from '../../util/log.js';
 import type { CollectivePart } from './collectives.js';
 import { inlineThreads } from './inline-threads.js';
-import type { AnyMalleableApp } from './malleable-app.js';
+import type { AnyMalleableApp, AppRef } from './malleable-app.js';
 import type { PackedObject, Routed } from './object-host.js';
 import { ObjectThreads, type ThreadLauncher } from './object-threads.js';
 import { objectsByThread, threadsOn } from './placement.js';
 import type { Command, HaloBody, Mapping, MoveBody, RunReply } from './protocol.js';
-import type { MalleableSpec } from './runtime-options.js';
 import type { FromThread, PackedPart, ThreadOut } from './thread-protocol.js';
 import { workerThreads } from './worker-threads.js';
 
@@ -60,12 +59,15 @@ interface RunTally {
   resize: RunReply['resize'];
 }
 
-/** Where the node's object threads run: its worker threads, or (a node without any) its main thread. */
-function defaultLauncher(ctx: MemberContext, app: AnyMalleableApp): ThreadLauncher {
-  return typeof ctx.workers?.attach === 'function' ? workerThreads(ctx.workers) : inlineThreads(app);
+/**
+ * Where a node runs the object threads of application `app` (loaded from `ref`): on its worker threads,
+ * or (a node without any that can host them) on its main thread.
+ */
+export function objectThreadsOn(ctx: MemberContext, app: AnyMalleableApp, ref: AppRef): ThreadLauncher {
+  return typeof ctx.workers?.attach === 'function' ? workerThreads(ctx.workers, ref) : inlineThreads(app);
 }
 
-export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params: unknown, launcher: ThreadLauncher = defaultLauncher(ctx, app)): MalleableMember {
+export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params: unknown, launcher: ThreadLauncher): MalleableMember {
   const me = ctx.nodeId;
   let threads: ObjectThreads | undefined;
   let epoch = 0;
@@ -104,7 +106,7 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
     if (threads && threads.count === count && !threads.lost) return;
     if (located.size > 0) throw new Error(threads?.lost ?? `${me} would change its object threads (${threads?.count ?? 0} → ${count}) while it holds objects`);
     threads?.close();
-    threads = count > 0 ? new ObjectThreads(launcher, count, { node: me, app: (ctx.spec.kindSpec as MalleableSpec).app, params }, onThread) : undefined;
+    threads = count > 0 ? new ObjectThreads(launcher, count, { node: me, params }, onThread) : undefined;
   };
 
   /** Every thread has stepped the iteration before `iteration`: one batch to every other node of the mapping, even an empty one. */

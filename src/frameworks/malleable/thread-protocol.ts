@@ -13,15 +13,13 @@
  *   thread → thread  batch { iteration, items, collective? }    one per iteration to every other thread of the node,
  *                                                               even empty (so each counts what it waits for)
  */
-import type { AppRef } from './malleable-app.js';
 import type { CollectivePart } from './collectives.js';
 import type { PackedObject, ResizeWish, Routed } from './object-host.js';
 import type { Mapping } from './protocol.js';
 
-/** What a thread needs to host objects: whose, of which application, with which parameters. */
+/** What a thread needs to host objects (besides the application, which its launcher knows): whose, with which parameters. */
 export interface ThreadSetup {
   node: string;
-  app: AppRef;
   params: unknown;
 }
 

@@ -8,7 +8,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { AttachFailed } from '../../runtime/worker/messages.js';
 import type { ResidentEntry, Workers } from '../../runtime/worker/worker-pool.js';
-import { loadMalleableApp } from './malleable-app.js';
+import { loadMalleableApp, type AppRef } from './malleable-app.js';
 import { ObjectThread } from './object-thread.js';
 import type { ThreadChannel, ThreadLauncher } from './object-threads.js';
 import type { FromThread, PeerBatch, ThreadSetup, ToThread } from './thread-protocol.js';
@@ -17,6 +17,8 @@ import type { FromThread, PeerBatch, ThreadSetup, ToThread } from './thread-prot
 const ENTRY: ResidentEntry = { module: new URL(`./worker-threads${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href, export: 'hostObjectThread' };
 
 interface ResidentData {
+  /** The application, as every node loads it. */
+  app: AppRef;
   setup: ThreadSetup;
   slot: number;
   threads: number;
@@ -24,8 +26,8 @@ interface ResidentData {
   peers: Array<MessagePort | undefined>;
 }
 
-/** Object threads on worker slots 0 … count − 1 of the node's pool. */
-export function workerThreads(workers: Workers): ThreadLauncher {
+/** Object threads of application `app` on worker slots 0 … count − 1 of the node's pool. */
+export function workerThreads(workers: Workers, app: AppRef): ThreadLauncher {
   const attach = workers.attach?.bind(workers);
   if (!attach) throw new Error('this node\'s workers cannot host object threads');
   return {
@@ -40,7 +42,7 @@ export function workerThreads(workers: Workers): ThreadLauncher {
         }
       }
       return peers.map((mine, slot): ThreadChannel => {
-        const data: ResidentData = { setup, slot, threads: count, peers: mine };
+        const data: ResidentData = { app, setup, slot, threads: count, peers: mine };
         const port = attach(slot, ENTRY, data, mine.filter((p) => p !== undefined));
         let closed = false;
         port.on('message', (msg: FromThread | AttachFailed) => {
@@ -66,7 +68,7 @@ export function workerThreads(workers: Workers): ThreadLauncher {
 
 /** The resident on a worker thread: one ObjectThread, until the member closes its port. */
 export async function hostObjectThread(port: MessagePort, data: ResidentData): Promise<void> {
-  const app = await loadMalleableApp(data.setup.app);
+  const app = await loadMalleableApp(data.app);
   const peers = data.peers;
   const thread = new ObjectThread(app, data.setup.params, { node: data.setup.node, slot: data.slot, threads: data.threads }, {
     toMain: (msg, transfer) => port.postMessage(msg, transfer),

@@ -99,7 +99,6 @@ export interface RunRequest {
 /** What a worker reports; every message names the task it concerns. */
 export type FromWorker =
   | { type: 'ready' }
-  | { type: 'pong' }
   /** A new task was split off (or spawned); `checkpoint` is the parent's state and partial result right after. */
   | { type: 'child'; taskId: string; childState: unknown; checkpoint: { state: unknown; partial: unknown }; on?: string }
   /** Tasks spawned together (a batch, in spawn order); `checkpoint` is the parent's state and partial result right after the last. */
@@ -128,8 +127,8 @@ export interface InlineRuns {
   value: unknown;
 }
 
-/** What a worker thread posts: one report, or several at once (completions of one dispatch, in order). */
-export type WorkerPost = FromWorker | { type: 'batch'; events: FromWorker[] } | DoneColumns;
+/** What a worker thread posts: one report, or several at once (completions of one dispatch, in order), or `pong` (alive: Workers.attach). */
+export type WorkerPost = FromWorker | { type: 'batch'; events: FromWorker[] } | DoneColumns | { type: 'pong' };
 
 /**
  * Plain completions of a dispatch (no children), column by column: ids, partial results, run times, and

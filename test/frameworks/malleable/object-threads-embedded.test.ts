@@ -18,8 +18,9 @@ import { loadMalleableApp } from '../../../src/frameworks/malleable/malleable-ap
 import type { MalleableOutcome } from '../../../src/frameworks/malleable/runtime-options.js';
 import { runSequential } from '../../../src/frameworks/malleable/sequential.js';
 import { malleableProgress, rescaleMalleable, submitMalleable } from '../../../src/frameworks/malleable/submit.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
-import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
+import { jobLeader } from '../../../src/runtime/client/job-list.js';
+import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import type { ProbeResult } from './apps/thread-probe.js';
 import { assertBitIdentical, plainDecay } from './plain-decay.js';

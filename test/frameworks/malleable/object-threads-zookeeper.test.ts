@@ -10,8 +10,9 @@ import { MALLEABLE_APPS } from '../../../src/frameworks/malleable/applications.j
 import { loadMalleableApp } from '../../../src/frameworks/malleable/malleable-app.js';
 import { runSequential } from '../../../src/frameworks/malleable/sequential.js';
 import { malleableProgress, submitMalleable } from '../../../src/frameworks/malleable/submit.js';
-import { Cluster } from '../../../src/runtime/cluster.js';
-import { jobLeader, requestJob } from '../../../src/runtime/job-control.js';
+import { Cluster } from '../../../src/runtime/client/cluster.js';
+import { jobLeader } from '../../../src/runtime/client/job-list.js';
+import { requestJob } from '../../../src/runtime/client/job-requests.js';
 import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
