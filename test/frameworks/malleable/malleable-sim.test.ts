@@ -92,13 +92,14 @@ describe('the malleable protocol on a simulated network', () => {
     }
   });
 
-  it('is exact with 2 and 3 object threads per node, objects balanced over threads by measured load: shrink, expand, a crash, a vacate (8 seeds)', async () => {
+  it('is exact with 2 and 3 object threads per node, objects balanced over threads by measured load (RefineLB and GreedyLB): shrink, expand, a crash, a vacate (8 seeds)', async () => {
     for (let seed = 41; seed <= 48; seed++) {
       // Where each object has been: node and thread, as the members say between deliveries.
       const log = new PlacementLog();
       const hook = (sim: SimCluster) => log.record(sim);
       const threads = 2 + (seed % 2);
-      const { outcome, acks, sim } = await scenario(seed, seed % 4 === 0, { threads, runtime: { loads: 'measured', lbEvery: 3 }, hook });
+      const strategy = seed % 3 === 0 ? 'greedy' : 'refine';
+      const { outcome, acks, sim } = await scenario(seed, seed % 4 === 0, { threads, runtime: { loads: 'measured', lbEvery: 3, strategy }, hook });
       assert.equal(outcome.status, 'done', `seed ${seed}: ${JSON.stringify(outcome)}`);
       const value = (outcome as { value: MalleableOutcome<GridResult> }).value;
       assert.equal(value.result.checksum, expected, `seed ${seed} (${threads} threads per node): bit-identical`);
