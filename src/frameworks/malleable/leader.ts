@@ -20,7 +20,7 @@ import { MANAGER_NAME, requestResize } from './manager/manager-store.js';
 import { NodeAcquisition } from './node-acquisition.js';
 import { balancePlacement, blockPlacement, threadsOn } from './placement.js';
 import type { BlobRef } from '../../data/blob-directory.js';
-import type { CheckpointManifest, Mapping, RunReply } from './protocol.js';
+import type { CheckpointManifest, Command, Mapping, RunReply } from './protocol.js';
 import { parseRequest, targetNodes, type RescaleRequest } from './rescale-plan.js';
 import type { MalleableSpec, MalleableStats, RescaleAck } from './runtime-options.js';
 
@@ -177,6 +177,11 @@ class MalleableLeader {
     return Math.min(cores, this.spec.runtime?.workers ?? cores);
   }
 
+  /** The command installing the mapping on `node`, with the threads it runs (its own in the mapping, or as a joiner). */
+  private configure(node: string): Command {
+    return { type: 'configure', map: this.map, threads: threadsOn(this.map, node) || this.threadsOf(node) };
+  }
+
   private countExpected(replies: ReadonlyArray<{ sentTo: string[] }>): void {
     this.expect = new Map();
     for (const r of replies) for (const n of r.sentTo) this.expect.set(n, (this.expect.get(n) ?? 0) + 1);
@@ -321,7 +326,7 @@ class MalleableLeader {
     }
     let t = now();
     // Reconnect (in): the new members learn the current mapping and epoch.
-    await this.calls.all(joiners, (n) => ({ type: 'configure', map: this.map, threads: threadsOn(this.map, n) || this.threadsOf(n) }), this.epoch);
+    await this.calls.all(joiners, (n) => this.configure(n), this.epoch);
     phases.reconnect += now() - t;
     t = now();
     await this.migrate(target);
@@ -337,7 +342,7 @@ class MalleableLeader {
     phases.reconnect += now() - t;
     t = now();
     // Restore: every member installs the final mapping (its location table) and says what it holds.
-    const held = await this.calls.all<{ objects: number }>(this.map.nodes, (n) => ({ type: 'configure', map: this.map, threads: threadsOn(this.map, n) || this.threadsOf(n) }), this.epoch);
+    const held = await this.calls.all<{ objects: number }>(this.map.nodes, (n) => this.configure(n), this.epoch);
     const count = held.reduce((a, h) => a + h.objects, 0);
     if (count !== this.objects) throw new Error(`after the rescale the members hold ${count} objects, not ${this.objects}`);
     phases.restore = now() - t;
