@@ -89,7 +89,7 @@ class MalleableLeader {
     this.loads = new Array<number>(this.objects).fill(Infinity);
     this.scheduled = [...(spec.runtime?.rescaleAt ?? [])];
     this.pauseAt = [...(spec.runtime?.pauseAt ?? [])];
-    this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [], resizeRequests: [], syncPoints: 0, balancings: 0 };
+    this.stats = { iterations: this.total, objects: this.objects, rescales: [], rollbacks: 0, checkpoints: 0, iterationMs: [], nodesPerIteration: [], threadsPerIteration: [], resizeRequests: [], syncPoints: 0, balancings: 0 };
   }
 
   stop(): void {
@@ -219,6 +219,7 @@ class MalleableLeader {
     for (let k = 0; k < ran; k++) {
       this.stats.iterationMs[this.iteration + k] = Math.max(...replies.map((r) => r.times[k] ?? 0));
       this.stats.nodesPerIteration[this.iteration + k] = this.map.nodes.length;
+      this.stats.threadsPerIteration[this.iteration + k] = this.map.threads.reduce((a, b) => a + b, 0);
     }
     this.iteration += ran;
     if (ended !== undefined) {

@@ -60,6 +60,8 @@ export interface MalleableStats {
   /** Wall time of each iteration at the leader (ms), and the nodes it ran on. */
   iterationMs: number[];
   nodesPerIteration: number[];
+  /** The object threads it ran on (every node's together: the places). */
+  threadsPerIteration: number[];
   /** Sync points the current leader reached (before each span of `syncEvery` iterations), and periodic balancings (`lbEvery`) among them. */
   syncPoints: number;
   balancings: number;

@@ -58,6 +58,7 @@ describe('objects on worker threads (embedded clusters)', () => {
           const { result, stats } = await withDeadline(job.result(), `${app}'s result`, 90_000);
           assert.equal(JSON.stringify(result), await sequential(app, params), `${app} on ${nodes} × ${workers}: bit-identical`);
           assert.ok(stats.balancings >= 1, `${app}: balanced by measured load while it ran`);
+          assert.ok(stats.threadsPerIteration.every((t) => t === nodes * workers), `${app}: every iteration on ${nodes * workers} object threads`);
         }
       });
     });
@@ -87,6 +88,7 @@ describe('objects on worker threads (embedded clusters)', () => {
         const { result, stats } = await withDeadline(job.result(), `${app}'s result`, 90_000);
         assert.equal(JSON.stringify(result), await sequential(app, params), `${app}: bit-identical across the rescales`);
         assert.deepEqual(stats.rescales.map((r) => r.kind), ['shrink', 'expand', 'replace']);
+        assert.deepEqual([5, 6, 12, 18].map((i) => stats.threadsPerIteration[i]), [4, 2, 4, 4], `${app}: two threads on each node it held`);
         await waitFor(async () => (await cluster.nodes()).every((n) => n.job === null), 'every node free', 30_000);
       }
     });

@@ -59,6 +59,8 @@ describe('objects on the worker threads of node processes over ZooKeeper', () =>
         assert.equal(JSON.stringify(result), JSON.stringify(runSequential(await loadMalleableApp(MALLEABLE_APPS[app]!), params)), `${app}: bit-identical after the rollback`);
         assert.ok(stats.rollbacks >= 1, `${app}: rolled back after the SIGKILL`);
         assert.ok(stats.nodesPerIteration.slice(6).every((n) => n === 1), `${app}: from the checkpoint at 6 on, one node ran it`);
+        assert.ok(stats.threadsPerIteration.slice(6).every((n) => n === 2), `${app}: on both of its threads`);
+        assert.ok(stats.threadsPerIteration.slice(0, 6).every((n) => n === 4), `${app}: before, on the two threads of each node`);
         await start();
       }
     } finally {
