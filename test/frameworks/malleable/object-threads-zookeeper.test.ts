@@ -13,7 +13,7 @@ import { malleableProgress, submitMalleable } from '../../../src/frameworks/mall
 import { Cluster } from '../../../src/runtime/client/cluster.js';
 import { jobLeader } from '../../../src/runtime/client/job-list.js';
 import { requestJob } from '../../../src/runtime/client/job-requests.js';
-import { secretFile, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
+import { secretFile, secretIn, startNodeProcess, type NodeProcess } from '../../support/node-process.js';
 import { waitFor, withDeadline } from '../../support/wait.js';
 import { startEnsemble, type ZkEnsemble } from '../../support/zk-ensemble.js';
 
@@ -43,7 +43,7 @@ describe('objects on the worker threads of node processes over ZooKeeper', () =>
   });
 
   it('a SIGKILL of one of two nodes: rollback to the last checkpoint on the other\'s two threads, the four applications bit-identical', { timeout: 400_000 }, async () => {
-    const cluster = await Cluster.connect(zk.connectionString);
+    const cluster = await Cluster.connect(zk.connectionString, { secret: secretIn(secret) });
     try {
       for (const { app, params } of APPS) {
         await waitFor(async () => (await cluster.nodes()).filter((n) => n.assignment === '' && n.job === null).length >= 2, 'two idle nodes', 60_000);
