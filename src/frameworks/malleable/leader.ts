@@ -160,7 +160,9 @@ class MalleableLeader {
     const nodes = live.filter((n) => !this.leaving.has(n));
     if (nodes.length === 0) throw new Error('no member left to run on');
     this.map = blockPlacement(this.objects, nodes, nodes.map((n) => this.threadsOf(n)));
-    const replies = await this.calls.all<{ sentTo: string[] }>(live, { type: 'restore', map: this.map, manifest: this.manifest }, this.epoch);
+    // Every live member drops what it held; one outside the new mapping (leaving) that goes meanwhile held nothing of it.
+    const map = this.map;
+    const replies = await this.calls.all<{ sentTo: string[] }>(live, { type: 'restore', map, manifest: this.manifest }, this.epoch, (n) => !map.nodes.includes(n));
     this.countExpected(replies);
     this.settled = this.manifest !== null;
     this.iteration = this.manifest?.iteration ?? 0;
@@ -326,8 +328,17 @@ class MalleableLeader {
       return { nodes: [...before], tRescaleMs: 0, phases, iteration: this.iteration, kind: 'none' }; // already so (a request served again)
     }
     let t = now();
-    // Reconnect (in): the new members learn the current mapping and epoch.
-    await this.calls.all(joiners, (n) => this.configure(n), this.epoch);
+    // Reconnect (in): the new members learn the current mapping and epoch. One that has left again by then
+    // (given and taken back at once) holds nothing yet: the rescale goes on without it.
+    const lost = new Set<string>();
+    await this.calls.all(joiners, (n) => this.configure(n), this.epoch, (n) => {
+      lost.add(n);
+      return true;
+    });
+    if (lost.size > 0) {
+      this.log.info('malleable', `job ${this.ctx.spec.id}: ${[...lost].join(' ')} left again before the rescale took it`);
+      return this.reconfigure(target.filter((n) => !lost.has(n)));
+    }
     phases.reconnect += now() - t;
     t = now();
     await this.migrate(target);

@@ -13,6 +13,9 @@ export class NodeLost extends Error {
   }
 }
 
+/** A reply that never came: its node left, as the caller allowed. */
+const LEFT = Symbol('left');
+
 interface Pending {
   node: string;
   resolve(value: unknown): void;
@@ -50,9 +53,17 @@ export class MemberCalls {
     });
   }
 
-  /** The same command (or one per node) to every node; resolves with the replies in node order. */
-  all<T>(nodes: readonly string[], cmd: Command | ((node: string) => Command), epoch: number): Promise<T[]> {
-    return Promise.all(nodes.map((n) => this.call<T>(n, typeof cmd === 'function' ? cmd(n) : cmd, epoch)));
+  /**
+   * The same command (or one per node) to every node; resolves with the replies in node order.
+   * `mayLeave(node)`, asked when a node has left the job meanwhile: true if that is no failure of the
+   * whole (its reply is then missing from the result).
+   */
+  async all<T>(nodes: readonly string[], cmd: Command | ((node: string) => Command), epoch: number, mayLeave?: (node: string) => boolean): Promise<T[]> {
+    const replies = await Promise.all(nodes.map((n) => {
+      const reply = this.call<T>(n, typeof cmd === 'function' ? cmd(n) : cmd, epoch);
+      return mayLeave ? reply.then((r): T | typeof LEFT => r, (err: unknown) => (err instanceof NodeLost && mayLeave(n) ? LEFT : Promise.reject(err))) : reply;
+    }));
+    return replies.filter((r): r is T => r !== LEFT);
   }
 
   stop(): void {

@@ -204,11 +204,14 @@ export class TidepoolNode {
   async shutdown(opts: { handOver?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.observed.phase = 'draining';
+    // No new assignment is followed, and one under way ends first: a job joined while shutting down is drained
+    // too, not left behind with this node gone from the cluster (its join then failed on the cluster's membership).
+    this.assignmentWatch?.close();
+    await this.assignmentQueue;
     await this.drain(opts);
     this.closed = true;
     await this.scheduler?.stop();
     await this.stats.stop();
-    this.assignmentWatch?.close();
     this.cluster.stop();
     await this.cluster.leave().catch(() => undefined);
     await this.workers.close();
@@ -471,10 +474,12 @@ export class TidepoolNode {
       job.resultWatch?.close();
       job.vars.stop();
       job.members.stop();
-      await job.election.resign().catch(() => undefined);
       // Before leaving the member list: whoever waits for the members to go then finds every tally.
       if (!this.closed) await recordTally(this.client, job.paths, this.id, job.role.counters?.() ?? ZERO_COUNTERS);
       await job.members.leave().catch(() => undefined);
+      // Only then out of the election: the next leader's view of the members no longer has this node
+      // (a malleable job's new leader restored its objects onto a node about to go, and rolled back again).
+      await job.election.resign().catch(() => undefined);
       if (this.job === job) this.job = undefined;
       if (!this.closed) {
         await this.cluster.update({ address: this.transport.address, workers: this.workers.size, job: null }).catch(() => undefined);

@@ -92,6 +92,32 @@ describe('the malleable protocol on a simulated network', () => {
     }
   });
 
+  it('a node that joins and leaves again before the expand takes it: the expand goes on without it, no rollback (6 seeds)', async () => {
+    for (let seed = 61; seed <= 66; seed++) {
+      const sim = new SimCluster(seed, stencil, { params, runtime: { checkpointEvery: 5, loads: 'uniform' } }, ['a', 'b']);
+      let joined = false;
+      let left = false;
+      sim.onCommand = (to, type) => {
+        if (to !== 'c' || left) return;
+        assert.equal(type, 'configure', `seed ${seed}: the first command to a joiner`);
+        left = true;
+        sim.leave('c'); // taken back at once, before it answered
+      };
+      const outcome = await sim.run(async () => {
+        if (!joined && (await sim.progress()).iteration >= 4) {
+          joined = true;
+          sim.join('c'); // given to the job without a request: the leader expands onto it at its next sync point
+        }
+      });
+      assert.ok(left, `seed ${seed}: the leader tried to take c`);
+      assert.equal(outcome.status, 'done', `seed ${seed}: ${JSON.stringify(outcome)}`);
+      const value = (outcome as { value: MalleableOutcome<GridResult> }).value;
+      assert.equal(value.result.checksum, expected, `seed ${seed}: bit-identical`);
+      assert.equal(value.stats.rollbacks, 0, `seed ${seed}: the node that left held nothing; nothing rolled back`);
+      assert.ok(value.stats.nodesPerIteration.every((n) => n === 2), `seed ${seed}: ran on a and b throughout`);
+    }
+  });
+
   it('is exact with 2 and 3 object threads per node, objects balanced over threads by measured load (RefineLB and GreedyLB): shrink, expand, a crash, a vacate (8 seeds)', async () => {
     for (let seed = 41; seed <= 48; seed++) {
       // Where each object has been: node and thread, as the members say between deliveries.

@@ -144,6 +144,8 @@ export class SimCluster {
   leaderId = '';
   outcome: JobOutcome | undefined;
   delivered = 0;
+  /** Told of each command the leader sends, as it is sent (before any delivery): a test acts at that point. */
+  onCommand: ((to: string, type: string) => void) | undefined;
   private readonly spec: JobSpec;
 
   private readonly malleable: MalleableSpec;
@@ -166,7 +168,10 @@ export class SimCluster {
     return {
       nodeId, spec: this.spec, client: this.client as never, paths: jobPaths(this.spec.id), workers: {} as never, vars: {} as never,
       rng: this.rng, membership: this.membership as never, data: memoryDataPlane(this.blobs, this.scopes),
-      send: async (to, body) => void this.queue.push({ from: nodeId, to, body, bounce: false }),
+      send: async (to, body) => {
+        this.queue.push({ from: nodeId, to, body, bounce: false });
+        if (body.type === 'mall-cmd') this.onCommand?.(to, (body.cmd as { type: string }).type);
+      },
       peers: () => [...this.membership.members.keys()].filter((id) => id !== nodeId),
       report: () => undefined,
       fail: (error) => {

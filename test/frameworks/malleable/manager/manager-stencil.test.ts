@@ -60,10 +60,10 @@ describe('resource manager with the malleable job kind', () => {
       const at = shrinks[0]![0]!;
       assert.ok(growing(rescales.slice(0, at)), `only growth before the shrink: ${JSON.stringify(rescales)}`);
       const after = rescales.slice(at + 1);
-      // A rollback (a node joining and leaving again, as the manager and the scheduler hand nodes over) restores
-      // onto every live member: the growth back to 4 may come with it rather than as a rescale of its own.
-      const grownBy = after.length > 0 ? after.at(-1)![1] : stats.rollbacks > 0 ? stats.nodesPerIteration.at(-1) : undefined;
-      assert.ok(growing(after) && grownBy === 4 && stats.nodesPerIteration.at(-1) === 4, `expanded back to 4 after the rigid job: ${JSON.stringify(rescales)}, ${stats.rollbacks} rollback(s)`);
+      assert.ok(after.length > 0 && growing(after) && after.at(-1)![1] === 4, `expanded back to 4 after the rigid job: ${JSON.stringify(rescales)}`);
+      // Nothing failed: no rollback, also when the shrink let the leader's own node go (the next leader takes over
+      // from the shrink's checkpoint) or a node given to the stencil was taken back before the stencil took it.
+      assert.equal(stats.rollbacks, 0, `no rollback: ${JSON.stringify(rescales)}`);
       const record = (await readManagedJob(client, stencil.id))!.record;
       assert.ok(record.events.some((e) => e.type === 'shrink' && e.nodes === 2 && typeof e.tRescaleMs === 'number'), 'the manager recorded the shrink with the job\'s T_rescale');
     } finally {
