@@ -16,6 +16,8 @@ import { ClusterMonitor } from '../../src/dashboard/cluster-monitor.js';
 import { startDashboard } from '../../src/dashboard/dashboard-server.js';
 import { submitIterative } from '../../src/frameworks/iterative/run-iterative.js';
 import { ResourceManager } from '../../src/frameworks/malleable/manager/resource-manager.js';
+import { submitMalleable } from '../../src/frameworks/malleable/submit.js';
+import { requestJob } from '../../src/runtime/client/job-requests.js';
 import { Distribution } from '../../src/frameworks/service/distribution.js';
 import { startService } from '../../src/frameworks/service/service-server.js';
 import { loadWorkflow } from '../../src/frameworks/workflow/load-workflow.js';
@@ -31,6 +33,7 @@ import { waitFor, withDeadline } from '../support/wait.js';
 const SHOW = 30_000;
 const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
 const CHECKSUM = { module: new URL('../frameworks/iterative/apps/checksum.ts', import.meta.url).href, export: 'default' };
+const STENCIL = { module: new URL('../../src/frameworks/malleable/apps/stencil2d.ts', import.meta.url).href, export: 'default' };
 const MONTAGE_25 = fileURLToPath(new URL('../data/workflows/pegasus-dax-2.1/Montage_25.xml', import.meta.url));
 
 type Row = Record<string, unknown>;
@@ -198,6 +201,37 @@ describe('kinds over time on the dashboard (headless Chromium)', () => {
         for (const job of jobs) await openGate(client, job).then(() => cancelJob(client, job)).catch(() => undefined);
         await manager.stop();
       }
+    });
+  });
+
+  it('malleable: each rescale\'s phases (lb, checkpoint, reconnect, restore) as the leader measured them, on the page and in /api/snapshot', { timeout: 120_000 }, async () => {
+    await onDashboard('malleable', { nodes: 2, workers: 1 }, async (page, cluster) => {
+      const params = { grid: 32, blocks: 4, iterations: 40 };
+      // Shrinks to 1 at iteration 10, expands to 2 at 20, and waits at 30 until resumed: its rescales stay on the page meanwhile.
+      const job = await submitMalleable(cluster, STENCIL, params, { nodes: 2, runtime: { rescaleAt: [{ iteration: 10, nodes: 1 }, { iteration: 20, nodes: 2 }], pauseAt: [30] } });
+      const view = '[data-origin="malleable"] [data-list="rescale-phases"]';
+      const parts = ['lb', 'checkpoint', 'reconnect', 'restore'];
+      const complete = (rows: Row[]) => { const ids = new Set(rows.map((r) => r.id)); return ids.size === 2 && [...ids].every((id) => parts.every((p) => rows.some((r) => r.id === id && r.part === p))); };
+      await waitForRows(page, view, complete, 'the shrink and the expand with their four phases');
+      const rows = await rowsOf(page, view);
+      const snapshot = await (await fetch(new URL('api/snapshot', page.url()))).json() as { events?: Array<{ origin: string; list: string; events: Array<{ id: string; job?: string; values?: Record<string, number> }> }> };
+      const listed = snapshot.events?.find((l) => l.origin === 'malleable' && l.list === 'rescale-phases')?.events ?? [];
+      await requestJob(cluster.coordination, job.id, 'resume');
+      const { stats } = await withDeadline(job.result(), 'the stencil\'s result', 60_000);
+      const rescales = stats.rescales.filter((r) => r.kind !== 'none');
+      assert.deepEqual(rescales.map((r) => [r.kind, r.nodes.length]), [['shrink', 1], ['expand', 2]]);
+      const ids = [...new Set(rows.map((r) => String(r.id)))].sort((a, b) => Number(rows.find((r) => r.id === a)!.at) - Number(rows.find((r) => r.id === b)!.at));
+      rescales.forEach((r, i) => {
+        assert.match(ids[i]!, new RegExp(`^${i + 1} ${r.kind} → ${r.nodes.length} @${r.iteration}$`), `rescale ${i + 1} is named by its kind, size and iteration`);
+        for (const part of parts) {
+          const measured = r.phases[part as keyof typeof r.phases];
+          const drawn = Number(rows.find((x) => x.id === ids[i] && x.part === part)!.value);
+          assert.ok(Math.abs(drawn - measured) <= 0.001, `${ids[i]} ${part}: ${drawn} ms on the page, ${measured} ms in the job's stats`);
+          assert.equal(listed.find((e) => e.id === ids[i])?.values?.[part], drawn, `${ids[i]} ${part} in /api/snapshot`);
+        }
+        assert.ok(Math.abs(parts.reduce((a, p) => a + r.phases[p as keyof typeof r.phases], 0) - r.tRescaleMs) <= Math.max(1, 0.05 * r.tRescaleMs), `${ids[i]}: the phases make up T_rescale`);
+      });
+      assert.ok(listed.every((e) => e.job === job.id), 'the events name their job');
     });
   });
 

@@ -12,6 +12,7 @@ import type { LeaderContext, LeaderRole } from '../../runtime/kinds/job-kind.js'
 import { log as rootLog, type Log } from '../../util/log.js';
 import { NO_METRICS } from '../../runtime/metrics/metrics-registry.js';
 import { rescaleRecorder } from './rescale-histograms.js';
+import { RESCALE_PHASES_LIST, rescalePhaseEvent } from './rescale-events.js';
 import { DurableState } from './durable-state.js';
 import type { AnyMalleableApp } from './malleable-app.js';
 import type { MalleableMember } from './member.js';
@@ -118,6 +119,7 @@ class MalleableLeader {
       this.epoch = stored.epoch;
       this.manifest = stored.manifest;
       if (stored.history) Object.assign(this.stats, stored.history);
+      this.stats.rescales.forEach((ack, i) => this.publishRescale(ack, i + 1)); // the predecessors' rescales, on this node's dashboard list
       // The first leader waits (bounded) for the nodes the job was started with; a later one takes
       // the members there are — the job may have been shrunk since it started.
       const want = Math.max(1, this.ctx.spec.nodes.requested);
@@ -320,6 +322,7 @@ class MalleableLeader {
   /** Rescale to `target`, phase by phase (seed 003 Table II), and say what it took. */
   private async reconfigure(target: string[]): Promise<RescaleAck> {
     const t0 = now();
+    const startedAt = Date.now();
     const phases = { lb: 0, checkpoint: 0, reconnect: 0, restore: 0 };
     const before = this.map.nodes;
     const joiners = target.filter((n) => !before.includes(n));
@@ -359,12 +362,19 @@ class MalleableLeader {
     if (count !== this.objects) throw new Error(`after the rescale the members hold ${count} objects, not ${this.objects}`);
     phases.restore = now() - t;
     const kind = joiners.length > 0 && leavers.length > 0 ? 'replace' : joiners.length > 0 ? 'expand' : leavers.length > 0 ? 'shrink' : 'none';
-    const ack: RescaleAck = { nodes: [...this.map.nodes], tRescaleMs: now() - t0, phases, iteration: this.iteration, kind };
+    const ack: RescaleAck = { nodes: [...this.map.nodes], tRescaleMs: now() - t0, phases, iteration: this.iteration, kind, startedAt };
     this.stats.rescales.push(ack);
     this.recordRescale(ack);
+    this.publishRescale(ack, this.stats.rescales.length);
     await this.saveState();
     this.log.info('malleable', `${kind} to ${target.length} node(s) at iteration ${this.iteration} in ${ack.tRescaleMs.toFixed(1)} ms`);
     return ack;
+  }
+
+  /** The rescale and its phases on the dashboard (the leader's node publishes them with its stats). */
+  private publishRescale(ack: RescaleAck, index: number): void {
+    const event = rescalePhaseEvent(ack, index);
+    if (event) this.own.noteEvent(RESCALE_PHASES_LIST, event);
   }
 
   /** Epoch, last checkpoint and stats, fenced against a newer leader. */

@@ -9,6 +9,7 @@
  */
 import { durableBlobs, onHold, type HoldMessage } from '../../runtime/job/durable-blobs.js';
 import type { LayerBody, MemberContext, MemberRole } from '../../runtime/kinds/job-kind.js';
+import { EventRing, type TimedEvent } from '../../runtime/kinds/kind-events.js';
 import { decode, encode } from '../../util/codec.js';
 import { log } from '../../util/log.js';
 import type { CollectivePart } from './collectives.js';
@@ -36,6 +37,8 @@ export interface MalleableMember extends MemberRole {
   hosted(): number[];
   /** The objects hosted here and the object thread each is on, [object, thread] in object order. */
   placement(): Array<[number, number]>;
+  /** Adds an event to one of the lists this node publishes for the job (the leader's rescales, say). */
+  noteEvent(list: string, event: TimedEvent): void;
 }
 
 interface Waiter {
@@ -67,6 +70,9 @@ export function objectThreadsOn(ctx: MemberContext, app: AnyMalleableApp, ref: A
   return typeof ctx.workers?.attach === 'function' ? workerThreads(ctx.workers, ref) : inlineThreads(app);
 }
 
+/** Events kept per list this node publishes (the newest). */
+const EVENTS_PER_LIST = 100;
+
 export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params: unknown, launcher: ThreadLauncher): MalleableMember {
   const me = ctx.nodeId;
   let threads: ObjectThreads | undefined;
@@ -86,6 +92,8 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
   const future: HaloBody[] = [];
   const waiters = new Set<Waiter>();
   const inTransit = new Map<number, { resolve(): void; reject(err: Error): void }>();
+  /** The event lists this node publishes for the job (the leader's rescale phases). */
+  const events = new Map<string, EventRing>();
 
   const notify = () => {
     for (const w of waiters) if (w.ready()) {
@@ -402,6 +410,14 @@ export function malleableMember(ctx: MemberContext, app: AnyMalleableApp, params
       waiters.clear();
     },
     load: () => ({ running: 0, pooled: located.size }),
-    counters: () => ({ tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, figures: { objects: located.size, threads: threads?.count ?? 0, iteration: iterationNow, epoch } }),
+    noteEvent(list, event) {
+      let ring = events.get(list);
+      if (!ring) events.set(list, (ring = new EventRing(EVENTS_PER_LIST)));
+      ring.put(event);
+    },
+    counters: () => ({
+      tasksDone: 0, splits: 0, stealsIn: 0, stealsOut: 0, migrationsIn: 0, migrationsOut: 0, figures: { objects: located.size, threads: threads?.count ?? 0, iteration: iterationNow, epoch },
+      ...(events.size > 0 ? { events: Object.fromEntries([...events].map(([name, ring]) => [name, ring.list()])) } : {}),
+    }),
   };
 }

@@ -48,6 +48,8 @@ export interface RescaleAck {
   /** The iteration the job resumes at. */
   iteration: number;
   kind: 'shrink' | 'expand' | 'replace' | 'none';
+  /** When the rescale began (ms since the epoch; absent in the histories of jobs from before it was recorded). */
+  startedAt?: number;
 }
 
 export interface MalleableStats {
