@@ -7,19 +7,19 @@ import { isCoordError } from '../../coord/errors.js';
 import type { CoordClient } from '../../coord/types.js';
 import { FLEXIBILITIES, type Flexibility } from '../../frameworks/malleable/manager/managed-job.js';
 import { managerPaths, submitManagedJob } from '../../frameworks/malleable/manager/manager-store.js';
-import { malleableJob } from '../../frameworks/malleable/malleable-kind-ref.js';
 import { POLICY_NAMES, type PolicyName } from '../../frameworks/malleable/manager/policies.js';
 import { followFailureFeed } from '../../frameworks/malleable/manager/failure-feed.js';
 import { DEFAULT_COST_FACTOR, DEFAULT_MAX_OVERHEAD } from '../../frameworks/malleable/manager/rescale-cost.js';
 import { clearWarning, ResourceManager, warnNode } from '../../frameworks/malleable/manager/resource-manager.js';
 import { listNodes } from '../../runtime/scheduler/index.js';
-import { taskPoolJob } from '../../runtime/pool/task-pool-ref.js';
 import { log } from '../../util/log.js';
-import { jsonOption, secretOption, zkOptions } from '../common-options.js';
+import { Cluster } from '../../runtime/client/cluster.js';
+import type { ClusterSecret } from '../../util/cluster-secret.js';
+import { dashboardOption, jsonOption, secretOption, zkOptions } from '../common-options.js';
+import { DASHBOARD_TICK_MS, dashboardPlace, serveDashboard, type RunningDashboard } from '../dashboard-option.js';
 import { connectZk, withZk } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { moduleRef, moduleSpecifier } from '../module-specifier.js';
-import { clusterSecret } from '../options.js';
+import { clusterSecret, defaultWorkers } from '../options.js';
 import { printLine } from '../output.js';
 import { warnOnce } from '../settings/deprecations.js';
 import { parseDuration } from '../settings/durations.js';
@@ -27,7 +27,8 @@ import { duration, kinds, oneOf, type ValueKind } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
 import { stopSignal } from '../stop-signal.js';
 import { jsonArgument } from './iterate-input.js';
-import { malleableApplication, malleableInput } from './malleable-input.js';
+import { managedJobOf } from './managed-job-input.js';
+import { TrialJobs } from './manager-trial.js';
 
 interface Common {
   zk: string;
@@ -60,13 +61,18 @@ interface ManagerFlags extends Common {
   backfill?: boolean;
   failureFeed?: string;
   id?: string;
+  embedded?: boolean;
+  nodes?: number;
+  workers?: number;
+  jobs?: string;
+  dashboard?: boolean | number;
 }
 
 /** `tidepool manager|submit`: the resource manager for rigid, moldable and malleable jobs (docs/malleable.md); its jobs are listed by `jobs --managed` and rescaled by `scale`. */
 export function registerManagerCommands(program: SettingsCommand): void {
-  jsonOption(secretOption(zkOptions(program.command('manager')
+  const manager = jsonOption(secretOption(zkOptions(program.command('manager')
     .description('run the resource manager: place managed jobs on the pool of nodes by a policy, rescaling malleable jobs split-phase (after "Towards Realizing the Potential of Malleable Jobs", Gupta, Acun, Sarood, Kalé)'),
-  CLUSTER, 'the manager places jobs on a cluster registered on ZooKeeper'), 'write'), 'print one JSON line per event')
+  `${CLUSTER} (or --embedded)`), 'write'), 'print one JSON line per event')
     .setting('--policy <name>', 'scheduling policy', oneOf(POLICY_NAMES), 'equipartition')
     .setting('--tgap <duration>', 'equipartition: least time between two rescales of a job (T_gap); it grows to T_rescale / --rescale-overhead for a job whose rescales are slow', duration('s'), '40s')
     .setting('--cost-factor <k>', 'equipartition: propose a rescale only when what it gains over the next T_gap exceeds k × what it costs (|Δnodes| × T_gap > k × nodes × T_rescale; 0: always)', kinds.factor, String(DEFAULT_COST_FACTOR))
@@ -74,61 +80,106 @@ export function registerManagerCommands(program: SettingsCommand): void {
     .option('--backfill', 'start queued jobs whose minimum fits now behind one that does not, when they cannot delay it (equipartition, moldable)')
     .setting('--failure-feed <file>', 'predicted failures, one JSON line each ({"node": ID, "at": TIME} or {"node": ID, "clear": true}), from FILE, a named pipe or - (stdin): each warns or clears a node as `tidepool warn`/`clear` do', kinds.text)
     .setting('--id <id>', 'candidate id in the managers\' election (default: a fresh one)', kinds.text)
-    .addHelpText('after', `
+    .option('--embedded', 'a one-machine trial: the manager on an embedded cluster of its own (in-process nodes, no ZooKeeper), its jobs from --jobs')
+    .setting('--nodes <n>', 'with --embedded: the nodes of its cluster (default 4)', kinds.positiveInt)
+    .setting('--workers <n>', 'with --embedded: worker threads per node (default: usable cores / nodes, at least 1)', kinds.positiveInt)
+    .setting('--jobs <file>', 'with --embedded: the jobs to queue, one JSON line each as submit takes them ({"app": "stencil", "flexibility": "malleable", "max": 4, "input": {…}, "at": "2s"} or {"module": FILE, "flexibility": "rigid", "nodes": 2, "root": {…}}), from FILE or - (stdin); each one\'s outcome is printed when it ends', kinds.text);
+  dashboardOption(manager);
+  manager.addHelpText('after', `
 Runs until SIGINT/SIGTERM; several managers may run, one acts (elected). A malformed line of the failure
-feed is refused with its file:line and skipped; the manager keeps running.
+feed or of --jobs is refused with its file:line and skipped; the manager keeps running. With --embedded
+the cluster and the jobs still running end with the manager (they are cancelled).
 
 Examples:
   tidepool manager --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --policy equipartition --tgap 100s --json
-  tidepool manager --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --tgap 10s --cost-factor 4 --backfill --failure-feed - --json`)
-    .action(async (flags: ManagerFlags) => {
-      // Listening for SIGTERM before anything is announced: a signal right after the first line must stop us cleanly.
-      const stopping = stopSignal();
-      const feed = flags.failureFeed === undefined ? undefined : await openFeed(flags.failureFeed);
-      const secret = (() => {
-        try {
-          return clusterSecret(flags.secretFile);
-        } catch (err) {
-          feed?.input.destroy(); // an open stdin or pipe would keep the process alive
-          throw err;
-        }
-      })();
-      const client = await connectZk(flags.zk, flags.timeout, { secret });
-      const manager = new ResourceManager(client, {
-        id: flags.id ?? `manager-${randomBytes(4).toString('hex')}`, policy: flags.policy, tGapMs: flags.tgap,
-        costFactor: flags.costFactor, maxOverhead: flags.rescaleOverhead, backfill: flags.backfill === true,
-      });
-      manager.on('elected', () => printLine(flags.json, { active: true }, 'manager active'));
-      manager.on('event', (e) => printLine(flags.json, e, `${new Date(e.at).toISOString()} ${e.type} ${e.job} → ${e.nodes.length} node(s)${e.tRescaleMs !== undefined ? ` (T_rescale ${e.tRescaleMs} ms)` : ''}`));
-      client.onState((s) => {
-        if (s !== 'expired') return;
-        log.error('manager', 'coordination session expired; exiting (3) for the supervisor to restart us');
-        process.exit(3);
-      });
-      await manager.start().catch(async (err: unknown) => {
-        // Refused (another cluster's secret, say): nothing stays open, the command exits with the error.
-        feed?.input.destroy();
-        await manager.stop().catch(() => undefined);
-        await client.close();
-        throw err;
-      });
-      printLine(flags.json, { ready: true, policy: flags.policy, tGapMs: flags.tgap, costFactor: flags.costFactor, rescaleOverhead: flags.rescaleOverhead, backfill: flags.backfill === true, zk: flags.zk },
-        `manager ready (${flags.policy}${flags.policy === 'equipartition' ? `, T_gap ${flags.tgap / 1000} s, cost factor ${flags.costFactor}` : ''}${flags.backfill ? ', backfill' : ''}) on ${flags.zk}`);
-      if (feed) {
-        void followFailureFeed(feed.input, feed.name, async (p) => {
-          if (p.type === 'clear') await clearWarning(client, p.node);
-          else await warnNode(client, p.node, undefined, p.at);
-          printLine(flags.json, { feed: feed.name, ...p }, `${feed.name}: ${p.type} ${p.node}${p.type === 'warn' && p.at !== undefined ? ` (failure predicted at ${new Date(p.at).toISOString()})` : ''}`);
-        }, (err) => log.error('manager', err.message)).then(
-          () => log.info('manager', `failure feed ${feed.name} ended`),
-          (err: unknown) => log.error('manager', `failure feed ${feed.name} stopped`, err),
-        );
-      }
-      log.info('manager', `${await stopping}: stopping`);
-      feed?.input.destroy(); // an open stdin or pipe would keep the process alive
-      await manager.stop();
-      await client.close();
+  tidepool manager --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --tgap 10s --cost-factor 4 --backfill --failure-feed - --json
+  tidepool manager --embedded --nodes 4 --tgap 2s --jobs examples/manager/trial.jsonl --json`);
+  manager.action(async (flags: ManagerFlags) => {
+    // Listening for SIGTERM before anything is announced: a signal right after the first line must stop us cleanly.
+    const stopping = stopSignal();
+    checkPlace(flags);
+    const feed = flags.failureFeed === undefined ? undefined : await openFeed(flags.failureFeed, '--failure-feed');
+    const jobFeed = flags.jobs === undefined ? undefined : await openFeed(flags.jobs, '--jobs').catch((err: unknown) => {
+      feed?.input.destroy();
+      throw err;
     });
+    const closeFeeds = () => [feed, jobFeed].forEach((f) => f?.input.destroy()); // an open stdin or pipe would keep the process alive
+    let cluster: Cluster | undefined;
+    let client: CoordClient;
+    let secret: ClusterSecret;
+    try {
+      if (flags.embedded) {
+        const nodes = flags.nodes ?? 4;
+        const given = flags.secretFile !== undefined ? clusterSecret(flags.secretFile) : undefined;
+        cluster = await Cluster.embedded({
+          nodes, workers: flags.workers ?? Math.max(1, Math.floor(defaultWorkers() / nodes)),
+          ...(flags.dashboard !== undefined ? { progressIntervalMs: DASHBOARD_TICK_MS } : {}), ...(given ? { secret: given } : {}),
+        });
+        [client, secret] = [cluster.coordination, cluster.secret!];
+      } else {
+        secret = clusterSecret(flags.secretFile);
+        client = await connectZk(flags.zk!, flags.timeout, { secret });
+      }
+    } catch (err) {
+      closeFeeds();
+      throw err;
+    }
+    const close = () => (cluster ? cluster.close() : client.close());
+    const manager = new ResourceManager(client, {
+      id: flags.id ?? `manager-${randomBytes(4).toString('hex')}`, policy: flags.policy, tGapMs: flags.tgap,
+      costFactor: flags.costFactor, maxOverhead: flags.rescaleOverhead, backfill: flags.backfill === true,
+    });
+    manager.on('elected', () => printLine(flags.json, { active: true }, 'manager active'));
+    manager.on('event', (e) => printLine(flags.json, e, `${new Date(e.at).toISOString()} ${e.type} ${e.job} → ${e.nodes.length} node(s)${e.tRescaleMs !== undefined ? ` (T_rescale ${e.tRescaleMs} ms)` : ''}`));
+    client.onState((s) => {
+      if (s !== 'expired') return;
+      log.error('manager', 'coordination session expired; exiting (3) for the supervisor to restart us');
+      process.exit(3);
+    });
+    let dashboard: RunningDashboard | undefined;
+    try {
+      await manager.start();
+      const place = dashboardPlace(flags.dashboard);
+      if (place) dashboard = await serveDashboard(client, place);
+    } catch (err) {
+      // Refused (another cluster's secret, say): nothing stays open, the command exits with the error.
+      closeFeeds();
+      await manager.stop().catch(() => undefined);
+      await close();
+      throw err;
+    }
+    const where = cluster ? `an embedded cluster of ${flags.nodes ?? 4} node(s)` : flags.zk!;
+    printLine(flags.json, {
+      ready: true, policy: flags.policy, tGapMs: flags.tgap, costFactor: flags.costFactor, rescaleOverhead: flags.rescaleOverhead, backfill: flags.backfill === true,
+      ...(cluster ? { embedded: { nodes: cluster.localNodes().map((n) => n.id).sort() } } : { zk: flags.zk }), ...(dashboard ? { dashboard: dashboard.url } : {}),
+    }, `manager ready (${flags.policy}${flags.policy === 'equipartition' ? `, T_gap ${flags.tgap / 1000} s, cost factor ${flags.costFactor}` : ''}${flags.backfill ? ', backfill' : ''}) on ${where}${dashboard ? `; dashboard ${dashboard.url}` : ''}`);
+    if (feed) {
+      void followFailureFeed(feed.input, feed.name, async (p) => {
+        if (p.type === 'clear') await clearWarning(client, p.node);
+        else await warnNode(client, p.node, undefined, p.at);
+        printLine(flags.json, { feed: feed.name, ...p }, `${feed.name}: ${p.type} ${p.node}${p.type === 'warn' && p.at !== undefined ? ` (failure predicted at ${new Date(p.at).toISOString()})` : ''}`);
+      }, (err) => log.error('manager', err.message)).then(
+        () => log.info('manager', `failure feed ${feed.name} ended`),
+        (err: unknown) => log.error('manager', `failure feed ${feed.name} stopped`, err),
+      );
+    }
+    const trial = jobFeed ? new TrialJobs(client, secret, flags.json) : undefined;
+    if (trial && jobFeed) {
+      void trial.follow(jobFeed.input, jobFeed.name).then(
+        () => log.info('manager', `jobs ${jobFeed.name}: every line read`),
+        (err: unknown) => log.error('manager', `jobs ${jobFeed.name} stopped`, err),
+      );
+    }
+    // An embedded cluster holds the process only while work runs: the manager serves until it is stopped.
+    const serving = setInterval(() => undefined, 2 ** 30);
+    log.info('manager', `${await stopping}: stopping`);
+    clearInterval(serving);
+    closeFeeds();
+    await trial?.stop();
+    await dashboard?.close();
+    await manager.stop();
+    await close();
+  });
 
   jsonOption(secretOption(zkOptions(program.command('submit')
     .argument('<module>', 'task module: a file (relative to the current directory; nodes run it only from a location they allow: tidepool node --allow-code) or a package specifier; with --job-kind malleable, a malleable application: stencil, wave, leanmd, lulesh or a module')
@@ -163,17 +214,7 @@ Examples:
         throw new UsageError(`--root: not JSON (${(err as Error).message})`);
       }
       const input = flags.input === undefined ? undefined : jsonArgument(flags.input, '--input');
-      let job;
-      if (flags.jobKind === 'malleable') {
-        // The application and its input are checked here, before anything is queued.
-        if (input === undefined) throw new UsageError('--input: a malleable job needs its input {"params": {…}, "runtime": {…}}');
-        const given = await malleableApplication(flags.export === 'default' ? module : `${module}#${flags.export}`, 'MODULE');
-        const { params, runtime } = malleableInput(given, input, '--input');
-        job = malleableJob(given.ref, params, runtime);
-      } else {
-        const kind = flags.jobKind === undefined ? undefined : moduleRef(flags.jobKind, '--job-kind');
-        job = { ...taskPoolJob({ module: moduleSpecifier(module, 'MODULE'), export: flags.export }, root, kind), ...(input !== undefined ? { input } : {}) };
-      }
+      const job = await managedJobOf({ module, export: flags.export, root, input, ...(flags.jobKind !== undefined ? { jobKind: flags.jobKind } : {}) }, { module: 'MODULE', input: '--input', jobKind: '--job-kind' });
       const secret = clusterSecret(flags.secretFile);
       return withZk(flags.zk, flags.timeout, secret, async (client) => {
         let spec;
@@ -230,15 +271,27 @@ function predictedTime(text: string): number {
   return at;
 }
 
-/** The failure feed's input: stdin for `-`, else the file (or named pipe), checked before the manager starts. */
-async function openFeed(given: string): Promise<{ input: Readable; name: string }> {
+/** A feed's input (`flag`'s): stdin for `-`, else the file (or named pipe), checked before the manager starts. */
+async function openFeed(given: string, flag: string): Promise<{ input: Readable; name: string }> {
   if (given === '-') return { input: process.stdin, name: 'stdin' };
   const path = resolve(given);
   const info = await stat(path).catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(`--failure-feed: cannot read ${path}: ${err.code ?? err.message}`);
+    throw new UsageError(`${flag}: cannot read ${path}: ${err.code ?? err.message}`);
   });
-  if (info.isDirectory()) throw new UsageError(`--failure-feed: ${path} is a directory`);
+  if (info.isDirectory()) throw new UsageError(`${flag}: ${path} is a directory`);
   return { input: createReadStream(path), name: given };
+}
+
+/** Where the manager runs: on the cluster at --zk, or (--embedded) on one of its own; the flags of either only with it. */
+function checkPlace(flags: ManagerFlags): void {
+  if (flags.embedded) {
+    if (flags.zk !== undefined) throw new UsageError('--embedded starts a cluster of its own: leave out --zk');
+    if (flags.jobs === '-' && flags.failureFeed === '-') throw new UsageError('--jobs and --failure-feed cannot both read stdin (-)');
+    return;
+  }
+  if (flags.zk === undefined) throw new UsageError('--zk: the manager places jobs on a cluster registered on ZooKeeper; or --embedded for a one-machine trial on a cluster of its own');
+  const only = (['nodes', 'workers', 'jobs', 'dashboard'] as const).find((k) => flags[k] !== undefined);
+  if (only !== undefined) throw new UsageError(`--${only} goes with --embedded (a cluster of its own); on the cluster at --zk, start nodes with tidepool node and queue jobs with tidepool submit`);
 }
 
 /** Whether any `tidepool manager` takes part in the managers' election (the elected one acts). */

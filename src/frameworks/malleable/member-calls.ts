@@ -59,11 +59,11 @@ export class MemberCalls {
    * whole (its reply is then missing from the result).
    */
   async all<T>(nodes: readonly string[], cmd: Command | ((node: string) => Command), epoch: number, mayLeave?: (node: string) => boolean): Promise<T[]> {
-    const replies = await Promise.all(nodes.map((n) => {
-      const reply = this.call<T>(n, typeof cmd === 'function' ? cmd(n) : cmd, epoch);
-      return mayLeave ? reply.then((r): T | typeof LEFT => r, (err: unknown) => (err instanceof NodeLost && mayLeave(n) ? LEFT : Promise.reject(err))) : reply;
+    const replies = await Promise.all(nodes.map((n): Promise<{ reply: T } | typeof LEFT> => {
+      const reply = this.call<T>(n, typeof cmd === 'function' ? cmd(n) : cmd, epoch).then((r) => ({ reply: r }));
+      return mayLeave ? reply.catch((err: unknown) => (err instanceof NodeLost && mayLeave(n) ? LEFT : Promise.reject(err as Error))) : reply;
     }));
-    return replies.filter((r): r is T => r !== LEFT);
+    return replies.flatMap((r) => (r === LEFT ? [] : [r.reply]));
   }
 
   stop(): void {

@@ -1,5 +1,5 @@
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { FeedLineError, followLines, jsonObjectLine, type LineShape } from '../../../util/line-feed.js';
 
 /**
  * Predicted failures as a failure predictor emits them, one JSON object a line (docs/malleable.md,
@@ -16,24 +16,16 @@ export type FailurePrediction =
   | { type: 'clear'; node: string };
 
 /** A line of a failure feed that is not a prediction; the message starts with `file:line:`. */
-export class FailureFeedError extends Error {
+export class FailureFeedError extends FeedLineError {
   override readonly name = 'FailureFeedError';
 }
 
+const PREDICTION: LineShape = { what: 'a prediction', shape: '{"node": …, "at": …}', fields: ['node', 'at', 'clear'], error: (m) => new FailureFeedError(m) };
+
 /** One line of a feed: a prediction, null for a blank or comment line; throws FailureFeedError naming `where` (file:line). */
 export function parseFailureLine(line: string, where: string): FailurePrediction | null {
-  const text = line.trim();
-  if (text === '' || text.startsWith('#')) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new FailureFeedError(`${where}: not JSON (${(err as Error).message})`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FailureFeedError(`${where}: a prediction is a JSON object {"node": …, "at": …}, got ${text}`);
-  const v = value as Record<string, unknown>;
-  const extra = Object.keys(v).filter((k) => !['node', 'at', 'clear'].includes(k));
-  if (extra.length > 0) throw new FailureFeedError(`${where}: a prediction has "node", "at" and "clear", not ${extra.map((k) => `"${k}"`).join(', ')}`);
+  const v = jsonObjectLine(line, where, PREDICTION);
+  if (v === null) return null;
   if (typeof v.node !== 'string' || v.node === '' || /[/\s]/.test(v.node)) throw new FailureFeedError(`${where}: "node" must be a node id (text without "/" or spaces), got ${JSON.stringify(v.node)}`);
   if (v.clear !== undefined && typeof v.clear !== 'boolean') throw new FailureFeedError(`${where}: "clear" must be true or false, got ${JSON.stringify(v.clear)}`);
   if (v.clear === true) {
@@ -51,19 +43,6 @@ export function parseFailureLine(line: string, where: string): FailurePrediction
  * `apply` in order. A malformed line is reported to `refuse` (naming `name:line`) and skipped: the
  * feed goes on. Resolves when the input ends.
  */
-export async function followFailureFeed(input: Readable, name: string, apply: (p: FailurePrediction) => Promise<void>, refuse: (err: FailureFeedError) => void): Promise<void> {
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  let n = 0;
-  for await (const line of lines) {
-    n++;
-    let prediction: FailurePrediction | null;
-    try {
-      prediction = parseFailureLine(line, `${name}:${n}`);
-    } catch (err) {
-      if (!(err instanceof FailureFeedError)) throw err;
-      refuse(err);
-      continue;
-    }
-    if (prediction) await apply(prediction);
-  }
+export function followFailureFeed(input: Readable, name: string, apply: (p: FailurePrediction) => Promise<void>, refuse: (err: FailureFeedError) => void): Promise<void> {
+  return followLines(input, name, parseFailureLine, apply, refuse as (err: FeedLineError) => void);
 }

@@ -69,6 +69,11 @@ describe('tidepool manager, submit, jobs --managed, scale, warn, clear (CLI)', (
     await refused(['scale', 'j-1', '--zk', 'zk://127.0.0.1:1'], /^error: NODES is required \(or --release, for a job of the resource manager\)$/m);
     await refused(['warn', 'n1', '--at', 'soon', '--zk', 'zk://127.0.0.1:1'], /^error: --at: "soon" is neither an ISO 8601 time \(2026-11-28T02:00:00Z\) nor a duration from now \(10m\)$/m);
     await refused(['warn', '--zk', 'zk://127.0.0.1:1'], /missing required argument 'node'/);
+    await refused(['manager'], /^error: --zk: the manager places jobs on a cluster registered on ZooKeeper; or --embedded for a one-machine trial on a cluster of its own$/m);
+    await refused(['manager', '--embedded', '--zk', 'zk://127.0.0.1:1'], /^error: --embedded starts a cluster of its own: leave out --zk$/m);
+    await refused(['manager', '--jobs', 'trial.jsonl', '--zk', 'zk://127.0.0.1:1'], /^error: --jobs goes with --embedded/m);
+    await refused(['manager', '--embedded', '--jobs', 'no-such-jobs.jsonl'], /^error: --jobs: cannot read .*no-such-jobs\.jsonl: ENOENT$/m);
+    await refused(['manager', '--embedded', '--jobs', '-', '--failure-feed', '-'], /^error: --jobs and --failure-feed cannot both read stdin/m);
     await refused(['jobs', '--managed'], /--zk is required/);
     await refused(['queue'], /--zk is required/);
   });
