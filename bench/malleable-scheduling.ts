@@ -10,6 +10,12 @@
  * and a job stops for launch (5 s) and rescale costs (shrink 2.9 s, expand 7.3 s: the seed's
  * Stencil2D row of Table II). Simulated time runs at the seed's own times (no scaling needed).
  *
+ * A second mix, where the seed's effect should appear (malleable against moldable, not only against
+ * rigid): one long job (min 2 nodes) alone on the pool, and four shorter jobs whose minimum is half the
+ * pool (8 nodes) arriving while it runs. A moldable job keeps the size it was launched at, so the long
+ * one holds the whole pool and every arrival waits for it; a malleable one is shrunk to make room.
+ * The report's text comparing the policies is written from these numbers (bench/report/malleable.ts).
+ *
  *   node --import tsx bench/malleable-scheduling.ts [--json]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,6 +40,13 @@ const SEED = {
   Rigid: { totalTime: 3816, meanResponse: 928, meanCompletion: 1817, utilization: 0.7 },
 };
 
+/** The large-minimum mix: [arrival s, min nodes, work node-s] — a long job first, then jobs needing half the pool. */
+const LARGE_MIN_MIX: Array<[number, number, number]> = [[0, 2, 16 * 1200], [120, 8, 8 * 300], [240, 8, 8 * 300], [600, 8, 8 * 300], [900, 8, 8 * 300]];
+
+function largeMinWorkload(flexibility: SimJobSpec['flexibility'], sizes: number[]): SimJobSpec[] {
+  return LARGE_MIN_MIX.map(([arrival, minNodes, work], i) => ({ id: `job${i + 1}`, arrival, flexibility, nodes: sizes[i]!, minNodes, maxNodes: POOL, work }));
+}
+
 function workload(flexibility: SimJobSpec['flexibility'], sizes: number[]): SimJobSpec[] {
   return ARRIVALS.map((arrival, i) => ({ id: `job${i + 1}`, arrival, flexibility, nodes: sizes[i]!, minNodes: 4, maxNodes: 16, work: WORK }));
 }
@@ -43,20 +56,23 @@ type Row = Pick<SimResult, 'totalTime' | 'meanResponse' | 'meanCompletion' | 'ut
 const summary = (name: string, r: Pick<SimResult, 'totalTime' | 'meanResponse' | 'meanCompletion' | 'utilization'>): Row =>
   ({ name, totalTime: r.totalTime, meanResponse: r.meanResponse, meanCompletion: r.meanCompletion, utilization: r.utilization });
 
-export function runScheduling(costs: SimCosts = COSTS): { rows: Row[]; rigidDraws: number[][]; timelines: Record<string, SimResult['timeline']> } {
+export function runScheduling(costs: SimCosts = COSTS, mix: 'seed' | 'large-min' = 'seed'): { rows: Row[]; rigidDraws: number[][]; timelines: Record<string, SimResult['timeline']> } {
   const rows: Row[] = [];
   const timelines: Record<string, SimResult['timeline']> = {};
+  const jobs = mix === 'seed' ? workload : largeMinWorkload;
+  const mins = mix === 'seed' ? ARRIVALS.map(() => 4) : LARGE_MIN_MIX.map(([, min]) => min);
   for (const tGap of T_GAPS) {
-    const r = simulateWorkload(workload('malleable', ARRIVALS.map(() => 4)), POOL, managerPolicy('equipartition', { tGapMs: tGap * 1000 }), costs, tGap);
+    const r = simulateWorkload(jobs('malleable', mins), POOL, managerPolicy('equipartition', { tGapMs: tGap * 1000 }), costs, tGap);
     rows.push(summary(`Malleable${tGap}`, r));
     timelines[`Malleable${tGap}`] = r.timeline;
   }
-  const moldable = simulateWorkload(workload('moldable', ARRIVALS.map(() => 4)), POOL, managerPolicy('moldable'), costs, Infinity);
+  const moldable = simulateWorkload(jobs('moldable', mins), POOL, managerPolicy('moldable'), costs, Infinity);
   rows.push(summary('Moldable', moldable));
   timelines.Moldable = moldable.timeline;
   const rng = new Rng(2014);
-  const rigidDraws = [0, 1, 2].map(() => ARRIVALS.map(() => rng.int(4, 16)));
-  const rigid = rigidDraws.map((sizes) => simulateWorkload(workload('rigid', sizes), POOL, managerPolicy('fcfs'), costs));
+  // Rigid sizes: uniform over each job's range, the mean of three draws (as the seed).
+  const rigidDraws = [0, 1, 2].map(() => mins.map((min) => rng.int(min, POOL)));
+  const rigid = rigidDraws.map((sizes) => simulateWorkload(jobs('rigid', sizes), POOL, managerPolicy('fcfs'), costs));
   const mean = (f: (r: SimResult) => number) => rigid.reduce((a, r) => a + f(r), 0) / rigid.length;
   rows.push(summary('Rigid', { totalTime: mean((r) => r.totalTime), meanResponse: mean((r) => r.meanResponse), meanCompletion: mean((r) => r.meanCompletion), utilization: mean((r) => r.utilization) }));
   timelines.Rigid = rigid[0]!.timeline;
@@ -131,7 +147,9 @@ async function main(): Promise<void> {
   const m = measuredCosts();
   const measured = m ? { ...m, rows: runScheduling(m.costs).rows, responseReduction: {} as Record<string, number> } : undefined;
   if (measured) measured.responseReduction = reductions(measured.rows);
-  const out = { machine: machineInfo(), simulated: true, pool: POOL, arrivals: ARRIVALS, workNodeSeconds: WORK, costs: COSTS, rigidDraws, rows, seed: SEED, responseReduction, measured, timelines };
+  const large = runScheduling(COSTS, 'large-min');
+  const largeMin = { mix: LARGE_MIN_MIX.map(([arrival, minNodes, work]) => ({ arrival, minNodes, maxNodes: POOL, work })), rows: large.rows, rigidDraws: large.rigidDraws };
+  const out = { machine: machineInfo(), simulated: true, pool: POOL, arrivals: ARRIVALS, workNodeSeconds: WORK, costs: COSTS, rigidDraws, rows, seed: SEED, responseReduction, measured, largeMin, timelines };
   writeFileSync(resultsFile('malleable-scheduling'), `${JSON.stringify(out, null, 2)}\n`);
   await writeSchedulingCharts(timelines, rows);
   if (values.json) return void process.stdout.write(`${JSON.stringify({ rows, responseReduction })}\n`);
@@ -141,6 +159,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${r.name.padEnd(14)}  ${r.totalTime.toFixed(0).padStart(8)}  ${r.meanResponse.toFixed(0).padStart(11)}  ${r.meanCompletion.toFixed(0).padStart(13)}  ${(r.utilization * 100).toFixed(0).padStart(10)} %   ${s.totalTime} ${s.meanResponse} ${s.meanCompletion} ${(s.utilization * 100).toFixed(0)} %\n`);
   }
   for (const [name, red] of Object.entries(responseReduction)) process.stdout.write(`${name}: mean response ${(red * 100).toFixed(0)} % below rigid (target ≥ 30 %)\n`);
+  process.stdout.write(`\nLarge-minimum mix (${LARGE_MIN_MIX.map(([a, min]) => `${a} s min ${min}`).join(', ')}):\n`);
+  for (const r of large.rows) process.stdout.write(`${r.name.padEnd(14)}  ${r.totalTime.toFixed(0).padStart(8)}  ${r.meanResponse.toFixed(0).padStart(11)}  ${r.meanCompletion.toFixed(0).padStart(13)}  ${(r.utilization * 100).toFixed(0).padStart(10)} %\n`);
   if (!measured) return void process.stdout.write('\n(no bench/results/malleable-rescale.json: run bench/malleable-rescale.ts for the rows with measured costs)\n');
   process.stdout.write(`\nThe same with the rescale costs measured here (shrink ${measured.costs.shrink.toFixed(3)} s, expand ${measured.costs.expand.toFixed(3)} s; ${measured.source}):\n`);
   for (const r of measured.rows) process.stdout.write(`${r.name.padEnd(14)}  ${r.totalTime.toFixed(0).padStart(8)}  ${r.meanResponse.toFixed(0).padStart(11)}  ${r.meanCompletion.toFixed(0).padStart(13)}  ${(r.utilization * 100).toFixed(0).padStart(10)} %\n`);
