@@ -10,10 +10,13 @@
  *   also runs (its result must equal the malleable job's, bit for bit; its time is reported).
  * - Per core (issue #29): Stencil2D 1024² on one node process of two worker threads, its objects on
  *   one object thread and on two (`runtime.workers`), alternately: the speed-up of the median iteration.
+ * - Fig. 5b (strong scaling, `--fig5b`): Stencil2D of one size on 1, 2 and 4 node processes: the
+ *   median iteration and the speed-up against one process (two cores run two processes at once).
  * Every run's result is checked bit for bit against a sequential run of the same application.
  *
  *   node --import tsx bench/malleable-rescale.ts [--quick] [--json]
  *   node --import tsx bench/malleable-rescale.ts --per-core [--quick]   (only the per-core rows, merged into the results)
+ *   node --import tsx bench/malleable-rescale.ts --fig5b [--quick]      (only Fig. 5b, merged into the results)
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -36,7 +39,7 @@ import { withNodeProcesses } from './malleable-cluster.js';
 import { writeSvg } from './plot.js';
 import { printTable } from './table.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false }, 'per-core': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false }, 'per-core': { type: 'boolean', default: false }, fig5b: { type: 'boolean', default: false } } });
 const NODES = 4;
 const TABLE2 = { grid: values.quick ? 512 : 1024, blocks: 8, iterations: 40, shrinkAt: 15, expandAt: 30 };
 /** Table II's jobs: each application's parameters and the iterations at which it shrinks and expands. */
@@ -53,6 +56,12 @@ const FIG4 = { grid: values.quick ? 512 : 1536, blocks: 8, iterations: 90, shrin
 const FIG5_GRIDS = values.quick ? [256, 512] : [256, 512, 1024, 2048];
 /** Per core: Stencil2D on one node process of two worker threads, on 1 object thread and on 2, `rounds` times each (alternating). */
 const PER_CORE = { grid: 1024, blocks: 8, iterations: values.quick ? 40 : 200, syncEvery: 10, rounds: values.quick ? 1 : 3 };
+/**
+ * Fig. 5b, strong scaling on node processes: Stencil2D of one size on 1, 2 and 4 `tidepool node` processes
+ * (one worker thread each), `rounds` times each in turn. A 2-core machine runs two processes at once:
+ * beyond two they share the cores, which the report says next to the numbers.
+ */
+const FIG5B = { grid: values.quick ? 512 : 1024, blocks: 8, iterations: values.quick ? 40 : 200, syncEvery: 10, nodes: [1, 2, 4], rounds: values.quick ? 1 : 3 };
 /** Each application: its name in the tables, its malleable source and kernels, and the plain program over the same decomposition. */
 const APPS: Record<string, { name: string; file: string; kernels: string[]; plain: (params: never) => unknown; plainFile: string }> = {
   stencil: { name: 'Stencil2D', file: 'stencil2d.ts', kernels: ['grid-blocks.ts'], plain: stencil2d, plainFile: 'stencil2d.ts' },
@@ -132,6 +141,23 @@ async function perCore() {
   }, 2);
 }
 
+/** Fig. 5b: the median iteration of the same Stencil2D on 1, 2 and 4 node processes (best of the rounds), and the speed-up against one. */
+async function strongScaling() {
+  return withNodeProcesses(Math.max(...FIG5B.nodes), async (cluster) => {
+    const params = { grid: FIG5B.grid, blocks: FIG5B.blocks, iterations: FIG5B.iterations };
+    const runs: Array<{ nodes: number; medianMs: number; seconds: number; exact: boolean }> = [];
+    for (let round = 0; round < FIG5B.rounds; round++) {
+      for (const nodes of FIG5B.nodes) {
+        const run = await runJob(cluster, 'stencil', params, [], nodes, { syncEvery: FIG5B.syncEvery });
+        runs.push({ nodes, medianMs: median(run.stats.iterationMs.slice(5).map((ms) => ({ ms }))), seconds: run.seconds, exact: run.exact });
+      }
+    }
+    const best = (nodes: number) => Math.min(...runs.filter((r) => r.nodes === nodes).map((r) => r.medianMs));
+    const points = FIG5B.nodes.map((nodes) => ({ nodes, medianMs: best(nodes), speedup: Number((best(1) / best(nodes)).toFixed(2)) }));
+    return { machine: machineInfo(), setup: FIG5B, runs, points, exact: runs.every((r) => r.exact) };
+  });
+}
+
 function printPerCore(p: Awaited<ReturnType<typeof perCore>>): void {
   console.log(`\nPer core: Stencil2D ${p.setup.grid}² (${p.setup.blocks}² objects, ${p.setup.iterations} iterations, sync every ${p.setup.syncEvery}) on 1 node process × 2 worker threads`);
   printTable([['object threads', 'median iteration (ms)', 'job (s)', 'exact'], ...p.runs.map((r) => [r.threads, r.medianMs, r.seconds, String(r.exact)])]);
@@ -139,6 +165,16 @@ function printPerCore(p: Awaited<ReturnType<typeof perCore>>): void {
 }
 
 async function main(): Promise<void> {
+  if (values.fig5b) {
+    // Only Fig. 5b, merged into the results of the last full run (if any).
+    const fig5b = await strongScaling();
+    const file = resultsFile('malleable-rescale');
+    const results = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : { machine: machineInfo() };
+    writeFileSync(file, `${JSON.stringify({ ...results, fig5b }, null, 2)}\n`);
+    if (values.json) return void console.log(JSON.stringify(fig5b));
+    console.log(`Fig. 5b: Stencil2D ${fig5b.setup.grid}² (${fig5b.setup.blocks}² objects, ${fig5b.setup.iterations} iterations) on node processes of one worker thread, ${fig5b.machine.usableCores} usable core(s)`);
+    return printTable([['node processes', 'median iteration (ms)', 'speed-up'], ...fig5b.points.map((p) => [p.nodes, p.medianMs, p.speedup])]);
+  }
   if (values['per-core']) {
     // Only the per-core rows, merged into the results of the last full run (if any).
     const per = await perCore();
