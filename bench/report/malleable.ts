@@ -71,7 +71,8 @@ function scheduling(s: Json, targets: Target[], out: string[]): void {
   if (large) {
     const lrows = large.rows as Json[];
     const mix = large.mix as Json[];
-    out.push(`**Where the seed's effect should appear** (same simulation, ${s.pool} nodes): one long job (${int(mix[0].work as number)} node-s, min ${mix[0].minNodes}) alone on the pool, then ${mix.length - 1} jobs of ${int(mix[1].work as number)} node-s each whose minimum is ${mix[1].minNodes} nodes, arriving at ${mix.slice(1).map((j) => `${j.arrival} s`).join(', ')} while it runs; rigid sizes drawn from each job's range.`, '');
+    const [long, short] = [mix[0] as Json, mix[1] as Json];
+    out.push(`**Where the seed's effect should appear** (same simulation, ${s.pool} nodes): one long job (${int(long.work as number)} node-s, min ${long.minNodes}) alone on the pool, then ${mix.length - 1} jobs of ${int(short.work as number)} node-s each whose minimum is ${short.minNodes} nodes, arriving at ${mix.slice(1).map((j) => `${j.arrival} s`).join(', ')} while it runs; rigid sizes drawn from each job's range.`, '');
     out.push(table([['policy', 'total (s)', 'mean response (s)', 'mean completion (s)', 'utilization'], ...lrows.map((r) => [r.name, int(r.totalTime as number), int(r.meanResponse as number), int(r.meanCompletion as number), pct(r.utilization as number)])]), '');
     out.push(...versusMoldable(lrows, 'this mix'), '');
     const mold = lrows.find((r) => r.name === 'Moldable')!;
