@@ -29,6 +29,7 @@ import { stopSignal } from '../stop-signal.js';
 import { jsonArgument } from './iterate-input.js';
 import { managedJobOf } from './managed-job-input.js';
 import { TrialJobs } from './manager-trial.js';
+import { LiveSpotFeed } from '../../frameworks/malleable/manager/spot-feed-live.js';
 
 interface Common {
   zk: string;
@@ -66,6 +67,11 @@ interface ManagerFlags extends Common {
   workers?: number;
   jobs?: string;
   dashboard?: boolean | number;
+  priceFeed?: string;
+  spotNodes?: string[];
+  spotThreshold?: number;
+  speed?: number;
+  notice?: number;
 }
 
 /** `tidepool manager|submit`: the resource manager for rigid, moldable and malleable jobs (docs/malleable.md); its jobs are listed by `jobs --managed` and rescaled by `scale`. */
@@ -84,6 +90,12 @@ export function registerManagerCommands(program: SettingsCommand): void {
     .setting('--nodes <n>', 'with --embedded: the nodes of its cluster (default 4)', kinds.positiveInt)
     .setting('--workers <n>', 'with --embedded: worker threads per node (default: usable cores / nodes, at least 1)', kinds.positiveInt)
     .setting('--jobs <file>', 'with --embedded: the jobs to queue, one JSON line each as submit takes them ({"app": "stencil", "flexibility": "malleable", "max": 4, "input": {…}, "at": "2s"} or {"module": FILE, "flexibility": "rigid", "nodes": 2, "root": {…}}), from FILE or - (stdin); each one\'s outcome is printed when it ends', kinds.text);
+  manager
+    .setting('--price-feed <file>', 'a spot price history replayed live, one EC2 price record a line ({"spotPrice": …, "timestamp": …} as the 2010 console export, or describe-spot-price-history\'s {"SpotPrice": …, "Timestamp": …}), from FILE or -: the --spot-nodes run jobs while the price is below --spot-threshold; when it reaches it they are vacated on the interruption notice', kinds.text)
+    .setting('--spot-nodes <id...>', 'with --price-feed: the spot nodes (ids as tidepool status lists them)', kinds.list)
+    .setting('--spot-threshold <usd>', 'with --price-feed: the price (USD per hour) from which the spot nodes are not kept', kinds.factor)
+    .setting('--speed <x>', 'with --price-feed: trace time per real time (3600: an hour of history a second)', kinds.factor, '1')
+    .setting('--notice <duration>', 'with --price-feed: the interruption notice in real time (default: EC2\'s 2 minutes of trace time at --speed)', duration('s'));
   dashboardOption(manager);
   manager.addHelpText('after', `
 Runs until SIGINT/SIGTERM; several managers may run, one acts (elected). A malformed line of the failure
@@ -103,7 +115,12 @@ Examples:
       feed?.input.destroy();
       throw err;
     });
-    const closeFeeds = () => [feed, jobFeed].forEach((f) => f?.input.destroy()); // an open stdin or pipe would keep the process alive
+    const priceFeed = flags.priceFeed === undefined ? undefined : await openFeed(flags.priceFeed, '--price-feed').catch((err: unknown) => {
+      feed?.input.destroy();
+      jobFeed?.input.destroy();
+      throw err;
+    });
+    const closeFeeds = () => [feed, jobFeed, priceFeed].forEach((f) => f?.input.destroy()); // an open stdin or pipe would keep the process alive
     let cluster: Cluster | undefined;
     let client: CoordClient;
     let secret: ClusterSecret;
@@ -138,6 +155,8 @@ Examples:
     });
     let dashboard: RunningDashboard | undefined;
     try {
+      // Spot nodes are kept from jobs until the feed's first price below the threshold, from the first pass on.
+      for (const node of flags.priceFeed !== undefined ? flags.spotNodes! : []) await warnNode(client, node);
       await manager.start();
       const place = dashboardPlace(flags.dashboard);
       if (place) dashboard = await serveDashboard(client, place);
@@ -172,8 +191,10 @@ Examples:
     }
     // An embedded cluster holds the process only while work runs: the manager serves until it is stopped.
     const serving = setInterval(() => undefined, 2 ** 30);
+    const spot = priceFeed ? await followSpotPrices(client, priceFeed, flags) : undefined;
     log.info('manager', `${await stopping}: stopping`);
     clearInterval(serving);
+    spot?.stop();
     closeFeeds();
     await trial?.stop();
     await dashboard?.close();
@@ -282,8 +303,39 @@ async function openFeed(given: string, flag: string): Promise<{ input: Readable;
   return { input: createReadStream(path), name: given };
 }
 
+/**
+ * `--price-feed`: the spot nodes (warned before the manager starts) are kept from jobs until the first price below the threshold; each
+ * notice warns them with its end as the predicted failure (the manager vacates them at once), each
+ * price below the threshold after a notice's end clears them. Every action is printed.
+ */
+async function followSpotPrices(client: CoordClient, feed: { input: Readable; name: string }, flags: ManagerFlags): Promise<LiveSpotFeed> {
+  const nodes = flags.spotNodes!;
+  const live = new LiveSpotFeed({ threshold: flags.spotThreshold!, speed: flags.speed ?? 1, ...(flags.notice !== undefined ? { noticeMs: flags.notice } : {}) }, async (a) => {
+    if (a.type === 'notice') for (const node of nodes) await warnNode(client, node, undefined, a.takeAt);
+    if (a.type === 'clear') for (const node of nodes) await clearWarning(client, node);
+    const trace = a.type === 'take' ? {} : { price: a.price, traceTime: new Date(a.traceTime).toISOString() };
+    printLine(flags.json, { spot: a.type, nodes, ...trace, ...(a.type === 'notice' ? { takeAt: a.takeAt } : {}) },
+      a.type === 'notice' ? `spot price ${a.price} at ${trace.traceTime}: interruption notice, ${nodes.join(' ')} taken at ${new Date(a.takeAt).toISOString()}`
+        : a.type === 'clear' ? `spot price ${a.price} at ${trace.traceTime}: ${nodes.join(' ')} usable` : `spot nodes taken: ${nodes.join(' ')}`);
+  });
+  void live.follow(feed.input, feed.name, (err) => log.error('manager', err.message)).then(
+    () => log.info('manager', `price feed ${feed.name}: every line read`),
+    (err: unknown) => log.error('manager', `price feed ${feed.name} stopped`, err),
+  );
+  return live;
+}
+
 /** Where the manager runs: on the cluster at --zk, or (--embedded) on one of its own; the flags of either only with it. */
 function checkPlace(flags: ManagerFlags): void {
+  const spot = (['spotNodes', 'spotThreshold', 'notice'] as const).find((k) => flags[k] !== undefined);
+  if (flags.priceFeed === undefined && spot !== undefined) throw new UsageError(`--${spot.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} goes with --price-feed`);
+  if (flags.priceFeed !== undefined) {
+    if (flags.spotNodes === undefined) throw new UsageError('--price-feed: name the spot nodes it drives with --spot-nodes ID…');
+    if (flags.spotThreshold === undefined) throw new UsageError('--price-feed: give the price from which spot nodes are not kept, --spot-threshold USD');
+    if (!((flags.speed ?? 1) > 0)) throw new UsageError(`--speed: must be above 0, got ${flags.speed}`);
+    const stdin = [flags.priceFeed, flags.failureFeed, flags.jobs].filter((f) => f === '-').length;
+    if (stdin > 1) throw new UsageError('only one of --price-feed, --failure-feed and --jobs can read stdin (-)');
+  }
   if (flags.embedded) {
     if (flags.zk !== undefined) throw new UsageError('--embedded starts a cluster of its own: leave out --zk');
     if (flags.jobs === '-' && flags.failureFeed === '-') throw new UsageError('--jobs and --failure-feed cannot both read stdin (-)');
