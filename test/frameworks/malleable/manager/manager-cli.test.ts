@@ -74,6 +74,12 @@ describe('tidepool manager, submit, jobs --managed, scale, warn, clear (CLI)', (
     await refused(['manager', '--jobs', 'trial.jsonl', '--zk', 'zk://127.0.0.1:1'], /^error: --jobs goes with --embedded/m);
     await refused(['manager', '--embedded', '--jobs', 'no-such-jobs.jsonl'], /^error: --jobs: cannot read .*no-such-jobs\.jsonl: ENOENT$/m);
     await refused(['manager', '--embedded', '--jobs', '-', '--failure-feed', '-'], /^error: --jobs and --failure-feed cannot both read stdin/m);
+    await refused(['manager', '--spot-nodes', 'a', '--zk', 'zk://127.0.0.1:1'], /^error: --spot-nodes goes with --price-feed$/m);
+    await refused(['manager', '--price-feed', 'prices.jsonl', '--spot-threshold', '0.05', '--zk', 'zk://127.0.0.1:1'], /^error: --price-feed: name the spot nodes it drives with --spot-nodes ID…$/m);
+    await refused(['manager', '--price-feed', 'prices.jsonl', '--spot-nodes', 'a', '--zk', 'zk://127.0.0.1:1'], /^error: --price-feed: give the price from which spot nodes are not kept, --spot-threshold USD$/m);
+    await refused(['manager', '--price-feed', '-', '--spot-nodes', 'a', '--spot-threshold', '0.05', '--speed', '0', '--zk', 'zk://127.0.0.1:1'], /^error: --speed: must be above 0, got 0$/m);
+    await refused(['manager', '--price-feed', '-', '--failure-feed', '-', '--spot-nodes', 'a', '--spot-threshold', '0.05', '--zk', 'zk://127.0.0.1:1'], /^error: only one of --price-feed, --failure-feed and --jobs can read stdin/m);
+    await refused(['manager', '--price-feed', 'no-such-prices.jsonl', '--spot-nodes', 'a', '--spot-threshold', '0.05', '--zk', 'zk://127.0.0.1:1'], /^error: --price-feed: cannot read .*no-such-prices\.jsonl: ENOENT$/m);
     await refused(['jobs', '--managed'], /--zk is required/);
     await refused(['queue'], /--zk is required/);
   });
