@@ -11,9 +11,13 @@
  * twice the nodes (the simulation in malleable-scheduling.ts assumes perfect speedup); the point is
  * the manager carrying out the policies with real rescales, and what that does to waiting.
  *
- *   node --import tsx bench/malleable-scheduling-nodes.ts [--json] [--only Rigid|Moldable|Malleable100]
+ * `--mix large-min`: the mix of malleable-scheduling.ts where the seed's effect should appear, scaled the
+ * same way — one long Stencil2D (min 1 node) alone on the pool, then four short ones whose minimum is
+ * half the pool (2 nodes) arriving while it runs; merged into the results as `largeMin`.
+ *
+ *   node --import tsx bench/malleable-scheduling-nodes.ts [--json] [--only Rigid|Moldable|Malleable100] [--mix large-min]
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { MALLEABLE_APPS } from '../src/frameworks/malleable/applications.js';
@@ -35,12 +39,20 @@ import { machineInfo, resultsFile } from './machine.js';
 import { withNodeProcesses } from './malleable-cluster.js';
 import { printTable } from './table.js';
 
-const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, only: { type: 'string' }, mix: { type: 'string', default: 'seed' } } });
+if (values.mix !== 'seed' && values.mix !== 'large-min') throw new Error(`--mix: seed or large-min, got ${values.mix}`);
 const POOL = 4;
 /** Seed times (s) are divided by this. */
 const SCALE = 60;
-const ARRIVALS = [0, 60, 180, 420, 420].map((s) => (s / SCALE) * 1000);
+/** A job of the mix: when it arrives (ms), its fewest nodes and its Stencil2D. */
+interface MixJob { at: number; min: number; params: { grid: number; blocks: number; iterations: number } }
 const PARAMS = { grid: 512, blocks: 4, iterations: 600 };
+const MIXES: Record<string, MixJob[]> = {
+  seed: [0, 60, 180, 420, 420].map((s) => ({ at: (s / SCALE) * 1000, min: 1, params: PARAMS })),
+  // As malleable-scheduling.ts's large-minimum mix: the long job has four times a short one's work (on 4 nodes, 2).
+  'large-min': [[0, 1, 2400], [120, 2, 300], [240, 2, 300], [600, 2, 300], [900, 2, 300]].map(([s, min, iterations]) => ({ at: (s! / SCALE) * 1000, min: min!, params: { ...PARAMS, iterations: iterations! } })),
+};
+const MIX = MIXES[values.mix]!;
 const POLICIES: Array<{ name: string; policy: PolicyName; flexibility: Flexibility; tGapMs: number }> = [
   { name: 'Rigid', policy: 'fcfs', flexibility: 'rigid', tGapMs: 0 },
   { name: 'Moldable', policy: 'moldable', flexibility: 'moldable', tGapMs: 0 },
@@ -49,18 +61,18 @@ const POLICIES: Array<{ name: string; policy: PolicyName; flexibility: Flexibili
 
 interface JobTimes { id: string; submitted: number; launched: number; finished: number; nodeMs: number; rescales: number; exact: boolean }
 
-async function runPolicy(cluster: Cluster, p: (typeof POLICIES)[number], sizes: number[], expected: string): Promise<JobTimes[]> {
+async function runPolicy(cluster: Cluster, p: (typeof POLICIES)[number], sizes: number[], expected: (iterations: number) => string): Promise<JobTimes[]> {
   const client = cluster.coordination;
   const manager = new ResourceManager(client, { id: `bench-${p.name}`, policy: p.policy, tGapMs: p.tGapMs });
   await manager.start();
   try {
     const t0 = Date.now();
     const submitted: Array<{ id: string; at: number }> = [];
-    for (const [i, at] of ARRIVALS.entries()) {
+    for (const [i, { at, min, params }] of MIX.entries()) {
       await sleep(Math.max(0, t0 + at - Date.now())); // the workload's arrival schedule
       const spec = await submitManagedJob(client, {
-        ...malleableJob(MALLEABLE_APPS.stencil!, PARAMS, { startWaitMs: 60_000 }), secret: cluster.secret!,
-        flexibility: p.flexibility, ...(p.flexibility === 'rigid' ? { nodes: sizes[i]! } : { minNodes: 1, maxNodes: POOL }),
+        ...malleableJob(MALLEABLE_APPS.stencil!, params, { startWaitMs: 60_000 }), secret: cluster.secret!,
+        flexibility: p.flexibility, ...(p.flexibility === 'rigid' ? { nodes: sizes[i]! } : { minNodes: min, maxNodes: POOL }),
       });
       submitted.push({ id: spec.id, at: Date.now() });
     }
@@ -77,7 +89,7 @@ async function runPolicy(cluster: Cluster, p: (typeof POLICIES)[number], sizes: 
       // An expand is recorded twice: when the nodes are handed over and, with the job's T_rescale, when it acknowledges.
       let nodeMs = 0;
       for (const [k, e] of events.entries()) nodeMs += e.nodes * (Math.min(events[k + 1]?.at ?? o.finishedAt, o.finishedAt) - e.at);
-      return { id: s.id, submitted: s.at, launched: launch.at, finished: o.finishedAt, nodeMs, rescales: events.filter((e) => e.type === 'shrink' || (e.type === 'expand' && e.tRescaleMs !== undefined)).length, exact: result.checksum === expected };
+      return { id: s.id, submitted: s.at, launched: launch.at, finished: o.finishedAt, nodeMs, rescales: events.filter((e) => e.type === 'shrink' || (e.type === 'expand' && e.tRescaleMs !== undefined)).length, exact: result.checksum === expected(MIX[i]!.params.iterations) };
     }));
   } finally {
     await manager.stop();
@@ -99,9 +111,11 @@ function metrics(name: string, jobs: JobTimes[]) {
 }
 
 async function main(): Promise<void> {
-  const expected = runSequential<GridResult>(await loadMalleableApp(MALLEABLE_APPS.stencil!), PARAMS).checksum;
+  const app = await loadMalleableApp(MALLEABLE_APPS.stencil!);
+  const checksums = new Map([...new Set(MIX.map((j) => j.params.iterations))].map((n) => [n, runSequential<GridResult>(app, { ...PARAMS, iterations: n }).checksum]));
+  const expected = (iterations: number) => checksums.get(iterations)!;
   const rng = new Rng(2014);
-  const sizes = ARRIVALS.map(() => rng.int(1, POOL)); // one draw (the seed took the mean of three)
+  const sizes = MIX.map((j) => rng.int(j.min, POOL)); // one draw from each job's range (the seed took the mean of three)
   const rows: Array<ReturnType<typeof metrics>> = [];
   const jobs: Record<string, JobTimes[]> = {};
   await withNodeProcesses(POOL, async (cluster) => {
@@ -115,12 +129,20 @@ async function main(): Promise<void> {
   });
   const rigid = rows.find((r) => r.name === 'Rigid');
   const responseReduction = rigid ? Object.fromEntries(rows.filter((r) => r.name !== 'Rigid').map((r) => [r.name, 1 - r.meanResponse / rigid.meanResponse])) : {};
-  const out = {
-    machine: machineInfo(),
-    note: `${POOL} node processes on loopback over a 1-server ZooKeeper with the resource manager, on a 2-core machine (its load average at the start is in machine.loadAverage); the seed's arrival times and T_gap divided by ${SCALE}; Stencil2D ${PARAMS.grid}², ${PARAMS.iterations} iterations a job`,
-    pool: POOL, scale: SCALE, arrivalsMs: ARRIVALS, params: PARAMS, rigidSizes: sizes, rows, responseReduction, jobs,
-  };
-  writeFileSync(resultsFile('malleable-scheduling-nodes'), `${JSON.stringify(out, null, 2)}\n`);
+  const file = resultsFile('malleable-scheduling-nodes');
+  if (values.mix === 'large-min') {
+    // Merged into the results of the seed's mix (if any), as the report reads them.
+    const largeMin = { machine: machineInfo(), mix: MIX, rigidSizes: sizes, rows, jobs };
+    const results = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : { machine: machineInfo() };
+    writeFileSync(file, `${JSON.stringify({ ...results, largeMin }, null, 2)}\n`);
+  } else {
+    const out = {
+      machine: machineInfo(),
+      note: `${POOL} node processes on loopback over a 1-server ZooKeeper with the resource manager, on a 2-core machine (its load average at the start is in machine.loadAverage); the seed's arrival times and T_gap divided by ${SCALE}; Stencil2D ${PARAMS.grid}², ${PARAMS.iterations} iterations a job`,
+      pool: POOL, scale: SCALE, arrivalsMs: MIX.map((j) => j.at), params: PARAMS, rigidSizes: sizes, rows, responseReduction, jobs,
+    };
+    writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  }
   if (values.json) return void console.log(JSON.stringify({ rows, responseReduction }));
   printTable([['policy', 'total (s)', 'mean response (s)', 'mean completion (s)', 'utilization', 'rescales', 'exact'],
     ...rows.map((r) => [r.name, r.totalTime, r.meanResponse, r.meanCompletion, `${(r.utilization * 100).toFixed(0)} %`, r.rescales, String(r.exact)])]);

@@ -87,7 +87,14 @@ function scheduling(s: Json, targets: Target[], out: string[]): void {
   const n = load('malleable-scheduling-nodes');
   if (n) {
     out.push(`**On node processes** (\`node --import tsx bench/malleable-scheduling-nodes.ts\`, ${when(n)}): ${n.note}.`, '');
-    out.push(table([['policy', 'total (s)', 'mean response (s)', 'mean completion (s)', 'utilization', 'rescales', 'exact'], ...(n.rows as Json[]).map((r) => [r.name, f(r.totalTime as number, 1), f(r.meanResponse as number, 1), f(r.meanCompletion as number, 1), pct(r.utilization as number), r.rescales, r.exact ? 'yes' : '**no**'])]), '');
+    const nodesTable = (rows: Json[]) => table([['policy', 'total (s)', 'mean response (s)', 'mean completion (s)', 'utilization', 'rescales', 'exact'], ...rows.map((r) => [r.name, f(r.totalTime as number, 1), f(r.meanResponse as number, 1), f(r.meanCompletion as number, 1), pct(r.utilization as number), r.rescales, r.exact ? 'yes' : '**no**'])]);
+    out.push(nodesTable(n.rows as Json[]), '', ...versusMoldable(n.rows as Json[], 'the seed\'s mix on node processes', false), '');
+    const lm = n.largeMin as Json | undefined;
+    if (lm) {
+      const jobs = lm.mix as Json[];
+      out.push(`The large-minimum mix on the same node processes (\`--mix large-min\`, ${when(lm)}): one Stencil2D of ${jobs[0]!.params.iterations} iterations (min ${jobs[0]!.min} node), then ${jobs.length - 1} of ${jobs[1]!.params.iterations} iterations (min ${jobs[1]!.min} nodes) arriving at ${jobs.slice(1).map((j) => `${f((j.at as number) / 1000, 0)} s`).join(', ')}.`, '');
+      out.push(nodesTable(lm.rows as Json[]), '', ...versusMoldable(lm.rows as Json[], 'this mix on node processes', false), '');
+    }
   }
 }
 
@@ -95,28 +102,39 @@ function scheduling(s: Json, targets: Target[], out: string[]): void {
  * Malleable against moldable (and rigid) in one mix, in words written from the rows: which is lower in
  * mean response and total time, by how much, and whether that is the seed's effect.
  */
-function versusMoldable(rows: Json[], mix: string): string[] {
+function versusMoldable(rows: Json[], mix: string, simulated = true): string[] {
   const mall = rows.filter((r) => String(r.name).startsWith('Malleable'));
   const mold = rows.find((r) => r.name === 'Moldable');
   const rigid = rows.find((r) => r.name === 'Rigid');
   if (!mold || mall.length === 0) return [];
-  const resp = mall.map((r) => r.meanResponse as number);
-  const [lo, hi] = [Math.min(...resp), Math.max(...resp)];
-  const range = (xs: number[], unit: string) => (Math.round(Math.min(...xs)) === Math.round(Math.max(...xs)) ? `${int(xs[0]!)} ${unit}` : `${int(Math.min(...xs))}–${int(Math.max(...xs))} ${unit}`);
-  const total = range(mall.map((r) => r.totalTime as number), 's');
+  const sec = (x: number) => (x >= 100 ? int(x) : f(x, x >= 10 ? 1 : 2));
+  const span = <T>(xs: number[], show: (x: number) => T) => {
+    const [lo, hi] = [show(Math.min(...xs)), show(Math.max(...xs))];
+    return lo === hi ? `${lo}` : `${lo}–${hi}`;
+  };
+  const of = (key: string) => mall.map((r) => r[key] as number);
+  const resp = of('meanResponse');
   const moldResp = mold.meanResponse as number;
-  const vsRigid = rigid ? ` Against rigid (mean response ${int(rigid.meanResponse as number)} s, utilization ${pct(rigid.utilization as number)}) every malleable row is ${pct(1 - hi / (rigid.meanResponse as number))} lower or more.` : '';
-  if (hi < moldResp) {
-    const longer = Math.min(...mall.map((r) => r.totalTime as number)) >= (mold.totalTime as number);
-    const totals = longer
-      ? `; total time is ${total} against ${int(mold.totalTime as number)} s, not shorter: with perfect speedup the pool does the same work either way, and the rescales cost their time`
-      : `, total time ${total} against ${int(mold.totalTime as number)} s`;
-    return [`In ${mix} malleable beats moldable in mean response: ${range(resp, 's')} against ${int(moldResp)} s (${pct(1 - hi / moldResp)}–${pct(1 - lo / moldResp)} lower)${totals}. The seed's effect appears: a moldable job keeps the size it was launched at, so an arrival that needs more nodes than are free waits for a running job to end, where a malleable job is shrunk to make room.${vsRigid}`];
+  const notShorter: string[] = [];
+  const compared = (key: string, what: string) => {
+    const xs = of(key);
+    const m = mold[key] as number;
+    const side = Math.max(...xs) < m ? 'shorter' : Math.min(...xs) > m ? 'longer' : 'about the same';
+    if (side !== 'shorter') notShorter.push(what);
+    return `${what} ${span(xs, sec)} s against ${sec(m)} s (${side})`;
+  };
+  const vsRigid = rigid ? ` Against rigid (mean response ${sec(rigid.meanResponse as number)} s, utilization ${pct(rigid.utilization as number)}) every malleable row is ${pct(1 - Math.max(...resp) / (rigid.meanResponse as number))} lower or more in mean response.` : '';
+  const others = `; ${compared('meanCompletion', 'mean completion')}, ${compared('totalTime', 'total time')}`;
+  const why = simulated ? 'with perfect speedup the pool does the same work either way, and each rescale costs its time' : 'node processes share two cores, so a job runs no faster on more of them (Fig. 5b), and each rescale costs its time';
+  if (Math.max(...resp) < moldResp) {
+    return [`In ${mix} malleable beats moldable in mean response: ${span(resp, sec)} s against ${sec(moldResp)} s (${span(resp.map((x) => 1 - x / moldResp).reverse(), (x) => pct(x))} lower)${others}. The seed's effect appears in waiting: a moldable job keeps the size it was launched at, so an arrival that needs more nodes than are free waits for a running job to end, where a malleable job is shrunk to make room${notShorter.length > 0 ? `; ${notShorter.join(' and ')} ${notShorter.length > 1 ? 'are' : 'is'} not shorter: ${why}` : ''}.${vsRigid}`];
   }
-  if (lo < moldResp) {
-    return [`In ${mix} malleable beats moldable only at some T_gap: mean response ${range(resp, 's')} against moldable's ${int(moldResp)} s; the rows that lose spend more time rescaling than the arrivals gain.${vsRigid}`];
+  if (Math.min(...resp) < moldResp) {
+    return [`In ${mix} malleable beats moldable in mean response only at some T_gap: ${span(resp, sec)} s against moldable's ${sec(moldResp)} s${others}; the rows that lose spend more time rescaling than the arrivals gain.${vsRigid}`];
   }
-  return [`In ${mix} moldable matches or beats every malleable row: mean response ${int(moldResp)} s against ${range(resp, 's')}, total time ${int(mold.totalTime as number)} s against ${total}, utilization ${pct(mold.utilization as number)} — the seed's effect (malleable ahead of moldable) does not appear. With perfect speedup and every job able to start at its minimum, a moldable job launched at its share loses nothing by keeping it, and each malleable rescale only adds its cost; the seed's moldable row lost utilization because its jobs could not grow when others ended, which the next mix provokes.${vsRigid}`];
+  return [`In ${mix} moldable matches or beats every malleable row: mean response ${sec(moldResp)} s against ${span(resp, sec)} s${others}, moldable's utilization ${pct(mold.utilization as number)} — the seed's effect (malleable ahead of moldable) does not appear. ${simulated
+    ? 'With perfect speedup and every job able to start at its minimum, a moldable job launched at its share loses nothing by keeping it, and each malleable rescale only adds its cost; the seed\'s moldable row lost utilization because its jobs could not grow when others ended, which the next mix provokes.'
+    : 'Here node processes share two cores, so a job runs no faster on more of them (Fig. 5b): keeping its launch size costs a moldable job nothing, and each malleable rescale only adds its cost.'}${vsRigid}`];
 }
 
 function traces(t: Json, targets: Target[], out: string[]): void {
