@@ -48,13 +48,27 @@ export function encodedSnapshots(ids: readonly string[], records: EncodedRecords
   return out;
 }
 
-/** Task ids: `<node id>.<counter>`, unique in the cluster and valid znode names. */
+/** The last incarnation tag handed out in this process (see TaskIds). */
+let lastIncarnation = 0;
+
+/**
+ * Task ids: `<node id>.<incarnation>.<counter>`, unique in the cluster and valid znode names. The
+ * incarnation tells apart the node's participations in one job: a node that leaves a job and joins it
+ * again (a drain undone, a shrink then an expand, a process restarted under the same `--id`) starts a new
+ * counter, and without it would hand out the ids of its earlier tasks again (the ledger refuses such a
+ * create, and a task record could be taken for another's). It is the time of the participation's start
+ * in milliseconds (base 36), made strictly increasing within the process.
+ */
 export class TaskIds {
   private next = 0;
+  private readonly prefix: string;
 
-  constructor(private readonly nodeId: string) {}
+  constructor(nodeId: string, now: number = Date.now()) {
+    lastIncarnation = Math.max(now, lastIncarnation + 1);
+    this.prefix = `${nodeId}.${lastIncarnation.toString(36)}.`;
+  }
 
   fresh(): string {
-    return `${this.nodeId}.${(this.next++).toString(36)}`;
+    return `${this.prefix}${(this.next++).toString(36)}`;
   }
 }
