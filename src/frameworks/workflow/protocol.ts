@@ -66,3 +66,53 @@ export function validateWorkflowMessage(body: LayerBody): string | undefined {
     default: return `unknown workflow message "${body.type}"`;
   }
 }
+
+/** At most this many tasks or files in one message: a member handles one message in one go, so none holds its event loop long. */
+export const MESSAGE_ITEMS = 2_000;
+
+/** The tasks or files a message carries (1 for a message of another kind): what its handling costs, roughly. */
+export function itemsOf(m: WorkflowMessage): number {
+  switch (m.type) {
+    case 'wf-assign':
+    case 'wf-done':
+    case 'wf-got':
+    case 'wf-held':
+    case 'wf-stolen':
+    case 'wf-push': return Math.max(1, m.tasks.length);
+    case 'wf-query':
+    case 'wf-located':
+    case 'wf-update': return Math.max(1, m.files.length);
+    default: return 1;
+  }
+}
+
+/**
+ * A message cut into messages of at most `max` tasks or files each, in order (the message itself when
+ * it is small, or of a kind that is not cut: a held list must arrive whole, stolen tasks are capped
+ * where they are stolen). A probe goes with the last piece: its round trip ends when the whole batch was handled.
+ */
+export function sliceMessage(m: WorkflowMessage, max = MESSAGE_ITEMS): WorkflowMessage[] {
+  switch (m.type) {
+    case 'wf-assign':
+    case 'wf-done':
+    case 'wf-got':
+      return m.tasks.length <= max ? [m] : cut(m.tasks, max).map((tasks) => ({ ...m, tasks }));
+    case 'wf-located':
+      return m.files.length <= max ? [m] : cut(m.files, max).map((files) => ({ ...m, files }));
+    case 'wf-query':
+    case 'wf-update': {
+      if (m.files.length <= max) return [m];
+      const { probe, ...rest } = m;
+      const pieces = cut<unknown>(m.files, max).map((files) => ({ ...rest, files }) as WorkflowMessage);
+      if (probe !== undefined) Object.assign(pieces[pieces.length - 1]!, { probe });
+      return pieces;
+    }
+    default: return [m];
+  }
+}
+
+function cut<T>(items: readonly T[], max: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += max) out.push(items.slice(i, i + max));
+  return out;
+}

@@ -8,7 +8,7 @@
 import type { LayerBody } from '../../runtime/kinds/job-kind.js';
 import { Dispatcher, type DispatchMode, type JournalState, type Reconciled } from './dispatcher.js';
 import { LocationShard, type FileLocation } from './location-shard.js';
-import type { View, WorkflowMessage } from './protocol.js';
+import { itemsOf, sliceMessage, type View, type WorkflowMessage } from './protocol.js';
 import { LatencyProbes } from './latency-probes.js';
 import { Rendezvous } from './rendezvous.js';
 import { AME_UNITS, unitRoles, unitsProblem, type AmeUnits } from './ame-units.js';
@@ -55,6 +55,8 @@ export interface EngineOptions {
   units?: AmeUnits;
   /** What a task needs while it runs, or undefined for tasks that take a slot only (replays, functions). */
   needs?: (task: number) => Capacity | undefined;
+  /** Tasks or files handled per turn of the event loop, with `EngineIO.defer` (default TURN_ITEMS). */
+  turnItems?: number;
 }
 
 export interface Capacity {
@@ -75,6 +77,17 @@ export interface EngineStats {
    */
   queryMs: number[]; updateMs: number[]; waitMs: number[];
 }
+
+/**
+ * Tasks or files a member handles in one turn of its event loop (with `EngineIO.defer`, on a node): the
+ * rest of what arrived waits for the next turn, so that timers and sockets (the coordination session's
+ * heartbeats) get their turn too. At a million tasks one assignment or one batch of location queries
+ * handled whole held a node's loop longer than its ZooKeeper session lives, and the node died.
+ */
+export const TURN_ITEMS = 8_000;
+
+/** A thief takes at most this many tasks in one steal (half of what is READY, up to this). */
+export const MAX_STOLEN = 2_000;
 
 /** Where completion markers "are": a holder that never leaves (a marker is never lost, never fetched). */
 export const MARKER_NODE = '*';
@@ -111,7 +124,11 @@ export class WorkflowEngine {
   private flushScheduled = false;
   private readonly latency: LatencyProbes;
   private readonly outbox = new Map<string, Map<Batch, unknown[]>>();
-  private readonly local: [string, WorkflowMessage][] = [];
+  /** Messages to handle (from peers and from this member itself), in order of arrival; `inboxHead` is the next. */
+  private inbox: [string, WorkflowMessage][] = [];
+  private inboxHead = 0;
+  /** Items handled per turn (`TURN_ITEMS`; infinite without `EngineIO.defer`: a simulation handles all at once). */
+  private readonly turnItems: number;
   private flushing = false;
   private stealOut = false;
   /** The last steal came back empty: wait for the next tick before asking again. */
@@ -133,7 +150,7 @@ export class WorkflowEngine {
   /** Members each task failed on (a retry goes elsewhere). */
   private readonly failedOn = new Map<number, string[]>();
   readonly stats: EngineStats = { ready: 0, waiting: 0, running: 0, finished: 0, retries: 0, steals: 0, stolenIn: 0, queries: 0, updates: 0, dispatched: 0, completed: 0, recreated: 0, queryMs: [], updateMs: [], waitMs: [] };
-  private readonly opts: Required<Omit<EngineOptions, 'saved' | 'short' | 'capacity' | 'needs'>> & Pick<EngineOptions, 'capacity' | 'needs'>;
+  private readonly opts: Required<Omit<EngineOptions, 'saved' | 'short' | 'capacity' | 'needs' | 'turnItems'>> & Pick<EngineOptions, 'capacity' | 'needs'>;
   private readonly short: EngineOptions['short'];
   /** Files in the shared directory before the run (and final outputs of such tasks that added tasks read). */
   private readonly saved: Set<number>;
@@ -147,6 +164,7 @@ export class WorkflowEngine {
     this.saved = options.saved ?? new Set<number>();
     this.worker = new WorkerTasks(workflow, self, (f) => workflow.files[f]!.producer < 0 || this.saved.has(f));
     this.dispatcher = new Dispatcher(workflow, this.opts.partitions, this.opts.mode, self);
+    this.turnItems = io.defer ? (options.turnItems ?? TURN_ITEMS) : Infinity;
   }
 
   get currentView(): View | undefined {
@@ -165,9 +183,17 @@ export class WorkflowEngine {
     this.flush();
   }
 
+  /** A message from a peer: handled in order with the others, a bounded number of tasks and files per turn (a large one in pieces). */
   onMessage(from: string, body: LayerBody): void {
-    this.handle(from, body as unknown as WorkflowMessage);
+    for (const piece of sliceMessage(body as unknown as WorkflowMessage)) this.inbox.push([from, piece]);
     this.flush();
+  }
+
+  /** Messages received and not handled yet (tasks and files). */
+  get backlog(): number {
+    let items = 0;
+    for (let i = this.inboxHead; i < this.inbox.length; i++) items += itemsOf(this.inbox[i]![1]);
+    return items;
   }
 
   private handle(from: string, m: WorkflowMessage): void {
@@ -231,7 +257,7 @@ export class WorkflowEngine {
           const need = this.opts.needs?.(t);
           return need === undefined || (room !== undefined && fits(need, room));
         };
-        const stolen = this.worker.steal(from, Math.max(m.want, Math.floor(this.worker.readyCount / 2)), this.opts.slots, fitsThief);
+        const stolen = this.worker.steal(from, Math.min(MAX_STOLEN, Math.max(m.want, Math.floor(this.worker.readyCount / 2))), this.opts.slots, fitsThief);
         this.stats.steals += stolen.length;
         // Until the thief says it has them, they count as held here (a reconcile must not dispatch them again).
         for (const s of stolen) {
@@ -577,9 +603,27 @@ export class WorkflowEngine {
     list.push(item);
   }
 
+  /** Sends (or, to this member, queues) a message, in pieces of at most MESSAGE_ITEMS tasks or files. */
   private post(to: string, m: WorkflowMessage): void {
-    if (to === this.self) this.local.push([to, m]);
-    else this.io.send(to, m as unknown as LayerBody);
+    for (const piece of sliceMessage(m)) {
+      if (to === this.self) this.inbox.push([to, piece]);
+      else this.io.send(to, piece as unknown as LayerBody);
+    }
+  }
+
+  /** The next message to handle, if any. */
+  private nextMessage(): [string, WorkflowMessage] | undefined {
+    if (this.inboxHead >= this.inbox.length) return undefined;
+    const next = this.inbox[this.inboxHead]!;
+    this.inbox[this.inboxHead++] = undefined as never;
+    if (this.inboxHead === this.inbox.length) {
+      this.inbox = [];
+      this.inboxHead = 0;
+    } else if (this.inboxHead >= 1024 && this.inboxHead * 2 >= this.inbox.length) {
+      this.inbox = this.inbox.slice(this.inboxHead);
+      this.inboxHead = 0;
+    }
+    return next;
   }
 
   private flush(): void {
@@ -592,40 +636,58 @@ export class WorkflowEngine {
     });
   }
 
-  /** Sends the batches, handles messages to itself, starts what became READY; until nothing is left. */
+  /** Journals the completions, then sends the batches filled and the done counts due. */
+  private sendBatches(): void {
+    if (this.journalDone.length > 0 || this.journalRecreated.length > 0) {
+      if (this.journalDone.length > 0) this.io.journal(this.journalDone, false);
+      if (this.journalRecreated.length > 0) this.io.journal(this.journalRecreated, true);
+      this.journalDone = [];
+      this.journalRecreated = [];
+    }
+    for (const [to, byType] of this.outbox) {
+      this.outbox.delete(to);
+      for (const [type, items] of byType) {
+        const key = type === 'wf-done' ? 'tasks' : 'files';
+        if (type === 'wf-query') this.stats.queries += items.length;
+        if (type === 'wf-update') this.stats.updates += items.length;
+        if (type === 'wf-notify') this.post(to, { type: 'wf-located', files: items as [number, FileLocation][], waited: true });
+        else this.post(to, { type, [key]: items, ...this.latency.probe(to, type) } as unknown as WorkflowMessage);
+      }
+    }
+    if (this.countsChanged.size > 0 && this.view && (this.countsDue || [...this.countsChanged].some((p) => this.dispatcher.partitionDone(p)))) {
+      this.post(this.view.leader, { type: 'wf-count', epoch: this.view.epoch, partitions: [...this.countsChanged].map((p) => [p, this.dispatcher.countFor(p)]) });
+      this.countsChanged.clear();
+      this.countsDue = false;
+    }
+  }
+
+  /**
+   * Handles the messages received (from peers and itself) and starts what became READY, sending the
+   * batches as they fill; until nothing is left, or — on a node — until this turn's TURN_ITEMS tasks and
+   * files are handled: then what became READY starts, and the rest waits for the next turn.
+   */
   private flushNow(): void {
     if (this.flushing) return;
     this.flushing = true;
+    let budget = this.turnItems;
     try {
       for (;;) {
-        if (this.journalDone.length > 0 || this.journalRecreated.length > 0) {
-          if (this.journalDone.length > 0) this.io.journal(this.journalDone, false);
-          if (this.journalRecreated.length > 0) this.io.journal(this.journalRecreated, true);
-          this.journalDone = [];
-          this.journalRecreated = [];
-        }
-        for (const [to, byType] of this.outbox) {
-          this.outbox.delete(to);
-          for (const [type, items] of byType) {
-            const key = type === 'wf-done' ? 'tasks' : 'files';
-            if (type === 'wf-query') this.stats.queries += items.length;
-            if (type === 'wf-update') this.stats.updates += items.length;
-            if (type === 'wf-notify') this.post(to, { type: 'wf-located', files: items as [number, FileLocation][], waited: true });
-            else this.post(to, { type, [key]: items, ...this.latency.probe(to, type) } as unknown as WorkflowMessage);
+        this.sendBatches();
+        if (budget > 0) {
+          const next = this.nextMessage();
+          if (next) {
+            budget -= itemsOf(next[1]);
+            this.handle(next[0], next[1]);
+            continue;
           }
         }
-        if (this.countsChanged.size > 0 && this.view && (this.countsDue || [...this.countsChanged].some((p) => this.dispatcher.partitionDone(p)))) {
-          this.post(this.view.leader, { type: 'wf-count', epoch: this.view.epoch, partitions: [...this.countsChanged].map((p) => [p, this.dispatcher.countFor(p)]) });
-          this.countsChanged.clear();
-          this.countsDue = false;
-        }
-        const next = this.local.shift();
-        if (next) {
-          this.handle(this.self, next[1]);
-          continue;
-        }
         this.pump();
-        if (this.outbox.size === 0 && this.local.length === 0) break;
+        this.sendBatches();
+        if (this.inboxHead >= this.inbox.length) break;
+        if (budget <= 0) {
+          this.flush(); // the rest on the next turn
+          break;
+        }
       }
     } finally {
       this.flushing = false;
