@@ -8,7 +8,8 @@ import { jsonOption, zkOptions } from '../common-options.js';
 import { connectZk } from '../connection.js';
 import { UsageError } from '../errors.js';
 import { clusterSecret, defaultWorkers, readFlagFile } from '../options.js';
-import { kinds } from '../settings/kinds.js';
+import { duration, kinds } from '../settings/kinds.js';
+import { formatDuration } from '../settings/durations.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
 import { stopSignal } from '../stop-signal.js';
 
@@ -21,6 +22,7 @@ interface NodeOptions {
   port: number;
   id?: string;
   metricsPort?: number;
+  sessionTimeout: number;
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
@@ -68,6 +70,7 @@ export function registerNodeCommand(program: SettingsCommand): void {
     .option('--tls-key <file>', 'node channel: the private key of --tls-cert (PEM)')
     .option('--tls-ca <file>', 'node channel: the CA certificates (PEM) peers\' certificates must chain to')
     .option('--allow-code <location...>', 'also run job code from these locations (file: URLs of directories, e.g. file:///opt/apps/); by default a node runs only built-in code, files of its tidepool installation, installed packages and code shipped signed with the secret (docs/security.md)')
+    .setting('--session-timeout <duration>', 'how long the coordination session outlives silence: a node not heard from this long is gone and its tasks recovered elsewhere (shorter: faster recovery; longer: a node on a machine so loaded that it cannot answer in time is not declared dead); ZooKeeper grants a value within its minSessionTimeout–maxSessionTimeout (by default 4s–40s)', duration(undefined, true), '6s')
     .setting('--metrics-port <port>', 'serve /metrics (Prometheus), /healthz and /readyz on this port of --host (0 = any free port; default: not served)', kinds.port)
     .addHelpText('after', [
       '',
@@ -95,7 +98,8 @@ export function registerNodeCommand(program: SettingsCommand): void {
       const transport = newTransport(() => new TcpTransport({ nodeId, secret: [...secret.accepted], ...(tls ? { tls } : {}), host: opts.host, port: opts.port }));
       // The task pool's code is loaded before the node registers: its first job does not wait for it.
       await loadJobKind(TASK_POOL_KIND);
-      const client = await connectZk(opts.zk, opts.timeout, { sessionTimeoutMs: 6_000, secret });
+      const client = await connectZk(opts.zk, opts.timeout, { sessionTimeoutMs: opts.sessionTimeout, secret });
+      if (client.sessionTimeoutMs !== opts.sessionTimeout) log.warn('node', `--session-timeout ${formatDuration(opts.sessionTimeout)}: ZooKeeper granted ${formatDuration(client.sessionTimeoutMs)} (its minSessionTimeout–maxSessionTimeout bound it)`);
       const node = await TidepoolNode.start({
         client, transport, workers, nodeId, secret, ...(opts.allowCode !== undefined ? { allowCode: [opts.allowCode].flat() } : {}),
         ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: opts.host } } : {}),
@@ -117,7 +121,7 @@ export function registerNodeCommand(program: SettingsCommand): void {
         }
       };
       process.on('SIGHUP', reload); // before the ready line, like SIGTERM: a SIGHUP right after it must reload, not kill
-      const ready = { node: node.id, address: transport.address, workers, ...(node.metricsUrl ? { metrics: node.metricsUrl } : {}) };
+      const ready = { node: node.id, address: transport.address, workers, sessionTimeoutMs: client.sessionTimeoutMs, ...(node.metricsUrl ? { metrics: node.metricsUrl } : {}) };
       process.stdout.write(opts.json ? `${JSON.stringify(ready)}\n` : `node ${node.id} ready at ${transport.address} with ${workers} worker(s)${node.metricsUrl ? `; metrics at ${node.metricsUrl}/metrics` : ''}\n`);
       client.onState((s) => {
         if (s === 'expired') {

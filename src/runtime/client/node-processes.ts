@@ -9,6 +9,8 @@ export interface NodeProcess {
   address: string;
   /** `http://host:port` of its /metrics, /healthz and /readyz (started with --metrics-port). */
   metrics?: string;
+  /** Its coordination session's timeout as ZooKeeper granted it (`--session-timeout`, bounded by the ensemble). */
+  sessionTimeoutMs?: number;
   process: ChildProcess;
   /** Resolves with the exit code (or signal name) when the process ends. */
   exited: Promise<number | string>;
@@ -69,8 +71,8 @@ export function startNodeProcess(opts: NodeProcessOptions): Promise<NodeProcess>
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (!line) return;
       clearTimeout(timer);
-      const ready = JSON.parse(line) as { node: string; address: string; metrics?: string };
-      resolve({ id: ready.node, address: ready.address, ...(ready.metrics ? { metrics: ready.metrics } : {}), process: child, exited, stderr: () => stderr, kill: (s = 'SIGKILL') => child.kill(s) });
+      const ready = JSON.parse(line) as { node: string; address: string; metrics?: string; sessionTimeoutMs?: number };
+      resolve({ id: ready.node, address: ready.address, ...(ready.metrics ? { metrics: ready.metrics } : {}), ...(ready.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: ready.sessionTimeoutMs } : {}), process: child, exited, stderr: () => stderr, kill: (s = 'SIGKILL') => child.kill(s) });
     });
     void exited.then((code) => {
       clearTimeout(timer);

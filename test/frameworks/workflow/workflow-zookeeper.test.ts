@@ -70,7 +70,8 @@ describe('workflows on node processes over ZooKeeper', () => {
   before(async () => {
     zk = await startEnsemble({ size: 3 });
     secret = secretFile();
-    processes.push(...await Promise.all(Array.from({ length: 3 }, () => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1 }))));
+    // One with a longer coordination session (`--session-timeout`): a node on a machine too busy to answer for 6 s stays a member.
+    processes.push(...await Promise.all(Array.from({ length: 3 }, (_, i) => startNodeProcess({ zk: zk.connectionString, secretFile: secret, workers: 1, ...(i === 0 ? { extraArgs: ['--session-timeout', '12s'] } : {}) }))));
   });
   after(async () => {
     for (const p of processes) p.kill('SIGKILL');
@@ -93,6 +94,10 @@ describe('workflows on node processes over ZooKeeper', () => {
     const victim = processes.find((p) => p.id !== leader && members.includes(p.id) && p.process.exitCode === null)!;
     return { job, journal, victim };
   };
+
+  it('tidepool node --session-timeout: the session ZooKeeper granted is the one asked for (6 s without it)', () => {
+    assert.deepEqual(processes.slice(0, 3).map((p) => p.sessionTimeoutMs), [12_000, 6_000, 6_000]);
+  });
 
   it('SIGKILL of a member mid-replay: tasks dispatched again, lost files recreated, a new node joins; each task completed once', T, async () => {
     const wf = await loadWorkflow(FILE);
