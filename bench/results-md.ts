@@ -16,12 +16,12 @@ import { serviceSections } from './report/service.js';
 import { workflowSections } from './report/workflow.js';
 
 const parts: Array<[string, Section]> = [
-  ['seed 000: search', await searchSections()],
-  ['seed 000: runtime', runtimeSections()],
-  ['seed 001: iterative', iterativeSections()],
-  ['seed 002: service', serviceSections()],
-  ['seed 003: malleable', malleableSections()],
-  ['seed 004: workflows', workflowSections()],
+  ['TASKWORK: search', await searchSections()],
+  ['TASKWORK: runtime', runtimeSections()],
+  ['RUPER-LB: iterative', iterativeSections()],
+  ['Task Parallelization as a Service: service', serviceSections()],
+  ['Malleable jobs: malleable', malleableSections()],
+  ['AME: workflows', workflowSections()],
 ];
 
 const out: string[] = [];
@@ -34,7 +34,7 @@ out.push('repository; see `bench/curated-data.ts`), which the benchmarks that re
 out.push(`**Machine:** ${machineLine(load('search')?.machine ?? load('runtime')?.machine)}. "Nodes" are in-process nodes (embedded backend)`);
 out.push('or `tidepool node` processes on loopback with a 3-server ZooKeeper ensemble on the same machine, as each section says;');
 out.push('with 2 cores, two independent processes already lose 5–20 % to each other (measured below as the *ceiling*).');
-out.push('Sections measured at another time say when.', '');
+out.push('Sections measured at another time say when. The papers are named by their short names (TASKWORK, RUPER-LB, Task Parallelization as a Service, Malleable jobs, AME); [docs/papers.md](../docs/papers.md) gives titles, authors and what each figure shows.', '');
 out.push('## Targets', '');
 out.push(table([['part', 'what', 'target', 'achieved', 'met', 'note'], ...parts.flatMap(([part, s]) => s.targets.map((t) => [part, t.what, t.target, t.value, t.met === null ? '–' : t.met ? 'yes' : '**no**', t.note]))]));
 out.push('', 'Where a target is missed, the section below says by how much and what limits it.', '');

@@ -1,4 +1,4 @@
-/** RESULTS.md section for seed 001 (RUPER-LB): Fig. 6–9 with a real noisy neighbour, reporting overhead. */
+/** RESULTS.md section for RUPER-LB: Fig. 6–9 with a real noisy neighbour, reporting overhead. */
 import { f, int, load, table, when, type Json, type Section, type Target } from './format.js';
 
 /** Medians of one strategy under one condition (bench/iterative.ts `medians`). */
@@ -56,17 +56,17 @@ export function iterativeSections(): Section {
     const stat = two.strategies.find((r) => r.balance === 'static');
     const best = (old ? stat?.noisyOverIdeal : (stat?.noisy as Medians | undefined)?.overIdeal) as number;
     const noisy = old ? { speedupOverStatic: ruper.speedupOverStatic, overIdeal: ruper.noisyOverIdeal, spread: ruper.noisySpread } as Medians : ruper.noisy as Medians;
-    targets.push({ what: '`ruper` vs `static`, one of two processes beside a varying stress-ng (seed Fig. 6–7)', target: `none; the best possible was ${f(best)}×`, value: `${f(noisy.speedupOverStatic)}×`, met: null, note: `${share} on average, varying every ${it.phaseSeconds} s; ÷ ideal ${f(noisy.overIdeal)}, spread ${f(noisy.spread)} s` });
+    targets.push({ what: '`ruper` vs `static`, one of two processes beside a varying stress-ng (paper, Fig. 6–7)', target: `none; the best possible was ${f(best)}×`, value: `${f(noisy.speedupOverStatic)}×`, met: null, note: `${share} on average, varying every ${it.phaseSeconds} s; ÷ ideal ${f(noisy.overIdeal)}, spread ${f(noisy.spread)} s` });
   }
   const single = it.summary.singleTenant as { threadSpeedRatio: number; strategies: Json[] } | undefined;
   const singleRuper = single?.strategies.find((r) => r.balance === 'ruper');
   if (singleRuper) {
-    targets.push({ what: '`ruper` vs `static` on a single tenant, one process × 2 threads (seed Fig. 8: 6–7 % saved)', target: 'none', value: `${f(singleRuper.speedupOverStatic as number)}×`, met: null, note: `the slower thread ran at ${f(single!.threadSpeedRatio, 3)} of the faster one's speed in the static runs` });
+    targets.push({ what: '`ruper` vs `static` on a single tenant, one process × 2 threads (paper, Fig. 8: 6–7 % saved)', target: 'none', value: `${f(singleRuper.speedupOverStatic as number)}×`, met: null, note: `the slower thread ran at ${f(single!.threadSpeedRatio, 3)} of the faster one's speed in the static runs` });
   }
   if (it.overhead) targets.push({ what: 'reporting overhead without noise (ruper vs static, one process × 2 threads)', target: '≤ 1 %', value: `${f((it.overhead.ruperOverStatic as number) * 100, 1)} %`, met: (it.overhead.ruperOverStatic as number) <= 0.01, note: (it.overhead.ruperOverStatic as number) < 0 ? 'negative: within this machine\'s run-to-run noise' : `1-minute load average ${f(it.machine?.loadAverage as number)} at the end of the run` });
   const phases = (it.hogPhases as Json[]).map((p) => `${p.stressors} × ${p.load} %`).join(' → ');
-  out.push('## Iterative balancing: RUPER-LB (seed 001 Fig. 6–9)', '');
-  out.push('**Seed 001:** PenRed on two MPI processes × 8 threads, one on a single-tenant VM and one beside four VMs running `yes` + `sleep` by time of day; with balancing the ranks and threads finish within Δt_pc (300 s) of each other, and on the single-tenant node balancing saves 6–7 % (Fig. 8).', '');
+  out.push('## Iterative balancing: RUPER-LB (RUPER-LB Fig. 6–9)', '');
+  out.push('**RUPER-LB (paper):** PenRed on two MPI processes × 8 threads, one on a single-tenant VM and one beside four VMs running `yes` + `sleep` by time of day; with balancing the ranks and threads finish within Δt_pc (300 s) of each other, and on the single-tenant node balancing saves 6–7 % (Fig. 8).', '');
   const sweepFlag = Array.isArray(it.sweep) ? ` --sweep ${(it.sweep as number[]).join(',')}` : '';
   out.push(`**Here** (\`scripts/ensure-stress-ng.sh && npx tsx bench/iterative.ts --iterations ${it.iterations} --reps ${it.reps}${sweepFlag}\`, ${when(it)}): the ${it.app} job (${Number(it.iterations).toLocaleString('en-US')} histories) under each strategy in one session, strategies rotated per repetition, medians of ${it.reps}. The neighbour is \`stress-ng\` pinned with \`taskset\` to core 1, its stressors × load changing every ${it.phaseSeconds} s (${phases}, cycling). ${it.note ?? ''}`, '');
   out.push(old
@@ -99,6 +99,6 @@ export function iterativeSections(): Section {
   }
   if (it.overhead) out.push(`Reporting overhead without a neighbour (one process × 2 threads, static and ruper alternately, median of 3 pairs): ${f(it.overhead.static as number)} s static, ${f(it.overhead.ruper as number)} s ruper (${f((it.overhead.ruperOverStatic as number) * 100, 1)} %).`, '');
   out.push('![speed over time of each process and thread, per strategy (Fig. 9)](results/iterative-speed.svg)', '', '![finish time of every process and thread (Fig. 6–8)](results/iterative-finish.svg)', '');
-  out.push('On 2 cores the neighbour can only take part of one core; the seed\'s second node had 8 vCPUs among busy tenants. A target missed here is said in the table above; `docs/iterative.md` explains the strategies and the default.', '');
+  out.push('On 2 cores the neighbour can only take part of one core; the paper\'s second node had 8 vCPUs among busy tenants. A target missed here is said in the table above; `docs/iterative.md` explains the strategies and the default.', '');
   return { targets, lines: out };
 }

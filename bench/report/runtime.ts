@@ -45,14 +45,14 @@ export function runtimeSections(): Section {
   }
   // ---- ZooKeeper paragraph ----------------------------------------------------------------------
   out.push('## ZooKeeper: read/write ratio and retried transactions of termination detection', '');
-  out.push('**Seed 000:** read/write ratio 2.6:1 on average; about 2 % of the transactions retried.', '');
+  out.push('**TASKWORK (paper):** read/write ratio 2.6:1 on average; about 2 % of the transactions retried.', '');
   if (termination) {
-    out.push(`**Here** (\`npx tsx bench/termination.ts\`: ${termination.tasks} tasks completed by ${termination.clients} clients through the termination list; "per task" is the seed's Algorithm 2, "batched" commits up to 64 completions per transaction, as tidepool's ledger does):`, '');
+    out.push(`**Here** (\`npx tsx bench/termination.ts\`: ${termination.tasks} tasks completed by ${termination.clients} clients through the termination list; "per task" is the paper's Algorithm 2, "batched" commits up to 64 completions per transaction, as tidepool's ledger does):`, '');
     out.push(table([['backend', 'mode', 'tasks/s', 'reads : writes', 'retried transactions'],
       ...(termination.results as Json[]).map((r) => [r.backend, r.mode, int(r.tasksPerSecond as number), `${f(r.readWriteRatio as number, 2)} : 1`, `${f(r.retriedPercent as number, 2)} %`])]));
     const zkRows = (termination.results as Json[]).filter((r) => String(r.backend).startsWith('zookeeper'));
     const gain = zkRows.length === 2 ? (zkRows[1]!.tasksPerSecond as number) / (zkRows[0]!.tasksPerSecond as number) : NaN;
-    out.push('', `The seed's per-task Algorithm 2 reproduces its read/write ratio. Batching turns many small transactions into few large ones: ${f(gain, 1)}× the throughput on ZooKeeper, at the price of more (cheap, mostly read-side) retries of a large transaction when another client changed the list in between.`, '');
+    out.push('', `The paper's per-task Algorithm 2 reproduces its read/write ratio. Batching turns many small transactions into few large ones: ${f(gain, 1)}× the throughput on ZooKeeper, at the price of more (cheap, mostly read-side) retries of a large transaction when another client changed the list in between.`, '');
   }
   // ---- peers ------------------------------------------------------------------------------------
   out.push('## Peers: Piscina and Dask.distributed', '');
@@ -72,7 +72,7 @@ export function runtimeSections(): Section {
       if (dask.tree) row('binary tree, tasks submitting tasks', dask.tree);
       out.push(table(rows));
       out.push('', 'Dask\'s cost per task is its central scheduler (one Python process, one message and several state transitions per task; with queuing on, a scheduler–worker round trip per no-op); the tree also parks a thread per waiting parent task (`worker_client`).');
-      if (dask.addWorker) out.push('', `An added Dask worker ran its first task ${f(dask.addWorker.firstTaskMs?.median ?? NaN, 0)} ms after it was started (registered after ${f(dask.addWorker.registeredMs?.median ?? NaN, 0)} ms); a tidepool node assigned to a running job ran its first stolen task after ${runtime ? f(median(runtime.joinToFirstTaskMs as number[]), 1) : 'n/a'} ms (its process was already running, as with the seed's VMs).`);
+      if (dask.addWorker) out.push('', `An added Dask worker ran its first task ${f(dask.addWorker.firstTaskMs?.median ?? NaN, 0)} ms after it was started (registered after ${f(dask.addWorker.registeredMs?.median ?? NaN, 0)} ms); a tidepool node assigned to a running job ran its first stolen task after ${runtime ? f(median(runtime.joinToFirstTaskMs as number[]), 1) : 'n/a'} ms (its process was already running, as with the paper's VMs).`);
       out.push('');
     }
   }

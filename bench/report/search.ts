@@ -1,4 +1,4 @@
-/** RESULTS.md sections for seed 000's search experiments: Table 1, Fig. 5, Fig. 6–7 and maximum clique. */
+/** RESULTS.md sections for TASKWORK's search experiments: Table 1, Fig. 5, Fig. 6–7 and maximum clique. */
 import { writeElasticityCharts, type ElasticityResults } from '../elasticity-charts.js';
 import { f, int, load, mean, table, when, type Json, type Section, type Target } from './format.js';
 
@@ -19,11 +19,11 @@ export async function searchSections(): Promise<Section> {
   }
   // ---- Table 1 ----------------------------------------------------------------------------------
   out.push('## Table 1: speedup and efficiency on random symmetric TSP instances', '');
-  out.push('**Seed 000:** five random 35-city instances, sequential 1,195–10,286 s on 1 VM; on 60 single-vCPU VMs speedups 22.1–59.5, efficiencies 0.37–0.99 ("highly problem-specific": pruning makes the work differ between runs).', '');
+  out.push('**TASKWORK (paper):** five random 35-city instances, sequential 1,195–10,286 s on 1 VM; on 60 single-vCPU VMs speedups 22.1–59.5, efficiencies 0.37–0.99 ("highly problem-specific": pruning makes the work differ between runs).', '');
   if (search) {
     const t1 = search.table1 as Json[];
     const sel = search.selection as Json | undefined;
-    const rule = sel?.seeds ? `seeds ${(sel.seeds as number[]).join(', ')}` : `the first ${sel?.instances ?? 5} seeds of ${sel?.sizes ?? 45} cities whose plain solve takes ${sel?.minSeconds ?? 2}–${sel?.maxSeconds ?? 8} s (a stated rule, so nobody picks favourable instances; the seed's were 35 cities and 20 min–3 h on its VMs)`;
+    const rule = sel?.seeds ? `seeds ${(sel.seeds as number[]).join(', ')}` : `the first ${sel?.instances ?? 5} seeds of ${sel?.sizes ?? 45} cities whose plain solve takes ${sel?.minSeconds ?? 2}–${sel?.maxSeconds ?? 8} s (a stated rule, so nobody picks favourable instances; the paper's were 35 cities and 20 min–3 h on its VMs)`;
     out.push(`**Here** (\`node dist/bench/search.js\`, embedded cluster, 1 node with 1 and 2 worker threads, fastest of ${search.repeat} interleaved runs each — the machine's neighbours only ever add time; every sample is in \`results/search.json\`; instances: ${rule}):`, '');
     out.push(table([['instance', 'optimum', 'plain solver (s)', 'tidepool 1 worker (s)', 'overhead', 'tidepool 2 workers (s)', 'speedup', 'efficiency', '2 node processes, ZooKeeper (s)', 'their speedup'],
       ...t1.map((r) => [r.instance, r.optimum, f(r.plain), f(r.one), `${f(r.overheadPercent, 1)} %`, f(r.two), f(r.speedup), f(r.efficiency),
@@ -33,11 +33,11 @@ export async function searchSections(): Promise<Section> {
     if (over.some((o) => o > 3)) {
       out.push('', `The 1-worker overhead target (≤ 3 %) is missed on ${over.filter((o) => o > 3).length} of ${over.length} instances (worst ${f(Math.max(...over), 1)} %).${spreads.length ? ` On this machine the plain solver alone varies by up to ${f(Math.max(...spreads), 0)} % between its own repeats in the same run,` : ''} and one worker explores exactly the plain solver's tree (same nodes, no splits); what tidepool adds per run is the job's start (a few tens of ms: workers load the problem module, the leader is elected, the root task is created) and a shared-memory read per potential split point.`);
     }
-    out.push('', 'With pruning, 2 workers explore a different tree than 1 (a thief starts where a sequential search would have arrived late, with a worse bound), so speedups scatter around 1 on 2 cores, as the seed\'s 0.37–0.99 do on 60.', '');
+    out.push('', 'With pruning, 2 workers explore a different tree than 1 (a thief starts where a sequential search would have arrived late, with a worse bound), so speedups scatter around 1 on 2 cores, as the paper\'s 0.37–0.99 do on 60.', '');
   }
   // ---- Fig. 5 -----------------------------------------------------------------------------------
   out.push('## Fig. 5: scalability with pruning disabled', '');
-  out.push('**Seed 000:** 14- and 15-city instances (1,170 s and 16,959 s sequential) without pruning; efficiency stays near 1 up to 60 VMs for the larger instance and falls for the smaller one.', '');
+  out.push('**TASKWORK (paper):** 14- and 15-city instances (1,170 s and 16,959 s sequential) without pruning; efficiency stays near 1 up to 60 VMs for the larger instance and falls for the smaller one.', '');
   if (search) {
     const sc = search.scalability as Json[];
     out.push(`**Here** (same command; random 12-city instances, every run explores the same tree; *ceiling* = what 2 cores give two independent plain solvers started together — two processes, no tidepool):`, '');
@@ -83,14 +83,14 @@ export async function searchSections(): Promise<Section> {
   }
   // ---- Fig. 6/7 ---------------------------------------------------------------------------------
   out.push('## Fig. 6 and Fig. 7: elastic scaling, S% = (S_E − S_k) / S_k · 100 (Eq. 1)', '');
-  out.push('**Seed 000:** 14-city TSP without pruning; 10 VMs, +20 or +40 VMs at t1 for 10–30 s, then decommissioned. With 10 s of phase 2, +40 VMs *lowered* the speedup while +20 raised it; longer phases gave higher S% for more VMs (up to roughly +100 % for 30 s with 40 VMs).', '');
+  out.push('**TASKWORK (paper):** 14-city TSP without pruning; 10 VMs, +20 or +40 VMs at t1 for 10–30 s, then decommissioned. With 10 s of phase 2, +40 VMs *lowered* the speedup while +20 raised it; longer phases gave higher S% for more VMs (up to roughly +100 % for 30 s with 40 VMs).', '');
   if (elasticity) {
     const rs = elasticity.results as Json[];
-    out.push(`**Here** (\`node dist/bench/elasticity.js\`; ${elasticity.instance} without pruning, plain solver ${f(elasticity.sequentialSeconds)} s; k = ${elasticity.k} node × 1 worker; nodes added at t1 = ${elasticity.t1} s (already running, as in the seed) and drained after the phase-2 duration; means of ${elasticity.repeat} runs):`, '');
+    out.push(`**Here** (\`node dist/bench/elasticity.js\`; ${elasticity.instance} without pruning, plain solver ${f(elasticity.sequentialSeconds)} s; k = ${elasticity.k} node × 1 worker; nodes added at t1 = ${elasticity.t1} s (already running, as in the paper) and drained after the phase-2 duration; means of ${elasticity.repeat} runs):`, '');
     out.push(table([['backend', 'nodes in phase 2', 'phase 2 (s)', 'mean time (s)', 'speedup', 'S%', 'migrations'],
       ...rs.map((r) => [r.backend, (elasticity.k as number) + (r.add as number), r.phase2 === 0 ? 'static' : r.phase2, f(mean(r.seconds as number[])), f(r.speedup as number), f(r.speedupChangePercent as number, 1), r.migrations && r.backend === 'embedded' ? (r.migrations as number[]).join('/') : '–'])]));
     out.push('', '![S% by phase-2 duration](results/elasticity-speedup.svg)', '', '![nodes and busy workers over time in an elastic run](results/elasticity-timeline.svg)', '');
-    out.push('On 2 cores a third node only shares the two cores (3 threads), so "3 nodes in phase 2" shows the cost of scaling out beyond the hardware — the analogue of the seed\'s +40 VMs for 10 s. The ZooKeeper rows include real TCP between node processes and coordination through a 3-server ensemble whose three JVMs share the same 2 cores; migrations happen inside the node processes and are not counted from outside (–).', '');
+    out.push('On 2 cores a third node only shares the two cores (3 threads), so "3 nodes in phase 2" shows the cost of scaling out beyond the hardware — the analogue of the paper\'s +40 VMs for 10 s. The ZooKeeper rows include real TCP between node processes and coordination through a 3-server ensemble whose three JVMs share the same 2 cores; migrations happen inside the node processes and are not counted from outside (–).', '');
   }
   if (clique) {
     out.push('## Maximum clique: the bitset colour bound (MCS/BBMC family)', '',
@@ -109,7 +109,7 @@ export async function searchSections(): Promise<Section> {
       r.graph, int(r.vertices as number), int(r.edges as number), r.omega, f(r.embedded.seconds as number, 2), int(r.embedded.searchNodes as number), f(r.threeProcesses.seconds as number, 2), int(r.threeProcesses.searchNodes as number),
     ])]), '');
     const all = rows.every((r) => r.embedded.objective === r.omega && r.threeProcesses.objective === r.omega && r.embedded.verified && r.threeProcesses.verified);
-    targets.push({ what: 'every curated DIMACS graph solved to its published ω, embedded and on 3 node processes', target: 'all', value: `${rows.filter((r) => r.embedded.objective === r.omega && r.threeProcesses.objective === r.omega).length} of ${rows.length}`, met: all, note: 'seed 000 §5 / issue 11' });
+    targets.push({ what: 'every curated DIMACS graph solved to its published ω, embedded and on 3 node processes', target: 'all', value: `${rows.filter((r) => r.embedded.objective === r.omega && r.threeProcesses.objective === r.omega).length} of ${rows.length}`, met: all, note: 'TASKWORK §5 / issue 11' });
   }
   if (elasticity) await writeElasticityCharts(elasticity as ElasticityResults);
   return { targets, lines: out };

@@ -1,4 +1,4 @@
-/** RESULTS.md sections for seed 004 (AME many-task workflows): Fig. 6–14, Tables 1–2, peers, loading, reruns. */
+/** RESULTS.md sections for AME (many-task workflows): Fig. 6–14, Tables 1–2, peers, loading, reruns. */
 import { f, int, load, table, when, type Json, type Section, type Target } from './format.js';
 
 function dispatch(w: Json, targets: Target[], out: string[]): void {
@@ -7,9 +7,9 @@ function dispatch(w: Json, targets: Target[], out: string[]): void {
   const best = Math.max(...noop.map((r) => r.tasksPerSecond as number));
   targets.push({ what: 'no-op workflow tasks dispatched', target: '≥ 20,000 tasks/s', value: `${int(best)} tasks/s`, met: best >= 20_000, note: `${w.nodes} node processes × 1 worker` });
   const ten = rows.filter((r) => r.taskSeconds === 0.01 && r.efficiency !== null).map((r) => r.efficiency as number);
-  if (ten.length) targets.push({ what: 'efficiency (seed Eq. 1) with 10 ms tasks', target: '≥ 90 %', value: `${f(Math.max(...ten) * 100, 0)} %`, met: Math.max(...ten) >= 0.9, note: 'AME needed 4 s tasks at 8,192 cores' });
-  out.push('## Many-task workflows (seed 004 Fig. 6–14, Tables 1–2)', '');
-  out.push('**Seed 004:** AME on a BlueGene/P: 16 tasks per core, dispatch rate and efficiency (Eq. 1) against task length, centralized vs decentralized (Fig. 6–9); pairs of dependent tasks on different nodes with 1 KB–10 MB files (Fig. 10–12), collocated vs isolated (Fig. 13), location-service latency (Fig. 14); Montage: per-stage speed-up and 73 % less shared-storage traffic (Tables 1–2).', '');
+  if (ten.length) targets.push({ what: 'efficiency (paper, Eq. 1) with 10 ms tasks', target: '≥ 90 %', value: `${f(Math.max(...ten) * 100, 0)} %`, met: Math.max(...ten) >= 0.9, note: 'AME needed 4 s tasks at 8,192 cores' });
+  out.push('## Many-task workflows (AME Fig. 6–14, Tables 1–2)', '');
+  out.push('**AME (paper):** AME on a BlueGene/P: 16 tasks per core, dispatch rate and efficiency (Eq. 1) against task length, centralized vs decentralized (Fig. 6–9); pairs of dependent tasks on different nodes with 1 KB–10 MB files (Fig. 10–12), collocated vs isolated (Fig. 13), location-service latency (Fig. 14); Montage: per-stage speed-up and 73 % less shared-storage traffic (Tables 1–2).', '');
   out.push(`**Here** (\`npx tsx bench/workflow.ts --data DIR\`, ${when(w)}): ${w.note}.${typeof w.zkIdlePerSecond === 'number' ? ` ZooKeeper requests are counted per run (its \`mntr\` packets received); the idle cluster makes ${f(w.zkIdlePerSecond as number, 1)} a second (sessions, node statistics).` : ''}`, '');
   out.push(table([['dispatch', 'task length (s, scaled)', 'tasks', 'tasks/s', 'efficiency (Eq. 1)', 'ZooKeeper requests in the run'], ...rows.map((r) => [r.mode, r.taskSeconds, int(r.tasks as number), int(r.tasksPerSecond as number), r.efficiency === null ? '–' : `${f((r.efficiency as number) * 100, 0)} %`, typeof r.zkRequests === 'number' ? int(r.zkRequests as number) : '–'])]), '');
 }
@@ -36,7 +36,7 @@ function montage(w: Json, targets: Target[], out: string[]): void {
   const stages = Object.keys(runs.collocated.stages as Json);
   out.push(table([['files', 'span (s)', '÷ lower bound', 'ZooKeeper requests', 'to shared (bytes)', 'from shared (bytes)', 'peer to peer (bytes)', ...stages.map((s) => `${s} speed-up`)],
     ...(['collocated', 'shared'] as const).map((k) => [k === 'collocated' ? 'peer to peer (AME)' : 'all through shared', f(runs[k].span as number), f(runs[k].overBound as number), typeof runs[k].zkRequests === 'number' ? int(runs[k].zkRequests as number) : '–', int(runs[k].toShared as number), int(runs[k].fromShared as number), int(runs[k].peer as number), ...stages.map((s) => f(runs[k].stages[s].speedup as number))])]), '');
-  // Per stage, in the seed's metrics: Table 1's stage time (first start to last end) against the stage's work on one core; Table 2's bytes by where they came from.
+  // Per stage, in the paper's metrics: Table 1's stage time (first start to last end) against the stage's work on one core; Table 2's bytes by where they came from.
   const bytes = (k: 'collocated' | 'shared', s: string, field: string) => (runs[k].stageBytes as Json | undefined)?.[s]?.[field] as number | undefined;
   out.push('Per stage (Table 1: stage time; Table 2: bytes the stage\'s tasks read from shared storage and from peers, from their provenance records):', '');
   out.push(table([['stage', 'one core (s)', 'stage time, peer to peer (s)', 'stage time, all through shared (s)', 'read from shared, peer to peer', 'read from peers, peer to peer', 'read from shared, all through shared'],
