@@ -21,6 +21,9 @@ import './pool-events.js';
 const firstLine = (s: string) => s.split('\n', 1)[0]!;
 
 
+/** The reports a worker counts against its spawn window (RunRequest.spawnWindow): each is acknowledged once, recorded or dropped. */
+const SPAWN_REPORTS: ReadonlySet<string> = new Set(['child', 'children', 'encoded-children']);
+
 /** What a runner tells its kind: what it reports on the node (pool-events.ts), or that the job failed. */
 export type RunnerEvent = KindEvent | { type: 'failed'; error: string };
 
@@ -57,6 +60,8 @@ export interface JobRunnerDeps {
   clock?: Clock;
   /** Times a failed task is run again from its latest checkpoint (default 0). */
   retries?: number;
+  /** Spawn reports a worker may have unrecorded at once (RunRequest.spawnWindow; default: job-runner.ts's SPAWN_WINDOW). */
+  spawnWindow?: number;
   /** The job's memory budget for the tasks this node holds (bytes; pool-budget.ts); none by default. */
   poolMemoryBytes?: number;
   /** A task that still fails completes with no contribution and is listed in the outcome instead of failing the job. */
@@ -118,12 +123,19 @@ export abstract class JobRunnerRecords {
 
   // ---- worker events -----------------------------------------------------------------
 
-  protected onChild(parent: PoolTask, childState: unknown, checkpoint: { state: unknown; partial: unknown }, on?: string): void {
-    if (!this.withinBudget(1, undefined)) return;
+  /** A spawn report (see RunRequest.spawnWindow) was recorded, or dropped: its worker may send another. */
+  protected spawnReportSettled(ev: { type: string; slot: number }): void {
+    if (SPAWN_REPORTS.has(ev.type)) this.d.workers.spawnsRecorded?.(ev.slot);
+  }
+
+  /** `slot`: the worker that reported the child (acknowledged once it is recorded; see RunRequest.spawnWindow). */
+  protected onChild(parent: PoolTask, childState: unknown, checkpoint: { state: unknown; partial: unknown }, on: string | undefined, slot: number): void {
+    const settled = () => this.d.workers.spawnsRecorded?.(slot);
+    if (!this.withinBudget(1, undefined)) return settled();
     this.stats.splits++;
     if (this.keepsLatest) parent.latest = checkpoint;
     const child = this.recording({ id: this.ids.fresh(), state: childState, partial: undefined, version: 0 });
-    this.write(parent, this.d.ledger.split(parent.id, checkpoint, child.id, childState), [child], () => {
+    this.write(parent, this.d.ledger.split(parent.id, checkpoint, child.id, childState), [child], settled, () => {
       const snapshot = child.snapshot!;
       // Placement: a child meant for another node is offered there (claimed in the ledger, as a steal is).
       if (on !== undefined && on !== this.d.nodeId && !this.stopped) this.transfers.offer(child, snapshot, on, undefined, 'placement');
@@ -136,10 +148,10 @@ export abstract class JobRunnerRecords {
    * Children spawned together (as states, or as their encoded first records): recorded in one group with the
    * parent's checkpoint, then placed.
    */
-  protected onChildren(parent: PoolTask, spawned: unknown[] | EncodedRecords, checkpoint: { state: unknown; partial: unknown }): void {
+  protected onChildren(parent: PoolTask, spawned: unknown[] | EncodedRecords, checkpoint: { state: unknown; partial: unknown }, slot: number): void {
     const children = this.fresh(spawned);
     if (this.keepsLatest) parent.latest = checkpoint;
-    this.write(parent, this.d.ledger.spawned(parent.id, children.map((c) => c.snapshot!), { checkpoint }), children, () => {
+    this.write(parent, this.d.ledger.spawned(parent.id, children.map((c) => c.snapshot!), { checkpoint }), children, () => this.d.workers.spawnsRecorded?.(slot), () => {
       this.placeAll(children);
       this.schedule();
     });
@@ -170,7 +182,7 @@ export abstract class JobRunnerRecords {
       return this.schedule();
     }
     const children = this.fresh(spawned);
-    this.write(task, this.d.ledger.spawned(task.id, children.map((c) => c.snapshot!), { partial, inline }), [task, ...children], () => {
+    this.write(task, this.d.ledger.spawned(task.id, children.map((c) => c.snapshot!), { partial, inline }), [task, ...children], undefined, () => {
       this.tasks.move(task, 'gone');
       this.completed(task.id, inline, took);
       this.placeAll(children);
@@ -191,7 +203,7 @@ export abstract class JobRunnerRecords {
   protected writeCompletions(): void {
     const done = this.completions;
     this.completions = [];
-    const one = (c: (typeof done)[number]) => this.write(c.task, this.d.ledger.complete(c.task.id, c.partial, c.inline), [c.task], () => {
+    const one = (c: (typeof done)[number]) => this.write(c.task, this.d.ledger.complete(c.task.id, c.partial, c.inline), [c.task], undefined, () => {
       this.tasks.move(c.task, 'gone');
       this.completed(c.task.id, c.inline, c.took);
       this.schedule();
@@ -247,7 +259,7 @@ export abstract class JobRunnerRecords {
   /** An explicit checkpoint: the task keeps running; after a crash it resumes from here. */
   protected onCheckpoint(task: PoolTask, state: unknown, partial: unknown): void {
     if (this.keepsLatest) task.latest = { state, partial };
-    this.write(task, this.d.ledger.checkpoint(task.id, state, partial), [], () => {
+    this.write(task, this.d.ledger.checkpoint(task.id, state, partial), [], undefined, () => {
       this.stats.checkpoints++;
       this.schedule();
     });
@@ -274,7 +286,7 @@ export abstract class JobRunnerRecords {
     }
     this.stats.failedTasks++;
     this.tasks.move(task, 'completing');
-    this.write(task, this.d.ledger.complete(task.id, failedContribution(task.id, firstLine(error))), [task], () => {
+    this.write(task, this.d.ledger.complete(task.id, failedContribution(task.id, firstLine(error))), [task], undefined, () => {
       this.tasks.move(task, 'gone');
       this.schedule();
     });
@@ -285,7 +297,7 @@ export abstract class JobRunnerRecords {
   protected onMigrated(task: PoolTask, state: unknown, partial: unknown): void {
     this.tasks.move(task, 'migrating');
     task.snapshot = { id: task.id, state, partial, version: this.d.ledger.versionOf(task.id) ?? 0 };
-    this.write(task, this.d.ledger.checkpoint(task.id, state, partial), [task], () => {
+    this.write(task, this.d.ledger.checkpoint(task.id, state, partial), [task], undefined, () => {
       const snapshot = { id: task.id, state, partial, version: this.d.ledger.versionOf(task.id) ?? 0 };
       task.snapshot = snapshot;
       this.place(task, snapshot);
@@ -297,8 +309,12 @@ export abstract class JobRunnerRecords {
    * A ledger write for `owner`: `waiting` are the tasks whose next state depends on it (they leave the
    * table if it fails); a failed write goes to `lost`.
    */
-  protected write(owner: PoolTask, pending: Promise<void>, waiting: PoolTask[], then: () => void): void {
-    pending.then(then, (err: unknown) => {
+  protected write(owner: PoolTask, pending: Promise<void>, waiting: PoolTask[], settled: (() => void) | undefined, then: () => void): void {
+    pending.then(() => {
+      settled?.();
+      then();
+    }, (err: unknown) => {
+      settled?.();
       for (const t of waiting) if (t.state !== 'gone') this.tasks.move(t, 'gone');
       this.lost(owner, err);
     });

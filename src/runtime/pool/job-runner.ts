@@ -15,6 +15,13 @@ const PIPELINE_BELOW_MS = 2;
 /** Short tasks go to a worker in batches of up to this many (one message), about BATCH_MS of work each. */
 const MAX_BATCH = 128;
 const BATCH_MS = 1;
+/**
+ * Spawn reports (batches of spawned children, or a child split off) a worker may have unrecorded here at once
+ * (RunRequest.spawnWindow): it waits for room before it sends another. Each report is a ledger group, so a
+ * window fills about half a ledger transaction (Ledger's maxBatch: 64 groups), and bounds what one turn of
+ * this thread's event loop takes in from a slot: a million spawns are recorded a window at a time.
+ */
+const SPAWN_WINDOW = 32;
 
 interface PendingSteal {
   thief: string;
@@ -111,17 +118,21 @@ export class JobRunner extends JobRunnerRecords {
     if (task?.state === 'early') return void task.held!.push(ev);
     // A run that is not this node's any more: its reports are dropped, its end takes it off the table.
     if (task?.state === 'abandoned') {
+      this.spawnReportSettled(ev);
       if (!RUN_ENDS.has(ev.type)) return;
       this.tasks.move(task, 'gone');
       return this.schedule();
     }
     if (ev.type === 'app') return this.d.onTaskMessage?.(ev.taskId, ev.body, ev.slot);
     if (ev.type === 'setVar') return this.d.setVar(ev.name, ev.value);
-    if (task?.state !== 'running') return this.log.child({ task: ev.taskId }).debug('runtime', `dropped a ${ev.type} report of task ${ev.taskId}, which is ${task?.state ?? 'not'} held here`);
+    if (task?.state !== 'running') {
+      this.spawnReportSettled(ev);
+      return this.log.child({ task: ev.taskId }).debug('runtime', `dropped a ${ev.type} report of task ${ev.taskId}, which is ${task?.state ?? 'not'} held here`);
+    }
     switch (ev.type) {
-      case 'child': return this.onChild(task, ev.childState, ev.checkpoint, ev.on);
-      case 'children': return this.onChildren(task, ev.states, ev.checkpoint);
-      case 'encoded-children': return this.onChildren(task, ev.records, ev.checkpoint);
+      case 'child': return this.onChild(task, ev.childState, ev.checkpoint, ev.on, ev.slot);
+      case 'children': return this.onChildren(task, ev.states, ev.checkpoint, ev.slot);
+      case 'encoded-children': return this.onChildren(task, ev.records, ev.checkpoint, ev.slot);
       case 'done': return this.onDone(task, ev.partial, ev);
       case 'migrated': return this.onMigrated(task, ev.state, ev.partial);
       case 'checkpoint': return this.onCheckpoint(task, ev.state, ev.partial);
@@ -409,6 +420,7 @@ export class JobRunner extends JobRunnerRecords {
   /** Claimed: the run's held reports are handled now, in order. Refused: the run is stopped and nothing it did counts. */
   private claimSettled(task: PoolTask, claimed: boolean): void {
     const held = task.held ?? [];
+    if (this.stopped || !claimed) for (const ev of held) this.spawnReportSettled(ev);
     if (this.stopped) return this.tasks.move(task, 'gone');
     if (claimed) {
       this.tasks.move(task, 'running');
@@ -433,7 +445,7 @@ export class JobRunner extends JobRunnerRecords {
     const encoded = snapshot.encoded;
     return {
       taskId: snapshot.id, jobId: this.d.jobId, ref: this.d.ref, state: encoded ? undefined : snapshot.state, partial: snapshot.partial,
-      board: this.d.board, varNames: this.d.varNames, owner: this.d.nodeId, ...(encoded ? { encoded } : {}),
+      board: this.d.board, varNames: this.d.varNames, owner: this.d.nodeId, spawnWindow: this.d.spawnWindow ?? SPAWN_WINDOW, ...(encoded ? { encoded } : {}),
     };
   }
 

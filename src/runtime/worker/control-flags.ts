@@ -8,6 +8,14 @@ export const WANT_SPLIT = 0;
 export const MIGRATE = 1;
 export const CANCEL = 2;
 /**
+ * Spawn reports of the slot (children spawned or split off) the node has not yet recorded: the worker adds one
+ * per report and waits while its job's window is full; the node takes one off per report recorded (or dropped).
+ * Not a request word: a new task on the slot does not clear it (its predecessor's reports may still be recording).
+ */
+export const SPAWNS_UNRECORDED = 3;
+/** The words a new task starts with cleared: the requests (split, migrate, cancel). */
+const REQUEST_WORDS = 3;
+/**
  * Wide words: cumulative progress units of the slot, the granted budget (-1: none), the amount a split
  * request wants (-1: any), and when progress last moved (process.hrtime nanoseconds, 0: never).
  */
@@ -83,9 +91,58 @@ export class ControlFlags {
     return Atomics.load(this.wide, PROGRESS_AT) === before ? { units, atNs: before } : undefined;
   }
 
+  /**
+   * Worker side: counts one more unrecorded spawn report if fewer than `window` are, without waiting;
+   * false when the window is full.
+   */
+  takeSpawnRoom(window: number): boolean {
+    for (;;) {
+      const current = Atomics.load(this.view, SPAWNS_UNRECORDED);
+      if (current >= window) return false;
+      if (Atomics.compareExchange(this.view, SPAWNS_UNRECORDED, current, current + 1) === current) return true;
+    }
+  }
+
+  /**
+   * Worker side: waits (blocking the thread, up to `sliceMs` per look) until fewer than `window` spawn reports
+   * are unrecorded, then counts one more. `giveUp` is asked after every slice: true ends the wait without
+   * room (the count goes up all the same). Returns whether room was there (false: given up).
+   */
+  awaitSpawnRoom(window: number, giveUp: () => boolean, sliceMs = 50): boolean {
+    for (;;) {
+      if (this.takeSpawnRoom(window)) return true;
+      const seen = Atomics.load(this.view, SPAWNS_UNRECORDED);
+      if (seen >= window) Atomics.wait(this.view, SPAWNS_UNRECORDED, seen, sliceMs);
+      if (giveUp()) {
+        Atomics.add(this.view, SPAWNS_UNRECORDED, 1);
+        return false;
+      }
+    }
+  }
+
+  /** Node side: `count` spawn reports were recorded or dropped; a worker waiting for room is woken. Never below zero. */
+  spawnsRecorded(count: number): void {
+    for (;;) {
+      const current = Atomics.load(this.view, SPAWNS_UNRECORDED);
+      const next = Math.max(0, current - count);
+      if (Atomics.compareExchange(this.view, SPAWNS_UNRECORDED, current, next) === current) break;
+    }
+    Atomics.notify(this.view, SPAWNS_UNRECORDED);
+  }
+
+  /** How many spawn reports of the slot are unrecorded. */
+  get spawnsUnrecorded(): number {
+    return Atomics.load(this.view, SPAWNS_UNRECORDED);
+  }
+
+  /** Forgets the unrecorded count (the slot's thread was replaced: its reports died with it). */
+  clearSpawns(): void {
+    Atomics.store(this.view, SPAWNS_UNRECORDED, 0);
+  }
+
   /** Clears the request words and the budget (a new task starts with a clean slate); progress is cumulative. */
   reset(): void {
-    for (let i = 0; i < WORDS_PER_WORKER; i++) Atomics.store(this.view, i, 0);
+    for (let i = 0; i < REQUEST_WORDS; i++) Atomics.store(this.view, i, 0);
     Atomics.store(this.wide, BUDGET, NONE); // on every task start: no number-to-BigInt conversion here
     Atomics.store(this.wide, SPLIT_WANT, NONE);
   }

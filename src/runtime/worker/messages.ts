@@ -37,6 +37,8 @@ export interface JobSetup {
   varNames: string[];
   /** The node's id: its tasks' spawned children go to it as encoded ledger records (see RunRequest.owner). */
   owner?: string;
+  /** See RunRequest.spawnWindow. */
+  spawnWindow?: number;
 }
 
 /** The per-task part of a run request, as it crosses the thread boundary. */
@@ -94,6 +96,12 @@ export interface RunRequest {
   owner?: string;
   /** The state as an encoded ledger record (a spawned child never decoded on the node); `state` is then unused. */
   encoded?: Uint8Array;
+  /**
+   * Flow control of spawn reports (`child`, `children`, `encoded-children`): at most this many of the slot's
+   * are unrecorded at once; the worker waits for room before it sends another, and the node acknowledges each
+   * one it recorded or dropped (Workers.spawnsRecorded). Unset: no window (the node does not acknowledge).
+   */
+  spawnWindow?: number;
 }
 
 /** What a worker reports; every message names the task it concerns. */

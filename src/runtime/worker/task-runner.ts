@@ -29,6 +29,9 @@ export const SPAWN_BATCH = 32;
 /** A child run inline that took longer than this (ms) ends inline running for its unit: the rest is handed over. */
 const INLINE_MS = 0.5;
 
+/** A wait for room in the spawn window that lasts this long (ms) gives up: the report goes anyway (never a hang; see roomForSpawnReport). */
+const SPAWN_WAIT_LIMIT_MS = 30_000;
+
 /** Thrown inside a child run inline when it needs what only a task of its own has (see RunContext.escalate). */
 class NeedsOwnTask extends Error {}
 
@@ -216,8 +219,28 @@ class RunContext implements TaskContext<unknown> {
     const kept = this.spawned;
     this.spawned = [];
     const checkpoint = { state: this.state, partial: this.partial };
+    this.roomForSpawnReport();
     if (this.owner !== undefined) this.post({ type: 'encoded-children', taskId: this.req.taskId, records: joinRecords(kept as Uint8Array[]), checkpoint });
     else this.post({ type: 'children', taskId: this.req.taskId, states: kept, checkpoint });
+  }
+
+  /**
+   * Flow control (RunRequest.spawnWindow): before a spawn report goes, the thread waits while the node has a
+   * window of this slot's reports unrecorded, so a task spawning a million children never buries the node's
+   * thread under them (it records each as it comes, a window at a time). A stop asked of the task (migrate,
+   * cancel) ends the wait, and so does SPAWN_WAIT_LIMIT_MS without an acknowledgement: the report then goes
+   * all the same (late rather than never; the node records whatever it receives).
+   */
+  private roomForSpawnReport(): void {
+    const window = this.req.spawnWindow;
+    if (window === undefined) return;
+    let until = 0;
+    this.flags.awaitSpawnRoom(window, () => {
+      if (Atomics.load(this.view, MIGRATE) !== 0 || Atomics.load(this.view, CANCEL) !== 0) return true;
+      const now = performance.now();
+      if (until === 0) until = now + SPAWN_WAIT_LIMIT_MS;
+      return now >= until;
+    });
   }
 
   emit(value: unknown, key?: number | string): void {
@@ -271,6 +294,7 @@ class RunContext implements TaskContext<unknown> {
 
   /** The message is cloned on posting, so the checkpoint is the parent's state at this instant. */
   private handOver(childState: unknown, on?: string): void {
+    this.roomForSpawnReport();
     this.post({ type: 'child', taskId: this.req.taskId, childState, checkpoint: { state: this.state, partial: this.partial }, ...(on !== undefined ? { on } : {}) });
   }
 }

@@ -185,7 +185,7 @@ async function runOne(task: TaskMessage): Promise<void> {
   const state = task.encoded ? decode<TaskRecord>(task.encoded).state : task.state;
   const req: RunRequest = {
     taskId: task.taskId, jobId: task.jobId, state, partial: task.partial, ref: job.ref, board: job.board, varNames: job.varNames,
-    ...(job.owner !== undefined ? { owner: job.owner } : {}),
+    ...(job.owner !== undefined ? { owner: job.owner } : {}), ...(job.spawnWindow !== undefined ? { spawnWindow: job.spawnWindow } : {}),
   };
   try {
     await runTask(await typeOf(req.ref), req, flags, post, job.input && 'value' in job.input ? job.input.value : undefined, takeInbox);

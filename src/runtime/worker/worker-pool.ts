@@ -34,6 +34,8 @@ interface Slot {
    * was given: a node that leaves a job and joins it again has a new board, which the worker must get.
    */
   jobs: Map<string, SharedArrayBuffer | undefined>;
+  /** Spawn reports recorded in this turn of the event loop, acknowledged to the worker at its end (see spawnsRecorded). */
+  recordedSpawns: number;
 }
 
 export type WorkerEvent = { slot: number } & FromWorker;
@@ -71,6 +73,11 @@ export interface Workers {
    * they never did), or undefined when a task was writing them just then: look again later (optional).
    */
   progressSample?(slot: number): ProgressSample | undefined;
+  /**
+   * A spawn report of the slot (`child`, `children`, `encoded-children` of a task run with a spawnWindow) was
+   * recorded or dropped: its worker may send another (optional; see RunRequest.spawnWindow).
+   */
+  spawnsRecorded?(slot: number): void;
   /** Grants the slot's running task a budget (TaskContext.budget); undefined withdraws it (optional). */
   setBudget?(slot: number, amount: number | undefined): void;
   /** Sends an application message to the slot's running task (TaskContext.receive) (optional). */
@@ -212,6 +219,7 @@ export class WorkerPool implements Workers {
       job: {
         jobId: req.jobId, ref: req.ref, board: req.board, varNames: req.varNames,
         ...(input !== undefined ? { input: setupInput(input) } : {}), ...(req.owner !== undefined ? { owner: req.owner } : {}),
+        ...(req.spawnWindow !== undefined ? { spawnWindow: req.spawnWindow } : {}),
       },
     };
     s.worker.postMessage(setup);
@@ -235,6 +243,21 @@ export class WorkerPool implements Workers {
     if (!flags) return { units: 0, atMs: 0 };
     const s = flags.progressSample();
     return s && { units: s.units, atMs: s.atNs === 0n ? 0 : Number(s.atNs) / 1e6 + HRTIME_TO_NOW_MS };
+  }
+
+  /**
+   * Acknowledged at the end of this turn (setImmediate), not at once: what the worker sends meanwhile waits for
+   * the next turn, so one turn takes in at most a window of spawn reports per slot, however fast they are recorded.
+   */
+  spawnsRecorded(slot: number): void {
+    const s = this.slots[slot];
+    if (!s) return;
+    if (s.recordedSpawns++ > 0) return;
+    setImmediate(() => {
+      const count = s.recordedSpawns;
+      s.recordedSpawns = 0;
+      s.flags.spawnsRecorded(count);
+    });
   }
 
   setBudget(slot: number, amount: number | undefined): void {
@@ -289,7 +312,9 @@ export class WorkerPool implements Workers {
 
   private spawn(index: number): Promise<void> {
     const worker = createWorker({ controlBuffer: this.controlBuffer, slot: index });
-    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], dispatches: [], jobs: new Map() };
+    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], dispatches: [], jobs: new Map(), recordedSpawns: 0 };
+    // A replaced thread's unrecorded reports died with it (acknowledgements still due for them stop at zero).
+    slot.flags.clearSpawns();
     this.slots[index] = slot;
     const report = (msg: FromWorker) => {
       if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') finished(slot, msg.taskId);
