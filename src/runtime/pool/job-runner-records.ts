@@ -249,6 +249,14 @@ export abstract class JobRunnerRecords {
     return false;
   }
 
+  /**
+   * Why this node takes no task from elsewhere now (stolen, migrated, placed or recovered): the pool memory
+   * budget would be exceeded by one more (pool-budget.ts); undefined when it fits or there is no budget.
+   */
+  protected budgetRefuses(): string | undefined {
+    return this.budget?.over(this.tasks.size, 1);
+  }
+
   /** A new child of a task here, whose record is about to be written. */
   private recording(snapshot: TaskSnapshot): PoolTask {
     const child = this.tasks.create(snapshot.id, 'recording');

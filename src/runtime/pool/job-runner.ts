@@ -65,6 +65,7 @@ export class JobRunner extends JobRunnerRecords {
       tasks: this.tasks,
       send: (to, m) => d.send(to, m),
       accepting: () => !this.stopped && !this.draining,
+      overBudget: () => this.budgetRefuses(),
       place: (task, snapshot) => this.place(task, snapshot),
       startEarly: (task, snapshot) => this.startEarly(task, snapshot),
       claimSettled: (task, claimed) => this.claimSettled(task, claimed),
@@ -101,12 +102,25 @@ export class JobRunner extends JobRunnerRecords {
     return this.planner.stats;
   }
 
-  /** A task this node now owns (claimed in the ledger): run it or queue it. */
+  /**
+   * A task this node now owns (claimed in the ledger; recovered from a node that left): run it or queue it.
+   * One that would take the pool over its memory budget is handed on to another member (offered, as on
+   * a drain; a refusal brings it back here); with no other member it stays here: never lost.
+   */
   adopt(snapshot: TaskSnapshot): void {
     if (this.stopped) return;
     const held = this.tasks.get(snapshot.id);
     if (held) return this.log.child({ task: snapshot.id }).error('runtime', `adopted task ${snapshot.id}, which this node holds already (${held.state}): kept as it is`);
-    this.place(new PoolTask(snapshot.id), snapshot);
+    const overBudget = this.budgetRefuses();
+    const peers = overBudget && !this.draining ? this.d.peers() : [];
+    if (overBudget && peers.length > 0) {
+      const to = peers[this.migrateCursor++ % peers.length]!;
+      this.log.child({ task: snapshot.id }).info('runtime', `recovered task ${snapshot.id} goes on to ${to}: ${overBudget}`);
+      this.transfers.offer(new PoolTask(snapshot.id), snapshot, to, undefined, 'migration');
+    } else {
+      if (overBudget) this.log.child({ task: snapshot.id }).warn('runtime', `recovered task ${snapshot.id} stays here over budget (no other member to take it): ${overBudget}`);
+      this.place(new PoolTask(snapshot.id), snapshot);
+    }
     this.schedule();
   }
 
@@ -295,7 +309,8 @@ export class JobRunner extends JobRunnerRecords {
   /** The thief side: an idle node asks a random peer for work. */
   protected steal(now: number): void {
     // A completion still being written brings no task back: the node asks for work meanwhile (a steal's round trip overlaps it).
-    const needWork = this.idleSlots().length > 0 && !this.tasks.any(...COMING);
+    // A node whose pool memory budget has no room for one more task does not steal (the work stays where it is).
+    const needWork = this.idleSlots().length > 0 && !this.tasks.any(...COMING) && this.budgetRefuses() === undefined;
     // Busy with nothing asked of anyone: the planner has nothing to do (spares a peer list per event).
     if (!needWork && !this.planner.asking) return;
     const peers = this.d.peers();

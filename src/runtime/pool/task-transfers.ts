@@ -34,6 +34,8 @@ export interface TransferHost {
   send(to: string, message: RuntimeMessage): Promise<void>;
   /** Whether this node takes tasks now (not draining or stopped). */
   accepting(): boolean;
+  /** Why this node takes no more tasks now although it is accepting (its pool memory budget), or undefined (optional). */
+  overBudget?(): string | undefined;
   /** A task this node owns now: run it or queue it. */
   place(task: PoolTask, snapshot: TaskSnapshot): void;
   /**
@@ -110,8 +112,11 @@ export class TaskTransfers {
     const answer = (claimed: boolean) => this.h.send(from, { type: 'offer-ack', job: this.h.jobId, taskId: snapshot.id, claimed })
       .catch((err: unknown) => this.h.log.child({ task: snapshot.id }).debug('runtime', `could not answer the offer of ${snapshot.id} to ${from}`, err));
     const held = this.h.tasks.get(snapshot.id);
-    if (!this.h.accepting() || held) {
+    const overBudget = held ? undefined : this.h.overBudget?.();
+    if (!this.h.accepting() || held || overBudget) {
       if (held) this.h.log.child({ task: snapshot.id }).debug('runtime', `refused an offer of task ${snapshot.id}, which this node holds (${held.state})`);
+      // The sender keeps it (it takes it back on the refusal): nothing is lost.
+      if (overBudget) this.h.log.child({ task: snapshot.id }).info('runtime', `refused an offer of task ${snapshot.id} from ${from}: ${overBudget}`);
       if (requestId !== undefined) this.h.stealAnswered(requestId, false);
       return answer(false);
     }
