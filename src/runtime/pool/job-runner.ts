@@ -141,7 +141,10 @@ export class JobRunner extends JobRunnerRecords {
     if (ev.type === 'setVar') return this.d.setVar(ev.name, ev.value);
     if (task?.state !== 'running') {
       this.spawnReportSettled(ev);
-      return this.log.child({ task: ev.taskId }).debug('runtime', `dropped a ${ev.type} report of task ${ev.taskId}, which is ${task?.state ?? 'not'} held here`);
+      this.log.child({ task: ev.taskId }).debug('runtime', `dropped a ${ev.type} report of task ${ev.taskId}, which is ${task?.state ?? 'not'} held here`);
+      // A run that ended frees its worker (a task of an earlier job on this node, say): what waits here may start on it.
+      if (RUN_ENDS.has(ev.type)) this.schedule();
+      return;
     }
     switch (ev.type) {
       case 'child': return this.onChild(task, ev.childState, ev.checkpoint, ev.on, ev.slot);

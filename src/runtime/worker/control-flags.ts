@@ -10,7 +10,7 @@ export const CANCEL = 2;
 /**
  * Spawn reports of the slot (children spawned or split off) the node has not yet recorded: the worker adds one
  * per report and waits while its job's window is full; the node takes one off per report recorded (or dropped).
- * Not a request word: a new task on the slot does not clear it (its predecessor's reports may still be recording).
+ * Not a request word: a task pipelined behind another does not clear it (its predecessor's reports may still be recording).
  */
 export const SPAWNS_UNRECORDED = 3;
 /** The words a new task starts with cleared: the requests (split, migrate, cancel). */
@@ -106,17 +106,17 @@ export class ControlFlags {
   /**
    * Worker side: waits (blocking the thread, up to `sliceMs` per look) until fewer than `window` spawn reports
    * are unrecorded, then counts one more. `giveUp` is asked after every slice: true ends the wait without
-   * room (the count goes up all the same). Returns whether room was there (false: given up).
+   * room (the count goes up all the same); it is asked before the first wait too. Returns whether room was there (false: given up).
    */
   awaitSpawnRoom(window: number, giveUp: () => boolean, sliceMs = 50): boolean {
     for (;;) {
       if (this.takeSpawnRoom(window)) return true;
-      const seen = Atomics.load(this.view, SPAWNS_UNRECORDED);
-      if (seen >= window) Atomics.wait(this.view, SPAWNS_UNRECORDED, seen, sliceMs);
       if (giveUp()) {
         Atomics.add(this.view, SPAWNS_UNRECORDED, 1);
         return false;
       }
+      const seen = Atomics.load(this.view, SPAWNS_UNRECORDED);
+      if (seen >= window) Atomics.wait(this.view, SPAWNS_UNRECORDED, seen, sliceMs);
     }
   }
 
@@ -135,7 +135,7 @@ export class ControlFlags {
     return Atomics.load(this.view, SPAWNS_UNRECORDED);
   }
 
-  /** Forgets the unrecorded count (the slot's thread was replaced: its reports died with it). */
+  /** Forgets the unrecorded count (the slot's thread was replaced, or starts afresh: see WorkerPool.runBatch). */
   clearSpawns(): void {
     Atomics.store(this.view, SPAWNS_UNRECORDED, 0);
   }

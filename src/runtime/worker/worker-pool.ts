@@ -178,7 +178,13 @@ export class WorkerPool implements Workers {
     if (reqs.some((r) => r.jobId !== jobId)) throw new Error('a batch holds tasks of one job');
     const pipelined = s.dispatches.length === 1;
     // A fresh start clears the control word; a pipelined task leaves it to its predecessor (the worker sorts it out).
-    if (!pipelined) s.flags.reset();
+    if (!pipelined) {
+      s.flags.reset();
+      // The slot was idle: what its last task reported and the node has not recorded yet counts no more (at most a
+      // window more for a while; acknowledgements still due stop at zero). A report the node will never acknowledge
+      // (its job ended meanwhile: no runner takes it) would otherwise hold the slot's next task back.
+      s.flags.clearSpawns();
+    }
     this.setUp(s, reqs[0]!, input);
     // Only what differs per task crosses per task: cloning the shared parts cost a third of the dispatch.
     const ids: string[] = [];

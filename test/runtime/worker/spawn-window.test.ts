@@ -34,7 +34,7 @@ describe('spawn window: the shared word', () => {
     flags.spawnsRecorded(0);
     for (let i = 0; i < 3; i++) flags.takeSpawnRoom(3);
     assert.equal(flags.awaitSpawnRoom(3, () => ++asked >= 2, 1), false, 'a wait given up reports no room');
-    assert.equal(asked, 2);
+    assert.equal(asked, 2, 'asked before the first wait, then after it');
     assert.equal(flags.spawnsUnrecorded, 4, 'and still counts the report that goes');
   });
 });
