@@ -1,8 +1,8 @@
 /**
  * The pool memory budget counts tasks a node would gain from elsewhere, not only those it spawns
- * (pool-budget.ts): a node whose budget has room for no more task does not steal, and refuses an offered
- * task without claiming it (the sender keeps it: nothing lost); the same node without a budget steals and
- * claims. Real JobRunner and Ledger on the embedded backend; simulated workers, time and peer.
+ * (pool-budget.ts): a node whose budget has room for no more task does not steal, refuses an offered
+ * task without claiming it (the sender keeps it: nothing lost), and offers a task it recovers to another
+ * member; the same node without a budget steals and claims. Real JobRunner and Ledger on the embedded backend; simulated workers, time and peer.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -84,6 +84,22 @@ describe('pool memory budget on the stealing path', () => {
       assert.deepEqual(ack?.m, { type: 'offer-ack', job: 'budget-thief', taskId: 'from-n0', claimed: false }, 'the offer is refused: the sender takes its task back');
       assert.equal(claims(), 0, 'the refused task was never claimed here');
       assert.equal(runner.load.pooled + runner.load.running, 0, 'nothing taken');
+      runner.validate();
+    } finally {
+      runner.stop();
+    }
+  });
+
+  it('a task it recovers over its budget goes on to another member, offered as on a drain', async () => {
+    const { runner, sent } = await nodeCompletingOneTask('budget-recover', POOL_TASK_BYTES);
+    try {
+      runner.adopt({ id: 'orphan', state: { n: 3, open: [0], count: 0 }, partial: undefined, version: 2 });
+      await flush();
+      const offer = sent.find((s) => s.m.type === 'offer');
+      assert.equal(offer?.to, 'n0', 'offered to the other member');
+      assert.deepEqual(offer?.m.type === 'offer' && { id: offer.m.task.id, version: offer.m.task.version }, { id: 'orphan', version: 2 });
+      assert.equal(runner.load.outgoing, 1, 'held as offered until answered (a refusal brings it back): not lost');
+      assert.equal(runner.load.pooled + runner.load.running, 0);
       runner.validate();
     } finally {
       runner.stop();
