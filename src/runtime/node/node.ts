@@ -505,7 +505,11 @@ export class TidepoolNode {
   // ---- messages ----------------------------------------------------------------------
 
   private onWorkerEvent(ev: WorkerEvent): void {
-    this.job?.role.onWorker?.(ev);
+    const job = this.job;
+    // A late report of a task of a job this node has left (e.g. the cancelled root of the job before) is
+    // not the current job's, even where the ids are alike.
+    if (ev.job !== undefined && ev.job !== job?.spec.id) return this.log.debug('node', `dropped a worker report (${ev.type}${'taskId' in ev ? ` of task ${ev.taskId}` : ''}) of job ${ev.job}, which this node no longer runs`);
+    job?.role.onWorker?.(ev);
   }
 
   /** A frame from a peer: a blob frame goes to the data plane; a job envelope is checked, then routed to the job's kind (or bounced). */

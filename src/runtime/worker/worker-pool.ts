@@ -27,6 +27,8 @@ interface Slot {
   flags: ControlFlags;
   /** Tasks sent to this worker and not yet reported back, in order: the first one runs. */
   tasks: string[];
+  /** The job of each of `tasks`, at the same index. */
+  taskJobs: string[];
   /** How many of `tasks` each dispatch still has (a dispatch is one task, or a batch sent in one message). */
   dispatches: number[];
   /**
@@ -38,7 +40,13 @@ interface Slot {
   recordedSpawns: number;
 }
 
-export type WorkerEvent = { slot: number } & FromWorker;
+/**
+ * A thread's report with the slot it came from and the job of the task it names (`job`; absent where the
+ * pool did not send the task, e.g. a simulation): a report that outlives its job (a late `cancelled` of a
+ * task of a job that ended) must not reach the next job, whose tasks may have the same ids (every pool
+ * job's first task is `root`).
+ */
+export type WorkerEvent = { slot: number; job?: string } & FromWorker;
 
 /** What a job runner needs of its node's workers (the thread pool, or a simulation in tests). */
 export interface Workers {
@@ -194,6 +202,7 @@ export class WorkerPool implements Workers {
     for (let i = 0; i < reqs.length; i++) {
       const req = reqs[i]!;
       s.tasks.push(req.taskId);
+      s.taskJobs.push(req.jobId);
       ids.push(req.taskId);
       // An encoded state crosses as a span of its batch's buffer (each buffer copied once per message).
       const record = req.encoded;
@@ -318,15 +327,18 @@ export class WorkerPool implements Workers {
 
   private spawn(index: number): Promise<void> {
     const worker = createWorker({ controlBuffer: this.controlBuffer, slot: index });
-    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], dispatches: [], jobs: new Map(), recordedSpawns: 0 };
+    const slot: Slot = { worker, flags: ControlFlags.forWorker(this.controlBuffer, index), tasks: [], taskJobs: [], dispatches: [], jobs: new Map(), recordedSpawns: 0 };
     // A replaced thread's unrecorded reports died with it (acknowledgements still due for them stop at zero).
     slot.flags.clearSpawns();
     this.slots[index] = slot;
     const report = (msg: FromWorker) => {
-      if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') finished(slot, msg.taskId);
+      // Tasks report in the order they were sent: the first of the slot's tasks with this id is the one.
+      const at = 'taskId' in msg ? slot.tasks.indexOf(msg.taskId) : -1;
       // The message is ours (a fresh copy from the thread): it becomes the event.
       const ev = msg as WorkerEvent;
       ev.slot = index;
+      if (at >= 0) ev.job = slot.taskJobs[at]!;
+      if (msg.type === 'done' || msg.type === 'migrated' || msg.type === 'failed' || msg.type === 'cancelled') finished(slot, at);
       this.onEvent(ev);
     };
     return new Promise((resolve, reject) => {
@@ -350,7 +362,8 @@ export class WorkerPool implements Workers {
       worker.on('exit', (code) => {
         if (this.closed) return;
         slot.dispatches.length = 0;
-        for (const taskId of slot.tasks.splice(0)) this.onEvent({ slot: index, type: 'failed', taskId, error: `worker thread exited with code ${code}` });
+        const jobs = slot.taskJobs.splice(0);
+        for (const [i, taskId] of slot.tasks.splice(0).entries()) this.onEvent({ slot: index, job: jobs[i]!, type: 'failed', taskId, error: `worker thread exited with code ${code}` });
         // Replace the lost thread so the node keeps its capacity.
         this.spawn(index).catch((err: unknown) => log.error('worker', `could not restart worker ${index}`, err));
       });
@@ -368,11 +381,11 @@ function reportDones(d: DoneColumns, report: (m: FromWorker) => void): void {
   }
 }
 
-/** A task of the slot was reported back: it leaves the slot, and its dispatch with its last task. */
-function finished(slot: Slot, taskId: string): void {
-  const at = slot.tasks.indexOf(taskId);
+/** A task of the slot (at index `at` of its tasks) was reported back: it leaves the slot, and its dispatch with its last task. */
+function finished(slot: Slot, at: number): void {
   if (at < 0) return;
   slot.tasks.splice(at, 1);
+  slot.taskJobs.splice(at, 1);
   // Tasks are reported in the order they were sent: find the dispatch that position belongs to.
   let d = 0;
   for (let before = slot.dispatches[0]!; before <= at; before += slot.dispatches[d]!) d++;

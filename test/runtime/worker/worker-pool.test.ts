@@ -120,4 +120,19 @@ describe('WorkerPool pipelining', () => {
     await waitFor(() => of('c').some(finished), 'the task to see go on the new board');
     assert.equal(of('c').at(-1)!.type, 'done');
   });
+
+  it('names the job of the task each report is about, also when two jobs use one task id (every job\'s first task is root)', async () => {
+    const runAs = (jobId: string, state: Gated) => {
+      const board = VarBoard.allocate(['go']);
+      pool.run(0, { taskId: 'root', jobId, ref: REF, state, partial: undefined, board, varNames: ['go'] });
+      return new VarBoard(board, ['go']);
+    };
+    const from = events.length;
+    const old = runAs('job-old', { label: 'old', wait: true, spins: 0 });
+    runAs('job-new', { label: 'new', wait: false, spins: 0 });
+    old.write('go', 1);
+    await waitFor(() => pool.idleSlots().length === 1, 'both roots to finish');
+    const roots = events.slice(from).filter(finished).map((e) => [e.type, 'taskId' in e ? e.taskId : '', e.job]);
+    assert.deepEqual(roots, [['done', 'root', 'job-old'], ['done', 'root', 'job-new']], 'each report names the job whose task it is');
+  });
 });
