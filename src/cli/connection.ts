@@ -5,8 +5,10 @@
 import { connect } from '../coord/connect.js';
 import { isCoordError } from '../coord/errors.js';
 import type { ConnectOptions, CoordClient } from '../coord/types.js';
+import { parseConnectionString } from '../coord/connection-string.js';
 import { Cluster } from '../runtime/client/cluster.js';
 import type { SecretInput } from '../util/cluster-secret.js';
+import { clientAddress } from './addresses.js';
 import { formatDuration } from './settings/durations.js';
 
 /** The error a command prints when the ensemble at `zk` did not answer within `timeoutMs`. */
@@ -24,10 +26,16 @@ export async function connectZk(zk: string, timeoutMs: number, options: Omit<Con
   }
 }
 
-/** A client of the cluster registered at `zk` (`Cluster.connect`). */
+/**
+ * A client of the cluster registered at `zk` (`Cluster.connect`). Its data plane, when it serves one (code
+ * it ships, large inputs), listens where the nodes reach it: the address of this machine towards
+ * ZooKeeper, unless ZooKeeper runs here.
+ */
 export async function connectCluster(zk: string, timeoutMs: number, opts: { secret?: SecretInput; serveData?: boolean } = {}): Promise<Cluster> {
+  const target = parseConnectionString(zk);
+  const host = await clientAddress(target.backend === 'zookeeper' ? target.hosts : []);
   try {
-    return await Cluster.connect(zk, { ...opts, connectTimeoutMs: timeoutMs });
+    return await Cluster.connect(zk, { ...opts, ...(host !== undefined ? { host } : {}), connectTimeoutMs: timeoutMs });
   } catch (err) {
     throw unreachable(err, zk, timeoutMs);
   }

@@ -42,8 +42,11 @@ export interface TcpTransportOptions {
   host?: string;
   /** Port to listen on (default 0: an ephemeral port, see `address` after start()). */
   port?: number;
-  /** The address peers are told to use, when it is not the one listened on (a proxy or NAT in between): "tcp://host:port". */
-  advertise?: string;
+  /**
+   * What peers are told to dial when it is not the address listened on: a wildcard listener, a proxy
+   * or NAT in between. "tcp://host:port", or a host with an optional port (default: the port listened on).
+   */
+  advertise?: string | { host: string; port?: number };
   /** Largest message payload sent or accepted, in bytes (default 64 MiB). */
   maxFrameBytes?: number;
   /** Connect to a peer and be admitted within this long, or fail the sends (default 5 s). */
@@ -73,7 +76,7 @@ export class TcpTransport implements Transport {
   private credentials: ChannelCredentials;
   private readonly host: string;
   private readonly requestedPort: number;
-  private readonly advertised: string | undefined;
+  private readonly advertised: { host: string; port?: number } | undefined;
   private readonly maxFrameBytes: number;
   private readonly connectTimeoutMs: number;
   private readonly handshakeTimeoutMs: number;
@@ -95,17 +98,17 @@ export class TcpTransport implements Transport {
     this.credentials = channelCredentials(options.nodeId, channelSourceOf(options));
     this.host = options.host ?? '127.0.0.1';
     this.requestedPort = options.port ?? 0;
-    if (options.advertise !== undefined) parseTcpAddress(options.advertise);
-    this.advertised = options.advertise;
+    this.advertised = typeof options.advertise === 'string' ? parseTcpAddress(options.advertise) : options.advertise;
     this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   }
 
-  /** "tcp://host:port" peers use (the advertised address, if any), once started. */
+  /** "tcp://host:port" peers dial (the advertised address, if any), once started. */
   get address(): string {
     if (this.boundAddress === undefined) throw new TransportError(`transport ${this.nodeId} has no address before start()`, this.nodeId);
-    return this.advertised ?? this.boundAddress;
+    if (!this.advertised) return this.boundAddress;
+    return formatTcpAddress(this.advertised.host, this.advertised.port ?? this.port);
   }
 
   /** The port listened on, once started. */

@@ -4,6 +4,7 @@ import { ClusterReader } from '../../dashboard/cluster-reader.js';
 import { startDashboard } from '../../dashboard/dashboard-server.js';
 import { pruneFinishedJobs } from '../../runtime/client/job-retention.js';
 import { log } from '../../util/log.js';
+import { addressKind, listenAddress, type HostPort } from '../addresses.js';
 import { jsonOption, secretOption, zkOptions } from '../common-options.js';
 import { connectZk } from '../connection.js';
 import { UsageError } from '../errors.js';
@@ -17,7 +18,7 @@ interface MonitorFlags {
   timeout: number;
   secretFile?: string;
   dashboard: boolean | number;
-  host: string;
+  listen?: HostPort;
   interval: number;
   retainJobs: number;
   json?: boolean;
@@ -38,23 +39,25 @@ export function registerMonitorCommand(program: SettingsCommand): void {
   'file holding the cluster secret, or a monitor credential (`tidepool secret monitor`: reads only, finished jobs are then not removed), or either in $TIDEPOOL_SECRET'),
   'print one JSON line when ready')
     .setting('--dashboard [port]', `HTTP port of the dashboard and /metrics (default ${MONITOR_PORT}; 0 = any free port)`, kinds.optionalPort, true)
-    .setting('--host <host>', 'address to listen on', kinds.text, '127.0.0.1')
+    .setting('--listen <addr[:port]>', 'address (and port) of the dashboard and /metrics; 0.0.0.0 = every interface (default 127.0.0.1)', addressKind)
+    .deprecatedFlag('--host <host>', 'listen')
     .setting('--interval <duration>', 'how often to read the cluster', duration('ms', true), '1s')
     .setting('--retain-jobs <n>', 'keep the znodes of the N most recently finished jobs; older ones are removed every minute', kinds.count, '100')
     .addHelpText('after', `
-Runs until SIGINT/SIGTERM. Old name: tidepool coordinator (it still works, with a note, for one release).
+Runs until SIGINT/SIGTERM. Old name: tidepool coordinator; old flag: --host ADDR (now --listen). Both still
+work, with a note, for one release.
 
 It reads the cluster with --secret-file: the cluster secret, or the read-only monitor credential
 (\`tidepool secret monitor\`), with which it changes nothing (finished jobs are then not removed).
 
 Example:
   tidepool secret monitor --secret-file ~/.tidepool/secret > tidepool.monitor
-  tidepool monitor --zk 127.0.0.1:2181 --dashboard 8080 --host 0.0.0.0 --secret-file tidepool.monitor
+  tidepool monitor --zk 127.0.0.1:2181 --listen 0.0.0.0:8080 --secret-file tidepool.monitor
   curl http://127.0.0.1:8080/metrics`);
   monitor.deprecatedName('coordinator');
   monitor.action(async (flags: MonitorFlags) => {
     if (flags.dashboard === false) throw new UsageError('--dashboard: the monitor serves the dashboard and /metrics; give a port, or leave it out for the default');
-    const httpPort = flags.dashboard === true ? MONITOR_PORT : flags.dashboard;
+    const listen = listenAddress({ ...(flags.listen ? { listen: flags.listen } : {}), ...(flags.dashboard !== true ? { port: flags.dashboard } : {}) }, { host: '127.0.0.1', port: MONITOR_PORT }, '--dashboard');
     // Listening for SIGTERM before anything is announced: a signal right after the ready line must stop us cleanly.
     const stopping = stopSignal();
     const secret = clusterCredential(flags.secretFile);
@@ -68,7 +71,7 @@ Example:
     });
     const watcher = new ClusterMonitor(client, { intervalMs: flags.interval });
     await watcher.start();
-    const server = await startDashboard(watcher, { host: flags.host, port: httpPort });
+    const server = await startDashboard(watcher, { host: listen.host!, port: listen.port });
     const metrics = new URL('metrics', server.url).href;
     // Finished jobs' trees (with a transaction marker per ledger commit) would otherwise grow forever.
     const prune = () => pruneFinishedJobs(client, { keep: flags.retainJobs }).then(

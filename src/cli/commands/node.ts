@@ -1,9 +1,11 @@
+import { parseConnectionString } from '../../coord/connection-string.js';
 import { newNodeId, TidepoolNode } from '../../runtime/node/node.js';
 import { loadJobKind } from '../../runtime/kinds/kind-registry.js';
 import { TASK_POOL_KIND } from '../../runtime/pool/task-pool-ref.js';
 import { nodeIdOfCertificate } from '../../transport/channel-credentials.js';
 import { TcpTransport } from '../../transport/tcp-transport.js';
 import { log } from '../../util/log.js';
+import { addressKind, formatHostPort, nodeAddresses, reachableUrl, type HostPort } from '../addresses.js';
 import { jsonOption, zkOptions } from '../common-options.js';
 import { connectZk } from '../connection.js';
 import { UsageError } from '../errors.js';
@@ -18,8 +20,9 @@ interface NodeOptions {
   timeout: number;
   workers?: number;
   secretFile?: string;
-  host: string;
-  port: number;
+  listen?: HostPort;
+  advertise?: HostPort;
+  port?: number;
   id?: string;
   metricsPort?: number;
   sessionTimeout: number;
@@ -63,15 +66,17 @@ export function registerNodeCommand(program: SettingsCommand): void {
   'the cluster\'s ZooKeeper ensemble', 'a node joins a cluster registered on ZooKeeper'), 'print one JSON line when ready')
     .setting('--workers <n>', 'worker threads (default: one per core)', kinds.positiveInt)
     .option('--secret-file <file>', 'file holding the cluster secret shared by all nodes (or the secret itself in $TIDEPOOL_SECRET)')
-    .setting('--host <host>', 'address to listen on and publish for peers', kinds.text, '127.0.0.1')
-    .setting('--port <port>', 'TCP port for peers (0 = any free port)', kinds.port, '0')
+    .setting('--listen <addr[:port]>', 'address (and port) to listen on for peers; 0.0.0.0 = every interface (default: the advertised address)', addressKind)
+    .setting('--advertise <addr[:port]>', 'address (and port) peers dial, published in the cluster (default: the --listen address, or, listening on 0.0.0.0 or nothing given, this machine\'s address towards ZooKeeper; the port is the one listened on)', addressKind)
+    .deprecatedFlag('--host <host>', 'listen')
+    .setting('--port <port>', 'TCP port for peers (0 = any free port; default 0, or the port in --listen)', kinds.port)
     .setting('--id <id>', 'node id (default: random, or the one the --tls-cert certificate names)', kinds.text)
     .option('--tls-cert <file>', 'node channel: this node\'s certificate (PEM) from your PKI, naming it as URI urn:tidepool:node:<id> (default: one issued under the cluster secret)')
     .option('--tls-key <file>', 'node channel: the private key of --tls-cert (PEM)')
     .option('--tls-ca <file>', 'node channel: the CA certificates (PEM) peers\' certificates must chain to')
     .option('--allow-code <location...>', 'also run job code from these locations (file: URLs of directories, e.g. file:///opt/apps/); by default a node runs only built-in code, files of its tidepool installation, installed packages and code shipped signed with the secret (docs/security.md)')
     .setting('--session-timeout <duration>', 'how long the coordination session outlives silence: a node not heard from this long is gone and its tasks recovered elsewhere (shorter: faster recovery; longer: a node on a machine so loaded that it cannot answer in time is not declared dead); ZooKeeper grants a value within its minSessionTimeout–maxSessionTimeout (by default 4s–40s)', duration(undefined, true), '6s')
-    .setting('--metrics-port <port>', 'serve /metrics (Prometheus), /healthz and /readyz on this port of --host (0 = any free port; default: not served)', kinds.port)
+    .setting('--metrics-port <port>', 'serve /metrics (Prometheus), /healthz and /readyz on this port of the --listen address (0 = any free port; default: not served)', kinds.port)
     .addHelpText('after', [
       '',
       'Runs until SIGINT/SIGTERM, then drains: its tasks move to the job\'s other nodes.',
@@ -79,10 +84,13 @@ export function registerNodeCommand(program: SettingsCommand): void {
       'cluster secret; with --tls-cert/--tls-key/--tls-ca they come from your PKI. SIGHUP re-reads --secret-file',
       '(one secret per line: the first is presented and signs, all are accepted; see docs/security.md) and the --tls-* files.',
       '',
+      'Old flag: --host ADDR (now --listen; it still works, with a note, for one release).',
+      '',
       'A new cluster\'s secret comes from `tidepool secret new` (one file, copied to every node and writing client).',
       '',
       'Examples:',
       '  tidepool node --zk 127.0.0.1:2181 --workers 4 --secret-file ~/.tidepool/secret',
+      '  tidepool node --zk 127.0.0.1:2181 --listen 0.0.0.0:0 --advertise 127.0.0.1 --secret-file ~/.tidepool/secret',
       '  tidepool node --zk 127.0.0.1:2181 --secret-file ~/.tidepool/secret --allow-code file:///opt/apps/',
     ].join('\n'))
     .action(async (opts: NodeOptions) => {
@@ -95,14 +103,16 @@ export function registerNodeCommand(program: SettingsCommand): void {
       const named = tls ? certificateNodeId(tls.cert) : undefined;
       if (named !== undefined && opts.id !== undefined && named !== opts.id) throw new UsageError(`--id: "${opts.id}" but the --tls-cert certificate names node "${named}"`);
       const nodeId = opts.id ?? named ?? newNodeId();
-      const transport = newTransport(() => new TcpTransport({ nodeId, secret: [...secret.accepted], ...(tls ? { tls } : {}), host: opts.host, port: opts.port }));
+      const target = parseConnectionString(opts.zk);
+      const { listen, advertise } = await nodeAddresses(opts, target.backend === 'zookeeper' ? target.hosts : []);
+      const transport = newTransport(() => new TcpTransport({ nodeId, secret: [...secret.accepted], ...(tls ? { tls } : {}), host: listen.host, port: listen.port, advertise }));
       // The task pool's code is loaded before the node registers: its first job does not wait for it.
       await loadJobKind(TASK_POOL_KIND);
       const client = await connectZk(opts.zk, opts.timeout, { sessionTimeoutMs: opts.sessionTimeout, secret });
       if (client.sessionTimeoutMs !== opts.sessionTimeout) log.warn('node', `--session-timeout ${formatDuration(opts.sessionTimeout)}: ZooKeeper granted ${formatDuration(client.sessionTimeoutMs)} (its minSessionTimeout–maxSessionTimeout bound it)`);
       const node = await TidepoolNode.start({
         client, transport, workers, nodeId, secret, ...(opts.allowCode !== undefined ? { allowCode: [opts.allowCode].flat() } : {}),
-        ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: opts.host } } : {}),
+        ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: listen.host } } : {}),
       }).catch(async (err: unknown) => {
         // A refused start (a root this secret does not protect, say) leaves nothing open: the command exits with its error.
         await client.close();
@@ -121,8 +131,9 @@ export function registerNodeCommand(program: SettingsCommand): void {
         }
       };
       process.on('SIGHUP', reload); // before the ready line, like SIGTERM: a SIGHUP right after it must reload, not kill
-      const ready = { node: node.id, address: transport.address, workers, sessionTimeoutMs: client.sessionTimeoutMs, ...(node.metricsUrl ? { metrics: node.metricsUrl } : {}) };
-      process.stdout.write(opts.json ? `${JSON.stringify(ready)}\n` : `node ${node.id} ready at ${transport.address} with ${workers} worker(s)${node.metricsUrl ? `; metrics at ${node.metricsUrl}/metrics` : ''}\n`);
+      const metricsUrl = node.metricsUrl === undefined ? undefined : reachableUrl(node.metricsUrl, advertise.host);
+      const ready = { node: node.id, address: transport.address, listen: formatHostPort(listen.host, transport.port), workers, sessionTimeoutMs: client.sessionTimeoutMs, ...(metricsUrl ? { metrics: metricsUrl } : {}) };
+      process.stdout.write(opts.json ? `${JSON.stringify(ready)}\n` : `node ${node.id} ready at ${transport.address}${`tcp://${ready.listen}` === transport.address ? '' : ` (listening on ${ready.listen})`} with ${workers} worker(s)${metricsUrl ? `; metrics at ${metricsUrl}/metrics` : ''}\n`);
       client.onState((s) => {
         if (s === 'expired') {
           // Our ephemeral registration is gone and our tasks are being recovered elsewhere: stop.

@@ -4,6 +4,7 @@ import { ServiceTenants, type TenantSpec } from '../../frameworks/service/servic
 import { log } from '../../util/log.js';
 import { MetricsRegistry } from '../../runtime/metrics/metrics-registry.js';
 import { startMetricsServer } from '../../runtime/metrics/metrics-server.js';
+import { addressKind, isLoopback, listenAddress, type HostPort } from '../addresses.js';
 import { dashboardOption, jsonOption } from '../common-options.js';
 import { dashboardPlace, serveDashboard } from '../dashboard-option.js';
 import { UsageError } from '../errors.js';
@@ -19,8 +20,8 @@ interface ServeFlags {
   secretFile?: string;
   nodes: number;
   workers?: number;
-  port: number;
-  host: string;
+  port?: number;
+  listen?: HostPort;
   tlsCert?: string;
   tlsKey?: string;
   tokenFile?: string;
@@ -36,7 +37,6 @@ interface ServeFlags {
 }
 
 export const SERVICE_PORT = 7480;
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** The service token from --token-file or $TIDEPOOL_SERVICE_TOKEN (at least 16 characters). */
 function serviceToken(file: string | undefined): string {
@@ -60,8 +60,9 @@ export function registerServeCommand(program: SettingsCommand): void {
     .option('--secret-file <file>', 'with --zk: the cluster secret (or $TIDEPOOL_SECRET)')
     .setting('--nodes <n>', 'embedded nodes to start (without --zk)', kinds.positiveInt, '1')
     .setting('--workers <n>', 'worker threads per embedded node (default: usable cores / nodes)', kinds.positiveInt)
-    .setting('--port <port>', 'HTTPS port (0 = any free port)', kinds.port, String(SERVICE_PORT))
-    .setting('--host <host>', 'address to listen on', kinds.text, '127.0.0.1')
+    .setting('--listen <addr[:port]>', `address (and port) to serve on; 0.0.0.0 = every interface (default 127.0.0.1:${SERVICE_PORT})`, addressKind)
+    .deprecatedFlag('--host <host>', 'listen')
+    .setting('--port <port>', `HTTPS port (0 = any free port; default ${SERVICE_PORT}, or the port in --listen)`, kinds.port)
     .setting('--tls-cert <file>', 'certificate (PEM)', kinds.file)
     .setting('--tls-key <file>', 'private key (PEM)', kinds.file)
     .setting('--token-file <file>', 'file holding the bearer token clients must send (or $TIDEPOOL_SERVICE_TOKEN)', kinds.file)
@@ -72,11 +73,12 @@ export function registerServeCommand(program: SettingsCommand): void {
     .deprecatedFlag('--timeout-ms <n>', 'taskTimeout', (v) => `${String(v)}ms`)
     .setting('--max-body-mb <n>', 'largest batch request (MB)', kinds.positiveInt, '64')
     .setting('--package <name-or-dir...>', 'packages the service has (found in node_modules from here up, or a package directory): clients send references to them, not their code', kinds.list)
-    .setting('--metrics-port <port>', 'serve /metrics (Prometheus: batch latencies), /healthz and /readyz on this port of --host (0 = any free port; default: not served)', kinds.port);
+    .setting('--metrics-port <port>', 'serve /metrics (Prometheus: batch latencies), /healthz and /readyz on this port of the --listen address (0 = any free port; default: not served)', kinds.port);
   dashboardOption(serve);
   jsonOption(serve, 'print one JSON line when ready')
     .addHelpText('after', `
-Runs until SIGINT/SIGTERM. Old flag: --timeout-ms N (now --task-timeout; it still works, with a note, for one release).
+Runs until SIGINT/SIGTERM. Old flags: --timeout-ms N (now --task-timeout) and --host ADDR (now --listen); they still
+work, with a note, for one release.
 
 Example:
   openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" -keyout key.pem -out cert.pem
@@ -95,6 +97,8 @@ Example:
           throw new UsageError(`--tenants: ${(err as Error).message}`);
         }
       }
+      const listen = listenAddress(flags, { host: '127.0.0.1', port: SERVICE_PORT });
+      const host = listen.host!;
       const token = tenants ? undefined : serviceToken(flags.tokenFile);
       try {
         ServicePackages.resolve(flags.package); // refused before any cluster is started
@@ -104,7 +108,7 @@ Example:
       let tls: { cert: string; key: string } | undefined;
       if (flags.insecure) {
         if (flags.tlsCert || flags.tlsKey) throw new UsageError('--insecure and --tls-cert/--tls-key exclude each other');
-        if (!LOOPBACK.test(flags.host)) throw new UsageError(`--insecure serves plain HTTP and is for loopback only; --host ${flags.host} is not a loopback address`);
+        if (!isLoopback(host)) throw new UsageError(`--insecure serves plain HTTP and is for loopback only; --listen ${host} is not a loopback address`);
       } else {
         if (!flags.tlsCert || !flags.tlsKey) throw new UsageError('--tls-cert and --tls-key are required (or --insecure for loopback development)');
         tls = { cert: readFlagFile(flags.tlsCert, '--tls-cert'), key: readFlagFile(flags.tlsKey, '--tls-key') };
@@ -118,12 +122,12 @@ Example:
       });
       const registry = flags.metricsPort === undefined ? undefined : new MetricsRegistry({ prefix: 'tidepool_service_' });
       const service = await startService({
-        cluster, tls, insecure: flags.insecure, token, tenants, port: flags.port, host: flags.host, maxBodyBytes: flags.maxBodyMb * 1024 * 1024,
+        cluster, tls, insecure: flags.insecure, token, tenants, port: listen.port, host, maxBodyBytes: flags.maxBodyMb * 1024 * 1024,
         limits: { memoryMb: flags.memoryMb, timeoutMs: flags.taskTimeout }, packages: flags.package, ...(registry ? { metrics: registry } : {}),
       });
       let closing = false;
       const metrics = registry && await startMetricsServer({
-        port: flags.metricsPort!, host: flags.host, registry, health: () => undefined, readiness: () => (closing ? 'the service is stopping' : undefined),
+        port: flags.metricsPort!, host, registry, health: () => undefined, readiness: () => (closing ? 'the service is stopping' : undefined),
       });
       const dashboard = place ? await serveDashboard(cluster.coordination, place) : undefined;
       const ready = { url: service.url, cluster: flags.zk ?? 'embedded', ...(metrics ? { metrics: metrics.url } : {}), ...(dashboard ? { dashboard: dashboard.url } : {}) };
