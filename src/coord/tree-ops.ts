@@ -91,16 +91,25 @@ export function reconnected(client: CoordClient): Promise<void> {
 }
 
 /**
- * Whether `path` exists, reading again across connection losses. This is how a transaction marker
- * tells whether a commit whose reply was lost went through (seed 000, Algorithm 2).
+ * Runs `step` again after each connection loss, once the session has reconnected; fails when the
+ * session ends. For steps that may run twice: reads, and writes that take their own earlier success
+ * as success (a create that accepts NODE_EXISTS).
  */
-export async function existsAcrossLosses(client: CoordClient, path: string): Promise<boolean> {
+export async function acrossLosses<T>(client: CoordClient, step: () => Promise<T>): Promise<T> {
   for (;;) {
     try {
-      return (await client.exists(path)) !== null;
+      return await step();
     } catch (err) {
       if (!isRetryable(err)) throw err;
       await reconnected(client);
     }
   }
+}
+
+/**
+ * Whether `path` exists, reading again across connection losses. This is how a transaction marker
+ * tells whether a commit whose reply was lost went through (seed 000, Algorithm 2).
+ */
+export async function existsAcrossLosses(client: CoordClient, path: string): Promise<boolean> {
+  return acrossLosses(client, async () => (await client.exists(path)) !== null);
 }

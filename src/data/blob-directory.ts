@@ -16,7 +16,7 @@
  */
 import { CoordError, isCoordError } from '../coord/errors.js';
 import { joinPath } from '../coord/paths.js';
-import { deleteRecursive, mkdirp } from '../coord/tree-ops.js';
+import { acrossLosses, deleteRecursive, mkdirp } from '../coord/tree-ops.js';
 import type { CoordClient } from '../coord/types.js';
 import type { PeerAddress } from '../transport/types.js';
 import { checkBlobHash, shortHash, type BlobHash } from './content-hash.js';
@@ -86,6 +86,11 @@ export class BlobDirectory {
 
   /** Records that `jobId` (or one `scope` of it) uses the blob, creating its entry when new. Idempotent. */
   async reference(ref: BlobRef, jobId: string, scope?: string): Promise<void> {
+    return acrossLosses(this.client, () => this.referenceOnce(ref, jobId, scope));
+  }
+
+  /** One attempt of `reference` (a connection loss ends it). */
+  private async referenceOnce(ref: BlobRef, jobId: string, scope?: string): Promise<void> {
     const blob = this.blobPath(ref.hash);
     const name = referenceName(jobId, scope);
     for (let attempt = 0; ; attempt++) {
@@ -128,6 +133,11 @@ export class BlobDirectory {
 
   /** Lists this node as a holder (ephemeral: it ends with the node's session). The blob must be referenced. */
   async addHolder(hash: BlobHash): Promise<void> {
+    return acrossLosses(this.client, () => this.addHolderOnce(hash));
+  }
+
+  /** One attempt of `addHolder` (a connection loss ends it). */
+  private async addHolderOnce(hash: BlobHash): Promise<void> {
     try {
       await this.client.create(joinPath(this.blobPath(hash), 'holders', this.self.nodeId), json({ address: this.self.address }), 'ephemeral');
     } catch (err) {
@@ -145,6 +155,11 @@ export class BlobDirectory {
 
   /** Size, live holders and referencing jobs of a blob, or null when it is unknown. */
   async lookup(hash: BlobHash): Promise<BlobLocation | null> {
+    return acrossLosses(this.client, () => this.lookupOnce(hash));
+  }
+
+  /** One attempt of `lookup` (a connection loss ends it). */
+  private async lookupOnce(hash: BlobHash): Promise<BlobLocation | null> {
     const blob = this.blobPath(checkBlobHash(hash, 'blob lookup'));
     try {
       const { size } = JSON.parse((await this.client.getData(blob)).data.toString()) as { size: number };
@@ -169,6 +184,11 @@ export class BlobDirectory {
 
   /** True when `jobId` (or a scope of it) references the blob (what an authorization check asks). */
   async isReferencedBy(hash: BlobHash, jobId: string): Promise<boolean> {
+    return acrossLosses(this.client, () => this.isReferencedByOnce(hash, jobId));
+  }
+
+  /** One attempt of `isReferencedBy` (a connection loss ends it). */
+  private async isReferencedByOnce(hash: BlobHash, jobId: string): Promise<boolean> {
     const refs = joinPath(this.blobPath(hash), 'refs');
     if ((await this.client.exists(joinPath(refs, jobId))) !== null) return true;
     try {

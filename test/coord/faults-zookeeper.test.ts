@@ -1,16 +1,19 @@
 /**
  * Fault tests on a real 3-server ZooKeeper ensemble: a follower stops, the leader stops, and a
  * client's TCP connection is cut while its termination transactions are in flight. Recipes keep
- * working and termination fires exactly once, after the last task.
+ * working and termination fires exactly once, after the last task. A server that accepts connections
+ * and answers nothing does not hold a client until its session is lost.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { describe, it } from 'node:test';
 import { GlobalVariables } from '../../src/coord/recipes/global-variables.js';
 import { GroupMembership } from '../../src/coord/recipes/group-membership.js';
 import { LeaderElection } from '../../src/coord/recipes/leader-election.js';
 import { waitForState } from '../../src/coord/tree-ops.js';
 import type { CoordClient } from '../../src/coord/types.js';
+import { ZooKeeperClient } from '../../src/coord/zookeeper/zookeeper-client.js';
 import { Rng } from '../../src/util/rng.js';
 import { waitFor, withDeadline } from '../support/wait.js';
 import { useBackend, zookeeperBackend } from './backends.js';
@@ -113,5 +116,49 @@ describe('ZooKeeper ensemble faults', () => {
     await withDeadline(Promise.all([0, 2].map((i) => waitFor(() => !views[i]!.view().has('m1'), 'm1 to leave', 30_000))), 'views to update', 40_000);
     await waitForState(b, 'expired', 20_000); // the expired client learns it when it reconnects
     views.forEach((v) => v.stop());
+  });
+  it('a server that accepts connections but never answers: the client drops the attempt and reconnects elsewhere within its session', T, async () => {
+    const zk = setup.backend().ensemble;
+    // Two doors to the same server. A door in silent mode accepts and forwards nothing, for good: a
+    // hung server, or one cut off behind something that accepts for it.
+    let silent = false;
+    const conns = new Set<net.Socket>();
+    const door = async () => {
+      const server = net.createServer((c) => {
+        conns.add(c);
+        c.on('error', () => {});
+        c.on('close', () => conns.delete(c));
+        if (silent) return;
+        const up = net.connect({ host: '127.0.0.1', port: zk.servers[0]!.clientPort });
+        up.on('error', () => c.destroy());
+        c.on('close', () => up.destroy());
+        up.on('close', () => c.destroy());
+        c.pipe(up).pipe(c);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return server;
+    };
+    const doors = [await door(), await door()];
+    const client = await ZooKeeperClient.connect({ hosts: doors.map((d) => ({ host: '127.0.0.1', port: (d.address() as net.AddressInfo).port })), sessionTimeoutMs: 9_000 });
+    try {
+      const session = client.sessionId;
+      // Every door silent, the connection dropped: the next attempt gets no answer, ever.
+      silent = true;
+      const dropped = [...conns];
+      conns.clear();
+      for (const c of dropped) c.destroy();
+      const cutAt = Date.now();
+      await waitFor(() => conns.size > 0, 'the client to try a silent door', 10_000);
+      silent = false; // new connections get through again; the one being attempted stays silent
+      assert.equal(client.state, 'disconnected');
+      await waitForState(client, 'connected', 15_000);
+      assert.equal(client.sessionId, session, 'the same session');
+      assert.ok(Date.now() - cutAt < 9_000, `reconnected ${Date.now() - cutAt} ms after the cut, within the session timeout`);
+      await client.exists('/');
+    } finally {
+      await client.close();
+      for (const d of doors) d.close();
+      for (const c of conns) c.destroy();
+    }
   });
 });

@@ -1,15 +1,18 @@
 /**
  * Blob references in the coordination service and what they keep alive: blobs of removed jobs are
  * collected from the directory and from every node's store (nothing left after 100 jobs), a checkpoint
- * counts as replicated once two nodes hold it and survives its writer, and a peer is refused blobs of
- * jobs it is not a member of.
+ * counts as replicated once two nodes hold it and survives its writer, a copy whose listing as held
+ * loses the connection is listed once the session is back, and a peer is refused blobs of jobs it is
+ * not a member of.
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { EmbeddedClient } from '../../src/coord/embedded/embedded-client.js';
 import { EmbeddedServer } from '../../src/coord/embedded/embedded-server.js';
+import { CoordError } from '../../src/coord/errors.js';
 import { deleteRecursive, mkdirp } from '../../src/coord/tree-ops.js';
+import type { CoordClient } from '../../src/coord/types.js';
 import { DataError } from '../../src/data/data-error.js';
 import { referenceName } from '../../src/data/blob-directory.js';
 import { DataPlane } from '../../src/data/data-plane.js';
@@ -23,7 +26,7 @@ after(async () => {
   for (const p of planes) await p.close();
 });
 
-async function cluster(ids: string[], members: Map<string, Set<string>>) {
+async function cluster(ids: string[], members: Map<string, Set<string>>, wrap: (id: string, client: EmbeddedClient) => CoordClient = (_id, c) => c) {
   const server = new EmbeddedServer();
   const network = InProcessNetwork.get(`blobs-${randomUUID().slice(0, 8)}`);
   const nodes = new Map<string, { plane: DataPlane; client: EmbeddedClient; transport: InProcessTransport }>();
@@ -32,7 +35,7 @@ async function cluster(ids: string[], members: Map<string, Set<string>>) {
     const transport = new InProcessTransport(id, network);
     await transport.start();
     const plane = await DataPlane.start({
-      client, transport, root: ROOT, isMember: (peer, job) => members.get(job)?.has(peer) ?? false, transfer: { chunkBytes: 16 * 1024, stallMs: 2_000 },
+      client: wrap(id, client), transport, root: ROOT, isMember: (peer, job) => members.get(job)?.has(peer) ?? false, transfer: { chunkBytes: 16 * 1024, stallMs: 2_000 },
       jobExists: async (job) => (await client.exists(jobPaths(job).base)) !== null,
     });
     planes.push(plane);
@@ -48,6 +51,25 @@ async function cluster(ids: string[], members: Map<string, Set<string>>) {
 }
 
 describe('blob lifetime', () => {
+  it('a copy whose listing as held loses the connection is listed once the session reconnects', T, async () => {
+    let failures = 1;
+    // Node b's session loses the connection once, on the create that lists it as a holder.
+    const flaky = (id: string, client: EmbeddedClient): CoordClient => (id !== 'b' ? client : new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'create') return Reflect.get(target, prop, receiver) as unknown;
+        return (path: string, ...rest: unknown[]) => (path.includes('/holders/') && failures-- > 0
+          ? Promise.reject(new CoordError('CONNECTION_LOSS', path))
+          : (target.create as (...a: unknown[]) => Promise<string>).call(target, path, ...rest));
+      },
+    }));
+    const { newJob, plane } = await cluster(['a', 'b'], new Map(), flaky);
+    await newJob('flaky', ['a', 'b']);
+    const ref = await plane('a').share(randomBytes(30_000), 'flaky', 'state');
+    await plane('b').obtain(ref, 'flaky');
+    assert.equal(failures, -1, 'the listing was interrupted once');
+    assert.deepEqual((await withDeadline(plane('a').awaitReplicated(ref, 2, 5_000), 'b to be listed as a holder', 10_000)).sort(), ['a', 'b']);
+  });
+
   it('leaves nothing behind after 100 jobs\' worth of share, fetch and removal; a live job keeps its blobs', T, async () => {
     const { admin, newJob, removeJob, plane } = await cluster(['a', 'b', 'c'], new Map());
     await newJob('keeper', ['a', 'b', 'c']);

@@ -3,7 +3,8 @@ import type { ACL, Client } from 'node-zookeeper-client';
 /**
  * The parts of node-zookeeper-client's internals that the wrapper reaches into, typed in one place.
  * Each use is a workaround for a documented gap of that library (see docs/dependencies.md):
- * - it has no read timeout, so a silent (partitioned) connection is never noticed;
+ * - it has no read timeout, so a silent (partitioned) connection is never noticed, and no timeout on
+ *   the connection handshake once TCP has connected;
  * - it never reports expiry while it cannot reach any server;
  * - its Transaction turns version 0 into -1 (`version || -1`), so conditional ops on a fresh znode would be unconditional;
  * - on a new connection it queues its credentials behind the requests made while disconnected, so
@@ -12,6 +13,8 @@ import type { ACL, Client } from 'node-zookeeper-client';
 export interface ConnectionManagerInternals {
   socket?: { destroy(): void };
   state: number;
+  /** How long a connection attempt may take (the session timeout over the number of servers). */
+  connectTimeout: number;
   onSocketData(buffer: Buffer): void;
   onSocketConnected(): void;
   connect(): void;
@@ -53,6 +56,8 @@ export function credentialsFirst(client: Client): void {
 
 /** ConnectionManager.STATES.CLOSING: while in it, the manager neither reconnects nor sends anything but close. */
 export const CM_CLOSING = -1;
+/** ConnectionManager.STATES.CONNECTING: a connection is open or opening, its handshake not answered yet. */
+export const CM_CONNECTING = 1;
 
 /** An access-list entry's permissions: the library keeps them as `permission`, though its typings say `perms`. */
 export function permissionsOf(entry: ACL): number {

@@ -10,7 +10,7 @@ import { checkRequestSize, MAX_REQUEST_BYTES } from '../request-size.js';
 import type {
   ClientStats, ConnectOptions, CoordClient, CreateMode, DataResult, Op, OpResult, SessionState, Stat, WatchEvent, Watcher,
 } from '../types.js';
-import { CM_CLOSING, connectionManagerOf, credentialsFirst, fixLastOpVersion, permissionsOf } from './library-internals.js';
+import { CM_CLOSING, CM_CONNECTING, connectionManagerOf, credentialsFirst, fixLastOpVersion, permissionsOf } from './library-internals.js';
 import { OK, RUNTIME_INCONSISTENCY, codeOf, toCoordError } from './zookeeper-errors.js';
 
 const { createClient, CreateMode: LibMode, State, Event, ACL: LibACL, Id: LibId } = zookeeper;
@@ -57,6 +57,8 @@ export class ZooKeeperClient implements CoordClient {
   private disconnectedAt: number | undefined;
   private readonly requestedTimeoutMs: number;
   private watchdog: NodeJS.Timeout | undefined;
+  /** When the library began its current connection attempt. */
+  private attemptStartedAt: number | undefined;
   private access: SessionAccess;
   private libAcl: LibAcl[];
   private aclSize: number;
@@ -73,6 +75,11 @@ export class ZooKeeperClient implements CoordClient {
     for (const credential of this.access.credentials) this.lib.addAuthInfo('digest', Buffer.from(credential));
     credentialsFirst(this.lib);
     const cm = connectionManagerOf(this.lib);
+    const connect = cm.connect;
+    cm.connect = () => {
+      this.attemptStartedAt = Date.now();
+      connect.call(cm);
+    };
     const onData = cm.onSocketData;
     cm.onSocketData = (buffer: Buffer) => {
       this.lastReceive = Date.now();
@@ -245,6 +252,7 @@ export class ZooKeeperClient implements CoordClient {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         off();
+        this.stopWatchdog();
         this.abandon(-4);
         this.currentState = 'closed';
         reject(new CoordError('CONNECTION_LOSS', undefined, undefined, `no ZooKeeper server answered within ${connectTimeoutMs} ms`));
@@ -255,9 +263,10 @@ export class ZooKeeperClient implements CoordClient {
         off();
         resolve();
       });
+      // From the first connection attempt: one that gets no answer is dropped for the next server.
+      this.startWatchdog();
       this.lib.connect();
     });
-    this.startWatchdog();
     // A round trip behind the credentials: ZooKeeper answers in order, so once it returns they are in effect.
     if (this.access.credentials.length > 0) {
       await new Promise<void>((resolve, reject) => this.lib.exists('/', (err: unknown) => (err ? reject(this.coordError(err, '/', 'read')) : resolve())));
@@ -293,9 +302,28 @@ export class ZooKeeperClient implements CoordClient {
       } else if (this.currentState === 'disconnected' && this.disconnectedAt !== undefined && now - this.disconnectedAt >= this.sessionTimeoutMs) {
         log.info('zookeeper', 'session expired while cut off from the ensemble', { sessionId: this.sessionId });
         this.expireLocally();
+      } else if (this.currentState === 'disconnected' || this.currentState === 'connecting') {
+        this.dropUnansweredConnect(now);
       }
     }, period);
     this.watchdog.unref();
+  }
+
+  /**
+   * A connection the library opened that has had no answer to its handshake for its connect timeout
+   * (the session timeout over the number of servers) is dropped, so that the library tries the next
+   * server. The library times out only the TCP connect: a server that accepts and then says nothing
+   * (hung, or cut off behind a proxy or a load balancer that accepts for it) would hold it until the
+   * session is lost.
+   */
+  private dropUnansweredConnect(now: number): void {
+    const cm = connectionManagerOf(this.lib);
+    if (cm.state !== CM_CONNECTING || !cm.socket || this.attemptStartedAt === undefined) return;
+    if (now - this.attemptStartedAt >= cm.connectTimeout) {
+      log.debug('zookeeper', 'no answer to the connection handshake, trying the next server', { sessionId: this.sessionId });
+      this.attemptStartedAt = undefined; // the next attempt restarts the clock
+      cm.socket.destroy();
+    }
   }
 
   private stopWatchdog(): void {

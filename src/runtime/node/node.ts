@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { isCoordError } from '../../coord/errors.js';
+import { isCoordError, isRetryable } from '../../coord/errors.js';
 import { joinPath } from '../../coord/paths.js';
 import { GlobalVariables } from '../../coord/recipes/global-variables.js';
 import { ControlChannel, type ControlRequest, type ControlServer } from '../../coord/recipes/control-channel.js';
 import { GroupMembership } from '../../coord/recipes/group-membership.js';
 import { LeaderElection } from '../../coord/recipes/leader-election.js';
-import { mkdirp } from '../../coord/tree-ops.js';
+import { mkdirp, reconnected } from '../../coord/tree-ops.js';
 import type { CoordClient } from '../../coord/types.js';
 import { watchData, type WatchHandle } from '../../coord/watch.js';
 import type { Transport } from '../../transport/types.js';
@@ -301,7 +301,7 @@ export class TidepoolNode {
     }
     this.assignmentWatch = watchData(this.client, assignment, (data) => {
       const jobId = data ? data.data.toString('utf8') : '';
-      this.assignmentQueue = this.assignmentQueue.then(() => this.follow(jobId)).catch((err: unknown) => {
+      this.assignmentQueue = this.assignmentQueue.then(() => this.followAcrossLosses(jobId)).catch((err: unknown) => {
         this.log.error('node', `could not follow assignment to "${jobId}"`, err);
       });
     });
@@ -313,6 +313,23 @@ export class TidepoolNode {
       await this.scheduler.start();
     }
     this.observed.phase = 'ready';
+  }
+
+  /**
+   * Follows the assignment again after each connection loss, once the session is back: a join cut
+   * short by one (a ZooKeeper leader election, say) would otherwise leave the node assigned to a job it
+   * never takes part in, and the job waiting for it forever.
+   */
+  private async followAcrossLosses(jobId: string): Promise<void> {
+    for (;;) {
+      try {
+        return await this.follow(jobId);
+      } catch (err) {
+        if (this.closed || !isRetryable(err)) throw err;
+        this.log.warn('node', `following the assignment to "${jobId}" lost the connection; again once reconnected`, err);
+        await reconnected(this.client);
+      }
+    }
   }
 
   /** Joins or leaves jobs to match the assignment. */
@@ -360,6 +377,11 @@ export class TidepoolNode {
     try {
       role = await kind.member(ctx);
     } catch (err) {
+      // A connection loss fails no job: the join is tried again once the session is back (followAcrossLosses).
+      if (isRetryable(err)) {
+        vars.stop();
+        throw err;
+      }
       // A module of the kind's spec its code admission refused (the task module, say): nothing of it was imported.
       const error = err instanceof CodeRefused
         ? `node ${this.id} refused job ${jobId}: ${err.message}`
@@ -374,18 +396,24 @@ export class TidepoolNode {
       resultWatch: undefined, leaving: undefined, progress: undefined, log: jobLog,
     };
     this.job = job;
-    members.on('joined', () => role.peersJoined?.());
-    members.on('left', (m) => role.peerLeft?.(m.id));
-    await members.join(this.id, { address: this.transport.address, workers: this.workers.size });
-    await members.watch();
-    election.on('elected', () => void this.lead(job));
-    // A leader whose session expired must stop acting: another node is (or will be) elected.
-    election.on('lost', () => this.stopLeading(job));
-    await election.start();
-    job.resultWatch = watchData(this.client, paths.result, (data) => {
-      if (data && this.job === job) void this.leave(job, 'finished');
-    });
-    await this.cluster.update({ address: this.transport.address, workers: this.workers.size, job: jobId });
+    try {
+      members.on('joined', () => role.peersJoined?.());
+      members.on('left', (m) => role.peerLeft?.(m.id));
+      await members.join(this.id, { address: this.transport.address, workers: this.workers.size });
+      await members.watch();
+      election.on('elected', () => void this.lead(job));
+      // A leader whose session expired must stop acting: another node is (or will be) elected.
+      election.on('lost', () => this.stopLeading(job));
+      await election.start();
+      job.resultWatch = watchData(this.client, paths.result, (data) => {
+        if (data && this.job === job) void this.leave(job, 'finished');
+      });
+      await this.cluster.update({ address: this.transport.address, workers: this.workers.size, job: jobId });
+    } catch (err) {
+      // Undone, so that following the assignment again starts afresh.
+      await this.undoJoin(job);
+      throw err;
+    }
     this.emit({ type: 'job-joined', node: this.id, job: jobId });
     void this.stats.publish();
     const every = this.opts.progressIntervalMs ?? 1_000;
@@ -458,6 +486,18 @@ export class TidepoolNode {
     job.control = undefined;
     job.leaderRole?.stop();
     job.leaderRole = undefined;
+  }
+
+  /** Undoes a join cut short: the job's roles, watches, candidacy and membership here go; nothing is recorded. */
+  private async undoJoin(job: Participation): Promise<void> {
+    job.role.stop();
+    this.stopLeading(job);
+    job.resultWatch?.close();
+    job.vars.stop();
+    job.members.stop();
+    await job.election.resign().catch(() => undefined);
+    await job.members.leave().catch(() => undefined);
+    if (this.job === job) this.job = undefined;
   }
 
   /** Leaves a job: drained (tasks handed over first) or finished (nothing left to hand over). */
@@ -549,6 +589,9 @@ export class TidepoolNode {
     const member = this.cluster.view().get(to);
     if (!member?.meta.address) throw new Error(`node ${to} is not in the cluster`);
     await this.transport.send({ nodeId: to, address: member.meta.address }, message as never);
+    // One record per message sent, at trace level: what a node tells its peers, in order (a test of
+    // faults acts on it while the message is on its way).
+    if (this.log.enabled('trace')) this.log.child({ job: message.job }).trace('node', `sent ${message.body.type} to ${to}`);
   }
 
   private reportProgress(job: Participation): void {
