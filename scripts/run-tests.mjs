@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the test suite on node's built-in runner (through tsx) so that its summary line is printed.
-// ZooKeeper is installed first when missing (tests start their own ensembles on loopback), and
-// Chromium when a browser test is selected.
+// ZooKeeper is installed first when missing (tests start their own ensembles on loopback),
+// Chromium when a browser test is selected, and iproute2/nftables, OpenSSH and Slurm when tests on
+// test hosts or of the node providers are.
 //
 // The suite does not depend on the caller's environment: every TIDEPOOL_* variable of the caller's
 // shell (a secret, a ZooKeeper address, a config file, a log format, …) is removed before the tests
@@ -50,6 +51,21 @@ if (files.some((f) => /browser/.test(f))) {
   const ensure = spawnSync('bash', ['scripts/ensure-chromium.sh'], { stdio: 'inherit' });
   if (ensure.status !== 0) {
     console.error('error: Chromium is required for the browser tests and could not be installed (see above)');
+    process.exit(2);
+  }
+}
+
+// Tests on test hosts (network namespaces: test/support/hosts.ts) need root, iproute2 and nftables;
+// the ssh and slurm node providers' tests need OpenSSH, and Slurm with MUNGE.
+for (const [pattern, script, what] of [
+  [/test\/hosts\/|hosts\.test|providers\//, 'scripts/ensure-netns.sh', 'test hosts need root, iproute2 and nftables'],
+  [/ssh/, 'scripts/ensure-sshd.sh', 'the ssh provider tests need OpenSSH'],
+  [/slurm/, 'scripts/ensure-slurm.sh', 'the slurm provider tests need Slurm and MUNGE'],
+]) {
+  if (!files.some((f) => pattern.test(f))) continue;
+  const ensure = spawnSync('bash', [script], { stdio: 'inherit' });
+  if (ensure.status !== 0) {
+    console.error(`error: ${what}, and they could not be installed (see above)`);
     process.exit(2);
   }
 }

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { freePorts } from '../../src/util/free-ports.js';
 
 export interface ZkServerHandle {
   /** The server's myid (1-based). */
@@ -147,26 +148,7 @@ function ensureZooKeeperInstalled(): Promise<void> {
   return ensured;
 }
 
-/**
- * Finds `count` distinct free ports by binding port 0 on `host` (all held at once so they differ);
- * '0.0.0.0' finds ports free on every address.
- */
-export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
-  const servers: net.Server[] = [];
-  try {
-    for (let i = 0; i < count; i++) {
-      const server = net.createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, host, resolve);
-      });
-    }
-    return servers.map((s) => (s.address() as net.AddressInfo).port);
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
-}
+export { freePorts };
 
 /** Sends a ZooKeeper four-letter word (ruok, srvr, mntr, ...) and returns the whole answer; over TLS with `secure`. */
 export function fourLetterWord(port: number, word: string, timeoutMs = PROBE_TIMEOUT_MS, secure?: tls.ConnectionOptions): Promise<string> {
