@@ -6,8 +6,8 @@
  *   util ← coord, transport ← data ← runtime ← frameworks ← dashboard ← cli ← src/*.ts (the package's entries)
  *
  * Inside runtime/ the folders have an order of their own (worker, metrics ← job ← kinds ← pool, scheduler
- * ← node ← client); folders on one step (coord and transport, worker and metrics, pool and scheduler) do
- * not import each other. From outside runtime/, the scheduler is reached through its exported API
+ * ← node, providers ← client); folders on one step (coord and transport, worker and metrics, pool and
+ * scheduler, node and providers) do not import each other. From outside runtime/, the scheduler is reached through its exported API
  * (runtime/scheduler/index.ts) only.
  */
 import assert from 'node:assert/strict';
@@ -38,7 +38,7 @@ const RUNTIME_LAYERS: ReadonlyArray<readonly string[]> = [
   ['job'],
   ['kinds'],
   ['pool', 'scheduler'],
-  ['node'],
+  ['node', 'providers'],
   ['client'],
 ];
 
@@ -213,7 +213,7 @@ test('every import points down the folder order (util ← coord, transport ← d
   assert.deepEqual(wrong, [], `imports that point up or across the folder order:\n  ${wrong.join('\n  ')}`);
 });
 
-test('inside runtime/, every import points down its folder order (worker, metrics ← job ← kinds ← pool, scheduler ← node ← client)', () => {
+test('inside runtime/, every import points down its folder order (worker, metrics ← job ← kinds ← pool, scheduler ← node, providers ← client)', () => {
   const wrong = upwardRuntimeImports(graph);
   assert.deepEqual(wrong, [], `runtime imports that point up or across its folder order:\n  ${wrong.join('\n  ')}`);
 });

@@ -20,6 +20,8 @@ export interface ReconcilerOptions {
   root?: string;
   /** Default: strict FCFS. */
   policy?: SchedulingPolicy;
+  /** Read and plan ('planned' events) but never write: for watchers of the plan, such as a Provisioner. */
+  observeOnly?: boolean;
 }
 
 export interface ReconcilerStats {
@@ -83,6 +85,7 @@ export class Reconciler {
   private readonly events = new Emitter<Events>();
   private readonly paths: SchedulerPaths;
   private readonly policy: SchedulingPolicy;
+  private readonly observeOnly: boolean;
   private readonly watches: WatchHandle[] = [];
   private readonly assignmentWatches = new Map<string, WatchHandle>();
   private readonly jobWatches = new Map<string, WatchHandle[]>();
@@ -100,6 +103,7 @@ export class Reconciler {
   constructor(private readonly client: CoordClient, opts: ReconcilerOptions = {}) {
     this.paths = schedulerPaths(opts.root);
     this.policy = opts.policy ?? fcfsPolicy();
+    this.observeOnly = opts.observeOnly === true;
   }
 
   on<K extends keyof Events>(event: K, listener: (payload: Events[K]) => void): () => void {
@@ -262,10 +266,10 @@ export class Reconciler {
     }
     const known = [...jobs.values()].flatMap((j) => (j.kind === 'job' ? [j] : []));
     const view: ClusterView = { now: Date.now(), nodes, jobs: known.map((j) => j.state) };
-    await Promise.all(dead.map((d) => this.removeStale(d.id, d.version)));
+    if (!this.observeOnly) await Promise.all(dead.map((d) => this.removeStale(d.id, d.version)));
     const decisions = plan(view, this.policy);
     this.events.emit('planned', { view, decisions });
-    if (decisions.length === 0) return;
+    if (decisions.length === 0 || this.observeOnly) return;
 
     const ops: Op[] = [{ op: 'setData', path: p.epoch, data: Buffer.alloc(0), version: epoch }];
     for (const d of decisions) ops.push({ op: 'setData', path: joinPath(p.assignments, d.node), data: Buffer.from(d.to), version: versions.get(d.node)! });
