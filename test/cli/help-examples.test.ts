@@ -5,7 +5,8 @@
  * Each block of examples runs in order in one working directory that has the repository's `test/`,
  * `examples/` and `data/` (so the files the examples name are there, and what they write stays out of
  * the repository), with `tidepool` on the PATH (the built CLI). Commands that serve (node, monitor,
- * manager, serve, zk-tunnel) run until the end of their block and must then stop cleanly on SIGTERM.
+ * manager, serve, zk-tunnel, provision, up) run until the end of their block and must then stop cleanly on
+ * SIGTERM, unless a later line of the block stopped them (`tidepool down`), with exit code 0 too.
  *
  * What the test changes before running a line, and why:
  *   - `npx tidepool` → `tidepool`: what npx runs once the package is installed (no registry here);
@@ -20,7 +21,6 @@
  * Nothing else is changed: flags, files and values are as printed.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -46,7 +46,7 @@ const BIN = join(ROOT, 'bin/tidepool.mjs');
 /** The jobs the placeholders stand for run examples/count.js: plain JavaScript, so that a node of the built CLI (README's) can run it too. */
 const COUNT: TaskRef = { module: new URL('../../examples/count.js', import.meta.url).href, export: 'default' };
 /** Commands that serve until they are stopped. */
-const SERVING = new Set(['node', 'monitor', 'coordinator', 'manager', 'serve', 'zk-tunnel']);
+const SERVING = new Set(['node', 'monitor', 'coordinator', 'manager', 'serve', 'zk-tunnel', 'provision', 'up']);
 
 interface Example {
   source: string;
@@ -168,8 +168,13 @@ describe('every --help example and README command runs as printed', () => {
     return out;
   }
 
-  function serve(line: string): Promise<Serving> {
-    return startServing('sh', ['-c', `exec ${line}`], { cwd: work, env, what: line });
+  /** A serving command with its exit code, once it has ended (by SIGTERM at the end of the block, or stopped by a line of it). */
+  type ServingUntilStopped = Serving & { exited: Promise<number | null> };
+
+  async function serve(line: string): Promise<ServingUntilStopped> {
+    const s = await startServing('sh', ['-c', `exec ${line}`], { cwd: work, env, what: line, timeoutMs: 180_000 });
+    const ended = s.child.exitCode !== null || s.child.signalCode !== null;
+    return { ...s, exited: ended ? Promise.resolve(s.child.exitCode) : new Promise((resolve) => s.child.once('exit', (c) => resolve(c))) };
   }
 
   /** Commands that ran already (the README repeats some help examples), without comments: each runs once. */
@@ -180,7 +185,7 @@ describe('every --help example and README command runs as printed', () => {
     if (example.lines.every((l) => ran.has(key(l)))) return;
     await idle();
     const port = await freePort();
-    const serving: Array<{ line: string; child: ChildProcess; output: () => string }> = [];
+    const serving: Array<{ line: string } & ServingUntilStopped> = [];
     try {
       for (const printed of example.lines) {
         const line = await adjust(printed, port);
@@ -201,8 +206,8 @@ describe('every --help example and README command runs as printed', () => {
       }
     } finally {
       for (const s of serving.reverse()) {
-        s.child.kill('SIGTERM');
-        const code = await withDeadline(new Promise<number | null>((resolve) => s.child.once('exit', (c) => resolve(c))), `${s.line} to stop`, 90_000);
+        if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGTERM');
+        const code = await withDeadline(s.exited, `${s.line} to stop`, 90_000);
         assert.equal(code, 0, `${example.source}: ${s.line} stops cleanly on SIGTERM:\n${s.output()}`);
       }
     }
@@ -212,7 +217,7 @@ describe('every --help example and README command runs as printed', () => {
 
   it('finds the examples: every command with work or a cluster to act on has some, and README has its blocks', () => {
     const sources = new Set(examples.map((e) => e.source));
-    for (const cmd of ['demo', 'solve', 'iterate', 'node', 'monitor', 'status', 'jobs', 'scale', 'cancel', 'control', 'drain', 'result', 'manager', 'submit', 'warn', 'clear', 'serve', 'coord', 'coord ls', 'coord get', 'malleable run', 'workflow run', 'workflow validate', 'workflow info', 'workflow status', 'workflow statistics']) {
+    for (const cmd of ['demo', 'solve', 'iterate', 'node', 'monitor', 'status', 'jobs', 'scale', 'cancel', 'control', 'drain', 'result', 'manager', 'submit', 'warn', 'clear', 'serve', 'coord', 'coord ls', 'coord get', 'malleable run', 'workflow run', 'workflow validate', 'workflow info', 'workflow status', 'workflow statistics', 'provision', 'up', 'down', 'deploy k8s']) {
       assert.ok(sources.has(`tidepool ${cmd} --help`), `tidepool ${cmd} --help has examples`);
     }
     assert.ok(examples.filter((e) => e.source.startsWith('README.md')).length >= 5, 'README\'s commands');
