@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from './machine.js';
+import { hostsSections } from './report/hosts.js';
 import { iterativeSections } from './report/iterative.js';
 import { load, machineLine, table, type Section } from './report/format.js';
 import { malleableSections } from './report/malleable.js';
@@ -18,6 +19,7 @@ import { workflowSections } from './report/workflow.js';
 const parts: Array<[string, Section]> = [
   ['TASKWORK: search', await searchSections()],
   ['TASKWORK: runtime', runtimeSections()],
+  ['TASKWORK across test hosts', hostsSections()],
   ['RUPER-LB: iterative', iterativeSections()],
   ['Task Parallelization as a Service: service', serviceSections()],
   ['Malleable jobs: malleable', malleableSections()],

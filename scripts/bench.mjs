@@ -17,7 +17,7 @@ const data = dataAt >= 0 ? args[dataAt + 1] : undefined;
 
 // The core's benchmarks take the pass-through arguments; the layers' have flags of their own and run with their defaults.
 const CORE = ['termination', 'transport', 'data-plane', 'runtime', 'search', 'clique-dimacs', 'elasticity', 'binomial-tree', 'peers/small-tasks', 'peers/dask'];
-const LAYERS = ['access-cost', 'search-processes', 'iterative', 'service', 'malleable-rescale', 'malleable-scheduling', 'malleable-traces', 'malleable-spot', 'workflow-load', 'workflow-rerun', 'workflow-curated', 'workflow', 'workflow-peers'];
+const LAYERS = ['access-cost', 'search-processes', 'hosts', 'iterative', 'service', 'malleable-rescale', 'malleable-scheduling', 'malleable-traces', 'malleable-spot', 'workflow-load', 'workflow-rerun', 'workflow-curated', 'workflow', 'workflow-peers'];
 const ALL = [...CORE, ...LAYERS];
 /** The benchmarks that read the curated data set (each refuses to start without `--data DIR`). */
 const NEEDS_DATA = ['clique-dimacs', 'malleable-traces', 'malleable-spot', 'workflow-curated', 'workflow', 'workflow-peers'];
