@@ -1,26 +1,18 @@
 import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { jsonOption } from '../common-options.js';
-import { k8sManifests } from '../deploy/k8s-manifests.js';
+import { k8sManifests, type K8sOptions } from '../deploy/k8s-manifests.js';
 import { UsageError } from '../errors.js';
 import { ZK_HELP, duration, kinds } from '../settings/kinds.js';
 import type { SettingsCommand } from '../settings/settings-command.js';
 
-interface K8sFlags {
-  nodes: number;
-  workers: number;
-  image: string;
-  /** zk://host:port[,…] when given. */
-  zk?: string;
-  zkServers: number;
-  zkImage: string;
-  namespace?: string;
-  secretName: string;
+/** The flags as parsed: the manifests' options, with --drain in milliseconds and the output's. */
+type K8sFlags = Omit<K8sOptions, 'drainSeconds'> & {
   /** Milliseconds. */
   drain: number;
   out?: string;
   json?: boolean;
-}
+};
 
 const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 

@@ -490,14 +490,19 @@ export class TidepoolNode {
 
   /** Undoes a join cut short: the job's roles, watches, candidacy and membership here go; nothing is recorded. */
   private async undoJoin(job: Participation): Promise<void> {
+    this.stopTakingPart(job);
+    await job.election.resign().catch(() => undefined);
+    await job.members.leave().catch(() => undefined);
+    if (this.job === job) this.job = undefined;
+  }
+
+  /** Stops the job's roles, watches and variables here; its membership and candidacy stay (the caller ends them in its order). */
+  private stopTakingPart(job: Participation): void {
     job.role.stop();
     this.stopLeading(job);
     job.resultWatch?.close();
     job.vars.stop();
     job.members.stop();
-    await job.election.resign().catch(() => undefined);
-    await job.members.leave().catch(() => undefined);
-    if (this.job === job) this.job = undefined;
   }
 
   /** Leaves a job: drained (tasks handed over first) or finished (nothing left to hand over). */
@@ -509,11 +514,7 @@ export class TidepoolNode {
       this.reportProgress(job);
       void this.stats.publish(); // the job's final counters, while they are still the job's
       this.observed.jobLeft(this.currentStats(), reason);
-      job.role.stop();
-      this.stopLeading(job);
-      job.resultWatch?.close();
-      job.vars.stop();
-      job.members.stop();
+      this.stopTakingPart(job);
       // Before leaving the member list: whoever waits for the members to go then finds every tally.
       if (!this.closed) await recordTally(this.client, job.paths, this.id, job.role.counters?.() ?? ZERO_COUNTERS);
       await job.members.leave().catch(() => undefined);
