@@ -8,14 +8,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { connect } from '../../src/coord/connect.js';
-import { CoordError } from '../../src/coord/errors.js';
-import type { CoordClient } from '../../src/coord/types.js';
 import { awaitOutcome } from '../../src/runtime/job/outcome.js';
 import { submitJob } from '../../src/runtime/client/submit.js';
 import { taskPoolJob } from '../../src/runtime/pool/task-pool-ref.js';
 import { TidepoolNode } from '../../src/runtime/node/node.js';
 import { InProcessNetwork, InProcessTransport } from '../../src/transport/in-process-transport.js';
 import { ClusterSecret } from '../../src/util/cluster-secret.js';
+import { losingOnce } from '../support/losing-client.js';
 import { withDeadline } from '../support/wait.js';
 import { countSequentially, rootState } from './apps/compositions.js';
 import { minSequentially } from './apps/find-min.js';
@@ -29,20 +28,6 @@ const JOBS = {
   compositions: { ref: COMPOSITIONS, root: rootState(12), expected: countSequentially(12) },
   findMin: { ref: FIND_MIN, root: { lo: 0, hi: 50_000, best: Infinity }, expected: minSequentially(0, 50_000) },
 };
-
-/** `client`, except that its first request on a path `lost.at` matches loses the connection. */
-function losingOnce(client: CoordClient, lost: { at: RegExp; count: number }): CoordClient {
-  return new Proxy(client, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof value !== 'function' || !['create', 'getData', 'getChildren', 'exists', 'setData', 'multi'].includes(String(prop))) return value;
-      return (path: unknown, ...rest: unknown[]) => {
-        if (typeof path === 'string' && lost.at.test(path) && lost.count++ === 0) return Promise.reject(new CoordError('CONNECTION_LOSS', path));
-        return (value as (...a: unknown[]) => unknown).call(target, path, ...rest);
-      };
-    },
-  });
-}
 
 describe('a join cut short by a connection loss', () => {
   // While the node joins the job's membership (after the kind's member role started), and while the kind's member role starts.
