@@ -48,7 +48,7 @@ describe('local node provider on ZooKeeper', () => {
     await zk?.stop();
   });
 
-  it('starts two nodes for a waiting job, runs it on them, and releases both after the idle time', async () => {
+  it('starts two nodes (its maxNodes) for a waiting job that wants three, runs it on them, and releases both after the idle time', async () => {
     const driver = new LocalDriver({ command: TIDEPOOL });
     const events: ProviderEvent[] = [];
     const provider = await Provisioner.start({
@@ -59,12 +59,15 @@ describe('local node provider on ZooKeeper', () => {
     try {
       assert.deepEqual(await listNodes(client), [], 'no node before the job');
       const n = 16;
-      const spec = await submitJob(client, { ...taskPoolJob(COMPOSITIONS, rootState(n, 20)), secret: secretIn(secret), nodes: 2, minNodes: 2 });
+      // It wants three and starts with two: the provider's maxNodes (2) caps what it asks for.
+      const spec = await submitJob(client, { ...taskPoolJob(COMPOSITIONS, rootState(n, 20)), secret: secretIn(secret), nodes: 3, minNodes: 2 });
       const outcome = await withDeadline(awaitOutcome(client, spec.id), 'the job to finish on provided nodes', 120_000);
       assert.equal(outcome.status, 'done');
       assert.equal((outcome as { value: number }).value, countSequentially(n));
       const joined = events.filter((e) => e.type === 'state' && e.state === 'joined').map((e) => (e as { node: string }).node);
       assert.equal(joined.length, 2, `two nodes joined: ${JSON.stringify(provider.nodes())}`);
+      const requested = events.filter((e) => e.type === 'state' && e.state === 'requested').length;
+      assert.equal(requested, 2, `no more than maxNodes were asked for: ${JSON.stringify(provider.nodes())}`);
       const pids = driver.pids();
       assert.equal(pids.length, 2);
       // Idle for 1.5 s after the job: both drained and stopped.
