@@ -1,5 +1,6 @@
 import { isCoordError } from '../../coord/errors.js';
 import { joinPath } from '../../coord/paths.js';
+import { acrossLosses } from '../../coord/tree-ops.js';
 import type { CoordClient } from '../../coord/types.js';
 import { clusterPaths } from '../job/job-paths.js';
 
@@ -15,8 +16,16 @@ export interface NodeInfo {
   assignment: string;
 }
 
-/** The live nodes of the cluster with what they run and what they are assigned to. */
-export async function listNodes(client: CoordClient, root?: string): Promise<NodeInfo[]> {
+/**
+ * The live nodes of the cluster with what they run and what they are assigned to. Read again after a
+ * connection loss, once the session is back (a lossy link to ZooKeeper, a leader election): a client
+ * that lists the nodes before it submits does not fail for it.
+ */
+export function listNodes(client: CoordClient, root?: string): Promise<NodeInfo[]> {
+  return acrossLosses(client, () => readNodes(client, root));
+}
+
+async function readNodes(client: CoordClient, root?: string): Promise<NodeInfo[]> {
   const p = clusterPaths(root);
   let ids: string[];
   try {
