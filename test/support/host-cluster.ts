@@ -19,6 +19,8 @@ import type { LatencyOptions, LatencyProxy } from './latency-proxy.js';
 
 /** The port nodes listen on in their host (each host has an address of its own). */
 export const NODE_PORT = 7400;
+/** The ensemble's tick (ZooKeeper's tickTime): see where the ensemble starts. */
+const ZK_TICK_MS = 400;
 /** A node's ZooKeeper session (src/cli/commands/node.ts). */
 export const NODE_SESSION_MS = 6_000;
 
@@ -82,7 +84,12 @@ export class HostCluster {
         for (const n of ['n1', 'n2']) nodeProxies.set(hosts.host(n), await hosts.latency({ host: hosts.host(n).address, port: NODE_PORT }, opts.latency));
       }
       if (opts.lossPercent) for (const h of hosts.hosts) await hosts.dropShare(h, opts.lossPercent);
-      const zk = await startHostEnsemble(zkHosts, { ...(peerRoute ? { peerRoute } : {}), timeoutMs: 180_000 });
+      // A follower that hears nothing from the leader for syncLimit (5) ticks leaves the quorum and drops
+      // its clients' connections. At the loopback tests' 200 ms tick that is 1 s, which two lost packets in
+      // a row on a 100 ms ± 20 ms link reach (TCP's retransmission timeout then doubles from ~0.3 s):
+      // clients saw CONNECTION_LOSS on slow lossy links. 400 ms gives 2 s, and still detects a leader
+      // cut off well within a node's 6 s session.
+      const zk = await startHostEnsemble(zkHosts, { ...(peerRoute ? { peerRoute } : {}), tickTime: ZK_TICK_MS, timeoutMs: 180_000 });
       const secretFile = `${hosts.host('client').dir()}/secret`;
       writeFileSync(secretFile, `across-hosts-${process.pid}-${Date.now()}-secret`, { mode: 0o600 });
       const cluster = new HostCluster(hosts, zk, zkAddress, secretFile, opts);
