@@ -4,7 +4,7 @@ import { f, load, table, when, type Json, type Section } from './format.js';
 export function hostsSections(): Section {
   const hosts = load('hosts');
   const out: string[] = ['## Across test hosts: Fig. 5 and S% with latency on every link', ''];
-  out.push('Seed 000\'s Fig. 5 workload (random TSP, pruning off) and its elasticity run repeated across test hosts (`test/support/host-cluster.ts`: network namespaces, a 3-server ensemble on three of them, `tidepool node` × 1 worker on two more, every link through a userspace proxy that adds the latency), beside the loopback figures above.', '');
+  out.push('TASKWORK\'s Fig. 5 workload (random TSP, pruning off) and its elasticity run repeated across test hosts (`test/support/host-cluster.ts`: network namespaces, a 3-server ensemble on three of them, `tidepool node` × 1 worker on two more, every link through a userspace proxy that adds the latency), beside the loopback figures above.', '');
   if (!hosts) {
     out.push('Not measured yet: `sudo node dist/bench/hosts.js` (needs root for the namespaces; `npm run bench` runs it).', '');
     return { targets: [], lines: out };
