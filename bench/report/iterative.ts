@@ -65,7 +65,7 @@ export function iterativeSections(): Section {
   }
   if (it.overhead) targets.push({ what: 'reporting overhead without noise (ruper vs static, one process × 2 threads)', target: '≤ 1 %', value: `${f((it.overhead.ruperOverStatic as number) * 100, 1)} %`, met: (it.overhead.ruperOverStatic as number) <= 0.01, note: (it.overhead.ruperOverStatic as number) < 0 ? 'negative: within this machine\'s run-to-run noise' : `1-minute load average ${f(it.machine?.loadAverage as number)} at the end of the run` });
   const phases = (it.hogPhases as Json[]).map((p) => `${p.stressors} × ${p.load} %`).join(' → ');
-  out.push('## Iterative balancing: RUPER-LB (RUPER-LB Fig. 6–9)', '');
+  out.push('## Iterative balancing: RUPER-LB (Fig. 6–9)', '');
   out.push('**RUPER-LB (paper):** PenRed on two MPI processes × 8 threads, one on a single-tenant VM and one beside four VMs running `yes` + `sleep` by time of day; with balancing the ranks and threads finish within Δt_pc (300 s) of each other, and on the single-tenant node balancing saves 6–7 % (Fig. 8).', '');
   const sweepFlag = Array.isArray(it.sweep) ? ` --sweep ${(it.sweep as number[]).join(',')}` : '';
   out.push(`**Here** (\`scripts/ensure-stress-ng.sh && npx tsx bench/iterative.ts --iterations ${it.iterations} --reps ${it.reps}${sweepFlag}\`, ${when(it)}): the ${it.app} job (${Number(it.iterations).toLocaleString('en-US')} histories) under each strategy in one session, strategies rotated per repetition, medians of ${it.reps}. The neighbour is \`stress-ng\` pinned with \`taskset\` to core 1, its stressors × load changing every ${it.phaseSeconds} s (${phases}, cycling). ${it.note ?? ''}`, '');

@@ -9,7 +9,7 @@ export function serviceSections(): Section {
     const c = service.table1.costs as Json;
     const t2 = service.table2 as Json;
     const tiny = service.tiny as Json;
-    out.push('## Task parallelism as a service (Task Parallelization as a Service Tables 1 and 2)', '',
+    out.push('## Task parallelism as a service (Tables 1 and 2)', '',
       `\`npx tsx bench/service.ts\` (fastest of ${service.repeat}, ${when(service)}). ${service.note} The Task Parallelization as a Service paper ran 100 cluster cores behind the service; here the service can only show its overhead.`, '');
     const t1 = service.table1 as Json;
     if (t1.arithmetic) out.push(`Table 1 factorizes 64-bit products in ${t1.arithmetic}; their smaller factor is near 2^${t1.smallerFactorBits} (the paper's are near 2^32: trial division stops at the smaller factor, and 2^31 BigInt steps take minutes here).`, '');
