@@ -5,6 +5,7 @@
  * Every child JVM is killed when the test process exits, and the JVMs are unref'd so a
  * forgotten ensemble never keeps a test file alive on its own.
  */
+import { log4jProperties } from '../../src/cli/local-cluster/zookeeper-server.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
@@ -396,17 +397,6 @@ function zooCfg(opts: EnsembleSettings, dataDir: string, clientPort: number, pee
   return `${lines.join('\n')}\n`;
 }
 
-function log4jProperties(logFile: string): string {
-  return [
-    'log4j.rootLogger=INFO, FILE',
-    'log4j.appender.FILE=org.apache.log4j.FileAppender',
-    `log4j.appender.FILE.File=${logFile}`,
-    'log4j.appender.FILE.Append=true',
-    'log4j.appender.FILE.layout=org.apache.log4j.PatternLayout',
-    'log4j.appender.FILE.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{1} - %m%n',
-    '',
-  ].join('\n');
-}
 
 export async function startEnsemble(options: EnsembleOptions = {}): Promise<ZkEnsemble> {
   const tickTime = options.tickTime ?? 200;
